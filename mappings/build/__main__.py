@@ -1,0 +1,41 @@
+"""Regenerate the shipped tables from the raw upstream facts.
+
+Usage: python mappings/build [--data ../shared/data]
+
+Each sibling module named after a `mappings/` folder (torch_npu.py, mindspore.py,
+msprobe.py) exposes `build(data_dir: Path, out_dir: Path) -> list[Path]` and writes
+that folder's TOML files. Nothing at run time reads `--data`: only the output is shipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MAPPINGS = HERE.parent
+SOURCES = ("torch_npu", "mindspore", "msprobe")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python mappings/build")
+    parser.add_argument("--data", type=Path, default=MAPPINGS.parent.parent / "shared" / "data")
+    parser.add_argument("only", nargs="*", choices=[*SOURCES, []], help="folders to rebuild (default: all present)")
+    args = parser.parse_args()
+    if not args.data.is_dir():
+        print(f"error: no upstream facts at {args.data} (pass --data)", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(HERE))
+    for name in args.only or SOURCES:
+        if not (HERE / f"{name}.py").exists():
+            continue
+        module = importlib.import_module(name)
+        for path in module.build(args.data, MAPPINGS / name):
+            print(f"wrote {path.relative_to(MAPPINGS.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
