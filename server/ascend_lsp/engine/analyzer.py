@@ -1,0 +1,215 @@
+"""Text in, findings out: one parse, all rules in one pass per top-level statement.
+
+`analyze(text, settings, previous=..., edit=...)` re-walks only the top-level statements
+an edit touches and shifts the findings of the others, as long as the edit leaves the
+imports alone and the file parses; otherwise it analyses the whole text.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field, replace
+
+from .checker import Checker
+from .config import Settings
+from .model import Finding, Range, Severity
+from .noqa import noqa_map, suppressed
+from .tables import Tables, load_tables
+from .text import SourceText
+from .walk import ModuleContext, module_context, walk_statement
+
+MAX_RECOVERIES = 25
+BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
+
+
+@dataclass(slots=True)
+class Span:
+    """A top-level statement's lines (0-based, inclusive) and its findings before noqa."""
+
+    start: int
+    end: int
+    findings: list[Finding]
+    binds: bool  # contains a module-level import: editing it changes every statement
+
+
+@dataclass(slots=True)
+class Analysis:
+    findings: list[Finding]  # after selection, noqa and per-file ignores, sorted
+    errors: list[str] = field(default_factory=list)  # rules that crashed (for the log)
+    spans: list[Span] = field(default_factory=list)
+    module: ModuleContext | None = None
+    syntax_errors: int = 0
+    settings: Settings | None = None
+    digest: str = ""  # of the text, for caches
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Which lines of the previous text an edit replaced: [first, last] (0-based,
+    inclusive) of the old text, and how many lines the new text gained (may be < 0)."""
+
+    first: int
+    last: int
+    delta: int
+
+
+def tables_for(settings: Settings) -> Tables | None:
+    import os
+
+    extra = tuple((p, os.path.getmtime(p) if os.path.exists(p) else 0.0) for p in settings.extra_mappings)
+    return load_tables(settings.torch_npu_version, extra)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+# --- parsing with recovery -----------------------------------------------------------------
+def _starts_block(line: str) -> bool:
+    return bool(line) and not line[0].isspace() and line[0] != "#" and not line.startswith(BLOCK_CONTINUATIONS)
+
+
+def parse(text: str) -> tuple[ast.Module, list[tuple[int, int, str]]]:
+    """The module's AST and its syntax errors (0-based line, column, message). A broken
+    top-level block is blanked out and the rest parsed again, so the statements before
+    and after it are still checked."""
+    lines = text.splitlines(keepends=True)
+    errors: list[tuple[int, int, str]] = []
+    for _ in range(MAX_RECOVERIES):
+        try:
+            return ast.parse("".join(lines)), errors
+        except SyntaxError as exc:
+            line = min(max((exc.lineno or 1) - 1, 0), max(len(lines) - 1, 0))
+            errors.append((line, max((exc.offset or 1) - 1, 0), exc.msg))
+        except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+            errors.append((0, 0, str(exc) or type(exc).__name__))
+            return ast.Module(body=[], type_ignores=[]), errors
+        if not lines:
+            break
+        start = line
+        while start > 0 and not _starts_block(lines[start]):
+            start -= 1
+        end = line + 1
+        while end < len(lines) and not _starts_block(lines[end]):
+            end += 1
+        for index in range(start, end):
+            lines[index] = "\n"
+    return ast.Module(body=[], type_ignores=[]), errors
+
+
+def _span_start(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", None)
+    return (decorators[0].lineno if decorators else stmt.lineno) - 1
+
+
+def _binds(stmt: ast.stmt) -> bool:
+    if type(stmt) in (ast.Import, ast.ImportFrom):
+        return True
+    if type(stmt) in (ast.If, ast.Try, ast.With, ast.For, ast.While) or type(stmt).__name__ == "TryStar":
+        return any(type(n) in (ast.Import, ast.ImportFrom) for n in ast.walk(stmt)
+                   if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+    return False
+
+
+# --- the analysis --------------------------------------------------------------------------
+def _check(checker: Checker, stmts: list[ast.stmt]) -> list[Span]:
+    spans = []
+    for stmt in stmts:
+        before = len(checker.findings)
+        checker.run(walk_statement(stmt, checker.module.scope))
+        spans.append(Span(_span_start(stmt), stmt.end_lineno - 1, checker.findings[before:], _binds(stmt)))
+    return spans
+
+
+def _finish(source: SourceText, settings: Settings, path: str | None, spans: list[Span], extra: list[Finding],
+            errors: list[str], module: ModuleContext | None, syntax_errors: int) -> Analysis:
+    noqa = noqa_map(source)
+    ignored = settings.ignored_in(path)
+    findings = [f for span in spans for f in span.findings]
+    findings.extend(extra)
+    kept = [f for f in findings
+            if not suppressed(f, noqa) and not (ignored and f.code != "E999" and f.code.startswith(ignored))]
+    kept.sort(key=lambda f: (f.range, f.code))
+    return Analysis(kept, errors, spans, module, syntax_errors, settings, _digest(source.text))
+
+
+def analyze(text: str, settings: Settings | None = None, path: str | None = None,
+            previous: Analysis | None = None, edit: TextEdit | None = None) -> Analysis:
+    settings = settings or Settings()
+    source = SourceText(text)
+    tables = tables_for(settings) if settings.target == "torch_npu" else None
+    if previous is not None and edit is not None:
+        incremental = _reanalyze(source, settings, tables, path, previous, edit)
+        if incremental is not None:
+            return incremental
+    tree, syntax = parse(text)
+    module = module_context(tree)
+    checker = Checker(source, module, settings, tables, path)
+    spans = _check(checker, tree.body)
+    extra = [_syntax_finding(source, line, col, msg, settings) for line, col, msg in syntax]
+    return _finish(source, settings, path, spans, extra, checker.errors, module, len(syntax))
+
+
+def _syntax_finding(source: SourceText, line: int, col: int, msg: str, settings: Settings) -> Finding:
+    from ..rules import RULES
+
+    text = source.line(line)
+    col = min(col, len(text))
+    end = len(text) if col >= len(text.rstrip()) else col + 1
+    return Finding("E999", Range(line, col, line, max(end, col)), RULES["E999"].message.format(name=msg),
+                   settings.severity_for("E999", Severity.ERROR))
+
+
+def _shift(findings: list[Finding], delta: int, first: int) -> list[Finding]:
+    """Findings of a statement below the edit, moved by `delta` lines; fix edits above
+    the edit (import insertions) stay where they are."""
+    if not delta:
+        return findings
+
+    def move(rng: Range) -> Range:
+        if rng.start_line < first:
+            return rng
+        return Range(rng.start_line + delta, rng.start_col, rng.end_line + delta, rng.end_col)
+
+    return [
+        Finding(f.code, move(f.range), f.message, f.severity,
+                tuple(replace(fix, edits=tuple(replace(e, range=move(e.range)) for e in fix.edits)) for fix in f.fixes),
+                f.deprecated, f.origin, f.extra)
+        for f in findings
+    ]
+
+
+def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, path: str | None,
+               previous: Analysis, edit: TextEdit) -> Analysis | None:
+    """Re-walk only the statements the edit touched; None when that is not sound."""
+    if previous.syntax_errors or previous.module is None or previous.settings != settings:
+        return None
+    module = previous.module
+    if edit.first < module.import_line:
+        return None  # the edit is among the imports
+    spans = previous.spans
+    touched = [i for i, s in enumerate(spans) if s.end >= edit.first and s.start <= edit.last]
+    if any(spans[i].binds for i in touched):
+        return None
+    lo = min([edit.first] + [spans[i].start for i in touched])
+    hi = max([edit.last] + [spans[i].end for i in touched])
+    # Extend to the blank/comment gap boundaries so the region starts and ends between statements.
+    before = [s for s in spans if s.end < lo]
+    after = [s for s in spans if s.start > hi]
+    region_start = before[-1].end + 1 if before else 0
+    region_end = (after[0].start + edit.delta - 1) if after else len(source.lines) - 1
+    chunk = "".join(source.lines[region_start:region_end + 1])
+    try:
+        tree = ast.parse(chunk)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if any(_binds(stmt) for stmt in tree.body):
+        return None
+    if region_start:
+        ast.increment_lineno(tree, region_start)
+    checker = Checker(source, module, settings, tables, path)
+    middle = _check(checker, tree.body)
+    shifted = [Span(s.start + edit.delta, s.end + edit.delta, _shift(s.findings, edit.delta, edit.first), s.binds) for s in after]
+    all_spans = before + middle + shifted
+    return _finish(source, settings, path, all_spans, [], checker.errors, module, 0)

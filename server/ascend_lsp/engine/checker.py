@@ -1,0 +1,131 @@
+"""Runs the registered rule handlers over one statement's events and collects findings."""
+
+from __future__ import annotations
+
+import ast
+import traceback
+from dataclasses import dataclass
+
+from .config import Settings
+from .model import Applicability, Edit, Finding, Fix, Range
+from .tables import Tables
+from .text import SourceText
+from .walk import Events, ModuleContext, Scope
+
+
+@dataclass(slots=True)
+class Reference:
+    """A name or attribute chain that resolves, through the file's imports, to an API."""
+
+    node: ast.expr  # the Name or the outermost Attribute of the chain
+    qualname: str
+    binding: str  # what the chain's first name is bound to by its import
+    call: ast.Call | None  # the call whose callee this is
+    scope: Scope
+
+
+class Checker:
+    """The view of a file that rule handlers get, and where they report."""
+
+    def __init__(self, source: SourceText, module: ModuleContext, settings: Settings, tables: Tables | None,
+                 path: str | None = None) -> None:
+        from ..rules import RULES, active_handlers
+
+        self.source = source
+        self.module = module
+        self.settings = settings
+        self.tables = tables
+        self.path = path
+        self.rules = RULES
+        self.handlers = active_handlers(settings)
+        self.findings: list[Finding] = []
+        self.errors: list[str] = []  # rule crashes, for the adapter's log
+
+    # --- reporting ---------------------------------------------------------------------
+    def range(self, node: ast.AST) -> Range:
+        return self.source.range_of(node)
+
+    def report(self, code: str, where: ast.AST | Range, message: str | None = None, fixes: tuple[Fix, ...] = (),
+               *, origin: str = "", deprecated: bool = False, extra: dict | None = None, **fmt) -> None:
+        rule = self.rules[code]
+        if not self.settings.enabled(code):
+            return
+        rng = where if isinstance(where, Range) else self.source.range_of(where)
+        self.findings.append(Finding(
+            code=code,
+            range=rng,
+            message=message if message is not None else rule.message.format(**fmt),
+            severity=self.settings.severity_for(code, rule.severity),
+            fixes=fixes,
+            deprecated=deprecated,
+            origin=origin,
+            extra=extra or {},
+        ))
+
+    # --- fixes -------------------------------------------------------------------------
+    def replace(self, where: ast.AST | Range, text: str) -> Edit:
+        rng = where if isinstance(where, Range) else self.source.range_of(where)
+        return Edit(rng, text)
+
+    def require_module(self, module: str) -> Edit | None:
+        """The edit that imports `module` (for its side effects), unless the file does."""
+        return None if self.module.imports_module(module) else self._import(module)
+
+    def require_name(self, module: str) -> Edit | None:
+        """The edit that binds the name `module` to that module, unless it is bound."""
+        return None if self.module.scope.imports.get(module) == module else self._import(module)
+
+    def _import(self, module: str) -> Edit:
+        # Below the file's last top-level import, so `import torch_npu` follows `import torch`.
+        line = self.module.import_line
+        if line >= len(self.source.lines):  # the last import ends the file, with no newline
+            end = len(self.source.line(line - 1))
+            return Edit(Range(line - 1, end, line - 1, end), f"\nimport {module}")
+        return Edit(Range(line, 0, line, 0), f"import {module}\n")
+
+    def fix(self, title: str, applicability: Applicability, *edits: Edit | None) -> Fix:
+        return Fix(title, tuple(e for e in edits if e is not None), applicability)
+
+    # --- running -----------------------------------------------------------------------
+    def run(self, events: Events) -> None:
+        handlers = self.handlers
+        if events.imports and handlers["import"]:
+            for stmt, alias, qualname, _scope in events.imports:
+                self._call(handlers["import"], stmt, alias, qualname)
+        if events.names and (handlers["reference"] or handlers["attribute"]):
+            for node, root, attrs, scope, call in events.names:
+                if root is None:
+                    self._call(handlers["attribute"], node, attrs[-1], call)
+                    continue
+                binding = scope.lookup(root.id)
+                if binding is None:
+                    if attrs:
+                        self._call(handlers["attribute"], node, attrs[-1], call)
+                    continue
+                qualname = binding + "." + ".".join(attrs) if attrs else binding
+                self._call(handlers["reference"], Reference(node, qualname, binding, call, scope))
+        if events.calls and handlers["call"]:
+            for call, scope in events.calls:
+                self._call(handlers["call"], call, self.qualname(call.func, scope))
+        if events.strings and handlers["string"]:
+            for node, value, context in events.strings:
+                self._call(handlers["string"], node, value, context)
+
+    def qualname(self, node: ast.expr, scope: Scope) -> str | None:
+        attrs = []
+        while type(node) is ast.Attribute:
+            attrs.append(node.attr)
+            node = node.value
+        if type(node) is not ast.Name:
+            return None
+        binding = scope.lookup(node.id)
+        if binding is None:
+            return None
+        return ".".join((binding, *reversed(attrs)))
+
+    def _call(self, handlers, *args) -> None:
+        for func in handlers:
+            try:
+                func(self, *args)
+            except Exception:  # a broken rule must not take the others down
+                self.errors.append(f"rule handler {func.__module__}.{func.__name__} failed:\n{traceback.format_exc()}")

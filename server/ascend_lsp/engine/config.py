@@ -1,0 +1,159 @@
+"""Settings: target, versions, chip, rule selection; read from `[tool.ascend-lsp]`."""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .model import Severity
+
+TARGETS = ("torch_npu", "mindspore")
+CHIPS = ("A2", "A3", "950DT")
+
+
+class ConfigError(Exception):
+    """A configuration value that cannot be used; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    target: str = "torch_npu"
+    torch_npu_version: str = "2.13.0"
+    mindspore_version: str = "2.6"
+    chip: str = "A2"
+    select: tuple[str, ...] = ("NPU", "MS", "RUN")
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    extra_mappings: tuple[str, ...] = ()  # absolute paths
+    severity: tuple[tuple[str, Severity], ...] = ()  # code or prefix → severity
+    exclude: tuple[str, ...] = ()
+    root: str = ""  # folder of the config file: base for per-file-ignores and exclude
+
+    def enabled(self, code: str) -> bool:
+        """Ruff's rule: the most specific matching prefix of select/ignore decides."""
+        best_select = max((len(p) for p in self.select if code.startswith(p)), default=-1)
+        best_ignore = max((len(p) for p in self.ignore if code.startswith(p)), default=-1)
+        return best_select >= 0 and best_select > best_ignore
+
+    def ignored_in(self, path: str | None) -> tuple[str, ...]:
+        """Codes (prefixes) ignored for `path` by per-file-ignores."""
+        if not path or not self.per_file_ignores:
+            return ()
+        rel = _relative(path, self.root)
+        out: list[str] = []
+        for pattern, codes in self.per_file_ignores:
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(PurePath(rel).name, pattern):
+                out.extend(codes)
+        return tuple(out)
+
+    def severity_for(self, code: str, default: Severity) -> Severity:
+        best = max(((len(p), s) for p, s in self.severity if code.startswith(p)), default=None)
+        return best[1] if best else default
+
+    def merged(self, overrides: dict) -> "Settings":
+        """These settings with the (kebab- or snake-case) keys of `overrides` applied."""
+        return from_mapping(overrides, base=self, root=self.root)
+
+
+def _relative(path: str, root: str) -> str:
+    try:
+        return PurePath(path).relative_to(root).as_posix() if root else PurePath(path).as_posix()
+    except ValueError:
+        return PurePath(path).as_posix()
+
+
+def _strings(key: str, value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"`{key}` must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Settings:
+    """Settings from a `[tool.ascend-lsp]` table or LSP settings object."""
+    base = base or Settings(root=root)
+    changes: dict = {}
+    for raw_key, value in data.items():
+        key = raw_key.replace("_", "-")
+        if value is None:
+            continue
+        if key == "target":
+            if value not in TARGETS:
+                raise ConfigError(f"`target` must be one of {', '.join(TARGETS)}, got {value!r}")
+            changes["target"] = value
+        elif key in ("torch-npu-version", "mindspore-version"):
+            if not isinstance(value, str):
+                raise ConfigError(f"`{key}` must be a string such as \"2.13.0\", got {value!r}")
+            changes[key.replace("-", "_")] = value
+        elif key == "chip":
+            if value not in CHIPS:
+                raise ConfigError(f"`chip` must be one of {', '.join(CHIPS)}, got {value!r}")
+            changes["chip"] = value
+        elif key in ("select", "ignore", "exclude"):
+            changes[key] = _strings(key, value)
+        elif key == "extend-select":
+            changes["select"] = changes.get("select", base.select) + _strings(key, value)
+        elif key == "extend-ignore":
+            changes["ignore"] = changes.get("ignore", base.ignore) + _strings(key, value)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError("`per-file-ignores` must be a table of glob = [codes]")
+            changes["per_file_ignores"] = tuple((g, _strings(f"per-file-ignores.{g}", c)) for g, c in value.items())
+        elif key == "extra-mappings":
+            paths = _strings(key, value)
+            changes["extra_mappings"] = tuple(str((Path(root) / p).resolve()) if root else p for p in paths)
+        elif key == "severity":
+            if not isinstance(value, dict):
+                raise ConfigError("`severity` must be a table of code = \"error\"|\"warning\"|\"info\"|\"hint\"")
+            try:
+                changes["severity"] = tuple((c, Severity.parse(s)) for c, s in value.items())
+            except (ValueError, AttributeError) as exc:
+                raise ConfigError(f"`severity`: {exc}") from None
+        else:
+            raise ConfigError(f"unknown setting `{raw_key}` in [tool.ascend-lsp]")
+    keys = {k.replace("_", "-") for k in data}
+    if "select" in keys and not {"ignore", "extend-ignore"} & keys:
+        changes["ignore"] = ()  # a new selection starts over, as Ruff's --select does
+    if root:
+        changes["root"] = root
+    return replace(base, **changes)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `start` that has [tool.ascend-lsp]."""
+    start = start if start.is_dir() else start.parent
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"{candidate}: cannot read: {exc}") from None
+            if "ascend-lsp" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_settings(start: Path, base: Settings | None = None) -> Settings:
+    """Settings from the nearest pyproject.toml with [tool.ascend-lsp], else defaults."""
+    path = find_pyproject(start.resolve())
+    if path is None:
+        return base or Settings()
+    table = tomllib.loads(path.read_text(encoding="utf-8"))["tool"]["ascend-lsp"]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.ascend-lsp] must be a table")
+    try:
+        return from_mapping(table, base=base, root=str(path.parent))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+__all__ = ["CHIPS", "TARGETS", "ConfigError", "Settings", "from_mapping", "load_settings"]

@@ -1,0 +1,82 @@
+"""Applying fixes to text: non-overlapping, each fix whole or not at all, until stable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .analyzer import Analysis, analyze
+from .config import Settings
+from .model import Applicability, Edit, Finding, Fix
+from .text import SourceText
+
+MAX_PASSES = 10
+
+
+def applicable(fix: Fix | None, unsafe: bool) -> bool:
+    if fix is None or not fix.edits:
+        return False
+    return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
+
+
+def apply_edits(text: str, fixes: list[Fix]) -> tuple[str, int]:
+    """Apply as many of `fixes` as do not overlap one another, in order; identical edits
+    (two fixes adding the same import) are made once. Returns the text and the count."""
+    source = SourceText(text)
+    taken: dict[tuple[int, int, str], None] = {}
+    spans: list[tuple[int, int]] = []
+    applied = 0
+    for fix in fixes:
+        edits = [(source.offset(e.range.start_line, e.range.start_col),
+                  source.offset(e.range.end_line, e.range.end_col), e.new_text) for e in fix.edits]
+        fresh = [e for e in edits if e not in taken]
+        if any(_overlaps(start, end, spans) for start, end, _ in fresh):
+            continue
+        for edit in fresh:
+            taken[edit] = None
+            spans.append(edit[:2])
+        applied += 1
+    out = text
+    for start, end, new in sorted(taken, key=lambda e: (e[0], e[1]), reverse=True):
+        out = out[:start] + new + out[end:]
+    return out, applied
+
+
+def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    for a, b in spans:
+        if start < b and a < end:
+            return True
+        if start == end == a == b:
+            continue  # two insertions at one point
+        if start == end and a < start < b or a == b and start < a < end:
+            return True
+    return False
+
+
+@dataclass(slots=True)
+class FixResult:
+    text: str
+    applied: int
+    analysis: Analysis  # of the final text
+    remaining: list[Finding]
+
+
+def fix_text(text: str, settings: Settings, path: str | None = None, unsafe: bool = False,
+             codes: frozenset[str] | None = None) -> FixResult:
+    """Apply the applicable fixes (of `codes`, if given) until none is left."""
+    total = 0
+    analysis = analyze(text, settings, path)
+    for _ in range(MAX_PASSES):
+        fixes = [f.fix for f in analysis.findings
+                 if applicable(f.fix, unsafe) and (codes is None or f.code in codes)]
+        if not fixes:
+            break
+        new_text, count = apply_edits(text, fixes)
+        if not count or new_text == text:
+            break
+        total += count
+        text = new_text
+        analysis = analyze(text, settings, path)
+    return FixResult(text, total, analysis, analysis.findings)
+
+
+__all__ = ["Edit", "FixResult", "apply_edits", "applicable", "fix_text"]

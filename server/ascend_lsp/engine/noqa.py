@@ -1,0 +1,48 @@
+"""`# noqa` and `# noqa: NPU101, NPU2` comments."""
+
+from __future__ import annotations
+
+import re
+
+from .model import Finding
+from .text import SourceText
+
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:[\s,]+[A-Z]+[0-9]*)*))?", re.IGNORECASE)
+ALL = frozenset({""})  # the empty prefix matches every code
+
+
+def noqa_map(source: SourceText) -> dict[int, frozenset[str]]:
+    """0-based line → code prefixes suppressed there (ALL for a bare `# noqa`)."""
+    out: dict[int, frozenset[str]] = {}
+    if "noqa" not in source.text and "NOQA" not in source.text.upper():
+        return out
+    for index, line in enumerate(source.lines):
+        if "#" not in line:
+            continue
+        found = NOQA.search(line)
+        if found is None:
+            continue
+        codes = found.group("codes")
+        out[index] = ALL if not codes else frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c)
+    return out
+
+
+def suppressed(finding: Finding, noqa: dict[int, frozenset[str]]) -> bool:
+    codes = noqa.get(finding.range.start_line)
+    if codes is None or finding.code == "E999":
+        return False
+    return any(finding.code.startswith(prefix) for prefix in codes)
+
+
+def add_noqa(line: str, code: str) -> str:
+    """`line` with `code` added to its noqa comment (or a new one)."""
+    found = NOQA.search(line)
+    if found is None:
+        body = line.rstrip()
+        return f"{body}  # noqa: {code}"
+    codes = found.group("codes")
+    if not codes:
+        return line  # a bare noqa already covers everything
+    if code in re.split(r"[\s,]+", codes.upper()):
+        return line
+    return line[: found.end("codes")] + f", {code}" + line[found.end("codes"):]

@@ -1,0 +1,193 @@
+"""The mapping tables in `mappings/`, loaded once per (version, extra tables) and shared."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import marshal
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .. import __version__
+from .model import Applicability
+
+
+class TableError(Exception):
+    """A mapping table (shipped or user-supplied) that cannot be read."""
+
+
+def mappings_root() -> Path:
+    # Installed wheels carry the tables inside the package; a source checkout keeps them
+    # at the top of the repository.
+    packaged = Path(__file__).resolve().parent.parent / "mappings"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "mappings"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One row of [[api]], [[method]], [[literal]] or [[env]]."""
+
+    name: str
+    rule: str
+    source: str
+    replacement: str | None = None
+    fix: Applicability | None = None
+    note: str = ""
+    prefix: bool = False
+    deprecated: bool = False
+    call: bool = False  # [[method]]: only when called
+    kind: str = ""  # [[literal]]: device | backend
+    if_keyword: str | None = None  # [[api]]: only for calls passing this keyword
+    origin: str = ""  # the table file it came from
+
+    @classmethod
+    def from_toml(cls, row: dict, origin: str, key: str = "name") -> "Entry":
+        fix = row.get("fix")
+        return cls(
+            name=row[key],
+            rule=row["rule"],
+            source=row.get("source", ""),
+            replacement=row.get("replacement"),
+            fix=Applicability(fix) if fix else None,
+            note=row.get("note", ""),
+            prefix=row.get("prefix", False),
+            deprecated=row.get("deprecated", False),
+            call=row.get("call", False),
+            kind=row.get("kind", ""),
+            if_keyword=row.get("if-keyword"),
+            origin=origin,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """One row of Ascend's native API support list."""
+
+    name: str
+    chips: dict
+    source: str
+    kind: str = ""
+    page: str = ""
+    npu_name: str = ""
+    dtypes: tuple[str, ...] = ()
+    fp64: bool | None = None
+    complex: bool | None = None
+    int64: bool | None = None
+    cpu_fallback: bool = False
+    limitations: str = ""
+    origin: str = ""
+
+    def supported_on(self, chip: str) -> bool:
+        return bool(self.chips.get(chip, True))
+
+
+@dataclass(slots=True)
+class Tables:
+    apis: dict[str, Entry] = field(default_factory=dict)
+    methods: dict[str, Entry] = field(default_factory=dict)
+    literals: list[Entry] = field(default_factory=list)
+    env: dict[str, Entry] = field(default_factory=dict)
+    support: dict[str, Support] = field(default_factory=dict)
+    support_version: str = ""
+
+    def lookup(self, qualname: str) -> Entry | None:
+        """The entry for `qualname`: exact, else the longest `prefix` entry above it."""
+        entry = self.apis.get(qualname)
+        if entry is not None:
+            return entry
+        head = qualname
+        while "." in head:
+            head = head.rpartition(".")[0]
+            entry = self.apis.get(head)
+            if entry is not None and entry.prefix:
+                return entry
+        return None
+
+
+def cache_dir() -> Path:
+    if os.environ.get("ASCEND_LSP_CACHE_DIR"):
+        return Path(os.environ["ASCEND_LSP_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ascend-lsp"
+
+
+def _read(path: Path) -> dict:
+    """The parsed table. tomllib needs ~0.5 s for a support list, too slow for a server
+    start, so the parsed form is kept (as marshal data: no code runs on load) in the user
+    cache, keyed by the file's identity."""
+    try:
+        stat = path.stat()
+        key = hashlib.blake2b(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{__version__}".encode(),
+                              digest_size=8).hexdigest()
+        cached = cache_dir() / f"{path.stem}-{key}.marshal"
+        try:
+            return marshal.loads(cached.read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise TableError(f"cannot read mapping table {path}: {exc}") from exc
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(marshal.dumps(data))
+        os.replace(partial, cached)
+    except (OSError, ValueError):
+        pass  # a read-only home still works, just slower
+    return data
+
+
+def _merge(tables: Tables, data: dict, origin: str) -> None:
+    for row in data.get("api", ()):
+        tables.apis[row["name"]] = Entry.from_toml(row, origin)
+    for row in data.get("method", ()):
+        tables.methods[row["name"]] = Entry.from_toml(row, origin)
+    for row in data.get("literal", ()):
+        tables.literals.append(Entry.from_toml(row, origin, key="match"))
+    for row in data.get("env", ()):
+        tables.env[row["name"]] = Entry.from_toml(row, origin)
+    for row in data.get("support", ()):
+        tables.support[row["name"]] = Support(
+            name=row["name"],
+            chips=row.get("chips", {}),
+            source=row.get("source", ""),
+            kind=row.get("kind", ""),
+            page=row.get("page", ""),
+            npu_name=row.get("npu-name", ""),
+            dtypes=tuple(row.get("dtypes", ())),
+            fp64=row.get("fp64"),
+            complex=row.get("complex"),
+            int64=row.get("int64"),
+            cpu_fallback=row.get("cpu-fallback", False),
+            limitations=row.get("limitations", ""),
+            origin=origin,
+        )
+
+
+def available_versions(folder: str = "torch_npu", stem: str = "support") -> list[str]:
+    return sorted(p.stem.removeprefix(f"{stem}-") for p in (mappings_root() / folder).glob(f"{stem}-*.toml"))
+
+
+@functools.lru_cache(maxsize=8)
+def load_tables(torch_npu_version: str, extra: tuple[tuple[str, float], ...] = ()) -> Tables:
+    """Shipped torch_npu tables for `torch_npu_version`, then the user's extra tables
+    (paths with their mtimes, so an edited table reloads), which override by name."""
+    root = mappings_root() / "torch_npu"
+    support_file = root / f"support-{torch_npu_version}.toml"
+    if not support_file.is_file():
+        known = ", ".join(available_versions()) or "none"
+        raise TableError(f"no support list for torch_npu {torch_npu_version} (known: {known})")
+    tables = Tables(support_version=torch_npu_version)
+    for path in (root / "cuda.toml", root / "env.toml", root / "thirdparty.toml", support_file):
+        _merge(tables, _read(path), f"mappings/torch_npu/{path.name}")
+    for path, _mtime in extra:
+        _merge(tables, _read(Path(path)), path)
+    return tables

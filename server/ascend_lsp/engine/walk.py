@@ -1,0 +1,288 @@
+"""One pass over a top-level statement: scopes, import bindings and the events rules read.
+
+Names are resolved after the statement is walked, because a name assigned anywhere in a
+function is local in all of it (`torch = ...` later in a function shadows the import
+earlier). Module-level imports are collected first (`ModuleContext`), so each top-level
+statement can be walked on its own: the language server re-walks only the statements an
+edit touches.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+MODULE, CLASS, FUNCTION = 0, 1, 2
+
+# Calls whose string arguments are prose for people, not values: a "cuda" in them is a
+# mention, not a device.
+MESSAGE_FUNCTIONS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
+                               "warning_once", "info_once", "warn_once", "write", "echo", "secho", "add_argument_group"})
+MESSAGE_KEYWORDS = frozenset({"help", "msg", "message", "description", "doc", "text", "desc", "title", "label"})
+
+
+class Scope:
+    __slots__ = ("parent", "kind", "imports", "stores", "globals")
+
+    def __init__(self, parent: "Scope | None", kind: int) -> None:
+        self.parent = parent
+        self.kind = kind
+        self.imports: dict[str, str] = {}
+        self.stores: set[str] = set()
+        self.globals: set[str] = set()
+
+    def lookup(self, name: str) -> str | None:
+        """The qualified name `name` is bound to by an import, or None (local or unknown)."""
+        scope, in_function = self, False
+        while scope is not None:
+            if not (in_function and scope.kind == CLASS):
+                qualname = scope.imports.get(name)
+                if qualname is not None:
+                    return qualname
+                if scope.kind == FUNCTION and name in scope.stores and name not in scope.globals:
+                    return None
+            if scope.kind == FUNCTION:
+                in_function = True
+            scope = scope.parent
+        return None
+
+
+def bind_import(scope: Scope, node: ast.Import | ast.ImportFrom) -> list[tuple[ast.alias, str]]:
+    """Record what `node` binds in `scope`; return (alias, imported qualified name) pairs."""
+    out = []
+    if type(node) is ast.Import:
+        for alias in node.names:
+            if alias.asname:
+                scope.imports.setdefault(alias.asname, alias.name)
+            else:
+                root = alias.name.partition(".")[0]
+                scope.imports.setdefault(root, root)
+            out.append((alias, alias.name))
+    elif node.module and not node.level:
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            qualname = f"{node.module}.{alias.name}"
+            scope.imports.setdefault(alias.asname or alias.name, qualname)
+            out.append((alias, qualname))
+    return out
+
+
+@dataclass(slots=True)
+class ModuleContext:
+    """What the whole module binds at top level, and where a new import goes."""
+
+    scope: Scope
+    imported: frozenset[str]  # every module named in a top-level import
+    import_line: int  # 0-based line before which a new `import` is inserted
+
+    def imports_module(self, module: str) -> bool:
+        return any(m == module or m.startswith(module + ".") for m in self.imported)
+
+
+def module_context(tree: ast.Module) -> ModuleContext:
+    scope = Scope(None, MODULE)
+    imported: set[str] = set()
+    insert_after = 0
+    body = tree.body
+    # After the docstring and `from __future__` imports at least.
+    for index, stmt in enumerate(body):
+        if index == 0 and type(stmt) is ast.Expr and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            insert_after = stmt.end_lineno
+        elif type(stmt) is ast.ImportFrom and stmt.module == "__future__":
+            insert_after = stmt.end_lineno
+        else:
+            break
+    pending = list(body)
+    while pending:
+        stmt = pending.pop()
+        kind = type(stmt)
+        if kind is ast.Import or kind is ast.ImportFrom:
+            for _alias, qualname in bind_import(scope, stmt):
+                imported.add(qualname if kind is ast.Import else stmt.module)
+        elif kind in (ast.If, ast.Try, ast.With, ast.For, ast.While) or kind.__name__ == "TryStar":
+            for name in ("body", "orelse", "finalbody"):
+                pending.extend(getattr(stmt, name, ()))
+            for handler in getattr(stmt, "handlers", ()):
+                pending.extend(handler.body)
+    for stmt in body:
+        if type(stmt) in (ast.Import, ast.ImportFrom):
+            insert_after = max(insert_after, stmt.end_lineno)
+    return ModuleContext(scope, frozenset(imported), insert_after)
+
+
+@dataclass(slots=True)
+class StringContext:
+    """Where a string literal stands."""
+
+    kind: str  # "arg" | "compare" | "message" | "subscript" | "value"
+    call: ast.Call | None = None
+    keyword: str | None = None  # the keyword it is passed as, if any
+    position: int = -1  # the positional index it is passed at, if any
+    node: ast.AST | None = None  # the Compare / Subscript
+
+
+VALUE = StringContext("value")
+MESSAGE = StringContext("message")
+
+
+@dataclass(slots=True)
+class Events:
+    """What one statement contains, in source order per kind."""
+
+    imports: list = field(default_factory=list)  # (stmt, alias, qualname, scope)
+    names: list = field(default_factory=list)  # (node, root Name, attrs, scope, parent call or None)
+    calls: list = field(default_factory=list)  # (Call, scope)
+    strings: list = field(default_factory=list)  # (Constant | JoinedStr, value, StringContext)
+
+
+def _is_message_call(call: ast.Call) -> bool:
+    func = call.func
+    if type(func) is ast.Name:
+        return func.id in MESSAGE_FUNCTIONS
+    if type(func) is ast.Attribute:
+        return func.attr in MESSAGE_FUNCTIONS
+    return False
+
+
+def _fstring_value(node: ast.JoinedStr) -> str | None:
+    """The literal text of an f-string with each replacement field written as `{}`."""
+    parts = []
+    for value in node.values:
+        if type(value) is ast.Constant:
+            parts.append(value.value)
+        else:
+            parts.append("{}")
+    return "".join(parts)
+
+
+def walk_statement(stmt: ast.stmt, module_scope: Scope) -> Events:
+    events = Events()
+    imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
+    # Stack items: (node, scope, string context, parent call of this node if it is a func)
+    stack: list = [(stmt, module_scope, VALUE, None)]
+    push = stack.append
+    Attribute, Name, Call, Constant, JoinedStr = ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.JoinedStr
+    Store, Load = ast.Store, ast.Load
+    iter_children = ast.iter_child_nodes
+    while stack:
+        node, scope, sctx, parent_call = stack.pop()
+        kind = type(node)
+        if kind is Name:
+            if type(node.ctx) is Load:
+                names.append((node, node, (), scope, parent_call))
+            else:
+                scope.stores.add(node.id)
+            continue
+        if kind is Attribute:
+            attrs = [node.attr]
+            base = node.value
+            while type(base) is Attribute:
+                attrs.append(base.attr)
+                base = base.value
+            if type(base) is Name:
+                attrs.reverse()
+                names.append((node, base, tuple(attrs), scope, parent_call))
+            else:
+                names.append((node, None, (node.attr,), scope, parent_call))
+                push((node.value, scope, VALUE, None))
+            continue
+        if kind is Constant:
+            if type(node.value) is str:
+                strings.append((node, node.value, sctx))
+            continue
+        if kind is Call:
+            calls.append((node, scope))
+            push((node.func, scope, VALUE, node))
+            if sctx is MESSAGE or _is_message_call(node):
+                for arg in node.args:
+                    push((arg, scope, MESSAGE, None))
+                for kw in node.keywords:
+                    push((kw.value, scope, MESSAGE, None))
+                continue
+            for index, arg in enumerate(node.args):
+                push((arg, scope, StringContext("arg", node, None, index), None))
+            for kw in node.keywords:
+                ctx = MESSAGE if kw.arg in MESSAGE_KEYWORDS else StringContext("arg", node, kw.arg)
+                push((kw.value, scope, ctx, None))
+            continue
+        if kind is JoinedStr:
+            strings.append((node, _fstring_value(node), sctx))
+            for value in node.values:
+                if type(value) is ast.FormattedValue:
+                    push((value.value, scope, VALUE, None))
+            continue
+        if kind is ast.Compare:
+            ctx = StringContext("compare", node=node)
+            push((node.left, scope, ctx, None))
+            for comparator in node.comparators:
+                push((comparator, scope, ctx, None))
+            continue
+        if kind is ast.Subscript:
+            push((node.value, scope, VALUE, None))
+            push((node.slice, scope, StringContext("subscript", node=node), None))
+            continue
+        if kind is ast.Expr:
+            value = node.value
+            if type(value) is Constant or type(value) is JoinedStr:
+                continue  # a docstring or a bare string statement: prose
+            push((value, scope, VALUE, None))
+            continue
+        if kind is ast.Raise or kind is ast.Assert:
+            # Exception messages are prose.
+            for child in iter_children(node):
+                push((child, scope, MESSAGE, None))
+            continue
+        if kind is ast.Import or kind is ast.ImportFrom:
+            target = scope if scope is not module_scope else Scope(None, MODULE)  # module ones are prebound
+            for alias, qualname in bind_import(target, node):
+                imports.append((node, alias, qualname, scope))
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+            inner = Scope(scope, FUNCTION)
+            args = node.args
+            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+                inner.stores.add(arg.arg)
+                if arg.annotation is not None:
+                    push((arg.annotation, scope, VALUE, None))
+            for arg in (args.vararg, args.kwarg):
+                if arg is not None:
+                    inner.stores.add(arg.arg)
+            for default in (*args.defaults, *args.kw_defaults):
+                if default is not None:
+                    push((default, scope, VALUE, None))
+            if kind is ast.Lambda:
+                push((node.body, inner, VALUE, None))
+                continue
+            scope.stores.add(node.name)
+            for decorator in node.decorator_list:
+                push((decorator, scope, VALUE, None))
+            if node.returns is not None:
+                push((node.returns, scope, VALUE, None))
+            for child in reversed(node.body):
+                push((child, inner, VALUE, None))
+            continue
+        if kind is ast.ClassDef:
+            scope.stores.add(node.name)
+            inner = Scope(scope, CLASS)
+            for child in (*node.decorator_list, *node.bases, *node.keywords):
+                push((child, scope, VALUE, None))
+            for child in reversed(node.body):
+                push((child, inner, VALUE, None))
+            continue
+        if kind is ast.Global or kind is ast.Nonlocal:
+            scope.globals.update(node.names)
+            continue
+        if kind in _COMPREHENSIONS:
+            inner = Scope(scope, FUNCTION)
+            for child in iter_children(node):
+                push((child, inner, sctx, None))
+            continue
+        if isinstance(node, ast.stmt):
+            sctx = VALUE
+        for child in iter_children(node):
+            push((child, scope, sctx, None))
+    return events
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

@@ -1,0 +1,26 @@
+"""The rule registry. Each family module registers its rules and handlers on import."""
+
+from __future__ import annotations
+
+import functools
+
+from ..engine.config import Settings
+from .base import EVENT_KINDS, HANDLERS, RULES, Doc, Rule
+from .table import TABLE
+from . import syntax, cuda_usage, npu_support, third_party, npu_traps  # noqa: F401  (registration)
+
+__all__ = ["RULES", "Doc", "Rule", "active_handlers", "rules_for"]
+
+
+def rules_for(settings: Settings) -> list[Rule]:
+    return [r for r in RULES.values() if settings.target in r.targets and settings.enabled(r.code)]
+
+
+@functools.lru_cache(maxsize=32)
+def active_handlers(settings: Settings) -> dict[str, list]:
+    """Handlers that can report at least one rule enabled for this target."""
+    rules = rules_for(settings)
+    enabled = {r.code for r in rules}
+    if any(r.table for r in rules):
+        enabled.add(TABLE)
+    return {kind: [func for codes, func in HANDLERS[kind] if codes & enabled] for kind in EVENT_KINDS}

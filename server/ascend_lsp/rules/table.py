@@ -1,0 +1,227 @@
+"""The one mechanism behind every table-driven rule: look a name, method, string or
+environment variable up in `mappings/`, report the entry's rule, and build its fix."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..engine.checker import Checker, Reference
+from ..engine.model import Applicability, Fix, Range
+from ..engine.tables import Entry
+from ..engine.walk import StringContext
+from .base import handles
+
+TABLE = "table"  # handler code set meaning "every rule with a table"
+TRANSFER_NOTE = "torch_npu `transfer_to_npu` (torch_npu-2.14.0 wheel: torch_npu/contrib/transfer_to_npu.py)"
+
+DEVICE_STRING = re.compile(r"(?P<word>cuda)(?::(?:\d+|\{\}))?")
+BACKEND_STRING = re.compile(r"(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc)(?:,(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc))*")
+FROM_MODULE = re.compile(r"from\s+(?P<module>[\w.]+)\s+import")
+
+
+def is_prose(context: StringContext) -> bool:
+    return context.kind == "message"
+
+
+def backend_spec(value: str) -> bool:
+    """`value` names a torch.distributed backend that includes NCCL."""
+    return "nccl" in value and BACKEND_STRING.fullmatch(value) is not None
+
+
+def with_torch_npu(checker: Checker, target: str) -> list:
+    """`torch.npu` and `torch_npu` only exist once `torch_npu` is imported."""
+    if target.startswith(("torch.npu", "torch_npu")):
+        return [checker.require_module("torch_npu")]
+    return []
+
+
+def message(checker: Checker, entry: Entry, name: str, replacement: str | None) -> str:
+    text = checker.rules[entry.rule].message.format(name=name)
+    if replacement and entry.fix is not Applicability.DISPLAY:
+        text += f" Use `{replacement}`."
+    elif replacement:
+        text += f" Consider `{replacement}`."
+    if entry.note:
+        text += " " + entry.note
+    return text
+
+
+def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None) -> None:
+    checker.report(entry.rule, where, message(checker, entry, name, replacement), (fix,) if fix else (),
+                   origin=entry.origin, deprecated=entry.deprecated,
+                   extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
+
+
+def replacement_for(entry: Entry, qualname: str) -> str | None:
+    if not entry.replacement:
+        return None
+    return entry.replacement + qualname[len(entry.name):]
+
+
+def applies_to_call(entry: Entry, call: ast.Call | None) -> bool:
+    if entry.if_keyword is None:
+        return True
+    if call is None:
+        return False
+    for kw in call.keywords:
+        if kw.arg == entry.if_keyword:
+            value = kw.value
+            return not (type(value) is ast.Constant and value.value in (None, False))
+    return False
+
+
+# --- qualified names ---------------------------------------------------------------------
+def rename_fix(checker: Checker, entry: Entry, ref: Reference, new: str) -> Fix:
+    """Rewrite the reference as written: keep the file's alias for the unchanged head
+    (`t.cuda.x` → `t.npu.x`), else spell the new name out and import its root."""
+    node = ref.node
+    root = node
+    while type(root) is ast.Attribute:
+        root = root.value
+    edits = []
+    if new.startswith(ref.binding + ".") and type(root) is ast.Name:
+        text = root.id + new[len(ref.binding):]
+    else:
+        text = new
+        head = new.partition(".")[0]
+        if ref.scope.lookup(head) != head:
+            edits.append(checker.require_name(head))
+    edits.append(checker.replace(node, text))
+    edits.extend(with_torch_npu(checker, new))
+    return checker.fix(f"Replace `{ref.qualname}` with `{new}`", entry.fix, *edits)
+
+
+@handles("reference", TABLE)
+def check_reference(checker: Checker, ref: Reference) -> None:
+    tables = checker.tables
+    entry = tables.lookup(ref.qualname)
+    if entry is None or not applies_to_call(entry, ref.call):
+        return
+    # Bound by an import that the tables name (`from torch.cuda.amp import autocast`,
+    # `import triton`): that import carries the finding. A use still gets its own when
+    # it reaches a more specific entry that needs a person (`cuda.nvtx` after
+    # `from torch import cuda`).
+    bound = tables.lookup(ref.binding)
+    if bound is not None and bound.if_keyword is None:
+        if bound.name.startswith(entry.name) or entry.replacement:
+            return
+    new = replacement_for(entry, ref.qualname)
+    fix = None
+    if new and entry.fix is not None:
+        fix = rename_fix(checker, entry, ref, new)
+    report(checker, entry, ref.node, ref.qualname, new, fix)
+
+
+def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias, entry: Entry,
+               new: str) -> Fix | None:
+    if type(stmt) is ast.Import:
+        if not alias.asname and "." in alias.name:
+            return None  # `import a.b` binds `a`: the uses carry the rename
+        text = f"{new} as {alias.asname}" if alias.asname else (new if "." not in new else f"{new} as {alias.name}")
+        return checker.fix(f"Import `{new}`", entry.fix, checker.replace(alias, text), *with_torch_npu(checker, new))
+    # `from A import B`: every name the statement imports must move to the same module.
+    module, _, name = new.rpartition(".")
+    for other in stmt.names:
+        other_entry = checker.tables.lookup(f"{stmt.module}.{other.name}")
+        other_new = replacement_for(other_entry, f"{stmt.module}.{other.name}") if other_entry else None
+        if not other_new or other_new.rpartition(".")[0] != module:
+            return None
+    found = FROM_MODULE.match(checker.source.segment(checker.range(stmt)))
+    if not found:
+        return None
+    start = checker.range(stmt)
+    head = checker.source.line(start.start_line)[start.start_col:]
+    if not head.startswith(found.group(0)):
+        return None  # the module name spans lines
+    col = start.start_col + found.start("module")
+    module_range = Range(start.start_line, col, start.start_line, col + len(found.group("module")))
+    edits = [checker.replace(module_range, module)]
+    if name != alias.name:
+        edits.append(checker.replace(alias, f"{name} as {alias.asname or alias.name}"))
+    return checker.fix(f"Import from `{module}`", entry.fix, *edits, *with_torch_npu(checker, new))
+
+
+@handles("import", TABLE)
+def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> None:
+    entry = checker.tables.lookup(qualname)
+    if entry is None or entry.if_keyword is not None:
+        return
+    new = replacement_for(entry, qualname)
+    fix = import_fix(checker, stmt, alias, entry, new) if new and entry.fix is not None else None
+    report(checker, entry, alias, qualname, new, fix)
+
+
+# --- methods and attributes by shape ------------------------------------------------------
+@handles("attribute", TABLE)
+def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call | None) -> None:
+    entry = checker.tables.methods.get(attr)
+    if entry is None or entry.call != (call is not None):
+        return
+    shown = f".{attr}()" if entry.call else f".{attr}"
+    end = checker.range(node)
+    attr_range = Range(end.end_line, end.end_col - len(attr), end.end_line, end.end_col)
+    fix = None
+    if entry.replacement and entry.fix is not None:
+        fix = checker.fix(f"Replace `{shown}` with `.{entry.replacement}{'()' if entry.call else ''}`", entry.fix,
+                          checker.replace(attr_range, entry.replacement),
+                          *with_torch_npu(checker, "torch_npu"))
+    new = f".{entry.replacement}{'()' if entry.call else ''}" if entry.replacement else None
+    report(checker, entry, attr_range, shown, new, fix)
+
+
+# --- strings: devices, backends, environment variables ------------------------------------
+def word_fix(checker: Checker, node: ast.AST, words: list[tuple[str, str]], applicability: Applicability,
+             title: str) -> Fix | None:
+    """Replace each (old, new) word inside the literal's source text."""
+    rng = checker.range(node)
+    if rng.start_line != rng.end_line:
+        return None
+    line = checker.source.line(rng.start_line)
+    segment = line[rng.start_col:rng.end_col]
+    new = segment
+    for old, replacement in words:
+        if old not in new:
+            return None  # split across implicit concatenation: not ours to guess
+        new = new.replace(old, replacement)
+    return checker.fix(title, applicability, checker.replace(rng, new))
+
+
+@handles("string", TABLE)
+def check_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if is_prose(context) or len(value) > 64:
+        return
+    tables = checker.tables
+    env = tables.env.get(value)
+    if env is not None:
+        fix = None
+        if env.replacement and env.fix is not None:
+            fix = word_fix(checker, node, [(value, env.replacement)], env.fix,
+                           f"Replace `{value}` with `{env.replacement}`")
+        report(checker, env, node, value, env.replacement, fix)
+        return
+    if "cuda" not in value and "nccl" not in value:
+        return
+    for entry in tables.literals:
+        if entry.kind == "backend" and backend_spec(value):
+            if context.kind == "compare":
+                return  # NPU401: a backend comparison is a trap, not a rename
+            words = [(entry.name, entry.replacement)] + [(d.name, d.replacement) for d in tables.literals
+                                                          if d.kind == "device" and d.name in value]
+            new = _replace_words(value, words)
+            fix = word_fix(checker, node, words, entry.fix, f"Replace `{value}` with `{new}`") if entry.fix else None
+            report(checker, entry, node, value, new, fix)
+            return
+        if entry.kind == "device" and DEVICE_STRING.fullmatch(value.strip()) and entry.name in value:
+            new = value.replace(entry.name, entry.replacement)
+            fix = word_fix(checker, node, [(entry.name, entry.replacement)], entry.fix,
+                           f"Replace `{value}` with `{new}`") if entry.fix else None
+            report(checker, entry, node, value, new, fix)
+            return
+
+
+def _replace_words(value: str, words: list[tuple[str, str]]) -> str:
+    for old, new in words:
+        value = value.replace(old, new)
+    return value
+

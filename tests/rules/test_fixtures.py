@@ -1,0 +1,75 @@
+"""Every rule has a fixture: cases that must fire above `# --- not flagged ---`, cases that
+must not below it, the exact findings (`CODE.expected`) and, for rules with fixes, the
+exact text after applying them all (`CODE.fixed.py`), which must parse and be stable."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from ascend_lsp.engine import Settings, analyze
+from ascend_lsp.engine.fixes import fix_text
+from ascend_lsp.rules import RULES
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MARKER = "# --- not flagged ---"
+CODES = sorted(RULES)
+
+
+def settings_for(code: str) -> Settings:
+    target = "mindspore" if code.startswith("MS") else "torch_npu"
+    return Settings(target=target, select=(code,))
+
+
+def render(findings) -> str:
+    lines = []
+    for f in findings:
+        r = f.range
+        fix = f.fix
+        tag = f" [{fix.applicability.value}]" if fix and fix.edits else ""
+        lines.append(f"{r.start_line + 1}:{r.start_col + 1}-{r.end_line + 1}:{r.end_col + 1} {f.code}{tag} {f.message}")
+        if fix:
+            lines.append(f"    fix: {fix.title}")
+    return "\n".join(lines) + "\n"
+
+
+def check_or_update(path: Path, actual: str, update: bool) -> None:
+    if update:
+        path.write_text(actual, encoding="utf-8")
+    assert path.exists(), f"missing {path.name}: run pytest --update-fixtures and review it"
+    assert path.read_text(encoding="utf-8") == actual
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_fixture(code: str, update_fixtures: bool) -> None:
+    source_path = FIXTURES / f"{code}.py"
+    assert source_path.exists(), f"rule {code} has no fixture {source_path.name}"
+    text = source_path.read_text(encoding="utf-8")
+    assert MARKER in text, f"{source_path.name} lacks the '{MARKER}' section"
+    marker_line = text[: text.index(MARKER)].count("\n")
+    assert text[text.index(MARKER) + len(MARKER):].strip(), "the not-flagged section is empty"
+
+    settings = settings_for(code)
+    analysis = analyze(text, settings, str(source_path))
+    assert not analysis.errors, analysis.errors
+    assert analysis.findings, f"{code} fires nowhere in its fixture"
+    assert {f.code for f in analysis.findings} == {code}
+    late = [f for f in analysis.findings if f.range.start_line > marker_line]
+    assert not late, f"fired in the not-flagged section: {render(late)}"
+    check_or_update(FIXTURES / f"{code}.expected", render(analysis.findings), update_fixtures)
+
+    fixed_path = FIXTURES / f"{code}.fixed.py"
+    fixed = fix_text(text, settings, str(source_path), unsafe=True)
+    if not fixed.applied:
+        assert RULES[code].fix != "always", f"{code} promises a fix but none applied"
+        assert not fixed_path.exists() or update_fixtures, f"{fixed_path.name} exists but nothing is fixed"
+        if update_fixtures and fixed_path.exists():
+            fixed_path.unlink()
+        return
+    assert RULES[code].fix != "never", f"{code} says it has no fix but one applied"
+    ast.parse(fixed.text)
+    check_or_update(fixed_path, fixed.text, update_fixtures)
+    again = fix_text(fixed.text, settings, str(source_path), unsafe=True)
+    assert again.applied == 0 and again.text == fixed.text, "fixes are not idempotent"
