@@ -1,0 +1,228 @@
+"""Checking (and fixing) many files on every core, with a cache for unchanged files."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import marshal
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import astuple, dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from ..engine.analyzer import analyze, tables_for
+from ..engine.config import Settings
+from ..engine.fixes import fix_text
+from ..engine.model import Finding
+from ..engine.tables import TableError, mappings_root
+from .sources import Source, SourceError, encode, read_source
+
+CACHE_DIR = ".lsp-check-cache"
+CHUNK = 8
+
+
+@dataclass(slots=True)
+class Record:
+    """One finding as the CLI reports it: plain data, cheap to send between processes."""
+
+    code: str
+    message: str
+    severity: int
+    line: int  # 0-based, in the engine text
+    col: int
+    end_line: int
+    end_col: int
+    cell: str  # "cell 3" for notebooks
+    cell_line: int  # 0-based line within the cell (or the file)
+    source_line: str
+    fix_title: str = ""
+    fix_applicability: str = ""  # safe | unsafe | display | ""
+    edits: list = field(default_factory=list)  # [(line, col, end_line, end_col, text)]
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class FileResult:
+    path: str
+    records: list[Record] = field(default_factory=list)
+    error: str = ""  # the file could not be checked
+    fixed: int = 0  # fixes applied (--fix)
+    diff: str = ""  # --diff
+    rule_errors: list[str] = field(default_factory=list)
+    skipped_write: str = ""  # why a fix was not written
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+
+
+def records_of(source: Source, findings: list[Finding]) -> list[Record]:
+    from ..engine.text import SourceText
+
+    text = SourceText(source.text)
+    out = []
+    for f in findings:
+        cell, cell_line = source.location(f.range.start_line)
+        fix = f.fix
+        out.append(Record(
+            f.code, f.message, int(f.severity), f.range.start_line, f.range.start_col, f.range.end_line,
+            f.range.end_col, cell, cell_line, text.line(f.range.start_line),
+            fix.title if fix else "", fix.applicability.value if fix and fix.edits else "",
+            [(e.range.start_line, e.range.start_col, e.range.end_line, e.range.end_col, e.new_text)
+             for e in fix.edits] if fix else [],
+            {k: v for k, v in f.extra.items() if isinstance(v, (str, int, float, bool, type(None)))},
+        ))
+    return out
+
+
+def write_atomically(source: Source, data: bytes) -> str:
+    """Write `data` over `source.path` unless the file changed since it was read.
+    Returns "" on success, else why it was not written."""
+    path = Path(source.path)
+    try:
+        if path.stat().st_mtime_ns != source.mtime_ns or path.read_bytes() != source.raw:
+            return "changed since it was read; not written"
+        partial = path.with_name(f".{path.name}.lsp-check-{os.getpid()}.tmp")
+        partial.write_bytes(data)
+        os.chmod(partial, path.stat().st_mode & 0o7777)
+        os.replace(partial, path)
+    except OSError as exc:
+        return f"cannot write: {exc.strerror or exc}"
+    return ""
+
+
+def check_file(path: str, settings: Settings, options: Options) -> FileResult:
+    result = FileResult(path)
+    try:
+        source = read_source(path)
+    except SourceError as exc:
+        result.error = str(exc)
+        return result
+    try:
+        if options.fix or options.diff:
+            fixed = fix_text(source.text, settings, path, unsafe=options.unsafe_fixes)
+            analysis = fixed.analysis  # what is left once the fixes are in
+            if options.diff:  # only show what --fix would write
+                result.fixed = fixed.applied
+                result.diff = "".join(difflib.unified_diff(
+                    source.text.splitlines(keepends=True), fixed.text.splitlines(keepends=True),
+                    fromfile=path, tofile=path))
+                return result
+            if fixed.applied:
+                result.skipped_write = write_atomically(source, encode(source, fixed.text))
+                if result.skipped_write:
+                    analysis = analyze(source.text, settings, path)
+                else:
+                    result.fixed = fixed.applied
+                    source.text = fixed.text
+        else:
+            analysis = analyze(source.text, settings, path)
+    except TableError as exc:
+        result.error = str(exc)
+        return result
+    except RecursionError:
+        result.error = "too deeply nested to analyse"
+        return result
+    result.records = records_of(source, analysis.findings)
+    result.rule_errors = analysis.errors
+    return result
+
+
+def _check_chunk(items: list[tuple[str, Settings]], options: Options) -> list[FileResult]:
+    return [check_file(path, settings, options) for path, settings in items]
+
+
+# --- cache -------------------------------------------------------------------------------
+def settings_key(settings: Settings) -> str:
+    tables = mappings_root()
+    stamp = [str(p.stat().st_mtime_ns) for p in sorted(tables.rglob("*.toml"))]
+    stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
+    return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
+
+
+class Cache:
+    """path → (mtime_ns, size, settings key, records) for files checked without fixes."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.file = folder / CACHE_DIR / f"v{__version__}.marshal" if folder else None
+        self.entries: dict = {}
+        if self.file is not None:
+            try:
+                self.entries = marshal.loads(self.file.read_bytes())
+            except (OSError, EOFError, ValueError, TypeError):
+                self.entries = {}
+        self.dirty = False
+
+    @staticmethod
+    def stamp(path: str) -> tuple[int, int] | None:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def get(self, path: str, key: str) -> FileResult | None:
+        entry = self.entries.get(path)
+        if entry is None or entry[2] != key or tuple(entry[:2]) != self.stamp(path):
+            return None
+        return FileResult(path, [Record(*r) for r in entry[3]])
+
+    def put(self, result: FileResult, key: str) -> None:
+        stamp = self.stamp(result.path)
+        if stamp is None or result.error or result.rule_errors:
+            return
+        self.entries[result.path] = (*stamp, key, [astuple(r) for r in result.records])
+        self.dirty = True
+
+    def save(self) -> None:
+        if self.file is None or not self.dirty:
+            return
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            (self.file.parent / ".gitignore").write_text("*\n")
+            partial = self.file.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_bytes(marshal.dumps(self.entries))
+            os.replace(partial, self.file)
+        except (OSError, ValueError):
+            pass
+
+
+def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache | None,
+               jobs: int | None = None) -> list[FileResult]:
+    """Check every (path, settings); files unchanged since the cached run are not read."""
+    use_cache = cache is not None and not (options.fix or options.diff)
+    keys: dict[Settings, str] = {}
+    results: dict[str, FileResult] = {}
+    todo = []
+    for path, settings in items:
+        if use_cache:
+            key = keys.setdefault(settings, settings_key(settings))
+            hit = cache.get(path, key)
+            if hit is not None:
+                results[path] = hit
+                continue
+        todo.append((path, settings))
+    # Fail fast, once, on tables that cannot load, rather than once per file.
+    for settings in {s for _, s in todo}:
+        if settings.target == "torch_npu":
+            tables_for(settings)
+    jobs = jobs or os.cpu_count() or 1
+    if len(todo) < 4 or jobs == 1:
+        done = _check_chunk(todo, options)
+    else:
+        chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
+        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+            done = [r for batch in pool.map(_check_chunk, chunks, [options] * len(chunks)) for r in batch]
+    for (path, settings), result in zip(todo, done):
+        results[path] = result
+        if use_cache:
+            cache.put(result, keys[settings])
+    if use_cache:
+        cache.save()
+    return [results[path] for path, _ in items]
+
+

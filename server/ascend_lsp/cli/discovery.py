@@ -1,0 +1,83 @@
+"""Which files a run checks: paths and globs, `.py` and `.ipynb`, `.gitignore` respected."""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import os
+import subprocess
+from pathlib import Path
+
+from ..engine.config import Settings
+
+EXTENSIONS = (".py", ".pyi", ".ipynb")
+# Never worth descending into (Ruff excludes the same kind of folders by default).
+DEFAULT_EXCLUDE = frozenset({
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    "__pycache__", "node_modules", "site-packages", "build", "dist", ".eggs", ".lsp-check-cache",
+})
+
+
+class DiscoveryError(Exception):
+    pass
+
+
+def _git_files(folder: Path) -> set[str] | None:
+    """Files git does not ignore below `folder`, or None outside a git work tree."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            capture_output=True, timeout=30, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    base = folder.resolve()  # ls-files prints paths relative to -C
+    return {str(base / p) for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def _excluded(path: Path, settings: Settings) -> bool:
+    if any(part in DEFAULT_EXCLUDE for part in path.parts[:-1]):
+        return True
+    if settings.exclude:
+        rel = os.path.relpath(path, settings.root) if settings.root else str(path)
+        return any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern) for pattern in settings.exclude)
+    return False
+
+
+def discover(paths: list[str], settings: Settings) -> list[str]:
+    """Files to check, sorted. A file named explicitly is always checked."""
+    found: dict[str, None] = {}
+    for raw in paths:
+        matches = glob.glob(raw, recursive=True) if glob.has_magic(raw) else [raw]
+        if not matches:
+            raise DiscoveryError(f"{raw}: no such file or directory")
+        for match in matches:
+            path = Path(match)
+            if path.is_dir():
+                for file in _walk(path, settings):
+                    found[file] = None
+            elif path.exists() or path.is_symlink():
+                if glob.has_magic(raw) and (not match.endswith(EXTENSIONS) or _excluded(path, settings)):
+                    continue
+                found[str(path)] = None
+            else:
+                raise DiscoveryError(f"{raw}: no such file or directory")
+    return sorted(found)
+
+
+def _walk(folder: Path, settings: Settings) -> list[str]:
+    tracked = _git_files(folder)
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info"))
+        for name in files:
+            if not name.endswith(EXTENSIONS):
+                continue
+            path = Path(root) / name
+            if tracked is not None and str(path.resolve()) not in tracked:
+                continue
+            if not _excluded(path, settings):
+                out.append(str(path))
+    return out

@@ -1,0 +1,184 @@
+"""Output formats: full and concise text, JSON, SARIF 2.1.0, GitHub annotations, statistics."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Iterable
+
+from .. import __version__
+from ..rules import RULES
+from .check import FileResult, Record
+
+FORMATS = ("full", "concise", "json", "sarif", "github")
+SEVERITY_NAME = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+SARIF_LEVEL = {1: "error", 2: "warning", 3: "note", 4: "note"}
+GITHUB_LEVEL = {1: "error", 2: "warning", 3: "notice", 4: "notice"}
+SARIF_SCHEMA = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
+
+
+def where(path: str, r: Record) -> str:
+    """path:line:col, 1-based, with the cell for notebooks."""
+    if r.cell:
+        return f"{path}:{r.cell}:{r.cell_line + 1}:{r.col + 1}"
+    return f"{path}:{r.line + 1}:{r.col + 1}"
+
+
+def marker(r: Record) -> str:
+    return {"safe": "[*] ", "unsafe": "[-] "}.get(r.fix_applicability, "")
+
+
+def url(code: str) -> str:
+    rule = RULES.get(code)
+    return rule.url if rule else ""
+
+
+def concise(results: list[FileResult]) -> Iterable[str]:
+    for result in results:
+        for r in result.records:
+            yield f"{where(result.path, r)}: {r.code} {marker(r)}{r.message}"
+
+
+def full(results: list[FileResult]) -> Iterable[str]:
+    for result in results:
+        for r in result.records:
+            yield f"{where(result.path, r)}: {r.code} {marker(r)}{r.message}"
+            number = str(r.cell_line + 1)
+            yield f"{' ' * len(number)} |"
+            yield f"{number} | {r.source_line}"
+            width = (r.end_col if r.end_line == r.line else len(r.source_line)) - r.col
+            yield f"{' ' * len(number)} | {' ' * r.col}{'^' * max(width, 1)} {SEVERITY_NAME[r.severity]}"
+            if r.fix_title:
+                kind = {"safe": "fix", "unsafe": "unsafe fix", "display": "suggestion"}.get(r.fix_applicability, "fix")
+                yield f"{' ' * len(number)} = {kind}: {r.fix_title}"
+            yield f"{' ' * len(number)} = docs: {url(r.code)}"
+            yield ""
+
+
+def as_json(results: list[FileResult]) -> str:
+    out = []
+    for result in results:
+        for r in result.records:
+            out.append({
+                "code": r.code,
+                "message": r.message,
+                "severity": SEVERITY_NAME[r.severity],
+                "filename": result.path,
+                "cell": r.cell or None,
+                "location": {"row": r.line + 1, "column": r.col + 1},
+                "end_location": {"row": r.end_line + 1, "column": r.end_col + 1},
+                "url": url(r.code),
+                "fix": {
+                    "applicability": r.fix_applicability,
+                    "message": r.fix_title,
+                    "edits": [{"content": text, "location": {"row": a + 1, "column": b + 1},
+                               "end_location": {"row": c + 1, "column": d + 1}} for a, b, c, d, text in r.edits],
+                } if r.fix_title else None,
+                "origin": r.extra.get("source") or None,
+            })
+    return json.dumps(out, indent=2, ensure_ascii=False)
+
+
+def sarif(results: list[FileResult]) -> str:
+    rules = []
+    index = {}
+    for code in sorted(RULES):
+        rule = RULES[code]
+        index[code] = len(rules)
+        rules.append({
+            "id": code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.doc.what},
+            "fullDescription": {"text": rule.doc.why},
+            "helpUri": rule.url,
+            "help": {"text": rule.doc.fix},
+            "defaultConfiguration": {"level": SARIF_LEVEL[int(rule.severity)]},
+            "properties": {"targets": list(rule.targets)},
+        })
+    sarif_results = []
+    for result in results:
+        for r in result.records:
+            region = {"startLine": r.line + 1, "startColumn": r.col + 1, "endLine": r.end_line + 1,
+                      "endColumn": r.end_col + 1}
+            entry = {
+                "ruleId": r.code,
+                "ruleIndex": index[r.code],
+                "level": SARIF_LEVEL[r.severity],
+                "message": {"text": r.message},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": result.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
+                    "region": region,
+                }}],
+            }
+            if r.edits and r.fix_applicability in ("safe", "unsafe"):
+                entry["fixes"] = [{
+                    "description": {"text": r.fix_title},
+                    "artifactChanges": [{
+                        "artifactLocation": {"uri": result.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
+                        "replacements": [{
+                            "deletedRegion": {"startLine": a + 1, "startColumn": b + 1, "endLine": c + 1,
+                                              "endColumn": d + 1},
+                            "insertedContent": {"text": text},
+                        } for a, b, c, d, text in r.edits],
+                    }],
+                }]
+            sarif_results.append(entry)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "ascend-lsp",
+                "version": __version__,
+                "informationUri": "https://github.com/ascend-lsp/ascend-lsp",
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": sarif_results,
+        }],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False)
+
+
+def _escape_github(text: str, property_value: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if property_value:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def github(results: list[FileResult]) -> Iterable[str]:
+    for result in results:
+        for r in result.records:
+            props = (f"file={_escape_github(result.path, True)},line={r.line + 1},col={r.col + 1},"
+                     f"endLine={r.end_line + 1},endColumn={r.end_col + 1},title={r.code}")
+            yield f"::{GITHUB_LEVEL[r.severity]} {props}::{_escape_github(f'{r.code} {r.message}')}"
+
+
+def statistics(results: list[FileResult]) -> Iterable[str]:
+    counts = Counter(r.code for result in results for r in result.records)
+    fixable = Counter(r.code for result in results for r in result.records if r.fix_applicability == "safe")
+    for code, count in counts.most_common():
+        rule = RULES.get(code)
+        yield f"{count:>6}  {code:<7} {'[*]' if fixable[code] else '   '} {rule.name if rule else ''}"
+
+
+def summary(results: list[FileResult], fixed: int) -> str:
+    records = [r for result in results for r in result.records]
+    safe = sum(r.fix_applicability == "safe" for r in records)
+    unsafe = sum(r.fix_applicability == "unsafe" for r in records)
+    parts = []
+    if fixed:
+        parts.append(f"Fixed {fixed} finding{'s' * (fixed != 1)}.")
+    if records:
+        files = sum(1 for result in results if result.records)
+        parts.append(f"Found {len(records)} finding{'s' * (len(records) != 1)} in {files} "
+                     f"file{'s' * (files != 1)}.")
+        if safe:
+            parts.append(f"[*] {safe} fixable with `--fix`.")
+        if unsafe:
+            parts.append(f"[-] {unsafe} more with `--unsafe-fixes`.")
+    elif not fixed:
+        parts.append("All checks passed.")
+    return " ".join(parts)
+
