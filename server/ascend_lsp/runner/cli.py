@@ -1,0 +1,72 @@
+"""`lsp-check run path.py::func`: run a function on a target and grade the delta, for CI.
+
+Exit codes: 0 PASS, 1 WARNING or ERROR, 2 the run itself failed (or bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .job import DEFAULT_TIMEOUT, TARGETS, Emulation, Job
+from .pool import RunnerPool
+from .report import format_table
+from .result import FAILED, PASSED
+
+
+def build_parser(prog: str = "lsp-check run") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Run a function on a CPU reference and on a target, "
+                                                            "and grade the precision delta with msprobe's thresholds.")
+    parser.add_argument("spec", help="path.py::function, or path.py with --lines")
+    parser.add_argument("--target", choices=TARGETS, default="npu")
+    parser.add_argument("--grad", action="store_true", help="also compare gradients of inputs and parameters")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S")
+    parser.add_argument("--interpreter", metavar="PY", help="Python with torch (default: this one)")
+    parser.add_argument("--command", metavar="TEMPLATE",
+                        help="worker command, e.g. 'ssh host python3 -c {bootstrap_quoted}'")
+    parser.add_argument("--lines", metavar="A-B", help="run lines A to B (1-based, inclusive) instead of a function")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fallback-cpu-disable", action="store_true",
+                        help="npu: set TORCH_NPU_FALLBACK_CPU_DISABLE=1 so CPU fallbacks raise")
+    parser.add_argument("--matmul-hf32", action="store_true", help="emulate: fp32 matmul in HF32 too")
+    parser.add_argument("--no-conv-hf32", action="store_true", help="emulate: keep fp32 convolutions in fp32")
+    parser.add_argument("--autocast", choices=("float16", "bfloat16"), help="emulate: run under CPU autocast")
+    parser.add_argument("--mindspore-pair", metavar="NAME", help="mindspore: the port's function name")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    path, _, function = args.spec.partition("::")
+    lines = None
+    if args.lines:
+        try:
+            start, end = (int(part) for part in args.lines.split("-"))
+        except ValueError:
+            print(f"error: --lines wants A-B, got {args.lines!r}", file=sys.stderr)
+            return 2
+        lines = (start, end)
+    if bool(function) == bool(lines):
+        print("error: give either path.py::function or path.py --lines A-B", file=sys.stderr)
+        return 2
+    job = Job(path=path, function=function or None, lines=lines, target=args.target, grad=args.grad,
+              seed=args.seed, timeout=args.timeout, interpreter=args.interpreter, command=args.command,
+              fallback_cpu_disable=args.fallback_cpu_disable, mindspore_pair=args.mindspore_pair,
+              emulation=Emulation(conv_hf32=not args.no_conv_hf32, matmul_hf32=args.matmul_hf32,
+                                  autocast=args.autocast))
+    with RunnerPool() as pool:
+        result = pool.run(job)
+    print(json.dumps(result.to_dict(), indent=2, default=str) if args.json else format_table(result))
+    if result.status == FAILED:
+        return 2
+    return 0 if result.status == PASSED else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

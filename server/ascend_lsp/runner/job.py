@@ -1,0 +1,114 @@
+"""What to run and where: the `Job` a caller fills in, and its wire form for the worker."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ..engine.tables import mappings_root
+from .grading import load_thresholds, metric_parameters
+from .targets import find_mindspore_pair
+
+PROTOCOL = 1  # must equal worker.PROTOCOL (tests/runner checks it)
+TARGETS = ("npu", "cuda", "cpu", "emulate", "mindspore")
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MEMORY_LIMIT_MB = 8192
+
+
+class JobError(ValueError):
+    """The job cannot be sent (unknown target, unreadable file, no MindSpore pair)."""
+
+
+@dataclass
+class Emulation:
+    """The NPU precision modes `emulate` reproduces on the CPU (defaults: Ascend A2/A3)."""
+
+    conv_hf32: bool = True  # torch_npu's default for fp32 convolutions
+    matmul_hf32: bool = False  # off by default; on with torch.npu.matmul.allow_hf32 = True
+    autocast: str | None = None  # "float16" or "bfloat16"
+
+
+@dataclass
+class Job:
+    """One run: a function (or a 1-based inclusive line range) of a file, on a target.
+
+    `interpreter` runs a local worker (default: this interpreter); `command` is a template
+    for any other launcher (see `command.py`), and wins when both are set.
+    """
+
+    path: str
+    function: str | None = None
+    lines: tuple[int, int] | None = None
+    text: str | None = None  # the editor's buffer; read from `path` when None
+    target: str = "npu"
+    grad: bool = False
+    seed: int = 0
+    timeout: float = DEFAULT_TIMEOUT
+    memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
+    fallback_cpu_disable: bool = False
+    emulation: Emulation = field(default_factory=Emulation)
+    mindspore_pair: str | None = None  # found by `find_mindspore_pair` when None
+    mindspore_device: str | None = None  # MindSpore's own default when None
+    capture_inputs: bool = False  # hashes of every random draw on both sides, in the result
+    interpreter: str | None = None
+    command: str | None = None
+    module: str | None = None  # module name for the file (default: its stem)
+
+    @property
+    def entry(self) -> str:
+        return self.function or (f"lines {self.lines[0]}-{self.lines[1]}" if self.lines else "?")
+
+    def source_text(self) -> str:
+        if self.text is None:
+            try:
+                self.text = Path(self.path).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise JobError(f"cannot read {self.path}: {exc.strerror}") from None
+        return self.text
+
+    def to_wire(self) -> dict:
+        if self.target not in TARGETS:
+            raise JobError(f"unknown target {self.target!r} (one of {', '.join(TARGETS)})")
+        if not self.function and not self.lines:
+            raise JobError("name a function or a line range")
+        text = self.source_text()
+        options: dict = {"grad": self.grad, "seed": self.seed, "memory_limit_mb": self.memory_limit_mb,
+                         "capture_inputs": self.capture_inputs}
+        if self.target == "npu":
+            options["fallback_cpu_disable"] = self.fallback_cpu_disable
+        if self.target == "emulate":
+            options["emulate"] = vars(self.emulation).copy()
+        if self.target == "mindspore":
+            if not self.function:
+                raise JobError("the mindspore target pairs functions: name one, not a line range")
+            pair = self.mindspore_pair or find_mindspore_pair(text, self.function)
+            if not pair:
+                raise JobError(f"no MindSpore port for {self.function}(): define {self.function}_ms() or mark it "
+                               f"with `# ascend-lsp: mindspore-pair=<name>`")
+            options["mindspore"] = {"pair": pair, "device": self.mindspore_device, "weights": weight_renames()}
+        return {
+            "protocol": PROTOCOL,
+            "id": uuid.uuid4().hex,
+            "kind": "run",
+            "file": {"path": str(self.path), "text": text, "module": self.module or Path(self.path).stem},
+            "entry": {"function": self.function} if self.function else {"lines": list(self.lines)},
+            "target": self.target,
+            "options": options,
+            "metrics": metric_parameters(load_thresholds()),
+        }
+
+
+@functools.cache
+def weight_renames() -> list[dict]:
+    """mappings/mindspore/weights.toml rows, as the worker reads them."""
+    with open(mappings_root() / "mindspore" / "weights.toml", "rb") as f:
+        return [{k: row[k] for k in ("torch-module", "torch", "mindspore", "transform") if k in row}
+                for row in tomllib.load(f)["weight"]]

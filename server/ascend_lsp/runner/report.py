@@ -1,0 +1,91 @@
+"""RunResult as text: a Markdown hover, a one-line summary, a plain table for the terminal."""
+
+from __future__ import annotations
+
+from .result import FAILED, OutputResult, RunResult
+
+COLUMNS = ("output", "shape", "dtype", "max abs", "max rel", "cosine", "<1‰", "<1‱", "ULP max/mean", "verdict",
+           "decided by")
+
+
+def format_summary(result: RunResult) -> str:
+    """One line for a diagnostic message or the output log."""
+    where = f"{result.target}{' (emulated)' if result.emulated else ''}"
+    head = f"Run on {where} {result.entry}"
+    if result.status == FAILED:
+        return f"{head}: failed: {result.message}"
+    seconds = result.timing.get("round_trip_s")
+    return f"{head}: {result.message.removeprefix('[emulated] ')}" + (f" [{seconds:.2f} s]" if seconds else "")
+
+
+def format_markdown(result: RunResult) -> str:
+    """The hover: verdict, emulation caveats, a table per output, notes, or the traceback."""
+    device = f" on `{result.device}`" if result.device else ""
+    lines = [f"**Run on NPU** `{result.entry}` → target `{result.target}`{device}: **{_status(result)}**", ""]
+    if result.emulated:
+        lines += ["_Emulated on the CPU, not measured on an NPU._", ""]
+    if result.status == FAILED:
+        lines += [_escape(result.message), ""]
+        if result.error and result.error.get("traceback"):
+            lines += ["```", result.error["traceback"].rstrip(), "```", ""]
+    else:
+        lines += [_escape(result.message), ""]
+        if result.outputs:
+            lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+            lines += ["| " + " | ".join(_escape(c) for c in _cells(o)) + " |" for o in result.outputs]
+            lines.append("")
+    lines += [f"- {_escape(note)}" for note in result.notes]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def format_table(result: RunResult) -> str:
+    """Plain text for `lsp-check run`."""
+    lines = [format_summary(result)]
+    if result.status == FAILED:
+        if result.error and result.error.get("traceback"):
+            lines += ["", result.error["traceback"].rstrip()]
+    elif result.outputs:
+        rows = [COLUMNS] + [_cells(o) for o in result.outputs]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+        lines.append("")
+        lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    if result.emulated:
+        lines += ["", "emulated on the CPU, not measured on an NPU"]
+    lines += [f"note: {note}" for note in result.notes]
+    return "\n".join(lines)
+
+
+def _status(result: RunResult) -> str:
+    return "failed" if result.status == FAILED else result.verdict
+
+
+def _cells(o: OutputResult) -> tuple[str, ...]:
+    m = o.metrics
+    shares = m.get("rel_err_share", {})
+    shape = _pair(o.reference.get("shape"), o.target.get("shape"))
+    dtype = _pair(o.reference.get("dtype"), o.target.get("dtype"))
+    ulp = f"{_num(m.get('ulp_max'))}/{_num(m.get('ulp_mean'))}" if "ulp_max" in m else "–"
+    return (o.path, shape, dtype, _num(m.get("max_abs")), _num(m.get("max_rel")), _num(m.get("cosine"), 6),
+            _share(shares.get("0.001")), _share(shares.get("0.0001")), ulp, o.verdict,
+            o.threshold.split(":")[0] if o.threshold else o.reason)
+
+
+def _pair(reference, target) -> str:
+    if reference is None and target is None:
+        return "–"
+    text = lambda v: "x".join(map(str, v)) or "scalar" if isinstance(v, list) else str(v)  # noqa: E731
+    return text(reference) if reference == target else f"{text(reference)} ≠ {text(target)}"
+
+
+def _num(value, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}g}"
+
+
+def _share(value) -> str:
+    return "–" if value is None else f"{value:.2%}"
+
+
+def _escape(text: str) -> str:
+    return str(text).replace("|", "\\|")

@@ -1,0 +1,102 @@
+"""`RunResult`: a worker's answer (or the reason there is none), graded, for any front end."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from .grading import ERROR, PASS, WARNING, grade_output, load_thresholds, worst
+from .job import Job
+from .targets import function_line
+
+PASSED, WARNED, ERRORED, FAILED = "passed", "warning", "error", "failed"
+STATUS = {PASS: PASSED, WARNING: WARNED, ERROR: ERRORED}
+
+
+@dataclass
+class OutputResult:
+    path: str  # out[0], out['logits'], grad:Linear.weight, state:Sequential.1.running_mean
+    group: str  # output | grad | state
+    verdict: str
+    reason: str
+    threshold: str | None  # the table row that decided, e.g. "cosine: cosine <= 0.99 → error"
+    reference: dict  # shape, dtype
+    target: dict
+    metrics: dict
+    dropout: bool = False
+
+
+@dataclass
+class RunResult:
+    """status: passed | warning | error (the precision verdict) or failed (no verdict: the run failed)."""
+
+    status: str
+    message: str
+    path: str
+    entry: str
+    target: str
+    line: int | None = None  # 1-based: the entry's `def` (or first selected line), the raising line on an exception
+    emulated: bool = False
+    device: str | None = None
+    outputs: list[OutputResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: dict | None = None  # type, message, traceback, frames, user_line, side
+    stdout: dict = field(default_factory=dict)
+    timing: dict = field(default_factory=dict)
+    worker: dict = field(default_factory=dict)
+    inputs: dict | None = None
+    code: str | None = None  # why it failed: timeout, cancelled, crashed, exception, no-device, ...
+
+    @property
+    def verdict(self) -> str | None:
+        return {PASSED: PASS, WARNED: WARNING, ERRORED: ERROR}.get(self.status)
+
+    @property
+    def ok(self) -> bool:
+        return self.status != FAILED
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def failed(job: Job, code: str, message: str, **extra) -> RunResult:
+    return RunResult(status=FAILED, message=message, path=str(job.path), entry=job.entry, target=job.target,
+                     code=code, line=entry_line(job), **extra)
+
+
+def entry_line(job: Job) -> int | None:
+    if job.lines:
+        return job.lines[0]
+    return function_line(job.text or "", job.function) if job.function else None
+
+
+def from_worker(job: Job, answer: dict, round_trip_s: float) -> RunResult:
+    target = answer.get("target") or {}
+    common = dict(path=str(job.path), entry=job.entry, target=job.target, emulated=bool(target.get("emulated")),
+                  device=target.get("device"), notes=list(answer.get("notes", [])),
+                  worker=answer.get("worker", {}), timing={**answer.get("timing", {}), "round_trip_s": round_trip_s})
+    if answer.get("status") != "ok":
+        error = answer.get("error")
+        return RunResult(status=FAILED, message=answer.get("message", "the worker failed"), error=error,
+                         line=(error or {}).get("user_line") or entry_line(job), code=answer.get("code"), **common)
+    thresholds = load_thresholds()
+    autocast = bool(job.target == "emulate" and job.emulation.autocast)
+    outputs = []
+    for raw in answer.get("outputs", []):
+        grade = grade_output(raw, thresholds, autocast)
+        outputs.append(OutputResult(
+            path=raw["path"], group=raw.get("group", "output"), verdict=grade.verdict, reason=grade.reason,
+            threshold=grade.threshold.describe() if grade.threshold else None,
+            reference=raw.get("reference", {}), target=raw.get("target", {}), metrics=raw.get("metrics", {}),
+            dropout=bool(raw.get("dropout"))))
+    overall = worst(o.verdict for o in outputs)
+    if outputs:
+        decisive = next(o for o in outputs if o.verdict == overall)
+        counts = ", ".join(f"{sum(o.verdict == v for o in outputs)} {v.lower()}" for v in (ERROR, WARNING, PASS)
+                           if any(o.verdict == v for o in outputs))
+        message = f"{overall}: {decisive.path}: {decisive.reason} ({len(outputs)} compared: {counts})"
+    else:
+        message = f"{PASS}: ran on the reference and the target without error; nothing returned to compare"
+    if common["emulated"]:
+        message = f"[emulated] {message}"
+    return RunResult(status=STATUS[overall], message=message, outputs=outputs, stdout=answer.get("stdout", {}),
+                     inputs=answer.get("inputs"), line=entry_line(job), **common)

@@ -1,0 +1,61 @@
+"""The emulate target: HF32 convolutions (and matmul, autocast) on the CPU, always labelled."""
+
+import pytest
+
+pytestmark = pytest.mark.torch
+torch = pytest.importorskip("torch", reason="torch is not installed")
+
+CONV = """
+import torch
+from torch import nn
+
+def conv():
+    layer = nn.Conv2d(8, 16, 3)
+    return layer(torch.randn(2, 8, 10, 10) * 10)
+
+def linear():
+    layer = nn.Linear(64, 32)
+    return layer(torch.randn(8, 64) * 10)
+"""
+
+
+def test_hf32_rounding_keeps_11_mantissa_bits_round_to_nearest_even():
+    from ascend_lsp.runner.worker import round_to_hf32
+
+    one_ulp = 2.0**-11  # HF32 spacing above 1.0
+    values = torch.tensor([1.0, 1 + one_ulp / 2, 1 + one_ulp * 1.5, 1 + one_ulp * 0.75, float("inf"), float("nan")])
+    rounded = round_to_hf32(torch, values)
+    assert rounded[:4].tolist() == [1.0, 1.0, 1 + 2 * one_ulp, 1 + one_ulp]  # ties to even, else nearest
+    assert rounded[4] == float("inf") and rounded[5].isnan()
+    assert round_to_hf32(torch, values.double()) is not None  # other dtypes pass through
+
+
+def test_emulated_conv_has_a_nonzero_delta_and_a_verdict(pool, snippet):
+    result = pool.run(snippet(CONV, "conv", target="emulate"))
+    assert result.ok, result.message
+    assert result.emulated and result.message.startswith("[emulated]")
+    output = result.outputs[0]
+    assert output.metrics["max_abs"] > 0
+    assert output.verdict in ("PASS", "WARNING", "ERROR") and output.threshold
+    assert any("HF32" in note for note in result.notes)
+
+
+def test_matmul_stays_fp32_unless_hf32_is_enabled(pool, snippet):
+    from ascend_lsp.runner import Emulation
+
+    default = pool.run(snippet(CONV, "linear", target="emulate"))
+    assert default.outputs[0].metrics["max_abs"] == 0  # A2/A3 default: matmul HF32 off
+    enabled = pool.run(snippet(CONV, "linear", target="emulate", emulation=Emulation(matmul_hf32=True)))
+    assert enabled.outputs[0].metrics["max_abs"] > 0
+
+
+def test_autocast_grades_the_reduced_dtype(pool, snippet):
+    from ascend_lsp.runner import Emulation
+
+    result = pool.run(snippet(CONV, "linear", target="emulate", emulation=Emulation(autocast="bfloat16")))
+    assert result.ok, result.message
+    output = result.outputs[0]
+    assert (output.reference["dtype"], output.target["dtype"]) == ("float32", "bfloat16")
+    assert "dtype mismatch" not in output.reason
+    assert output.threshold.split(":")[0] in ("cosine", "max-abs", "hundredth-low-precision",
+                                              "thousandth-low-precision")
