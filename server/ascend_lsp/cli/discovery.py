@@ -23,8 +23,13 @@ class DiscoveryError(Exception):
 
 
 def _git_files(folder: Path) -> set[str] | None:
-    """Files git does not ignore below `folder`, or None outside a git work tree."""
+    """Files git does not ignore below `folder`, or None outside a git work tree (or when
+    the folder itself is ignored: a folder named on the command line is wanted)."""
     try:
+        ignored = subprocess.run(["git", "-C", str(folder), "check-ignore", "-q", "."], capture_output=True,
+                                 timeout=30, check=False)
+        if ignored.returncode == 0:
+            return None
         out = subprocess.run(
             ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
             capture_output=True, timeout=30, check=False,

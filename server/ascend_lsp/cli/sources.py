@@ -57,6 +57,11 @@ def read_source(path: str) -> Source:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise SourceError(f"not valid utf-8 text ({bad.reason} at byte {bad.start}); declare the encoding "
+                              "with a `# -*- coding: ... -*-` line or re-save as UTF-8") from None
         raise SourceError(f"unknown source encoding: {exc}") from None
     bom = raw.startswith(b"\xef\xbb\xbf")
     try:

@@ -42,6 +42,7 @@ class Analysis:
     syntax_errors: int = 0
     settings: Settings | None = None
     digest: str = ""  # of the text, for caches
+    walked: int = 0  # top-level statements walked for this result (fewer when incremental)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +124,7 @@ def _check(checker: Checker, stmts: list[ast.stmt]) -> list[Span]:
 
 
 def _finish(source: SourceText, settings: Settings, path: str | None, spans: list[Span], extra: list[Finding],
-            errors: list[str], module: ModuleContext | None, syntax_errors: int) -> Analysis:
+            errors: list[str], module: ModuleContext | None, syntax_errors: int, walked: int) -> Analysis:
     noqa = noqa_map(source)
     ignored = settings.ignored_in(path)
     findings = [f for span in spans for f in span.findings]
@@ -131,7 +132,7 @@ def _finish(source: SourceText, settings: Settings, path: str | None, spans: lis
     kept = [f for f in findings
             if not suppressed(f, noqa) and not (ignored and f.code != "E999" and f.code.startswith(ignored))]
     kept.sort(key=lambda f: (f.range, f.code))
-    return Analysis(kept, errors, spans, module, syntax_errors, settings, _digest(source.text))
+    return Analysis(kept, errors, spans, module, syntax_errors, settings, _digest(source.text), walked)
 
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
@@ -148,7 +149,7 @@ def analyze(text: str, settings: Settings | None = None, path: str | None = None
     checker = Checker(source, module, settings, tables, path)
     spans = _check(checker, tree.body)
     extra = [_syntax_finding(source, line, col, msg, settings) for line, col, msg in syntax]
-    return _finish(source, settings, path, spans, extra, checker.errors, module, len(syntax))
+    return _finish(source, settings, path, spans, extra, checker.errors, module, len(syntax), len(spans))
 
 
 def _syntax_finding(source: SourceText, line: int, col: int, msg: str, settings: Settings) -> Finding:
@@ -212,4 +213,4 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     middle = _check(checker, tree.body)
     shifted = [Span(s.start + edit.delta, s.end + edit.delta, _shift(s.findings, edit.delta, edit.first), s.binds) for s in after]
     all_spans = before + middle + shifted
-    return _finish(source, settings, path, all_spans, [], checker.errors, module, 0)
+    return _finish(source, settings, path, all_spans, [], checker.errors, module, 0, len(middle))

@@ -1,0 +1,36 @@
+# Two entry points, each doing all the set-up on a fresh machine (Python 3.10+):
+#   make examples   install, then run lsp-check on the bundled CUDA examples
+#   make test       install with the test extras (torch 2.13 CPU, MindSpore 2.10 CPU), run the tests
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: examples test docs mappings bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.base: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	# torch is pinned to the CPU build (an unpinned torch pulls GBs of CUDA); MindSpore needs numpy<2.
+	$(BIN)/pip install -q -e '.[test,torch,mindspore]'
+	touch $@ $(VENV)/.base
+
+examples: $(VENV)/.base
+	$(BIN)/lsp-check examples/ || test $$? -eq 1
+
+test: $(VENV)/.test
+	$(BIN)/python -m pytest -q
+
+docs: $(VENV)/.base
+	$(BIN)/python -m ascend_lsp.rules.docs
+
+mappings: $(VENV)/.base
+	$(BIN)/python mappings/build
+
+bench: $(VENV)/.base
+	$(BIN)/python benchmarks/cli_corpus.py

@@ -1,0 +1,58 @@
+"""Re-analysing only the statements an edit touches gives exactly the full analysis."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from ascend_lsp.engine import Settings, analyze
+from ascend_lsp.engine.analyzer import TextEdit
+
+EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "train_cuda.py").read_text()
+
+
+def snapshot(analysis):
+    return [(f.code, f.range, f.message, [(e.range, e.new_text) for fix in f.fixes for e in fix.edits])
+            for f in analysis.findings]
+
+
+def apply(lines: list[str], first: int, last: int, new: list[str]) -> list[str]:
+    return lines[:first] + new + lines[last + 1:]
+
+
+def test_random_line_edits_match_full_analysis() -> None:
+    rng = random.Random(7)
+    settings = Settings()
+    original = EXAMPLE.splitlines(keepends=True)
+    base = analyze(EXAMPLE, settings)
+    pool = [line for line in original if line.strip()] + ["y = x.cuda()\n", "\n", "# 注释 🚀 cuda\n",
+                                                          "torch.cuda.empty_cache()\n", "def broken(:\n"]
+    reused = 0
+    for _ in range(150):
+        first = rng.randrange(len(original))
+        last = min(len(original) - 1, first + rng.randrange(3))
+        indent = original[first][: len(original[first]) - len(original[first].lstrip())].rstrip("\n")
+        new = [indent + rng.choice(pool).lstrip() for _ in range(rng.randrange(0, 4))]
+        text = "".join(apply(original, first, last, new))
+        edit = TextEdit(first, last, len(new) - (last - first + 1))
+        incremental = analyze(text, settings, previous=base, edit=edit)
+        full = analyze(text, settings)
+        assert snapshot(incremental) == snapshot(full), (first, last, new)
+        reused += incremental.walked < full.walked
+        # and a second edit on top of the first
+        follow = analyze(text + "z = torch.ones(1).cuda()\n", settings, previous=incremental,
+                         edit=TextEdit(len(text.splitlines()), len(text.splitlines()), 1))
+        assert snapshot(follow) == snapshot(analyze(text + "z = torch.ones(1).cuda()\n", settings))
+    assert reused > 50  # edits that keep the file parsing re-walk only what they touch
+
+
+def test_editing_an_import_reanalyses_everything() -> None:
+    settings = Settings()
+    previous = analyze(EXAMPLE, settings)
+    lines = EXAMPLE.splitlines(keepends=True)
+    index = lines.index("import torch\n")
+    lines[index] = "import torch_npu\nimport torch\n"
+    text = "".join(lines)
+    incremental = analyze(text, settings, previous=previous, edit=TextEdit(index, index, 1))
+    assert snapshot(incremental) == snapshot(analyze(text, settings))
+    assert not [f for f in incremental.findings if f.code == "NPU109"]

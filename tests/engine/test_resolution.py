@@ -1,0 +1,80 @@
+"""Name resolution through imports, by scope; shapes; strings."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ascend_lsp.engine import Settings, analyze
+
+
+def codes(source: str, select: str = "NPU1") -> list[tuple[int, str]]:
+    analysis = analyze(textwrap.dedent(source), Settings(select=(select,)))
+    assert not analysis.errors
+    return [(f.range.start_line + 1, f.code) for f in analysis.findings]
+
+
+@pytest.mark.parametrize("source", [
+    "import torch as t\nt.cuda.synchronize()\n",
+    "import torch.cuda\ntorch.cuda.synchronize()\n",
+    "import torch.nn\ntorch.cuda.synchronize()\n",
+    "from torch import cuda as c\nc.synchronize()\n",
+    "from torch.cuda import synchronize\nsynchronize()\n",
+    "import torch\ndef f():\n    torch.cuda.synchronize()\n",
+    "import torch\nclass A:\n    def m(self):\n        return torch.cuda.synchronize()\n",
+    "def f():\n    import torch\n    torch.cuda.synchronize()\n",
+    "try:\n    import torch\nexcept ImportError:\n    torch = None\ntorch.cuda.synchronize()\n",
+    "import torch\nfs = [torch.cuda.synchronize for _ in range(2)]\n",
+    "import torch\ndef f():\n    global torch\n    torch = None\n    torch.cuda.synchronize()\n",
+])
+def test_resolves_to_torch_cuda(source: str) -> None:
+    assert codes(source, "NPU103")[-1][1] == "NPU103"
+
+
+@pytest.mark.parametrize("source", [
+    "def f(torch):\n    torch.cuda.synchronize()\n",
+    "import torch\ndef f():\n    torch.cuda.synchronize()\n    torch = object()\n",
+    "import torch\ndef f(*, torch):\n    return torch.cuda.synchronize()\n",
+    "import torch\ng = lambda torch: torch.cuda.synchronize()\n",
+    "import torch\nxs = [torch.cuda.synchronize() for torch in range(3)]\n",
+    "torch.cuda.synchronize()\n",
+    "from . import torch\ntorch.cuda.synchronize()\n",
+    "import torch\nclass A:\n    torch = None\n    x = 1\nprint('torch.cuda.synchronize()')\n",
+])
+def test_not_an_api(source: str) -> None:
+    assert codes(source, "NPU103") == []
+
+
+def test_class_scope_does_not_leak_into_methods() -> None:
+    source = """
+        import torch
+        class A:
+            torch = None
+            def m(self):
+                return torch.cuda.synchronize()
+    """
+    assert codes(source, "NPU103") == [(6, "NPU103")]
+
+
+def test_strings_in_messages_are_prose() -> None:
+    source = """
+        import logging, warnings
+        log = logging.getLogger()
+        log.info("cuda")
+        warnings.warn("cuda:0")
+        parser.add_argument("--device", default="cuda", help="cuda or cpu")
+        raise ValueError(f"cuda:{0} failed")
+    """
+    assert codes(source, "NPU101") == [(6, "NPU101")]
+
+
+def test_fstring_and_torch_device_with_index() -> None:
+    source = """
+        import torch
+        rank = 0
+        a = torch.device(f"cuda:{rank}")
+        b = torch.device("cuda", rank)
+        c = f"cuda:{rank}:{rank}"
+    """
+    assert codes(source, "NPU101") == [(4, "NPU101"), (5, "NPU101")]
