@@ -2,9 +2,10 @@
 
 Usage: python mappings/build [--data ../shared/data]
 
-Each sibling module named after a `mappings/` folder (torch_npu.py, mindspore.py,
-msprobe.py) exposes `build(data_dir: Path, out_dir: Path) -> list[Path]` and writes
-that folder's TOML files. Nothing at run time reads `--data`: only the output is shipped.
+Each sibling module `<folder>_tables.py`, named after a `mappings/` folder (torch_npu,
+mindspore, msprobe), exposes `build(data_dir: Path, out_dir: Path) -> list[Path]` and
+writes that folder's TOML files. (Not `<folder>.py`: a builder named `mindspore` would
+shadow the real package it checks the tables against.) Nothing at run time reads `--data`: only the output is shipped.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ def main() -> int:
         return 2
     sys.path.insert(0, str(HERE))
     for name in args.only or SOURCES:
-        if not (HERE / f"{name}.py").exists():
+        if not (HERE / f"{name}_tables.py").exists():
             continue
-        module = importlib.import_module(name)
+        module = importlib.import_module(f"{name}_tables")
         for path in module.build(args.data, MAPPINGS / name):
             print(f"wrote {path.relative_to(MAPPINGS.parent)}")
     return 0

@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "mappings" / "torch_npu"
 SCHEMA = ROOT / "mappings" / "schema" / "torch_npu.json"
-BUILDER = ROOT / "mappings" / "build" / "torch_npu.py"
+BUILDER = ROOT / "mappings" / "build" / "torch_npu_tables.py"
 DATA = ROOT.parent / "shared" / "data"
 
 FILES = ("cuda.toml", "env.toml", "thirdparty.toml", "support-2.13.0.toml", "support-2.7.1.toml")

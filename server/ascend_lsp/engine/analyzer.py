@@ -31,6 +31,7 @@ class Span:
     end: int
     findings: list[Finding]
     binds: bool  # contains a module-level import: editing it changes every statement
+    facts: dict[str, Range] = field(default_factory=dict)  # for the "module" handlers
 
 
 @dataclass(slots=True)
@@ -55,11 +56,11 @@ class TextEdit:
     delta: int
 
 
-def tables_for(settings: Settings) -> Tables | None:
+def tables_for(settings: Settings) -> Tables:
     import os
 
     extra = tuple((p, os.path.getmtime(p) if os.path.exists(p) else 0.0) for p in settings.extra_mappings)
-    return load_tables(settings.torch_npu_version, extra)
+    return load_tables(settings.torch_npu_version, settings.mindspore_version, extra)
 
 
 def _digest(text: str) -> str:
@@ -118,9 +119,24 @@ def _check(checker: Checker, stmts: list[ast.stmt]) -> list[Span]:
     spans = []
     for stmt in stmts:
         before = len(checker.findings)
+        checker.facts = {}
         checker.run(walk_statement(stmt, checker.module.scope))
-        spans.append(Span(_span_start(stmt), stmt.end_lineno - 1, checker.findings[before:], _binds(stmt)))
+        spans.append(Span(_span_start(stmt), stmt.end_lineno - 1, checker.findings[before:], _binds(stmt),
+                          checker.facts))
     return spans
+
+
+def _module_findings(checker: Checker, spans: list[Span]) -> list[Finding]:
+    """Findings about the whole file, from the facts its statements noted."""
+    if not checker.handlers["module"]:
+        return []
+    facts: dict[str, Range] = {}
+    for span in spans:
+        for fact, where in span.facts.items():
+            facts.setdefault(fact, where)
+    before = len(checker.findings)
+    checker.run_module(facts)
+    return checker.findings[before:]
 
 
 def _finish(source: SourceText, settings: Settings, path: str | None, spans: list[Span], extra: list[Finding],
@@ -139,7 +155,7 @@ def analyze(text: str, settings: Settings | None = None, path: str | None = None
             previous: Analysis | None = None, edit: TextEdit | None = None) -> Analysis:
     settings = settings or Settings()
     source = SourceText(text)
-    tables = tables_for(settings) if settings.target == "torch_npu" else None
+    tables = tables_for(settings)
     if previous is not None and edit is not None:
         incremental = _reanalyze(source, settings, tables, path, previous, edit)
         if incremental is not None:
@@ -149,6 +165,7 @@ def analyze(text: str, settings: Settings | None = None, path: str | None = None
     checker = Checker(source, module, settings, tables, path)
     spans = _check(checker, tree.body)
     extra = [_syntax_finding(source, line, col, msg, settings) for line, col, msg in syntax]
+    extra += _module_findings(checker, spans)
     return _finish(source, settings, path, spans, extra, checker.errors, module, len(syntax), len(spans))
 
 
@@ -169,9 +186,7 @@ def _shift(findings: list[Finding], delta: int, first: int) -> list[Finding]:
         return findings
 
     def move(rng: Range) -> Range:
-        if rng.start_line < first:
-            return rng
-        return Range(rng.start_line + delta, rng.start_col, rng.end_line + delta, rng.end_col)
+        return _move(rng, delta, first)
 
     return [
         Finding(f.code, move(f.range), f.message, f.severity,
@@ -179,6 +194,12 @@ def _shift(findings: list[Finding], delta: int, first: int) -> list[Finding]:
                 f.deprecated, f.origin, f.extra)
         for f in findings
     ]
+
+
+def _move(rng: Range, delta: int, first: int) -> Range:
+    if rng.start_line < first:
+        return rng
+    return Range(rng.start_line + delta, rng.start_col, rng.end_line + delta, rng.end_col)
 
 
 def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, path: str | None,
@@ -211,6 +232,9 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
         ast.increment_lineno(tree, region_start)
     checker = Checker(source, module, settings, tables, path)
     middle = _check(checker, tree.body)
-    shifted = [Span(s.start + edit.delta, s.end + edit.delta, _shift(s.findings, edit.delta, edit.first), s.binds) for s in after]
+    shifted = [Span(s.start + edit.delta, s.end + edit.delta, _shift(s.findings, edit.delta, edit.first), s.binds,
+                    {fact: _move(where, edit.delta, edit.first) for fact, where in s.facts.items()})
+               for s in after]
     all_spans = before + middle + shifted
-    return _finish(source, settings, path, all_spans, [], checker.errors, module, 0, len(middle))
+    extra = _module_findings(checker, all_spans)
+    return _finish(source, settings, path, all_spans, extra, checker.errors, module, 0, len(middle))

@@ -7,7 +7,7 @@ import traceback
 from dataclasses import dataclass
 
 from .config import Settings
-from .model import Applicability, Edit, Finding, Fix, Range
+from .model import Applicability, Edit, Finding, Fix, Range, Severity
 from .tables import Tables
 from .text import SourceText
 from .walk import Events, ModuleContext, Scope
@@ -20,7 +20,7 @@ class Reference:
     node: ast.expr  # the Name or the outermost Attribute of the chain
     qualname: str
     binding: str  # what the chain's first name is bound to by its import
-    call: ast.Call | None  # the call whose callee this is
+    call: ast.Call | ast.ClassDef | None  # the call whose callee this is, or the class it is a base of
     scope: Scope
 
 
@@ -29,7 +29,7 @@ class Checker:
 
     def __init__(self, source: SourceText, module: ModuleContext, settings: Settings, tables: Tables | None,
                  path: str | None = None) -> None:
-        from ..rules import RULES, active_handlers
+        from ..rules import RULES, active_handlers, rules_for
 
         self.source = source
         self.module = module
@@ -38,24 +38,32 @@ class Checker:
         self.path = path
         self.rules = RULES
         self.handlers = active_handlers(settings)
+        self.active = frozenset(r.code for r in rules_for(settings))
         self.findings: list[Finding] = []
         self.errors: list[str] = []  # rule crashes, for the adapter's log
+        self.facts: dict[str, Range] = {}  # what the current statement showed, for "module" handlers
+
+    def note(self, fact: str, where: ast.AST | Range) -> None:
+        """Record a fact about the file (first place wins) for the "module" handlers."""
+        if fact not in self.facts:
+            self.facts[fact] = where if isinstance(where, Range) else self.source.range_of(where)
 
     # --- reporting ---------------------------------------------------------------------
     def range(self, node: ast.AST) -> Range:
         return self.source.range_of(node)
 
     def report(self, code: str, where: ast.AST | Range, message: str | None = None, fixes: tuple[Fix, ...] = (),
-               *, origin: str = "", deprecated: bool = False, extra: dict | None = None, **fmt) -> None:
-        rule = self.rules[code]
-        if not self.settings.enabled(code):
+               *, origin: str = "", deprecated: bool = False, extra: dict | None = None,
+               severity: Severity | None = None, **fmt) -> None:
+        if code not in self.active:
             return
+        rule = self.rules[code]
         rng = where if isinstance(where, Range) else self.source.range_of(where)
         self.findings.append(Finding(
             code=code,
             range=rng,
             message=message if message is not None else rule.message.format(**fmt),
-            severity=self.settings.severity_for(code, rule.severity),
+            severity=self.settings.severity_for(code, severity or rule.severity),
             fixes=fixes,
             deprecated=deprecated,
             origin=origin,
@@ -110,6 +118,12 @@ class Checker:
         if events.strings and handlers["string"]:
             for node, value, context in events.strings:
                 self._call(handlers["string"], node, value, context)
+        if events.assigns and handlers["assign"]:
+            for node, scope in events.assigns:
+                self._call(handlers["assign"], node, scope)
+
+    def run_module(self, facts: dict[str, Range]) -> None:
+        self._call(self.handlers["module"], facts)
 
     def qualname(self, node: ast.expr, scope: Scope) -> str | None:
         attrs = []

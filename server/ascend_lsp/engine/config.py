@@ -26,7 +26,7 @@ class ConfigError(Exception):
 class Settings:
     target: str = "torch_npu"
     torch_npu_version: str = "2.13.0"
-    mindspore_version: str = "2.6"
+    mindspore_version: str = "2.10"
     chip: str = "A2"
     select: tuple[str, ...] = ("NPU", "MS", "RUN")
     ignore: tuple[str, ...] = ()

@@ -90,6 +90,53 @@ class Support:
         return bool(self.chips.get(chip, True))
 
 
+@dataclass(frozen=True, slots=True)
+class Counterpart:
+    """One row of the PyTorch → MindSpore mapping table."""
+
+    torch: str
+    mindspore: tuple[str, ...]
+    classes: tuple[str, ...]  # consistent, parameters_differ, default_differs, …
+    source: str
+    note: str = ""
+    diff_page: str = ""
+    torch_signature: str = ""
+    mindspore_signature: str = ""
+    parameters: tuple[dict, ...] = ()  # {pytorch, mindspore, difference}
+    absent: tuple[str, ...] = ()  # counterparts the checked MindSpore release lacks
+    absent_in: str = ""  # that release
+    origin: str = ""
+
+    @property
+    def consistent(self) -> bool:
+        return self.classes == ("consistent",)
+
+
+@dataclass(frozen=True, slots=True)
+class Trap:
+    """A documented PyTorch → MindSpore pitfall, as the call shape that trips it."""
+
+    pitfall: str
+    rule: str
+    side: str  # "mindspore" | "torch"
+    apis: tuple[str, ...]
+    when: str
+    message: str
+    fact: str
+    source: str
+    param: str | None = None
+    position: int | None = None
+    value: object = None
+    with_param: str | None = None
+    with_position: int | None = None
+    fix: str | None = None
+    fix_value: str | None = None
+    fix_to: str | None = None
+    applicability: Applicability | None = None
+    severity: str | None = None
+    origin: str = ""
+
+
 @dataclass(slots=True)
 class Tables:
     apis: dict[str, Entry] = field(default_factory=dict)
@@ -98,6 +145,9 @@ class Tables:
     env: dict[str, Entry] = field(default_factory=dict)
     support: dict[str, Support] = field(default_factory=dict)
     support_version: str = ""
+    counterparts: dict[str, Counterpart] = field(default_factory=dict)  # torch API → MindSpore row
+    counterparts_version: str = ""  # the mapping table's MindSpore version
+    traps: dict[str, list[Trap]] = field(default_factory=dict)  # API → its traps
 
     def lookup(self, qualname: str) -> Entry | None:
         """The entry for `qualname`: exact, else the longest `prefix` entry above it."""
@@ -119,7 +169,7 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ascend-lsp"
 
 
-def _read(path: Path) -> dict:
+def read_table(path: Path) -> dict:
     """The parsed table. tomllib needs ~0.5 s for a support list, too slow for a server
     start, so the parsed form is kept (as marshal data: no code runs on load) in the user
     cache, keyed by the file's identity."""
@@ -172,14 +222,60 @@ def _merge(tables: Tables, data: dict, origin: str) -> None:
         )
 
 
+MINDSPORE_TABLES = ("1.10", "2.4", "2.6")  # oldest first
+
+
+def _merge_mindspore(tables: Tables, mapping: dict, origin: str) -> None:
+    for row in mapping.get("mapping", ()):
+        absent = row.get("absent-in-mindspore", {})
+        tables.counterparts[row["torch"]] = Counterpart(
+            torch=row["torch"], mindspore=tuple(row["mindspore"]), classes=tuple(row["class"]),
+            source=row["source"], note=row.get("note", ""), diff_page=row.get("diff-page", ""),
+            torch_signature=row.get("torch-signature", ""), mindspore_signature=row.get("mindspore-signature", ""),
+            parameters=tuple(row.get("parameters", ())), absent=tuple(absent.get("names", ())),
+            absent_in=absent.get("version", ""), origin=origin)
+
+
+def _merge_traps(tables: Tables, traps: dict) -> None:
+    for row in traps.get("trap", ()):
+        trap = Trap(
+            pitfall=row["pitfall"], rule=row["rule"], side=row["side"], apis=tuple(row["apis"]), when=row["when"],
+            message=row["message"], fact=row["fact"], source=row["source"], param=row.get("param"),
+            position=row.get("position"), value=row.get("value"), with_param=row.get("with-param"),
+            with_position=row.get("with-position"),
+            fix=row.get("fix"), fix_value=row.get("fix-value"), fix_to=row.get("fix-to"),
+            applicability=Applicability(row["applicability"]) if row.get("applicability") else None,
+            severity=row.get("severity"), origin="mappings/mindspore/traps.toml")
+        for api in trap.apis:
+            tables.traps.setdefault(api, []).append(trap)
+
+
+def mindspore_table(version: str) -> str:
+    """The mapping table for a MindSpore release: 2.6 (mint) from 2.5 on, 2.4 (ops/nn)
+    for 2.0–2.4, 1.10 before. Newer releases than the newest table use the newest."""
+    try:
+        major, minor = (int(p) for p in version.split(".")[:2])
+    except ValueError:
+        raise TableError(f"`mindspore-version` must look like 2.6 or 2.10, got {version!r}") from None
+    if (major, minor) >= (2, 5):
+        return "2.6"
+    if major >= 2:
+        return "2.4"
+    return "1.10"
+
+
 def available_versions(folder: str = "torch_npu", stem: str = "support") -> list[str]:
     return sorted(p.stem.removeprefix(f"{stem}-") for p in (mappings_root() / folder).glob(f"{stem}-*.toml"))
 
 
 @functools.lru_cache(maxsize=8)
-def load_tables(torch_npu_version: str, extra: tuple[tuple[str, float], ...] = ()) -> Tables:
-    """Shipped torch_npu tables for `torch_npu_version`, then the user's extra tables
-    (paths with their mtimes, so an edited table reloads), which override by name."""
+def load_tables(torch_npu_version: str, mindspore_version: str = "2.10",
+                extra: tuple[tuple[str, float], ...] = ()) -> Tables:
+    """Shipped tables for `torch_npu_version` and `mindspore_version`, then the user's
+    extra tables (paths with their mtimes, so an edited table reloads), which override
+    by name."""
+    ms_table = mindspore_table(mindspore_version)
+    ms_root = mappings_root() / "mindspore"
     root = mappings_root() / "torch_npu"
     support_file = root / f"support-{torch_npu_version}.toml"
     if not support_file.is_file():
@@ -187,7 +283,14 @@ def load_tables(torch_npu_version: str, extra: tuple[tuple[str, float], ...] = (
         raise TableError(f"no support list for torch_npu {torch_npu_version} (known: {known})")
     tables = Tables(support_version=torch_npu_version)
     for path in (root / "cuda.toml", root / "env.toml", root / "thirdparty.toml", support_file):
-        _merge(tables, _read(path), f"mappings/torch_npu/{path.name}")
+        _merge(tables, read_table(path), f"mappings/torch_npu/{path.name}")
+    tables.counterparts_version = ms_table
+    # The newer tables list fewer APIs (2.6 maps only to mint): an API they leave out
+    # keeps the row of the newest older table that has it, which names its table.
+    for version in MINDSPORE_TABLES[: MINDSPORE_TABLES.index(ms_table) + 1]:
+        name = f"api-{version}.toml"
+        _merge_mindspore(tables, read_table(ms_root / name), f"mappings/mindspore/{name}")
+    _merge_traps(tables, read_table(ms_root / "traps.toml"))
     for path, _mtime in extra:
-        _merge(tables, _read(Path(path)), path)
+        _merge(tables, read_table(Path(path)), path)
     return tables

@@ -131,9 +131,11 @@ class Events:
     """What one statement contains, in source order per kind."""
 
     imports: list = field(default_factory=list)  # (stmt, alias, qualname, scope)
-    names: list = field(default_factory=list)  # (node, root Name, attrs, scope, parent call or None)
+    # (node, root Name, attrs, scope, the Call whose callee it is, or the ClassDef it is a base of)
+    names: list = field(default_factory=list)
     calls: list = field(default_factory=list)  # (Call, scope)
     strings: list = field(default_factory=list)  # (Constant | JoinedStr, value, StringContext)
+    assigns: list = field(default_factory=list)  # (Assign | AnnAssign with a value, scope)
 
 
 def _is_message_call(call: ast.Call) -> bool:
@@ -159,6 +161,7 @@ def _fstring_value(node: ast.JoinedStr) -> str | None:
 def walk_statement(stmt: ast.stmt, module_scope: Scope) -> Events:
     events = Events()
     imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
+    assigns = events.assigns
     # Stack items: (node, scope, string context, parent call of this node if it is a func)
     stack: list = [(stmt, module_scope, VALUE, None)]
     push = stack.append
@@ -265,12 +268,16 @@ def walk_statement(stmt: ast.stmt, module_scope: Scope) -> Events:
         if kind is ast.ClassDef:
             scope.stores.add(node.name)
             inner = Scope(scope, CLASS)
-            for child in (*node.decorator_list, *node.bases, *node.keywords):
+            for child in (*node.decorator_list, *node.keywords):
                 push((child, scope, VALUE, None))
+            for base in node.bases:
+                push((base, scope, VALUE, node))
             for child in reversed(node.body):
                 push((child, inner, VALUE, None))
             continue
-        if kind is ast.Global or kind is ast.Nonlocal:
+        if (kind is ast.Assign or kind is ast.AnnAssign) and node.value is not None:
+            assigns.append((node, scope))
+        elif kind is ast.Global or kind is ast.Nonlocal:
             scope.globals.update(node.names)
             continue
         if kind in _COMPREHENSIONS:

@@ -6,8 +6,8 @@ import functools
 
 from ..engine.config import Settings
 from .base import EVENT_KINDS, HANDLERS, RULES, Doc, Rule
-from .table import TABLE
-from . import syntax, cuda_usage, npu_support, third_party, npu_traps  # noqa: F401  (registration)
+from .table import TABLE, TABLE_FILES
+from . import syntax, cuda_usage, npu_support, third_party, npu_traps, mindspore_api, mindspore_traps  # noqa: F401
 
 __all__ = ["RULES", "Doc", "Rule", "active_handlers", "rules_for"]
 
@@ -21,6 +21,6 @@ def active_handlers(settings: Settings) -> dict[str, list]:
     """Handlers that can report at least one rule enabled for this target."""
     rules = rules_for(settings)
     enabled = {r.code for r in rules}
-    if any(r.table for r in rules):
+    if any(r.table.startswith(TABLE_FILES) for r in rules):
         enabled.add(TABLE)
     return {kind: [func for codes, func in HANDLERS[kind] if codes & enabled] for kind in EVENT_KINDS}

@@ -41,7 +41,9 @@ RULES: dict[str, Rule] = {}
 # event kind → handlers; each handler declares the codes it can report so disabled
 # rules cost nothing.
 HANDLERS: dict[str, list[tuple[frozenset[str], Callable]]] = defaultdict(list)
-EVENT_KINDS = ("import", "reference", "attribute", "call", "string")
+# "module" handlers run once per file, after every statement, on the facts the statement
+# handlers noted (Checker.note): conclusions about the whole file ("never calls set_train").
+EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "module")
 
 
 def rule(**fields) -> Rule:

@@ -12,7 +12,8 @@ from ..engine.tables import Entry
 from ..engine.walk import StringContext
 from .base import handles
 
-TABLE = "table"  # handler code set meaning "every rule with a table"
+TABLE = "table"  # handler code set meaning "every rule these tables drive"
+TABLE_FILES = "mappings/torch_npu/"
 TRANSFER_NOTE = "torch_npu `transfer_to_npu` (torch_npu-2.14.0 wheel: torch_npu/contrib/transfer_to_npu.py)"
 
 DEVICE_STRING = re.compile(r"(?P<word>cuda)(?::(?:\d+|\{\}))?")

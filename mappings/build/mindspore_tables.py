@@ -1,5 +1,12 @@
 """mindspore/*.toml: tables for the MindSpore target.
 
+`build_api` writes mindspore/api-<version>.toml, the official PyTorch → MindSpore API
+mapping per documentation branch, with each row's difference class and, where the
+documentation has one, the difference page's signatures and parameter table.
+`build_traps` writes mindspore/traps.toml: the documented semantic pitfalls (P01–P51)
+that the MS2xx rules detect, each with the call shape that triggers it (see TRAPS in
+mindspore_trap_tables.py). With mindspore installed, both record what the installed
+package says where it differs from the documents.
 `build_weights` writes mindspore/weights.toml, the torch → MindSpore parameter renames the
 runner uses to load a torch module's weights into its MindSpore port. The renames come
 from pitfalls.tsv (P05 names, P49 Conv1d layout); each row is checked here against the
@@ -45,7 +52,10 @@ KEY_ORDER = ["torch-module", "mindspore-cell", "torch", "mindspore", "transform"
 
 
 def build(data_dir: Path, out_dir: Path) -> list[Path]:
-    return build_weights(data_dir, out_dir)
+    from mindspore_api_tables import build_api
+    from mindspore_trap_tables import build_traps
+
+    return [*build_api(data_dir, out_dir), *build_traps(data_dir, out_dir), *build_weights(data_dir, out_dir)]
 
 
 def build_weights(data_dir: Path, out_dir: Path) -> list[Path]:
@@ -83,5 +93,10 @@ def _source(row: dict[str, str]) -> str:
 
 
 def _value(value: object) -> str:
-    # JSON strings and flat arrays of them are valid TOML values.
+    # JSON strings, numbers, booleans and arrays of them are valid TOML values; tables
+    # are written inline.
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
     return json.dumps(value, ensure_ascii=False)
