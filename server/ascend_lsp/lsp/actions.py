@@ -1,0 +1,130 @@
+"""Code actions: each diagnostic's fixes and its `# noqa` edit, read from
+`Diagnostic.data`; "Fix all ascend-lsp findings" (`source.fixAll.ascend-lsp`, safe fixes
+only), computed on `codeAction/resolve` when the client can resolve edits."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..engine.fixes import fix_text
+from ..engine.model import Applicability
+from .diagnostics import SOURCE, diagnostic_key
+from .edits import changed_span, line_col, split_lines
+from .notebooks import join_cells, split_cells
+from .positions import Lines, range_of
+
+if TYPE_CHECKING:
+    from .server import AscendLanguageServer
+
+QUICK_FIX = types.CodeActionKind.QuickFix
+FIX_ALL = "source.fixAll.ascend-lsp"
+FIX_ALL_TITLE = "Fix all ascend-lsp findings"
+
+
+def wanted(only: list[str] | None, kind: str) -> bool:
+    return only is None or any(kind == o or kind.startswith(o + ".") for o in only)
+
+
+def register(server: AscendLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[QUICK_FIX, FIX_ALL], resolve_provider=True))
+    async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        subject = server.documents.find(server.workspace, uri)
+        if subject is None:
+            return None
+        result = await server.scheduler.current(subject)
+        if result is None or uri not in result.reports:
+            return None
+        only = params.context.only
+        actions: list[types.CodeAction] = []
+        if wanted(only, QUICK_FIX):
+            keys = result.reports[uri].keys
+            for diagnostic in params.context.diagnostics:
+                # Only diagnostics of the current analysis: older ones carry edits for older text.
+                ours = diagnostic.source == SOURCE and isinstance(diagnostic.data, dict)
+                if ours and diagnostic_key(diagnostic) in keys:
+                    actions.extend(quick_fixes(server, uri, diagnostic))
+        if wanted(only, FIX_ALL) and any(f.fix and f.fix.applicability is Applicability.SAFE
+                                         for f in result.analysis.findings):
+            action = types.CodeAction(FIX_ALL_TITLE, kind=FIX_ALL, data={"fixAll": uri})
+            if not can_resolve_edits(server):
+                action.edit = await fix_all_edit(server, uri)
+            actions.append(action)
+        return actions
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def resolve(action: types.CodeAction) -> types.CodeAction:
+        if isinstance(action.data, dict) and "fixAll" in action.data and action.edit is None:
+            action.edit = await fix_all_edit(server, action.data["fixAll"])
+        return action
+
+
+def can_resolve_edits(server: AscendLanguageServer) -> bool:
+    caps = server.client_capabilities.text_document
+    support = caps and caps.code_action and caps.code_action.resolve_support
+    return bool(support and "edit" in support.properties)
+
+
+def quick_fixes(server: AscendLanguageServer, uri: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+    actions = []
+    preferred = True
+    for fix in diagnostic.data.get("fixes", ()):
+        edits: dict[str, list[types.TextEdit]] = {}
+        for edit in fix["edits"]:
+            edits.setdefault(edit.get("uri", uri), []).append(types.TextEdit(range_of(edit["range"]), edit["newText"]))
+        actions.append(types.CodeAction(fix["title"], kind=QUICK_FIX, diagnostics=[diagnostic],
+                                        is_preferred=fix["safe"] and preferred, edit=workspace_edit(server, edits)))
+        preferred = preferred and not fix["safe"]  # one preferred fix per diagnostic
+    noqa = diagnostic.data.get("noqa")
+    if noqa:
+        edit = types.TextEdit(range_of(noqa["range"]), noqa["newText"])
+        actions.append(types.CodeAction(f"Ignore {diagnostic.code} on this line (# noqa)", kind=QUICK_FIX,
+                                        diagnostics=[diagnostic], edit=workspace_edit(server, {uri: [edit]})))
+    return actions
+
+
+def workspace_edit(server: AscendLanguageServer, edits: dict[str, list[types.TextEdit]]) -> types.WorkspaceEdit:
+    """Versioned document changes where the client takes them, so a stale edit is refused."""
+    caps = server.client_capabilities.workspace
+    if caps and caps.workspace_edit and caps.workspace_edit.document_changes:
+        documents = server.workspace.text_documents
+        return types.WorkspaceEdit(document_changes=[
+            types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(
+                uri, documents[uri].version if uri in documents else None), list(items))
+            for uri, items in edits.items()])
+    return types.WorkspaceEdit(changes=edits)
+
+
+async def fix_all_edit(server: AscendLanguageServer, uri: str) -> types.WorkspaceEdit | None:
+    """All safe fixes of the document (or notebook) `uri` belongs to, as minimal edits."""
+    subject = server.documents.find(server.workspace, uri)
+    result = await server.scheduler.current(subject) if subject is not None else None
+    if result is None:
+        return None
+    snapshot = result.snapshot
+    loop = asyncio.get_running_loop()
+    fixed = await loop.run_in_executor(server.scheduler.pool, fix_text, snapshot.text, snapshot.settings, snapshot.path)
+    if fixed.text == snapshot.text:
+        return None
+    if not subject.notebook:
+        return workspace_edit(server, {uri: [minimal_edit(snapshot.text, fixed.text, snapshot.encoding)]})
+    notebook = server.workspace.get_notebook_document(notebook_uri=subject.uri)
+    _, cells = join_cells(notebook, server.workspace)
+    edits = {}
+    for cell_uri, code in split_cells(fixed.text, cells).items():
+        old = server.workspace.text_documents[cell_uri].source
+        if code != old:
+            edits[cell_uri] = [minimal_edit(old, code, snapshot.encoding)]
+    return workspace_edit(server, edits) if edits else None
+
+
+def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
+    start, end, text = changed_span(old, new)
+    lines = split_lines(old)
+    placed = Lines(lines, encoding)
+    return types.TextEdit(types.Range(placed.position(*line_col(lines, old, start)),
+                                      placed.position(*line_col(lines, old, end))), text)

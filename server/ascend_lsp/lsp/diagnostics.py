@@ -1,0 +1,136 @@
+"""Findings → LSP diagnostics, with each fix and the noqa edit precomputed into
+`Diagnostic.data` (so a code action needs no analysis); pull diagnostics with result ids,
+push as the fallback, and workspace diagnostics for open and on-disk files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+
+from lsprotocol import types
+
+from ..engine.analyzer import Analysis
+from ..engine.model import Applicability, Finding
+from ..engine.noqa import add_noqa
+from ..rules import RULES
+from .documents import Snapshot, View
+from .edits import changed_span, split_lines
+from .positions import Lines, range_json, to_units
+
+SOURCE = "ascend-lsp"
+NO_NOQA = frozenset({"E999"})  # a syntax error cannot be silenced
+
+
+@dataclass(slots=True)
+class Report:
+    """The diagnostics of one client document, and their result id (a digest of the
+    content, so an edit that changes no finding answers "unchanged")."""
+
+    items: list[types.Diagnostic]
+    result_id: str
+    keys: frozenset  # (range, code, message) of each item: a code action's diagnostic must be one of them
+
+
+def convert(analysis: Analysis, snapshot: Snapshot) -> dict[str, Report]:
+    """One report per view. Runs in the analysis thread."""
+    lines = Lines(split_lines(snapshot.text), snapshot.encoding)
+    per_view: dict[str, list[tuple[types.Diagnostic, dict]]] = {v.uri: [] for v in snapshot.views}
+    for finding in analysis.findings:
+        view = snapshot.view_at(finding.range.start_line)
+        if view is not None:
+            per_view[view.uri].append(_diagnostic(finding, view, snapshot, lines))
+    reports = {}
+    for uri, pairs in per_view.items():
+        digest = hashlib.blake2b(json.dumps([plain for _, plain in pairs], sort_keys=True).encode(), digest_size=12)
+        keys = frozenset(diagnostic_key(d) for d, _ in pairs)
+        reports[uri] = Report([d for d, _ in pairs], digest.hexdigest(), keys)
+    return reports
+
+
+def diagnostic_key(diagnostic: types.Diagnostic) -> tuple:
+    r = diagnostic.range
+    return (r.start.line, r.start.character, r.end.line, r.end.character, diagnostic.code, diagnostic.message)
+
+
+def _diagnostic(finding: Finding, view: View, snapshot: Snapshot, lines: Lines) -> tuple[types.Diagnostic, dict]:
+    rng = lines.range(finding.range, view.first)
+    data: dict = {"fixes": [fix for fix in (_fix_data(f, view, snapshot, lines) for f in finding.fixes) if fix]}
+    if finding.code not in NO_NOQA:
+        data["noqa"] = _noqa_data(finding, view, lines)
+    rule = RULES.get(finding.code)
+    diagnostic = types.Diagnostic(
+        range=rng,
+        message=finding.message,
+        severity=types.DiagnosticSeverity(int(finding.severity)),
+        code=finding.code,
+        code_description=types.CodeDescription(href=rule.url) if rule else None,
+        source=SOURCE,
+        tags=[types.DiagnosticTag.Deprecated] if finding.deprecated else None,
+        data=data,
+    )
+    plain = {"range": range_json(rng), "code": finding.code, "message": finding.message,
+             "severity": int(finding.severity), "deprecated": finding.deprecated, "data": data}
+    return diagnostic, plain
+
+
+def _fix_data(fix, view: View, snapshot: Snapshot, lines: Lines) -> dict | None:
+    """A fix as plain JSON: edits with client ranges, each naming its document when it
+    is not the diagnostic's own (an import added to another notebook cell)."""
+    if fix.applicability is Applicability.DISPLAY or not fix.edits:
+        return None  # advice only: the message already says it
+    edits = []
+    for edit in fix.edits:
+        placed = _place(edit, snapshot, lines)
+        if placed is None:
+            return None  # the edit leaves the client document (spans notebook cells)
+        target, entry = placed
+        if target.uri != view.uri:
+            entry["uri"] = target.uri
+        edits.append(entry)
+    return {"title": fix.title, "safe": fix.applicability is Applicability.SAFE, "edits": edits}
+
+
+def _place(edit, snapshot: Snapshot, lines: Lines) -> tuple[View, dict] | None:
+    rng = edit.range
+    target = snapshot.view_at(rng.start_line)
+    if target is not None:
+        if rng.end_line >= target.first + target.count:
+            return None
+        return target, {"range": range_json(lines.range(rng, target.first)), "newText": edit.new_text}
+    # An insertion just below a cell (an import after the last import of cell 1) is an
+    # append to that cell.
+    before = snapshot.view_at(rng.start_line - 1)
+    if (before is None or (rng.start_col, rng.end_line, rng.end_col) != (0, rng.start_line, 0)
+            or rng.start_line != before.first + before.count):
+        return None
+    if before.tail is None:
+        end = types.Position(before.count, 0)
+        return before, {"range": range_json(types.Range(end, end)), "newText": edit.new_text}
+    end = types.Position(before.count - 1, to_units(before.tail, len(before.tail), snapshot.encoding))
+    return before, {"range": range_json(types.Range(end, end)), "newText": "\n" + edit.new_text.removesuffix("\n")}
+
+
+def _noqa_data(finding: Finding, view: View, lines: Lines) -> dict:
+    line = finding.range.start_line
+    old = lines.line(line)
+    start, end, new = changed_span(old, add_noqa(old, finding.code))
+    rng = types.Range(lines.position(line, start, view.first), lines.position(line, end, view.first))
+    return {"range": range_json(rng), "newText": new}
+
+
+# --- workspace files on disk -----------------------------------------------------------
+WORKSPACE_SUFFIXES = (".py", ".pyi")
+
+
+def workspace_files(folders: dict[str, object]) -> list[str]:
+    """The .py files of the workspace folders (folder → its settings), as `lsp-check`
+    would find them."""
+    from ..cli.discovery import discover
+
+    found: list[str] = []
+    for folder, settings in folders.items():
+        if os.path.isdir(folder):
+            found.extend(p for p in discover([folder], settings) if p.endswith(WORKSPACE_SUFFIXES))
+    return found

@@ -1,0 +1,137 @@
+"""What the server analyses: an open text document, or a notebook whose code cells are
+analysed together (so an import in cell 1 resolves in cell 3). Each is a `Subject`
+with a `View` per client document it covers (the document itself, or each cell)."""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pygls.uris import to_fs_path
+from pygls.workspace import Workspace
+
+from ..engine.analyzer import Analysis, TextEdit
+from ..engine.config import Settings
+from .edits import compose
+from .notebooks import join_cells
+
+if TYPE_CHECKING:
+    from .scheduler import Result
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A client document inside an analysed text: lines [first, first + count)."""
+
+    uri: str
+    first: int
+    count: int
+    version: int | None
+    tail: str | None = None  # a cell's last line, when its code has no final line break
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one analysis needs, taken on the event loop so the worker thread
+    reads nothing that changes under it."""
+
+    version: int
+    generation: int  # of the settings
+    text: str
+    path: str | None
+    settings: Settings
+    views: tuple[View, ...]
+    previous: Analysis | None
+    edit: TextEdit | None  # lines changed since `previous`; None: analyse everything
+    encoding: str
+
+    def view_at(self, line: int) -> View | None:
+        index = bisect.bisect_right([v.first for v in self.views], line) - 1
+        if index < 0:
+            return None
+        view = self.views[index]
+        return view if line < view.first + view.count else None
+
+
+@dataclass(slots=True)
+class Subject:
+    uri: str
+    notebook: bool = False
+    # Analysis state, owned by the scheduler (event loop thread only).
+    base: Analysis | None = None  # the last analysis, the starting point of the next
+    edits: list[tuple[int, TextEdit | None]] = field(default_factory=list)  # (version, lines) since `base`
+    result: Result | None = None  # of the newest analysis (maybe of an older version)
+    timer: asyncio.TimerHandle | None = None
+    running: bool = False
+    last_change: float = 0.0
+    waiters: list[asyncio.Future] = field(default_factory=list)
+    published: dict[str, str] = field(default_factory=dict)  # uri → result id pushed to the client
+
+    def note_edit(self, version: int, edit: TextEdit | None) -> None:
+        self.edits.append((version, edit))
+
+    def pending_edit(self, version: int) -> TextEdit | None:
+        """The edits since `base` up to `version` as one, or None if any was not a line edit."""
+        combined: TextEdit | None = None
+        for seen, edit in self.edits:
+            if seen > version:
+                break
+            if edit is None:
+                return None
+            combined = edit if combined is None else compose(combined, edit)
+        return combined
+
+    def settle(self, version: int, analysis: Analysis) -> None:
+        self.base = analysis
+        self.edits = [(v, e) for v, e in self.edits if v > version]
+
+
+class Documents:
+    """Open subjects by URI; cells are found through their notebook."""
+
+    def __init__(self) -> None:
+        self.subjects: dict[str, Subject] = {}
+
+    def open(self, uri: str, notebook: bool = False) -> Subject:
+        subject = self.subjects[uri] = Subject(uri, notebook)
+        return subject
+
+    def close(self, uri: str) -> Subject | None:
+        return self.subjects.pop(uri, None)
+
+    def find(self, workspace: Workspace, uri: str) -> Subject | None:
+        """The subject that covers the client document `uri` (a text document or a cell)."""
+        subject = self.subjects.get(uri)
+        if subject is not None:
+            return subject
+        notebook = workspace.get_notebook_document(cell_uri=uri)
+        return self.subjects.get(notebook.uri) if notebook is not None else None
+
+    @staticmethod
+    def version(workspace: Workspace, subject: Subject) -> int | None:
+        if subject.notebook:
+            notebook = workspace.get_notebook_document(notebook_uri=subject.uri)
+            return notebook.version if notebook is not None else None
+        document = workspace.text_documents.get(subject.uri)
+        return document.version if document is not None else None
+
+    @staticmethod
+    def text_and_views(workspace: Workspace, subject: Subject) -> tuple[int, str, tuple[View, ...]] | None:
+        if subject.notebook:
+            notebook = workspace.get_notebook_document(notebook_uri=subject.uri)
+            if notebook is None:
+                return None
+            text, cells = join_cells(notebook, workspace)
+            return notebook.version, text, tuple(View(c.uri, c.first, c.count, c.version, c.tail) for c in cells)
+        document = workspace.text_documents.get(subject.uri)
+        if document is None:
+            return None
+        text = document.source
+        return document.version or 0, text, (View(subject.uri, 0, sys.maxsize, document.version),)
+
+
+def subject_path(uri: str) -> str | None:
+    return to_fs_path(uri)

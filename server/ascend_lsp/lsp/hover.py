@@ -1,0 +1,97 @@
+"""Hover: what the mapping tables know of the API under the cursor (NPU support for the
+configured chip and version, dtype limits, replacement), its name resolved through the
+file's imports."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+from collections.abc import Callable
+
+from lsprotocol import types
+
+from ..cli.explain import describe_api
+from ..engine.config import Settings
+from ..engine.tables import TableError
+from ..rules import RULES
+from .edits import split_lines
+from .positions import from_units, to_units
+
+if TYPE_CHECKING:
+    from .server import AscendLanguageServer
+
+DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+IMPORT_LINE = re.compile(r"\s*(?:from|import)\s")
+CODE = re.compile(r"\b([A-Z]+\d{3})\b")
+
+# Each section turns a qualified name into markdown lines; a MindSpore section joins
+# this tuple when the MindSpore tables exist.
+Section = Callable[[str, Settings], list[str]]
+
+
+def torch_npu_section(qualname: str, settings: Settings) -> list[str]:
+    try:
+        lines = describe_api(qualname, settings)
+    except TableError:
+        return []
+    return [f"- {_linked(line)}".replace("\n", "\n  ") for line in lines]
+
+
+def _linked(line: str) -> str:
+    """`line` with each rule code in it linked to the rule's page."""
+    return CODE.sub(lambda m: f"[{m.group(1)}]({RULES[m.group(1)].url})" if m.group(1) in RULES else m.group(0), line)
+
+
+SECTIONS: tuple[Section, ...] = (torch_npu_section,)
+
+
+def name_at(line: str, col: int) -> tuple[str, int, int] | None:
+    """The dotted name whose word is under `col`, cut after that word, and the span of the word."""
+    for match in DOTTED.finditer(line):
+        if match.start() <= col <= match.end():
+            text = match.group()
+            for word in re.finditer(r"\w+", text):
+                start, end = match.start() + word.start(), match.start() + word.end()
+                if start <= col <= end:
+                    return re.sub(r"\s+", "", text[:word.end()]), start, end
+    return None
+
+
+def qualify(dotted: str, line: str, scope) -> str:
+    """`dotted` resolved through the imports; a method on a value becomes `.name`."""
+    if IMPORT_LINE.match(line):
+        return dotted  # module paths in import statements are already qualified
+    root, _, rest = dotted.partition(".")
+    binding = scope.lookup(root) if scope is not None else None
+    if binding is not None:
+        return f"{binding}.{rest}" if rest else binding
+    return "." + dotted.rpartition(".")[2] if rest else dotted
+
+
+def register(server: AscendLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(params: types.HoverParams) -> types.Hover | None:
+        uri, position = params.text_document.uri, params.position
+        subject = server.documents.find(server.workspace, uri)
+        document = server.workspace.text_documents.get(uri)
+        if subject is None or document is None or subject.result is None:
+            return None
+        lines = split_lines(document.source)
+        if position.line >= len(lines):
+            return None
+        line = lines[position.line]
+        encoding = server.workspace.position_encoding
+        found = name_at(line, from_units(line, position.character, encoding))
+        if found is None:
+            return None
+        dotted, start, end = found
+        result = subject.result
+        module = result.analysis.module
+        qualname = qualify(dotted, line, module.scope if module else None)
+        sections = [lines_ for section in SECTIONS if (lines_ := section(qualname, result.snapshot.settings))]
+        if not sections:
+            return None
+        text = "\n\n".join([f"**`{qualname}`**", *("\n".join(s) for s in sections)])
+        span = types.Range(types.Position(position.line, to_units(line, start, encoding)),
+                           types.Position(position.line, to_units(line, end, encoding)))
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text), span)

@@ -1,0 +1,153 @@
+"""Settings for a document: `[tool.ascend-lsp]` of the nearest pyproject.toml, then the
+client's settings (initializationOptions / workspace/configuration section "ascend-lsp")
+on top. A bad value is reported once and the last good settings stay in force."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from collections.abc import Callable
+
+from ..engine.config import ConfigError, Settings, load_settings
+from ..engine.tables import available_versions
+
+SECTION = "ascend-lsp"
+DEFAULT_DEBOUNCE_MS = 30
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """Client settings that steer the server rather than the rules."""
+
+    debounce_ms: int = DEFAULT_DEBOUNCE_MS
+
+
+def split_client_settings(raw) -> tuple[dict, ServerOptions]:
+    """(engine settings, server options) from a client settings object."""
+    if not isinstance(raw, dict):
+        return {}, ServerOptions()
+    if isinstance(raw.get(SECTION), dict):  # {"ascend-lsp": {...}} as some clients nest it
+        raw = raw[SECTION]
+    engine = {k: v for k, v in raw.items() if k != "debounce"}
+    debounce = raw.get("debounce")
+    if isinstance(debounce, int | float) and not isinstance(debounce, bool) and 0 <= debounce <= 5000:
+        return engine, ServerOptions(int(debounce))
+    return engine, ServerOptions()
+
+
+class SettingsStore:
+    """Resolves and caches the settings of each folder; `report` receives the message
+    of every configuration error (the server shows each distinct one once)."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self.report = report
+        self.root: str | None = None
+        self.client: dict = {}
+        self.options = ServerOptions()
+        self.generation = 0  # bumped on every change: results of older generations are stale
+        self._by_folder: dict[str, Settings] = {}
+        self._last_good: dict[str, Settings] = {}
+
+    def set_client(self, raw) -> None:
+        self.client, self.options = split_client_settings(raw)
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        self._by_folder.clear()
+        self.generation += 1
+
+    def for_path(self, path: str | None) -> Settings:
+        folder = os.path.dirname(path) if path else (self.root or os.getcwd())
+        settings = self._by_folder.get(folder)
+        if settings is None:
+            settings = self._by_folder[folder] = self._resolve(folder)
+        return settings
+
+    def _resolve(self, folder: str) -> Settings:
+        try:
+            project = load_settings(Path(folder))
+        except ConfigError as exc:
+            self.report(str(exc))
+            project = self._last_good.get(folder, Settings())
+        try:
+            merged = project.merged(self.client) if self.client else project
+            if merged.torch_npu_version not in available_versions():
+                raise ConfigError(f"`torch-npu-version` {merged.torch_npu_version!r} has no support list "
+                                  f"(known: {', '.join(available_versions())})")
+        except ConfigError as exc:
+            self.report(f"ascend-lsp settings: {exc}")
+            return self._last_good.get(folder, project)
+        self._last_good[folder] = merged
+        return merged
+
+
+# --- the protocol side -----------------------------------------------------------------
+def register(server) -> None:
+    from lsprotocol import types
+
+    store = server.settings
+
+    def client_supports(path: str) -> bool:
+        node = server.client_capabilities
+        for part in path.split("."):
+            node = getattr(node, part, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    async def pull_configuration() -> bool:
+        """Ask the client for section "ascend-lsp"; True when the settings changed."""
+        if not client_supports("workspace.configuration"):
+            return False
+        try:
+            values = await server.workspace_configuration_async(types.ConfigurationParams(
+                items=[types.ConfigurationItem(scope_uri=server.workspace.root_uri, section=SECTION)]))
+        except Exception as exc:  # a client that fails the request keeps the settings it gave
+            server.scheduler.log_once(f"workspace/configuration failed: {exc}", types.MessageType.Warning)
+            return False
+        value = values[0] if values else None
+        if not isinstance(value, dict) or split_client_settings(value)[0] == store.client:
+            return False
+        store.set_client(value)
+        return True
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        store.root = server.workspace.root_path
+        if params.initialization_options is not None:
+            store.set_client(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(_params: types.InitializedParams) -> None:
+        registrations = []
+        if client_supports("workspace.did_change_watched_files.dynamic_registration"):
+            registrations.append(types.Registration(
+                id="ascend-lsp-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])))
+        if client_supports("workspace.did_change_configuration.dynamic_registration"):
+            registrations.append(types.Registration(id="ascend-lsp-configuration",
+                                                    method=types.WORKSPACE_DID_CHANGE_CONFIGURATION))
+        if await pull_configuration():
+            server.settings_changed()
+        if registrations:
+            try:
+                await server.client_register_capability_async(types.RegistrationParams(registrations))
+            except Exception as exc:
+                server.scheduler.log_once(f"client/registerCapability failed: {exc}", types.MessageType.Warning)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+        pushed = params.settings
+        if isinstance(pushed, dict) and isinstance(pushed.get(SECTION), dict):
+            store.set_client(pushed[SECTION])  # the push model: the settings come with the event
+        elif not await pull_configuration():
+            return
+        server.settings_changed()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
+        if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
+            store.invalidate()
+            server.settings_changed()

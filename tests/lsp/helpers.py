@@ -1,0 +1,141 @@
+"""Driving the real server process: a client that records pushed diagnostics with their
+versions, and helpers that wait for, pull, and apply what the server sends."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pygls.protocol import default_converter
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "train_cuda.py"
+CLIENTS = ("visual-studio-code", "neovim")  # VS Code 1.65 is push-only; Neovim 0.11 pulls, and negotiates utf-8
+TIMEOUT = 15.0
+
+
+def published(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+    client.diagnostics[params.uri] = params.diagnostics
+    client.published[params.uri] = params  # with its version
+
+
+def register_capability(client: LanguageClient, params: types.RegistrationParams) -> None:
+    client.registrations.extend(params.registrations)
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=default_converter)
+    client.published, client.registrations = {}, []
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: published,
+                                   types.CLIENT_REGISTER_CAPABILITY: register_capability})
+    return client
+
+
+def server_config(**env: str) -> ClientServerConfig:
+    return ClientServerConfig(server_command=[sys.executable, "-m", "ascend_lsp.lsp.server"],
+                              client_factory=make_client, server_env={**os.environ, **env})
+
+
+def capabilities(name: str, notebooks: bool = False, refresh: bool = False) -> types.ClientCapabilities:
+    caps = client_capabilities(name)
+    if refresh:
+        caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    if notebooks:  # neither recorded client syncs notebooks; VS Code's notebook support does
+        caps.notebook_document = types.NotebookDocumentClientCapabilities(
+            synchronization=types.NotebookDocumentSyncClientCapabilities())
+    return caps
+
+
+async def start(client: LanguageClient, name: str, root: Path, options: dict | None = None,
+                notebooks: bool = False, refresh: bool = False) -> types.InitializeResult:
+    client.root = root
+    result = await client.initialize_session(types.InitializeParams(
+        capabilities=capabilities(name, notebooks, refresh), root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(root.as_uri(), root.name)], initialization_options=options))
+    client.encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
+    return result
+
+
+def pulls(client: LanguageClient) -> bool:
+    return client.capabilities.text_document.diagnostic is not None
+
+
+def open_document(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", version, text)))
+    return uri
+
+
+def replace_all(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=version, uri=uri),
+        [types.TextDocumentContentChangeWholeDocument(text)]))
+
+
+async def diagnostics(client: LanguageClient, uri: str, version: int | None = None) -> list[types.Diagnostic]:
+    """The diagnostics the client has for `uri` at `version`, pulled or pushed as the
+    client's capabilities say."""
+    if pulls(client):
+        report = await asyncio.wait_for(client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))), TIMEOUT)
+        return list(report.items)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while loop.time() < deadline:
+        params = client.published.get(uri)
+        if params is not None and (version is None or params.version == version):
+            return list(params.diagnostics)
+        await asyncio.sleep(0.01)
+    raise TimeoutError(f"no diagnostics for {uri} version {version}")
+
+
+def units(client: LanguageClient, text: str) -> int:
+    """Length of `text` in the negotiated position encoding."""
+    if client.encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8"))
+    if client.encoding == types.PositionEncodingKind.Utf16:
+        return len(text.encode("utf-16-le")) // 2
+    return len(text)
+
+
+def offset(client: LanguageClient, text: str, position: types.Position) -> int:
+    lines = text.splitlines(keepends=True)
+    before = sum(len(line) for line in lines[:position.line])
+    line = lines[position.line] if position.line < len(lines) else ""
+    col = 0
+    while col < len(line) and units(client, line[:col + 1]) <= position.character:
+        col += 1
+    return before + col
+
+
+def apply(client: LanguageClient, text: str, edits: list[types.TextEdit]) -> str:
+    spans = sorted(((offset(client, text, e.range.start), offset(client, text, e.range.end), e.new_text)
+                    for e in edits), reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def edits_by_uri(edit: types.WorkspaceEdit) -> dict[str, list[types.TextEdit]]:
+    if edit.document_changes:
+        return {change.text_document.uri: list(change.edits) for change in edit.document_changes}
+    return {uri: list(items) for uri, items in (edit.changes or {}).items()}
+
+
+async def code_actions(client: LanguageClient, uri: str, diagnostics_: list[types.Diagnostic],
+                       only: list[str] | None = None) -> list[types.CodeAction]:
+    rng = diagnostics_[0].range if diagnostics_ else types.Range(types.Position(0, 0), types.Position(0, 0))
+    found = await asyncio.wait_for(client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), rng, types.CodeActionContext(diagnostics_, only=only))), TIMEOUT)
+    return list(found or [])
+
+
+async def resolved(client: LanguageClient, action: types.CodeAction) -> types.CodeAction:
+    if action.edit is None:
+        action = await asyncio.wait_for(client.code_action_resolve_async(action), TIMEOUT)
+    return action
