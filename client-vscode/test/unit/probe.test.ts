@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { Interpreter } from '../../src/common/interpreter';
+import { ProbeOutcome, ProbeResult, interpreterProblem, runProbe } from '../../src/common/probe';
+
+const fromPath: Interpreter = { command: ['python3'], source: 'PATH' };
+
+function probed(result: Partial<ProbeResult>): ProbeOutcome {
+    return { ok: true, result: { version: [3, 11, 7], executable: '/usr/bin/python3', server: true, native: true, ...result } };
+}
+
+describe('interpreterProblem', () => {
+    it('accepts Python 3.10+ with the server', () => {
+        expect(interpreterProblem(fromPath, probed({}), 'useBundled')).toBeUndefined();
+        expect(interpreterProblem(fromPath, probed({ version: [3, 10, 0], native: false }), 'fromEnvironment')).toBeUndefined();
+    });
+
+    it('says how to select an interpreter when it does not exist', () => {
+        const error = Object.assign(new Error('spawn nope ENOENT'), { code: 'ENOENT' });
+        const message = interpreterProblem({ command: ['nope'], source: 'setting' }, { ok: false, error, stderr: '' }, 'useBundled');
+        expect(message).toContain('"nope" (from the setting) was not found');
+        expect(message).toContain('Python: Select Interpreter');
+        expect(message).toContain('ascend-lsp.interpreter');
+    });
+
+    it('rejects a Python older than 3.10 with the fix', () => {
+        const message = interpreterProblem(fromPath, probed({ version: [3, 8, 10] }), 'useBundled');
+        expect(message).toContain('needs Python 3.10 or newer');
+        expect(message).toContain('3.8.10');
+    });
+
+    it('tells how to install the server for fromEnvironment', () => {
+        const message = interpreterProblem(fromPath, probed({ server: false }), 'fromEnvironment');
+        expect(message).toContain('/usr/bin/python3 -m pip install ascend-lsp');
+    });
+
+    it('reports a Python the bundled libraries were not built for', () => {
+        const message = interpreterProblem(fromPath, probed({ version: [3, 14, 0], native: false }), 'useBundled');
+        expect(message).toContain('CPython 3.10-3.13 on Linux x64');
+        expect(message).toContain('fromEnvironment');
+    });
+});
+
+describe('runProbe', () => {
+    it('reads version and packages from a real interpreter', async () => {
+        const outcome = await runProbe(fromPath, { ...process.env, PYTHONPATH: '' }, process.cwd());
+        expect(outcome.ok).toBe(true);
+        if (outcome.ok) {
+            expect(outcome.result.version[0]).toBe(3);
+            expect(typeof outcome.result.server).toBe('boolean');
+        }
+    });
+
+    it('fails cleanly on a missing executable', async () => {
+        const outcome = await runProbe({ command: ['/nonexistent/python'], source: 'setting' }, process.env, process.cwd());
+        expect(outcome.ok).toBe(false);
+        expect(interpreterProblem({ command: ['/nonexistent/python'], source: 'setting' }, outcome, 'useBundled')).toContain('was not found');
+    });
+});
