@@ -56,3 +56,28 @@ def test_editing_an_import_reanalyses_everything() -> None:
     incremental = analyze(text, settings, previous=previous, edit=TextEdit(index, index, 1))
     assert snapshot(incremental) == snapshot(analyze(text, settings))
     assert not [f for f in incremental.findings if f.code == "NPU109"]
+
+
+def test_an_edit_inside_a_method_rewalks_that_method_only() -> None:
+    settings = Settings()
+    methods = "".join(f"    def m{i}(self, x):\n        y = x.cuda()\n        return torch.cuda.synchronize()\n\n"
+                      for i in range(40))
+    text = f"import torch\n\n\n@decorate(torch.cuda.is_available())\nclass Big(torch.nn.Module):\n{methods}"
+    base = analyze(text, settings)
+    lines = text.splitlines(keepends=True)
+    index = lines.index("    def m7(self, x):\n") + 1
+    for new in (["        y = x.cuda()  # 改 🚀\n"], ["        y = x.npu()\n"], ["        y = x.cuda()\n", "        z = 1\n"],
+                ["        y = x.cuda(\n"]):
+        changed = "".join(lines[:index] + new + lines[index + 1:])
+        incremental = analyze(changed, settings, previous=base, edit=TextEdit(index, index, len(new) - 1))
+        full = analyze(changed, settings)
+        assert snapshot(incremental) == snapshot(full)
+        if not full.syntax_errors:
+            assert incremental.walked == 1
+            later = changed.splitlines(keepends=True)
+            at = later.index("    def m30(self, x):\n") + 1
+            later[at] = "        y = x.cuda().cuda()\n"
+            follow = analyze("".join(later), settings, previous=incremental, edit=TextEdit(at, at, 0))
+            assert follow.walked == 1
+            assert snapshot(follow) == snapshot(analyze("".join(later), settings))
+            assert len(follow.findings) == len(incremental.findings) + 1

@@ -16,8 +16,8 @@ from .config import Settings
 from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
 from .tables import Tables, load_tables
-from .text import SourceText
-from .walk import ModuleContext, module_context, walk_statement
+from .text import SourceText, split_lines
+from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, module_context, walk
 
 MAX_RECOVERIES = 25
 BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
@@ -25,13 +25,17 @@ BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
 
 @dataclass(slots=True)
 class Span:
-    """A top-level statement's lines (0-based, inclusive) and its findings before noqa."""
+    """A top-level statement's lines (0-based, inclusive) and its findings before noqa.
+    A class keeps its header and each body statement apart, so an edit inside one method
+    re-walks that method only."""
 
     start: int
     end: int
     findings: list[Finding]
     binds: bool  # contains a module-level import: editing it changes every statement
     facts: dict[str, Range] = field(default_factory=dict)  # for the "module" handlers
+    header: "Span | None" = None  # a class: its decorators and bases
+    children: "list[Span] | None" = None  # a class: its body statements
 
 
 @dataclass(slots=True)
@@ -76,7 +80,7 @@ def parse(text: str) -> tuple[ast.Module, list[tuple[int, int, str]]]:
     """The module's AST and its syntax errors (0-based line, column, message). A broken
     top-level block is blanked out and the rest parsed again, so the statements before
     and after it are still checked."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     errors: list[tuple[int, int, str]] = []
     for _ in range(MAX_RECOVERIES):
         try:
@@ -115,14 +119,37 @@ def _binds(stmt: ast.stmt) -> bool:
 
 
 # --- the analysis --------------------------------------------------------------------------
+def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> Span:
+    before = len(checker.findings)
+    checker.facts = {}
+    checker.run(walk(items, checker.module.scope))
+    return Span(start, end, checker.findings[before:], binds, checker.facts)
+
+
+def _statement(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
+    return _walk(checker, [(stmt, scope, VALUE, None)], _span_start(stmt), stmt.end_lineno - 1, _binds(stmt))
+
+
+def _class(header: Span, children: list[Span]) -> Span:
+    parts = [header, *children]
+    facts: dict[str, Range] = {}
+    for part in parts:
+        for fact, where in part.facts.items():
+            facts.setdefault(fact, where)
+    return Span(header.start, header.end, [f for part in parts for f in part.findings], False, facts, header,
+                children)
+
+
 def _check(checker: Checker, stmts: list[ast.stmt]) -> list[Span]:
     spans = []
+    module_scope = checker.module.scope
     for stmt in stmts:
-        before = len(checker.findings)
-        checker.facts = {}
-        checker.run(walk_statement(stmt, checker.module.scope))
-        spans.append(Span(_span_start(stmt), stmt.end_lineno - 1, checker.findings[before:], _binds(stmt),
-                          checker.facts))
+        if type(stmt) is not ast.ClassDef:
+            spans.append(_statement(checker, stmt, module_scope))
+            continue
+        header = _walk(checker, class_header(stmt, module_scope), _span_start(stmt), stmt.end_lineno - 1, False)
+        scope = Scope(module_scope, CLASS)
+        spans.append(_class(header, [_statement(checker, child, scope) for child in stmt.body]))
     return spans
 
 
@@ -221,20 +248,55 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     after = [s for s in spans if s.start > hi]
     region_start = before[-1].end + 1 if before else 0
     region_end = (after[0].start + edit.delta - 1) if after else len(source.lines) - 1
-    chunk = "".join(source.lines[region_start:region_end + 1])
+    checker = Checker(source, module, settings, tables, path)
+    if len(touched) == 1 and spans[touched[0]].children is not None:
+        middle = _reanalyze_member(checker, spans[touched[0]], edit)
+        if middle is not None:
+            return _assemble(checker, source, settings, path, module, before, middle, after, edit)
+    # Blank lines before the region keep ast's line numbers right (cheaper than shifting them).
+    chunk = "\n" * region_start + "".join(source.lines[region_start:region_end + 1])
     try:
         tree = ast.parse(chunk)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if any(_binds(stmt) for stmt in tree.body):
         return None
-    if region_start:
-        ast.increment_lineno(tree, region_start)
-    checker = Checker(source, module, settings, tables, path)
     middle = _check(checker, tree.body)
-    shifted = [Span(s.start + edit.delta, s.end + edit.delta, _shift(s.findings, edit.delta, edit.first), s.binds,
-                    {fact: _move(where, edit.delta, edit.first) for fact, where in s.facts.items()})
-               for s in after]
-    all_spans = before + middle + shifted
+    return _assemble(checker, source, settings, path, module, before, middle, after, edit)
+
+
+def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit) -> list[Span] | None:
+    """Re-walk the one statement of a class body that the edit lies within, or None."""
+    inside = [c for c in cls.children if c.start <= edit.first and edit.last <= c.end]
+    if len(inside) != 1 or any(c.binds for c in cls.children):
+        return None
+    child = inside[0]
+    end = child.end + edit.delta
+    lines = checker.source.lines
+    chunk = "\n" * (child.start - 1) + "class _:\n" + "".join(lines[child.start:end + 1])
+    try:
+        tree = ast.parse(chunk)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    body = tree.body[0].body if tree.body else []
+    if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 != end:
+        return None
+    new = _statement(checker, body[0], Scope(checker.module.scope, CLASS))
+    index = cls.children.index(child)
+    later = [_moved(c, edit) for c in cls.children[index + 1:]]
+    header = Span(cls.header.start, cls.header.end + edit.delta, cls.header.findings, False, cls.header.facts)
+    return [_class(header, cls.children[:index] + [new] + later)]
+
+
+def _moved(span: Span, edit: TextEdit) -> Span:
+    return Span(span.start + edit.delta, span.end + edit.delta, _shift(span.findings, edit.delta, edit.first),
+                span.binds, {fact: _move(where, edit.delta, edit.first) for fact, where in span.facts.items()},
+                _moved(span.header, edit) if span.header else None,
+                [_moved(c, edit) for c in span.children] if span.children is not None else None)
+
+
+def _assemble(checker: Checker, source: SourceText, settings: Settings, path: str | None, module: ModuleContext,
+              before: list[Span], middle: list[Span], after: list[Span], edit: TextEdit) -> Analysis:
+    all_spans = before + middle + [_moved(s, edit) for s in after]
     extra = _module_findings(checker, all_spans)
     return _finish(source, settings, path, all_spans, extra, checker.errors, module, 0, len(middle))

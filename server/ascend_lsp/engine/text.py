@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
 from .model import Range
+
+# str.splitlines also breaks at form feeds, \x85, \u2028 and others; Python's tokenizer
+# and LSP clients break only at \r\n, \r and \n.
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split where Python and LSP clients split them."""
+    if _OTHER_BREAKS.search(text) is None:
+        return text.splitlines(keepends=True)
+    return _LINE.findall(text)
 
 
 class SourceText:
@@ -13,7 +27,7 @@ class SourceText:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = text.splitlines(keepends=True) or [""]
+        self.lines = split_lines(text) or [""]
         if text.endswith(("\n", "\r")):
             self.lines.append("")
         self._offsets: list[int] | None = None

@@ -159,11 +159,21 @@ def _fstring_value(node: ast.JoinedStr) -> str | None:
 
 
 def walk_statement(stmt: ast.stmt, module_scope: Scope) -> Events:
+    return walk([(stmt, module_scope, VALUE, None)], module_scope)
+
+
+def class_header(node: ast.ClassDef, module_scope: Scope) -> list:
+    """Walk items for a top-level class without its body: decorators, keywords, bases."""
+    items = [(child, module_scope, VALUE, None) for child in (*node.decorator_list, *node.keywords)]
+    return items + [(base, module_scope, VALUE, node) for base in node.bases]
+
+
+def walk(items: list, module_scope: Scope) -> Events:
+    """Walk from `items`: (node, scope, string context, the Call/ClassDef it is the callee/base of)."""
     events = Events()
     imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
     assigns = events.assigns
-    # Stack items: (node, scope, string context, parent call of this node if it is a func)
-    stack: list = [(stmt, module_scope, VALUE, None)]
+    stack: list = list(reversed(items))
     push = stack.append
     Attribute, Name, Call, Constant, JoinedStr = ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.JoinedStr
     Store, Load = ast.Store, ast.Load

@@ -18,6 +18,7 @@ from ..rules import RULES
 from .documents import Snapshot, View
 from .edits import changed_span, split_lines
 from .positions import Lines, range_json, to_units
+from .runs import run_diagnostics
 
 SOURCE = "ascend-lsp"
 NO_NOQA = frozenset({"E999"})  # a syntax error cannot be silenced
@@ -41,6 +42,10 @@ def convert(analysis: Analysis, snapshot: Snapshot) -> dict[str, Report]:
         view = snapshot.view_at(finding.range.start_line)
         if view is not None:
             per_view[view.uri].append(_diagnostic(finding, view, snapshot, lines))
+    if snapshot.runs and len(snapshot.views) == 1:
+        per_view[snapshot.views[0].uri].extend(
+            (d, {"range": range_json(d.range), "code": d.code, "message": d.message, "severity": int(d.severity)})
+            for d in run_diagnostics(snapshot, lines))
     reports = {}
     for uri, pairs in per_view.items():
         digest = hashlib.blake2b(json.dumps([plain for _, plain in pairs], sort_keys=True).encode(), digest_size=12)

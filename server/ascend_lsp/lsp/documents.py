@@ -47,6 +47,8 @@ class Snapshot:
     previous: Analysis | None
     edit: TextEdit | None  # lines changed since `previous`; None: analyse everything
     encoding: str
+    runs: tuple = ()  # RunMarks of this document ("Run on NPU" results)
+    runs_stamp: int = 0
 
     def view_at(self, line: int) -> View | None:
         index = bisect.bisect_right([v.first for v in self.views], line) - 1
@@ -69,6 +71,7 @@ class Subject:
     last_change: float = 0.0
     waiters: list[asyncio.Future] = field(default_factory=list)
     published: dict[str, str] = field(default_factory=dict)  # uri → result id pushed to the client
+    runs_stamp: int = 0  # bumped when a "Run on NPU" result arrives
 
     def note_edit(self, version: int, edit: TextEdit | None) -> None:
         self.edits.append((version, edit))

@@ -12,9 +12,12 @@ from lsprotocol import types
 
 from ..cli.explain import describe_api
 from ..engine.config import Settings
+from ..engine.analyzer import tables_for
 from ..engine.tables import TableError
 from ..rules import RULES
+from ..rules.mindspore_api import describe_counterpart
 from .edits import split_lines
+from .runs import def_name_at
 from .positions import from_units, to_units
 
 if TYPE_CHECKING:
@@ -24,8 +27,7 @@ DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 IMPORT_LINE = re.compile(r"\s*(?:from|import)\s")
 CODE = re.compile(r"\b([A-Z]+\d{3})\b")
 
-# Each section turns a qualified name into markdown lines; a MindSpore section joins
-# this tuple when the MindSpore tables exist.
+# Each section turns a qualified name into markdown lines.
 Section = Callable[[str, Settings], list[str]]
 
 
@@ -42,7 +44,15 @@ def _linked(line: str) -> str:
     return CODE.sub(lambda m: f"[{m.group(1)}]({RULES[m.group(1)].url})" if m.group(1) in RULES else m.group(0), line)
 
 
-SECTIONS: tuple[Section, ...] = (torch_npu_section,)
+def mindspore_section(qualname: str, settings: Settings) -> list[str]:
+    try:
+        entry = tables_for(settings).counterparts.get(qualname)
+    except TableError:
+        return []
+    return describe_counterpart(entry) if entry is not None else []
+
+
+SECTIONS: tuple[Section, ...] = (torch_npu_section, mindspore_section)
 
 
 def name_at(line: str, col: int) -> tuple[str, int, int] | None:
@@ -85,6 +95,9 @@ def register(server: AscendLanguageServer) -> None:
         if found is None:
             return None
         dotted, start, end = found
+        mark = server.runs.marks.get(uri, {}).get(dotted)
+        if mark is not None and def_name_at(line, dotted):
+            return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, mark.markdown))
         result = subject.result
         module = result.analysis.module
         qualname = qualify(dotted, line, module.scope if module else None)

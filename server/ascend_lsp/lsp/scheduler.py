@@ -68,6 +68,14 @@ class Scheduler:
             subject.timer.cancel()
         subject.timer = asyncio.get_running_loop().call_later(delay, self._start, subject)
 
+    def runs_changed(self, uri: str) -> None:
+        """A "Run on NPU" result arrived: diagnose the document again to show it."""
+        subject = self.server.documents.subjects.get(uri)
+        if subject is not None:
+            subject.runs_stamp += 1
+            self.schedule(subject, 0)
+            self.server.ask_to_pull()
+
     def refresh_all(self) -> None:
         """Analyse every open subject again (the settings changed)."""
         for subject in list(self.server.documents.subjects.values()):
@@ -85,7 +93,8 @@ class Scheduler:
     def is_fresh(self, subject: Subject) -> bool:
         result = subject.result
         return (result is not None and result.generation == self.server.settings.generation
-                and result.version == Documents.version(self.server.workspace, subject))
+                and result.version == Documents.version(self.server.workspace, subject)
+                and result.snapshot.runs_stamp == subject.runs_stamp)
 
     async def current(self, subject: Subject) -> Result | None:
         """The result for the subject as it is now; an analysis waiting out its debounce
@@ -108,9 +117,11 @@ class Scheduler:
             return None
         version, text, views = found
         edit = subject.pending_edit(version) if subject.base is not None else None
+        runs = tuple(server.runs.marks.get(subject.uri, {}).values())
         return Snapshot(version, server.settings.generation, text, subject_path(subject.uri),
                         server.settings.for_path(subject_path(subject.uri)), views,
-                        subject.base if edit is not None else None, edit, server.workspace.position_encoding)
+                        subject.base if edit is not None else None, edit, server.workspace.position_encoding,
+                        runs, subject.runs_stamp)
 
     def _start(self, subject: Subject) -> None:
         subject.timer = None

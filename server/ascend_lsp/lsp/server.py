@@ -19,13 +19,13 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from . import actions, commands, completion, hover, pull, settings, sync
+from . import actions, commands, completion, hover, pull, runs, settings, sync
 from .documents import Documents
 from .notebooks import NOTEBOOK_SYNC
 from .scheduler import Scheduler
 from .settings import SettingsStore
 
-FEATURES = (settings, sync, pull, actions, hover, completion, commands)
+FEATURES = (settings, sync, pull, actions, hover, completion, commands, runs)
 EXTRA_RULES_ENV = "ASCEND_LSP_EXTRA_RULES"
 
 
@@ -36,7 +36,8 @@ class AscendLanguageServer(LanguageServer):
         self.settings = SettingsStore(self.show_config_error)
         self.documents = Documents()
         self.scheduler = Scheduler(self)
-        self.on_shutdown: list[Callable[[], None]] = [self.scheduler.shutdown]
+        self.runs = runs.Runs()
+        self.on_shutdown: list[Callable[[], None]] = [self.scheduler.shutdown, self.runs.close]
         self._shown: set[str] = set()
 
     @property
@@ -54,6 +55,9 @@ class AscendLanguageServer(LanguageServer):
         """Re-diagnose every open document; pulling clients are asked to pull again."""
         self._shown.clear()
         self.scheduler.refresh_all()
+        self.ask_to_pull()
+
+    def ask_to_pull(self) -> None:
         workspace = self.client_capabilities.workspace
         if self.pull_diagnostics and workspace and workspace.diagnostics and workspace.diagnostics.refresh_support:
             self.workspace_diagnostic_refresh(None)

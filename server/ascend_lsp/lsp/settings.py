@@ -16,11 +16,46 @@ SECTION = "ascend-lsp"
 DEFAULT_DEBOUNCE_MS = 30
 
 
+RUN_TARGETS = ("npu", "cuda", "cpu", "emulate", "mindspore")
+SERVER_KEYS = ("debounce", "runner", "trusted")
+
+
+@dataclass(frozen=True)
+class RunnerOptions:
+    """How "Run on NPU" runs (client settings `runner.*`)."""
+
+    target: str = "npu"
+    timeout: float = 60.0
+    code_lens: bool = True
+    interpreter: str | None = None  # default: this server's interpreter
+    command: str | None = None  # a launch template, e.g. ssh host python3 -c {bootstrap_quoted}
+
+
 @dataclass(frozen=True)
 class ServerOptions:
     """Client settings that steer the server rather than the rules."""
 
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
+    runner: RunnerOptions = RunnerOptions()
+    trusted: bool = True  # False: an untrusted workspace, where nothing runs
+
+
+def _number(value, low: float, high: float) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high
+    return value if ok else None
+
+
+def _runner(raw) -> RunnerOptions:
+    if not isinstance(raw, dict):
+        return RunnerOptions()
+    text = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
+    return RunnerOptions(
+        target=text["target"] if text.get("target") in RUN_TARGETS else "npu",
+        timeout=_number(raw.get("timeout"), 1, 24 * 3600) or 60.0,
+        code_lens=raw.get("codeLens", raw.get("code-lens", True)) is not False,
+        interpreter=text.get("interpreter"),
+        command=text.get("command"),
+    )
 
 
 def split_client_settings(raw) -> tuple[dict, ServerOptions]:
@@ -29,11 +64,13 @@ def split_client_settings(raw) -> tuple[dict, ServerOptions]:
         return {}, ServerOptions()
     if isinstance(raw.get(SECTION), dict):  # {"ascend-lsp": {...}} as some clients nest it
         raw = raw[SECTION]
-    engine = {k: v for k, v in raw.items() if k != "debounce"}
-    debounce = raw.get("debounce")
-    if isinstance(debounce, int | float) and not isinstance(debounce, bool) and 0 <= debounce <= 5000:
-        return engine, ServerOptions(int(debounce))
-    return engine, ServerOptions()
+    engine = {k: v for k, v in raw.items() if k not in SERVER_KEYS}
+    debounce = _number(raw.get("debounce"), 0, 5000)
+    return engine, ServerOptions(
+        debounce_ms=int(debounce) if debounce is not None else DEFAULT_DEBOUNCE_MS,
+        runner=_runner(raw.get("runner")),
+        trusted=raw.get("trusted", True) is not False,
+    )
 
 
 class SettingsStore:

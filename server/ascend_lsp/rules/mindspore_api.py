@@ -87,6 +87,23 @@ def counterpart_extra(entry: Counterpart, version: str) -> dict:
     }
 
 
+def describe_counterpart(entry: Counterpart) -> list[str]:
+    """Markdown lines on the MindSpore counterpart of a torch API (hover, explain)."""
+    lines = [f"MindSpore ({table_of(entry)} table): " + ", ".join(f"`{name}`" for name in entry.mindspore)
+             + f" — {', '.join(entry.classes).replace('_', ' ')}"]
+    if entry.note and entry.note not in ("diff", "Consistent"):
+        lines.append(entry.note)
+    if entry.absent:
+        lines.append(f"not in MindSpore {entry.absent_in}: " + ", ".join(f"`{n}`" for n in entry.absent))
+    differing = [p for p in entry.parameters if p.get("difference", "-") not in ("-", "")]
+    if differing:
+        lines += ["", "| PyTorch | MindSpore | difference |", "|---|---|---|"]
+        lines += [f"| {p['pytorch']} | {p['mindspore']} | {p['difference'].replace('|', '/')} |" for p in differing]
+    if diff_url(entry):
+        lines.append(f"[difference page]({diff_url(entry)})")
+    return lines
+
+
 def rename_fix(checker: Checker, ref: Reference, new: str):
     edits = [checker.replace(ref.node, new)]
     if ref.scope.lookup("mindspore") != "mindspore":

@@ -1,0 +1,211 @@
+""""Run on NPU" in the editor: a code lens above each function that can run without
+arguments, the `ascend-lsp.run` command (a function, or a selection), progress that can
+be cancelled, and the graded result as a RUN001 diagnostic on the function's name with
+the per-output table in its hover.
+
+The runner's worker runs the code in its own process; this server only talks to it
+(`ascend_lsp.runner` imports neither torch nor mindspore here). Nothing runs without an
+explicit command, and nothing at all when the client says the workspace is untrusted.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import re
+import sys
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..engine.model import Severity
+from ..rules import RULES
+from .documents import Snapshot, subject_path
+from .positions import Lines
+
+if TYPE_CHECKING:
+    from .server import AscendLanguageServer
+
+RUN_COMMAND = "ascend-lsp.run"
+CODE = "RUN001"
+SEVERITY = {"passed": Severity.INFO, "warning": Severity.WARNING, "error": Severity.ERROR, "failed": Severity.ERROR}
+
+
+@dataclass(frozen=True, slots=True)
+class RunMark:
+    """The last result of running one function of a document."""
+
+    function: str
+    severity: Severity
+    summary: str  # the diagnostic's message
+    markdown: str  # the hover
+
+
+def def_name_at(line: str, function: str) -> tuple[int, int] | None:
+    """Columns of `function`'s name on its `def` line, if this is that line."""
+    found = re.match(rf"[ \t]*(?:async[ \t]+)?def[ \t]+({re.escape(function)})\b", line)
+    return (found.start(1), found.end(1)) if found else None
+
+
+def run_diagnostics(snapshot: Snapshot, lines: Lines) -> list[types.Diagnostic]:
+    """RUN001 on each function that was run and still exists (found by its `def` line)."""
+    out = []
+    for mark in snapshot.runs:
+        for index, line in enumerate(lines.lines):
+            if "def" in line and (cols := def_name_at(line, mark.function)):
+                out.append(types.Diagnostic(
+                    range=types.Range(lines.position(index, cols[0]), lines.position(index, cols[1])),
+                    message=mark.summary, severity=types.DiagnosticSeverity(int(mark.severity)), code=CODE,
+                    code_description=types.CodeDescription(href=RULES[CODE].url), source="ascend-lsp"))
+                break
+    return out
+
+
+def enclosing_function(text: str, line: int) -> str | None:
+    """The top-level function whose body holds 0-based `line`."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+            if first <= line <= node.end_lineno - 1:
+                return node.name
+    return None
+
+
+class Runs:
+    """The runner pool (started on the first run) and the marks of each document."""
+
+    def __init__(self) -> None:
+        self.marks: dict[str, dict[str, RunMark]] = {}
+        self._pool = None
+        self._lock = threading.Lock()
+
+    @property
+    def pool(self):
+        with self._lock:
+            if self._pool is None:
+                from ..runner import RunnerPool
+
+                self._pool = RunnerPool(default_interpreter=sys.executable)
+            return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+
+
+def register(server: AscendLanguageServer) -> None:
+    runs = server.runs
+
+    def allowed() -> str | None:
+        options = server.settings.options
+        if not options.trusted:
+            return "Run on NPU is off in an untrusted workspace."
+        return None
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))
+    def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
+        options = server.settings.options
+        document = server.workspace.text_documents.get(params.text_document.uri)
+        if document is None or allowed() or not options.runner.code_lens:
+            return []
+        from ..runner import extract_targets
+
+        return [types.CodeLens(range=types.Range(types.Position(line, 0), types.Position(line, 0)),
+                               data={"uri": document.uri, "function": name})
+                for name, line in extract_targets(document.source)]
+
+    @server.feature(types.CODE_LENS_RESOLVE)
+    def resolve(lens: types.CodeLens) -> types.CodeLens:
+        target = server.settings.options.runner.target
+        lens.command = types.Command(title=f"▶ Run on NPU ({target})" if target != "npu" else "▶ Run on NPU",
+                                     command=RUN_COMMAND, arguments=[lens.data])
+        return lens
+
+    @server.command(RUN_COMMAND)
+    async def run(*args) -> dict:
+        """Arguments: {uri, function} (a lens), or {uri, range} (a selection; an empty range
+        runs the function around the cursor)."""
+        refused = allowed()
+        if refused:
+            server.window_show_message(types.ShowMessageParams(types.MessageType.Warning, refused))
+            return {"status": "refused", "message": refused}
+        request = args[0] if args and isinstance(args[0], dict) else {}
+        document = server.workspace.text_documents.get(request.get("uri", ""))
+        if document is None:
+            return {"status": "failed", "message": "run: no such open document"}
+        job = make_job(server, document, request)
+        if isinstance(job, str):
+            server.window_show_message(types.ShowMessageParams(types.MessageType.Warning, job))
+            return {"status": "failed", "message": job}
+        result = await run_with_progress(server, job)
+        from ..runner import format_markdown, format_summary
+
+        summary = format_summary(result)
+        server.window_log_message(types.LogMessageParams(types.MessageType.Info, f"{job.entry}: {summary}"))
+        function = job.function or enclosing_function(document.source, (job.lines or (1,))[0] - 1)
+        if function:
+            runs.marks.setdefault(document.uri, {})[function] = RunMark(
+                function, SEVERITY.get(result.status, Severity.ERROR), summary, format_markdown(result))
+            server.scheduler.runs_changed(document.uri)
+        return {"status": result.status, "message": summary}
+
+
+def make_job(server: AscendLanguageServer, document, request: dict):
+    """The runner job for a run request, or a message saying why there is none."""
+    from ..runner import Job, extract_targets
+
+    options = server.settings.options.runner
+    path = subject_path(document.uri) or "<untitled>.py"
+    common = dict(path=path, text=document.source, target=options.target, timeout=float(options.timeout),
+                  interpreter=options.interpreter, command=options.command)
+    if request.get("function"):
+        return Job(function=request["function"], **common)
+    rng = request.get("range")
+    if not isinstance(rng, dict):
+        return "run: give a function or a range"
+    start, end = rng["start"]["line"], rng["end"]["line"]
+    if (start, rng["start"]["character"]) != (end, rng["end"]["character"]):
+        if end > start and rng["end"]["character"] == 0:
+            end -= 1  # a selection that ends at the start of a line stops on the line above
+        return Job(lines=(start + 1, end + 1), **common)
+    function = enclosing_function(document.source, start)
+    if function is None or function not in {name for name, _ in extract_targets(document.source)}:
+        return "Run on NPU: put the cursor in a function that needs no arguments, or select the code to run."
+    return Job(function=function, **common)
+
+
+async def run_with_progress(server: AscendLanguageServer, job):
+    """Run the job in a thread with `$/progress`; the client's cancel kills the worker."""
+    loop = asyncio.get_running_loop()
+    cancel = threading.Event()
+    token = None
+    caps = server.client_capabilities.window
+    if caps is not None and caps.work_done_progress:
+        token = f"ascend-lsp-run-{uuid.uuid4().hex}"
+        try:
+            await server.work_done_progress.create_async(token)
+        except Exception:  # the client refused: run without a progress bar
+            token = None
+    if token is not None:
+        server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title=f"Run on NPU: {job.entry}", message=f"target {job.target}", cancellable=True))
+        server.work_done_progress.tokens[token].add_done_callback(lambda _future: cancel.set())
+
+    def progress(message: str) -> None:
+        if token is not None:
+            loop.call_soon_threadsafe(server.work_done_progress.report, token,
+                                      types.WorkDoneProgressReport(message=message))
+
+    try:
+        return await loop.run_in_executor(None, lambda: server.runs.pool.run(job, cancel, progress))
+    finally:
+        if token is not None:
+            server.work_done_progress.end(token, types.WorkDoneProgressEnd())
+            server.work_done_progress.tokens.pop(token, None)
