@@ -9,6 +9,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable
 
 from .. import __version__
 from ..engine.analyzer import analyze, tables_for
@@ -16,9 +17,12 @@ from ..engine.config import Settings
 from ..engine.fixes import fix_text
 from ..engine.model import Finding
 from ..engine.tables import TableError, mappings_root
+from .noqa_writer import with_noqa
+from .references import references_of
 from .sources import Source, SourceError, encode, read_source
 
 CACHE_DIR = ".lsp-check-cache"
+CACHE_FORMAT = 2  # bump when an entry's shape changes
 CHUNK = 8
 
 
@@ -51,6 +55,10 @@ class FileResult:
     diff: str = ""  # --diff
     rule_errors: list[str] = field(default_factory=list)
     skipped_write: str = ""  # why a fix was not written
+    lines: int = 0
+    references: list | None = None  # API references (report), see references.references_of
+    noqa_added: int = 0  # --add-noqa
+    noqa_refused: list[str] = field(default_factory=list)  # findings --add-noqa could not suppress, and why
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,12 @@ class Options:
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False
+    add_noqa: bool = False
+    references: bool = False  # also collect API references (the report needs them)
+
+    @property
+    def writes(self) -> bool:
+        return self.fix or self.diff or self.add_noqa
 
 
 def records_of(source: Source, findings: list[Finding]) -> list[Record]:
@@ -121,6 +135,8 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
                     source.text = fixed.text
         else:
             analysis = analyze(source.text, settings, path)
+        if options.references:
+            result.references = references_of(source.text, settings)
     except TableError as exc:
         result.error = str(exc)
         return result
@@ -129,7 +145,29 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
         return result
     result.records = records_of(source, analysis.findings)
     result.rule_errors = analysis.errors
+    result.lines = source.text.count("\n") + (not source.text.endswith("\n") and bool(source.text))
+    if options.add_noqa and result.records:
+        _add_noqa(source, result)
     return result
+
+
+def _add_noqa(source: Source, result: FileResult) -> None:
+    """Suppress the file's findings with noqa comments; keep only the ones still firing."""
+    targets = sorted({(r.line, r.code) for r in result.records})
+    text, refused = with_noqa(source.text, targets)
+    if text != source.text:
+        result.skipped_write = write_atomically(source, encode(source, text))
+        if result.skipped_write:
+            return
+    left = {(line, code) for line, code, _ in refused}
+    result.noqa_added = len(targets) - len(left)
+    result.noqa_refused = [f"{_line_label(source, line)}: {code} not suppressed: {why}" for line, code, why in refused]
+    result.records = [r for r in result.records if (r.line, r.code) in left]
+
+
+def _line_label(source: Source, line: int) -> str:
+    cell, cell_line = source.location(line)
+    return f"{cell}:{cell_line + 1}" if cell else str(line + 1)
 
 
 def _check_chunk(items: list[tuple[str, Settings]], options: Options) -> list[FileResult]:
@@ -145,10 +183,11 @@ def settings_key(settings: Settings) -> str:
 
 
 class Cache:
-    """path → (mtime_ns, size, settings key, records) for files checked without fixes."""
+    """path → (mtime_ns, size, settings key, records, lines, references or None) for files
+    checked without writing."""
 
     def __init__(self, folder: Path | None) -> None:
-        self.file = folder / CACHE_DIR / f"v{__version__}.marshal" if folder else None
+        self.file = folder / CACHE_DIR / f"v{__version__}-{CACHE_FORMAT}.marshal" if folder else None
         self.entries: dict = {}
         if self.file is not None:
             try:
@@ -165,17 +204,21 @@ class Cache:
             return None
         return stat.st_mtime_ns, stat.st_size
 
-    def get(self, path: str, key: str) -> FileResult | None:
+    def get(self, path: str, key: str, references: bool = False) -> FileResult | None:
         entry = self.entries.get(path)
         if entry is None or entry[2] != key or tuple(entry[:2]) != self.stamp(path):
             return None
-        return FileResult(path, [Record(*r) for r in entry[3]])
+        if references and entry[5] is None:
+            return None  # checked before without collecting references
+        return FileResult(path, [Record(*r) for r in entry[3]], lines=entry[4],
+                          references=[tuple(r) for r in entry[5]] if entry[5] is not None else None)
 
     def put(self, result: FileResult, key: str) -> None:
         stamp = self.stamp(result.path)
         if stamp is None or result.error or result.rule_errors:
             return
-        self.entries[result.path] = (*stamp, key, [astuple(r) for r in result.records])
+        self.entries[result.path] = (*stamp, key, [astuple(r) for r in result.records], result.lines,
+                                     result.references)
         self.dirty = True
 
     def save(self) -> None:
@@ -192,31 +235,35 @@ class Cache:
 
 
 def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache | None,
-               jobs: int | None = None) -> list[FileResult]:
-    """Check every (path, settings); files unchanged since the cached run are not read."""
-    use_cache = cache is not None and not (options.fix or options.diff)
+               jobs: int | None = None, progress: Callable[[int], None] | None = None) -> list[FileResult]:
+    """Check every (path, settings); files unchanged since the cached run are not read.
+    `progress(n)` is called as each batch of `n` files is done."""
+    use_cache = cache is not None and not options.writes
     keys: dict[Settings, str] = {}
     results: dict[str, FileResult] = {}
     todo = []
     for path, settings in items:
         if use_cache:
             key = keys.setdefault(settings, settings_key(settings))
-            hit = cache.get(path, key)
+            hit = cache.get(path, key, options.references)
             if hit is not None:
                 results[path] = hit
                 continue
         todo.append((path, settings))
+    if progress is not None and len(results):
+        progress(len(results))
     # Fail fast, once, on tables that cannot load, rather than once per file.
     for settings in {s for _, s in todo}:
         if settings.target == "torch_npu":
             tables_for(settings)
     jobs = jobs or os.cpu_count() or 1
+    chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
     if len(todo) < 4 or jobs == 1:
-        done = _check_chunk(todo, options)
+        batches = (_check_chunk(chunk, options) for chunk in chunks)
+        done = _collect(batches, progress)
     else:
-        chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
         with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
-            done = [r for batch in pool.map(_check_chunk, chunks, [options] * len(chunks)) for r in batch]
+            done = _collect(pool.map(_check_chunk, chunks, [options] * len(chunks)), progress)
     for (path, settings), result in zip(todo, done):
         results[path] = result
         if use_cache:
@@ -226,3 +273,10 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     return [results[path] for path, _ in items]
 
 
+def _collect(batches: Iterable[list[FileResult]], progress: Callable[[int], None] | None) -> list[FileResult]:
+    done = []
+    for batch in batches:
+        done.extend(batch)
+        if progress is not None:
+            progress(len(batch))
+    return done

@@ -51,8 +51,9 @@ def _excluded(path: Path, settings: Settings) -> bool:
     return False
 
 
-def discover(paths: list[str], settings: Settings) -> list[str]:
-    """Files to check, sorted. A file named explicitly is always checked."""
+def discover(paths: list[str], settings: Settings, force_exclude: bool = False) -> list[str]:
+    """Files to check, sorted. A file named explicitly is always checked, unless
+    `force_exclude` (pre-commit names every staged file, excluded ones too)."""
     found: dict[str, None] = {}
     for raw in paths:
         matches = glob.glob(raw, recursive=True) if glob.has_magic(raw) else [raw]
@@ -64,7 +65,9 @@ def discover(paths: list[str], settings: Settings) -> list[str]:
                 for file in _walk(path, settings):
                     found[file] = None
             elif path.exists() or path.is_symlink():
-                if glob.has_magic(raw) and (not match.endswith(EXTENSIONS) or _excluded(path, settings)):
+                if glob.has_magic(raw) and not match.endswith(EXTENSIONS):
+                    continue
+                if (glob.has_magic(raw) or force_exclude) and _excluded(path, settings):
                     continue
                 found[str(path)] = None
             else:

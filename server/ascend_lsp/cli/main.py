@@ -12,26 +12,14 @@ from .. import __version__
 from ..engine.config import CHIPS, TARGETS, ConfigError, Settings, load_settings
 from ..engine.tables import TableError
 
-SUBCOMMANDS = ("check", "rules", "explain", "run")
+SUBCOMMANDS = ("check", "report", "rules", "explain", "run")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_STATUS = "Exit status: 0 clean, 1 findings, 2 usage, configuration or internal error."
 
 
-def check_parser() -> argparse.ArgumentParser:
-    from .output import FORMATS
-
-    p = argparse.ArgumentParser(
-        prog="lsp-check",
-        description="Find what keeps PyTorch CUDA code from running on Ascend NPUs (torch_npu) or MindSpore.",
-        epilog="Other commands: lsp-check rules | explain CODE|API | run FILE::FUNC. "
-               "Exit status: 0 clean, 1 findings, 2 usage, configuration or internal error.",
-    )
-    p.add_argument("paths", nargs="*", default=["."], help="files, folders or globs (default: .)")
-    p.add_argument("--output-format", choices=FORMATS, default="full")
-    p.add_argument("-o", "--output-file", help="write the report here instead of stdout")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes")
-    p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that need review (with --fix/--diff)")
-    p.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
-    p.add_argument("--statistics", action="store_true", help="count findings per rule")
+def add_common_options(p: argparse.ArgumentParser) -> None:
+    """What selects the files and the rules: shared by `check` and `report`."""
+    p.add_argument("paths", nargs="*", help="files, folders or globs (default: ., except under pre-commit)")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--config", type=Path, help="pyproject.toml to use instead of the nearest one")
     p.add_argument("--target", choices=TARGETS)
@@ -41,10 +29,53 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", help="comma-separated codes or prefixes to enable (replaces the configured set)")
     p.add_argument("--extend-select", help="comma-separated codes or prefixes to enable in addition")
     p.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
+    p.add_argument("--force-exclude", action="store_true",
+                   help="apply `exclude` to files named on the command line too (for pre-commit)")
     p.add_argument("--no-cache", action="store_true", help="re-check files that did not change")
     p.add_argument("-j", "--jobs", type=int, default=None, help="parallel workers (default: one per core)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    p.add_argument("-q", "--quiet", action="store_true", help="print findings only: no summary, no progress bar")
+
+
+def check_parser() -> argparse.ArgumentParser:
+    from .output import FORMATS
+
+    p = argparse.ArgumentParser(
+        prog="lsp-check",
+        description="Find what keeps PyTorch CUDA code from running on Ascend NPUs (torch_npu) or MindSpore.",
+        epilog="Other commands: lsp-check report PATH... -o report.html | rules | explain CODE|API | "
+               "run FILE::FUNC. " + EXIT_STATUS,
+    )
+    add_common_options(p)
+    p.add_argument("--output-format", choices=FORMATS, default="full")
+    p.add_argument("-o", "--output-file", help="write the findings here instead of stdout")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that need review (with --fix/--diff)")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
+    p.add_argument("--statistics", action="store_true", help="count findings per rule")
+    adopt = p.add_argument_group("adopting on an existing codebase")
+    adopt.add_argument("--baseline", type=Path, metavar="FILE",
+                       help="report only findings that FILE (from --write-baseline) does not list")
+    adopt.add_argument("--write-baseline", type=Path, metavar="FILE",
+                       help="record the current findings in FILE and exit 0; rewriting it drops fixed ones")
+    adopt.add_argument("--add-noqa", action="store_true",
+                       help="suppress each current finding with a `# noqa: CODE` comment on its line")
     p.add_argument("--version", action="version", version=f"lsp-check {__version__}")
+    return p
+
+
+def report_parser() -> argparse.ArgumentParser:
+    from .report import REPORT_FORMATS
+
+    p = argparse.ArgumentParser(
+        prog="lsp-check report",
+        description="The size of the migration, per file and in total: API references, supported as-is, "
+                    "auto-fixable, manual, unsupported, unknown, an effort bucket per file, the top rules "
+                    "and unsupported APIs.",
+        epilog="The format defaults to the output file's suffix (.html, .md, .csv, .json), else md. " + EXIT_STATUS,
+    )
+    add_common_options(p)
+    p.add_argument("--format", choices=REPORT_FORMATS, help="html (one self-contained file), md, csv or json")
+    p.add_argument("-o", "--output-file", help="write the report here instead of stdout")
     return p
 
 
@@ -81,24 +112,38 @@ class SettingsResolver:
         return settings
 
 
-def run_check(argv: list[str]) -> int:
-    from . import output
-    from .check import Cache, Options, run_checks
-    from .discovery import discover
+def default_paths(paths: list[str]) -> list[str]:
+    """No path means the current folder, except in a pre-commit hook: there it means no
+    file matched (an `always_run` hook), and scanning the whole repository would gate
+    every commit on every file."""
+    if paths:
+        return paths
+    return [] if os.environ.get("PRE_COMMIT") == "1" else ["."]
 
-    args = check_parser().parse_args(argv)
-    if args.unsafe_fixes and not (args.fix or args.diff):
-        print("warning: --unsafe-fixes has no effect without --fix or --diff", file=sys.stderr)
+
+def check_paths(args: argparse.Namespace, options, show_progress: bool):
+    """Discover and check the files `args` name: (results, settings resolver, base settings)."""
+    from .check import Cache, run_checks
+    from .discovery import discover
+    from .progress import Progress
+
     resolve = SettingsResolver(args.config, overrides(args))
     base = resolve(args.paths[0] if args.paths else ".")
-    files = discover(args.paths, base)
+    files = discover(default_paths(args.paths), base, force_exclude=args.force_exclude)
     items = [(path, resolve(path)) for path in files]
     root = Path(base.root) if base.root else Path.cwd()
     cache = None if args.no_cache else Cache(root)
-    options = Options(fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff)
-    results = run_checks(items, options, cache, args.jobs)
+    progress = Progress(len(items)) if show_progress else None
+    try:
+        results = run_checks(items, options, cache, args.jobs, progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    return results, resolve, base
 
-    lines: list[str] = []
+
+def report_problems(results) -> int:
+    """Print what kept files from being checked (or written); returns how many."""
     problems = 0
     for result in results:
         if result.error:
@@ -106,9 +151,54 @@ def run_check(argv: list[str]) -> int:
             print(f"error: {result.path}: {result.error}", file=sys.stderr)
         if result.skipped_write:
             problems += 1
-            print(f"error: {result.path}: fixes not applied: {result.skipped_write}", file=sys.stderr)
+            print(f"error: {result.path}: {result.skipped_write}", file=sys.stderr)
         for message in result.rule_errors:
             print(f"error: {result.path}: internal error in a rule (please report):\n{message}", file=sys.stderr)
+    return problems
+
+
+def run_check(argv: list[str]) -> int:
+    from . import output
+    from .baseline import Baseline, write as write_baseline
+    from .check import Options
+    from .progress import wanted
+
+    parser = check_parser()
+    args = parser.parse_args(argv)
+    if args.add_noqa and (args.fix or args.diff):
+        parser.error("--add-noqa cannot be combined with --fix or --diff")
+    if args.baseline and args.write_baseline:
+        parser.error("use either --baseline or --write-baseline")
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        print("warning: --unsafe-fixes has no effect without --fix or --diff", file=sys.stderr)
+    baseline = Baseline.load(args.baseline) if args.baseline else None  # a bad baseline fails before the work
+    options = Options(fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff, add_noqa=args.add_noqa)
+    machine = args.output_format in output.MACHINE_FORMATS and not args.output_file and not args.statistics
+    results, _, _ = check_paths(args, options, wanted(args.quiet, machine or args.diff))
+    problems = report_problems(results)
+
+    if args.write_baseline:
+        count = write_baseline(args.write_baseline, results)
+        if not args.quiet:
+            print(f"Wrote {count} finding{'s' * (count != 1)} to the baseline {args.write_baseline}.", file=sys.stderr)
+        return EXIT_ERROR if problems else EXIT_CLEAN
+    accepted = 0
+    if baseline is not None:
+        accepted, stale = baseline.filter(results)
+        if stale and not args.quiet:
+            print(f"note: {stale} baseline entr{'ies' if stale != 1 else 'y'} no longer occur (fixed?); "
+                  f"rewrite it with --write-baseline {args.baseline} to drop them.", file=sys.stderr)
+    if args.add_noqa:
+        for result in results:
+            for note in result.noqa_refused:
+                print(f"warning: {result.path}:{note}", file=sys.stderr)
+        added = sum(r.noqa_added for r in results)
+        if not args.quiet:
+            files = sum(1 for r in results if r.noqa_added)
+            print(f"Added {added} noqa code{'s' * (added != 1)} to {files} file{'s' * (files != 1)}.",
+                  file=sys.stderr)
+
+    lines: list[str] = []
     fixed = sum(r.fixed for r in results)
     if args.diff:
         lines.extend(r.diff.rstrip("\n") for r in results if r.diff)
@@ -118,10 +208,9 @@ def run_check(argv: list[str]) -> int:
         return EXIT_ERROR if problems else (EXIT_FINDINGS if fixed and not args.exit_zero else EXIT_CLEAN)
     if args.statistics:
         lines.extend(output.statistics(results))
-    elif args.output_format == "json":
-        lines.append(output.as_json(results))
-    elif args.output_format == "sarif":
-        lines.append(output.sarif(results))
+    elif args.output_format in ("json", "sarif", "junit", "gitlab"):
+        render = {"json": output.as_json, "sarif": output.sarif, "junit": output.junit, "gitlab": output.gitlab}
+        lines.append(render[args.output_format](results))
     elif args.output_format == "github":
         lines.extend(output.github(results))
     elif args.output_format == "concise":
@@ -130,11 +219,33 @@ def run_check(argv: list[str]) -> int:
         lines.extend(output.full(results))
     write(args.output_file, lines)
     if not args.quiet and args.output_format in ("full", "concise"):
-        print(output.summary(results, fixed))
+        print(output.summary(results, fixed, accepted))
     found = any(r.records for r in results)
     if problems:
         return EXIT_ERROR
     return EXIT_FINDINGS if found and not args.exit_zero else EXIT_CLEAN
+
+
+def run_report(argv: list[str]) -> int:
+    from .check import Options
+    from .progress import wanted
+    from .report import REPORT_FORMATS, build, render
+
+    args = report_parser().parse_args(argv)
+    fmt = args.format or (Path(args.output_file).suffix.lstrip(".") if args.output_file else "md")
+    if fmt not in REPORT_FORMATS:
+        fmt = "md"
+    results, resolve, base = check_paths(args, Options(references=True), wanted(args.quiet, not args.output_file))
+    problems = report_problems(results)
+    report = build(results, resolve, base)
+    write(args.output_file, [render(report, fmt)])
+    if args.output_file and not args.quiet:
+        totals = report["totals"]
+        print(f"Wrote the {fmt} report to {args.output_file}: {totals['files']} files, {totals['references']} API "
+              f"references, {totals['findings']} findings.", file=sys.stderr)
+    if problems:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if report["totals"]["findings"] and not args.exit_zero else EXIT_CLEAN
 
 
 def write(path: str | None, lines: list[str]) -> None:
@@ -196,16 +307,18 @@ def main(argv: list[str] | None = None) -> int:
     command, rest = ("check", argv)
     if argv and argv[0] in SUBCOMMANDS:
         command, rest = argv[0], argv[1:]
-    handler = {"check": run_check, "rules": run_rules, "explain": run_explain, "run": run_run}[command]
+    handler = {"check": run_check, "report": run_report, "rules": run_rules, "explain": run_explain,
+               "run": run_run}[command]
     try:
         return handler(rest)
     except (ConfigError, TableError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # discovery errors and anything unexpected: a message, not a crash
+        from .baseline import BaselineError
         from .discovery import DiscoveryError
 
-        if isinstance(exc, DiscoveryError):
+        if isinstance(exc, (DiscoveryError, BaselineError)):
             print(f"error: {exc}", file=sys.stderr)
         else:
             print(f"error: internal error, please report: {exc}\n{traceback.format_exc()}", file=sys.stderr)

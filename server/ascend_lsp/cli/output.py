@@ -1,20 +1,37 @@
-"""Output formats: full and concise text, JSON, SARIF 2.1.0, GitHub annotations, statistics."""
+"""Output formats: full and concise text, JSON, SARIF 2.1.0, GitHub annotations, JUnit XML,
+GitLab Code Quality, statistics."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections import Counter
+from pathlib import Path
 from typing import Iterable
+from xml.etree import ElementTree
 
 from .. import __version__
 from ..rules import RULES
+from .baseline import keyed
 from .check import FileResult, Record
 
-FORMATS = ("full", "concise", "json", "sarif", "github")
+FORMATS = ("full", "concise", "json", "sarif", "github", "junit", "gitlab")
+MACHINE_FORMATS = frozenset({"json", "sarif", "github", "junit", "gitlab"})
 SEVERITY_NAME = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 SARIF_LEVEL = {1: "error", 2: "warning", 3: "note", 4: "note"}
 GITHUB_LEVEL = {1: "error", 2: "warning", 3: "notice", 4: "notice"}
+GITLAB_SEVERITY = {1: "critical", 2: "major", 3: "minor", 4: "info"}
+# Characters XML 1.0 cannot carry (form feeds do occur in Python source).
+XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 SARIF_SCHEMA = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
+
+
+def fingerprinted(result: FileResult) -> Iterable[tuple[str, Record]]:
+    """(fingerprint, record): a hash of the baseline key (file, code, line text,
+    occurrence), so a finding keeps its identity when lines above it move."""
+    for key, index, r in keyed(result, Path.cwd()):
+        yield hashlib.blake2b(repr((*key, index)).encode(), digest_size=16).hexdigest(), r
 
 
 def where(path: str, r: Record) -> str:
@@ -97,7 +114,7 @@ def sarif(results: list[FileResult]) -> str:
         })
     sarif_results = []
     for result in results:
-        for r in result.records:
+        for fingerprint, r in fingerprinted(result):
             region = {"startLine": r.line + 1, "startColumn": r.col + 1, "endLine": r.end_line + 1,
                       "endColumn": r.end_col + 1}
             entry = {
@@ -109,6 +126,7 @@ def sarif(results: list[FileResult]) -> str:
                     "artifactLocation": {"uri": result.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
                     "region": region,
                 }}],
+                "partialFingerprints": {"lspCheckKey/v1": fingerprint},
             }
             if r.edits and r.fix_applicability in ("safe", "unsafe"):
                 entry["fixes"] = [{
@@ -155,6 +173,59 @@ def github(results: list[FileResult]) -> Iterable[str]:
             yield f"::{GITHUB_LEVEL[r.severity]} {props}::{_escape_github(f'{r.code} {r.message}')}"
 
 
+def junit(results: list[FileResult]) -> str:
+    """One testsuite per checked file, one failing testcase per finding; a clean file is
+    one passing testcase, an unreadable one an error, so CI test views list every file."""
+    root = ElementTree.Element("testsuites", name="lsp-check")
+    totals = Counter()
+    for result in results:
+        suite = ElementTree.SubElement(root, "testsuite", name=result.path)
+        cases = failures = errors = 0
+        if result.error:
+            case = ElementTree.SubElement(suite, "testcase", classname=result.path, name="check")
+            ElementTree.SubElement(case, "error", message=_xml(result.error)).text = _xml(result.error)
+            cases, errors = 1, 1
+        elif not result.records:
+            ElementTree.SubElement(suite, "testcase", classname=result.path, name="no findings")
+            cases = 1
+        for r in result.records:
+            case = ElementTree.SubElement(suite, "testcase", classname=result.path,
+                                          name=f"{r.code} at {where(result.path, r)}")
+            failure = ElementTree.SubElement(case, "failure", message=_xml(r.message), type=r.code)
+            failure.text = _xml(f"{where(result.path, r)}: {r.code} {r.message}\n{r.source_line}\ndocs: {url(r.code)}")
+            cases += 1
+            failures += 1
+        suite.set("tests", str(cases))
+        suite.set("failures", str(failures))
+        suite.set("errors", str(errors))
+        totals.update(tests=cases, failures=failures, errors=errors)
+    for name in ("tests", "failures", "errors"):
+        root.set(name, str(totals[name]))
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode")
+
+
+def _xml(text: str) -> str:
+    return XML_INVALID.sub("\ufffd", text)
+
+
+def gitlab(results: list[FileResult]) -> str:
+    """GitLab Code Quality; merge requests show the issues whose fingerprint the target
+    branch does not have."""
+    out = []
+    for result in results:
+        for fingerprint, r in fingerprinted(result):
+            out.append({
+                "description": f"{r.code} {r.message}",
+                "check_name": r.code,
+                "fingerprint": fingerprint,
+                "severity": GITLAB_SEVERITY[r.severity],
+                "location": {"path": result.path.replace("\\", "/").removeprefix("./"),
+                             "lines": {"begin": r.line + 1}},
+            })
+    return json.dumps(out, indent=2, ensure_ascii=False)
+
+
 def statistics(results: list[FileResult]) -> Iterable[str]:
     counts = Counter(r.code for result in results for r in result.records)
     fixable = Counter(r.code for result in results for r in result.records if r.fix_applicability == "safe")
@@ -163,7 +234,7 @@ def statistics(results: list[FileResult]) -> Iterable[str]:
         yield f"{count:>6}  {code:<7} {'[*]' if fixable[code] else '   '} {rule.name if rule else ''}"
 
 
-def summary(results: list[FileResult], fixed: int) -> str:
+def summary(results: list[FileResult], fixed: int, baselined: int = 0) -> str:
     records = [r for result in results for r in result.records]
     safe = sum(r.fix_applicability == "safe" for r in records)
     unsafe = sum(r.fix_applicability == "unsafe" for r in records)
@@ -180,5 +251,7 @@ def summary(results: list[FileResult], fixed: int) -> str:
             parts.append(f"[-] {unsafe} more with `--unsafe-fixes`.")
     elif not fixed:
         parts.append("All checks passed.")
+    if baselined:
+        parts.append(f"{baselined} finding{'s' * (baselined != 1)} accepted by the baseline.")
     return " ".join(parts)
 

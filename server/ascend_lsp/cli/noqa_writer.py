@@ -1,0 +1,56 @@
+"""`--add-noqa`: suppress every current finding in place with `# noqa: CODE`, the other
+adoption path besides a baseline. Pure text in, text out; check.py does the writing."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+
+from ..engine.noqa import add_noqa
+
+# A syntax error cannot be suppressed (engine/noqa.py), so there is no comment to add.
+UNSUPPRESSIBLE = frozenset({"E999"})
+
+
+def comment_safe_lines(text: str) -> set[int]:
+    """0-based lines a trailing comment can be appended to: those that end in a NEWLINE or
+    NL token. A line that ends inside a multi-line string, or is continued with a
+    backslash, has neither, and a `#` added there would change the code."""
+    safe: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.NEWLINE, tokenize.NL):
+                safe.add(token.start[0] - 1)
+    except (tokenize.TokenError, SyntaxError):
+        pass  # lines past the point tokenize gave up stay unsafe
+    return safe
+
+
+def with_noqa(text: str, targets: list[tuple[int, str]]) -> tuple[str, list[tuple[int, str, str]]]:
+    """`text` with `# noqa: CODE` for each (0-based line, code); also the targets that were
+    left alone, as (line, code, why)."""
+    lines = text.splitlines(keepends=True)
+    safe = comment_safe_lines(text)
+    refused = []
+    for line, code in targets:
+        if code in UNSUPPRESSIBLE:
+            refused.append((line, code, "a syntax error cannot be suppressed"))
+        elif line not in safe or line >= len(lines):
+            refused.append((line, code, "the line ends inside a multi-line string or continues with a backslash; "
+                                        "suppress it by hand or use a baseline"))
+        else:
+            body = lines[line].rstrip("\r\n")
+            lines[line] = add_noqa(body, code) + lines[line][len(body):]
+    new = "".join(lines)
+    if new != text and _parses(text) and not _parses(new):  # a last guard: never break a file
+        return text, [(line, code, "adding the comment would break the file") for line, code in targets]
+    return new, refused
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

@@ -1,0 +1,269 @@
+"""`lsp-check report`: the size of a migration, per file and in total.
+
+Every API reference (a site) gets exactly one status, so the columns add up to the
+references found:
+
+- a site is a resolved `torch.*` / `torch_npu.*` / table-known name (references.py), or
+  the range of a finding that is not at such a name (`.cuda()`, `"cuda:0"`, `"nccl"`,
+  `CUDA_VISIBLE_DEVICES`, an import the tables flag);
+- a site with findings takes the status of its hardest one: unsupported > manual >
+  unsafe > safe;
+- a site without findings is supported, unknown or other (see STATUSES).
+
+Syntax errors (E999) are findings but not sites.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+from collections import Counter
+from typing import Callable
+
+from .. import __version__
+from ..engine.analyzer import tables_for
+from ..engine.config import Settings
+from ..engine.tables import Tables
+from ..rules import RULES
+from .baseline import normalise
+from .check import FileResult, Record
+
+REPORT_FORMATS = ("html", "md", "csv", "json")
+# (key, column label, what it means) in the order the report shows them.
+STATUSES = (
+    ("supported", "Supported", "no finding, and Ascend's support list marks the API ✔ for the configured chip "
+                               "(target torch_npu; a port to MindSpore changes every torch call, see the "
+                               "MindSpore section)"),
+    ("safe", "Auto-fix (safe)", "`lsp-check --fix` rewrites it, meaning kept"),
+    ("unsafe", "Auto-fix (unsafe)", "`--fix --unsafe-fixes` rewrites it; review the change"),
+    ("manual", "Manual", "a finding without an applicable fix: a person changes the code"),
+    ("unsupported", "Unsupported", "a finding of a rule meaning the target has no counterpart (NPU104, NPU201, "
+                                   "NPU3xx third-party CUDA libraries, NPU403 DataParallel, MS101) and no fix: "
+                                   "the code must be redesigned"),
+    ("unknown", "Unknown", "a torch API the tables do not know (not in the support list and no mapping; "
+                           "target mindspore: not in the MindSpore mapping): check it by hand; listed below"),
+    ("other", "Other", "known to the tables but not flagged here: reported at its import, suppressed by "
+                       "`# noqa` or configuration, or a conditional entry that does not apply"),
+)
+STATUS_KEYS = tuple(key for key, _, _ in STATUSES)
+UNSUPPORTED_RULES = ("NPU104", "NPU201", "NPU3", "NPU403", "MS101")
+SEVERITY_RANK = {"safe": 0, "unsafe": 1, "manual": 2, "unsupported": 3}
+EFFORT = ("none", "low", "medium", "high")
+EFFORT_RULE = ("none: no finding. high: 3 or more unsupported sites, or more than 15 that need a person "
+               "(manual + unsafe). medium: 1–2 unsupported, or 4–15 that need a person. low: the rest "
+               "(at most 3 that need a person; safe fixes are free).")
+TOP = 10
+
+
+def finding_status(record: Record) -> str:
+    if record.fix_applicability in ("safe", "unsafe"):
+        return record.fix_applicability
+    return "unsupported" if record.code.startswith(UNSUPPORTED_RULES) else "manual"
+
+
+def effort(counts: Counter, findings: int) -> str:
+    unsupported, person = counts["unsupported"], counts["manual"] + counts["unsafe"]
+    if not findings:
+        return "none"
+    if unsupported >= 3 or person > 15:
+        return "high"
+    if unsupported or person > 3:
+        return "medium"
+    return "low"
+
+
+def reference_status(name: str, tables: Tables, settings: Settings) -> str:
+    """The status of a reference without a finding."""
+    if settings.target == "mindspore":
+        return "unknown" if name not in tables.counterparts else "other"
+    if tables.lookup(name) is not None:
+        return "other"  # a mapped name needs changing even where the support list has it (torch.cuda.*)
+    support = tables.support.get(name)
+    if support is None:
+        return "unknown"
+    return "supported" if support.supported_on(settings.chip) else "other"
+
+
+class FileReport:
+    """One file's sites, their statuses and what feeds the totals."""
+
+    def __init__(self, result: FileResult, settings: Settings) -> None:
+        tables = tables_for(settings)
+        self.path = result.path
+        self.error = result.error
+        self.lines = result.lines
+        self.findings = len(result.records)
+        self.rules = Counter(r.code for r in result.records)
+        self.fixable = {kind: Counter(r.code for r in result.records if r.fix_applicability == kind)
+                        for kind in ("safe", "unsafe")}
+        sites: dict[tuple, str] = {}
+        self.unsupported_apis: Counter = Counter()
+        for record in result.records:
+            if record.code == "E999":
+                continue
+            where = (record.line, record.col, record.end_line, record.end_col)
+            status = finding_status(record)
+            if status == "unsupported":  # by API, or by the line for shapes without one (a `.cu` source)
+                api = record.extra.get("api") or normalise(record.source_line)[:80]
+                self.unsupported_apis[(api, record.code)] += 1
+            if SEVERITY_RANK[status] >= SEVERITY_RANK.get(sites.get(where, "safe"), 0):
+                sites[where] = status
+        self.unknown_apis: Counter = Counter()
+        self.torch_calls: Counter = Counter()  # by what the MindSpore table says of the callee
+        for line, col, end_line, end_col, name, called in result.references or ():
+            where = (line, col, end_line, end_col)
+            if where not in sites:
+                sites[where] = reference_status(name, tables, settings)
+                if sites[where] == "unknown":
+                    self.unknown_apis[name] += 1
+            if called and name.startswith("torch."):
+                counterpart = tables.counterparts.get(name)
+                self.torch_calls["none" if counterpart is None else
+                                 "consistent" if counterpart.consistent else "differs"] += 1
+        self.counts = Counter(sites.values())
+        self.references = len(sites)
+        self.effort = effort(self.counts, self.findings)
+
+    def row(self) -> dict:
+        return {"path": self.path, "lines": self.lines, "references": self.references,
+                **{key: self.counts[key] for key in STATUS_KEYS}, "findings": self.findings,
+                "effort": self.effort, "error": self.error or None}
+
+
+def build(results: list[FileResult], settings_of: Callable[[str], Settings], base: Settings) -> dict:
+    """The report as plain data; every format renders this (JSON is it verbatim)."""
+    files = [FileReport(result, settings_of(result.path)) for result in results]
+    totals: Counter = Counter()
+    rules: Counter = Counter()
+    safe: Counter = Counter()
+    unsafe: Counter = Counter()
+    unsupported: Counter = Counter()
+    unknown: Counter = Counter()
+    calls: Counter = Counter()
+    for f in files:
+        totals.update(f.counts)
+        totals.update(lines=f.lines, references=f.references, findings=f.findings)
+        rules.update(f.rules)
+        safe.update(f.fixable["safe"])
+        unsafe.update(f.fixable["unsafe"])
+        unsupported.update(f.unsupported_apis)
+        unknown.update(f.unknown_apis)
+        calls.update(f.torch_calls)
+    report = {
+        "tool": f"lsp-check {__version__}",
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "settings": {"target": base.target, "chip": base.chip, "torch_npu_version": base.torch_npu_version,
+                     "mindspore_version": base.mindspore_version},
+        "statuses": [{"key": key, "label": label, "meaning": meaning} for key, label, meaning in STATUSES],
+        "effort_rule": EFFORT_RULE,
+        "totals": {"files": len(files), "files_with_findings": sum(1 for f in files if f.findings),
+                   "lines": totals["lines"], "references": totals["references"],
+                   **{key: totals[key] for key in STATUS_KEYS}, "findings": totals["findings"],
+                   "effort": {bucket: sum(1 for f in files if f.effort == bucket) for bucket in EFFORT}},
+        "files": [f.row() for f in files],
+        "top_rules": [{"code": code, "name": RULES[code].name if code in RULES else "", "count": count,
+                       "safe": safe[code], "unsafe": unsafe[code]} for code, count in rules.most_common(TOP)],
+        "top_unsupported": [{"api": api, "code": code, "count": count}
+                            for (api, code), count in unsupported.most_common(TOP)],
+        "unknown_apis": [{"api": api, "count": count}
+                         for api, count in sorted(unknown.items(), key=lambda item: (-item[1], item[0]))],
+        "mindspore": None,
+    }
+    if base.target == "mindspore":
+        total = sum(calls.values())
+        report["mindspore"] = {
+            "table_version": tables_for(base).counterparts_version,
+            "torch_calls": total, "consistent": calls["consistent"], "differs": calls["differs"],
+            "no_counterpart": calls["none"], "share": round(calls["consistent"] / total, 4) if total else None,
+        }
+    return report
+
+
+# --- formats -------------------------------------------------------------------------------
+def as_json(report: dict) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+COLUMNS = ("path", "lines", "references", *STATUS_KEYS, "findings", "effort")
+
+
+def as_csv(report: dict) -> str:
+    """The per-file table, then a TOTAL row."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in report["files"]:
+        writer.writerow([row[c] for c in COLUMNS])
+    totals = report["totals"]
+    writer.writerow(["TOTAL", *(totals[c] for c in COLUMNS[1:-1]), ""])
+    return out.getvalue().rstrip("\n")
+
+
+def _md_cell(text) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def as_markdown(report: dict) -> str:
+    totals, settings = report["totals"], report["settings"]
+    labels = {s["key"]: s["label"] for s in report["statuses"]}
+    lines = [
+        "# Migration report",
+        "",
+        f"{report['tool']}, {report['generated']} — {target_line(settings)}.",
+        "",
+        f"**{plural(totals['files'], 'file')}** ({totals['lines']} lines), "
+        f"**{plural(totals['references'], 'API reference')}**, {plural(totals['findings'], 'finding')} in "
+        f"{plural(totals['files_with_findings'], 'file')}.",
+        "",
+        "| | references | share |",
+        "|---|---:|---:|",
+    ]
+    for key in STATUS_KEYS:
+        share = totals[key] / totals["references"] if totals["references"] else 0
+        lines.append(f"| {labels[key]} | {totals[key]} | {share:.1%} |")
+    lines += ["", "Effort per file: " + ", ".join(f"{bucket} {totals['effort'][bucket]}" for bucket in EFFORT) + ".",
+              f"Rule: {report['effort_rule']}", ""]
+    if report["mindspore"] is not None:
+        lines += ["## MindSpore", "", mindspore_sentence(report["mindspore"]), ""]
+    lines += ["## Files", "", "| " + " | ".join(["file", "lines", "references", *(labels[k] for k in STATUS_KEYS),
+                                                  "findings", "effort"]) + " |",
+              "|---|" + "---:|" * (len(COLUMNS) - 2) + "---|"]
+    for row in report["files"]:
+        lines.append("| " + " | ".join(_md_cell(row[c]) for c in COLUMNS) + " |")
+    lines += ["", "## Top rules", "", "| rule | name | findings | safe fix | unsafe fix |", "|---|---|---:|---:|---:|"]
+    lines += [f"| {r['code']} | {r['name']} | {r['count']} | {r['safe']} | {r['unsafe']} |"
+              for r in report["top_rules"]]
+    lines += ["", "## Top unsupported APIs", ""]
+    lines += [f"- `{u['api']}` ({u['code']}): {u['count']}" for u in report["top_unsupported"]] or ["None."]
+    lines += ["", "## Unknown APIs", "", "The tables know nothing about these; check each one on the target.", ""]
+    lines += [f"- `{u['api']}`: {u['count']}" for u in report["unknown_apis"]] or ["None."]
+    lines += ["", "## What the columns mean", ""]
+    lines += [f"- **{s['label']}**: {s['meaning']}" for s in report["statuses"]]
+    return "\n".join(lines)
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"
+
+
+def target_line(settings: dict) -> str:
+    if settings["target"] == "mindspore":
+        return f"target mindspore, MindSpore {settings['mindspore_version']}"
+    return f"target torch_npu, chip {settings['chip']}, torch_npu {settings['torch_npu_version']}"
+
+
+def mindspore_sentence(ms: dict) -> str:
+    share = f"{ms['share']:.1%}" if ms["share"] is not None else "n/a"
+    return (f"{ms['consistent']} of {ms['torch_calls']} torch calls ({share}) have a consistent MindSpore "
+            f"counterpart (a rename); with a counterpart that differs: {ms['differs']}; with none: "
+            f"{ms['no_counterpart']} (MindSpore {ms['table_version']} mapping table).")
+
+
+def render(report: dict, fmt: str) -> str:
+    if fmt == "html":
+        from .report_html import as_html
+
+        return as_html(report)
+    return {"json": as_json, "csv": as_csv, "md": as_markdown}[fmt](report)
