@@ -1,11 +1,14 @@
-# Two entry points, each doing all the set-up on a fresh machine (Python 3.10+):
+# Two entry points, each doing all the set-up on a fresh machine (Python 3.10+, Node 20):
 #   make examples   install, then run lsp-check on the bundled CUDA examples
-#   make test       install with the test extras (torch 2.13 CPU, MindSpore 2.10 CPU), run the tests
+#   make test       install with the test extras (torch 2.13 CPU, MindSpore 2.10 CPU), run the
+#                   Python tests, then the VS Code extension's (lint, types, unit, package)
+# make e2e runs the extension in a real VS Code (code-server in headless Chromium); it
+# installs Node 24, code-server and Debian packages on first use (about 4 minutes).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: examples test docs mappings bench
+.PHONY: examples test client e2e docs mappings bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +28,13 @@ examples: $(VENV)/.base
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
+	$(MAKE) client
+
+client:
+	cd client-vscode && npm ci --no-audit --no-fund && npm test
+
+e2e: $(VENV)/.test
+	cd client-vscode && E2E_RUNNER_PYTHON=$(abspath $(BIN))/python npm run e2e
 
 docs: $(VENV)/.base
 	$(BIN)/python -m ascend_lsp.rules.docs
