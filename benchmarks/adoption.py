@@ -10,7 +10,6 @@ more than a cold check; warm, both come from the cache.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -19,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from cli_corpus import SCRATCH, corpus, count_lines
+from cli_corpus import SCRATCH, setup
 
 OUT = SCRATCH / "adoption"
 
@@ -36,12 +35,7 @@ def lsp_check(root: Path, env: dict, jobs: int | None, *args: str) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", type=int, default=None)
-    args = parser.parse_args()
-    root = corpus()
-    files, lines = count_lines(root / "transformers")
-    env = {**os.environ, "ASCEND_LSP_CACHE_DIR": str(SCRATCH / "table-cache")}
+    args, root, files, lines, env = setup(__doc__)
     env.pop("PRE_COMMIT", None)
     OUT.mkdir(exist_ok=True)
     cache = root / ".lsp-check-cache"

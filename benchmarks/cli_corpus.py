@@ -65,13 +65,18 @@ def run(root: Path, jobs: int | None, env: dict) -> tuple[float, int, int]:
     return wall, findings, peak
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def setup(doc: str) -> tuple[argparse.Namespace, Path, int, int, dict]:
+    """Arguments, the corpus, its size, and the environment the timed runs get."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=None)
     args = parser.parse_args()
     root = corpus()
     files, lines = count_lines(root / "transformers")
-    env = {**os.environ, "ASCEND_LSP_CACHE_DIR": str(SCRATCH / "table-cache")}
+    return args, root, files, lines, {**os.environ, "ASCEND_LSP_CACHE_DIR": str(SCRATCH / "table-cache")}
+
+
+def main() -> int:
+    args, root, files, lines, env = setup(__doc__)
     shutil.rmtree(root / ".lsp-check-cache", ignore_errors=True)
     cold, findings, peak = run(root, args.jobs, env)
     warm, warm_findings, _ = run(root, args.jobs, env)

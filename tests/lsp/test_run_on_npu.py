@@ -72,12 +72,22 @@ async def test_lens_command_result_diagnostic_and_hover(client, tmp_path, target
     assert result["status"] == "passed"
     assert diagnostic.range.start == types.Position(4, 4) and diagnostic.range.end == types.Position(4, 14)
     assert diagnostic.severity == types.DiagnosticSeverity.Information
+    assert diagnostic.data["run"]["status"] == "passed" and diagnostic.data["run"]["target"] == target
+    assert {o["verdict"] for o in diagnostic.data["run"]["outputs"]} == {"PASS"}
     assert diagnostic.message.startswith(f"Run on {target}")
     assert ("emulated" in diagnostic.message) == (target == "emulate")
     hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(4, 6))), TIMEOUT)
     table = hover.contents.value
     assert "out" in table and "PASS" in table and "cosine" in table
+
+
+async def test_lens_functions_setting(client, tmp_path):
+    await start(client, client.name, tmp_path, options={"runner": {"functions": ["test_*"]}})
+    text = SOURCE + "\n\ndef test_forward():\n    return torch.ones(2)\n"
+    uri = open_document(client, tmp_path / "filtered.py", text)
+    await diagnostics(client, uri, 1)
+    assert [lens.command.arguments[0]["function"] for lens in await lenses(client, uri)] == ["test_forward"]
 
 
 async def test_run_refused_in_an_untrusted_workspace(client, tmp_path):

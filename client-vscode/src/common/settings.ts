@@ -23,6 +23,7 @@ export interface RunnerSettings {
     target: string;
     timeout: number;
     codeLens: boolean;
+    functions: string[];
     interpreter?: string;
     command?: string;
 }
@@ -48,6 +49,7 @@ export function toServerSettings(source: SettingsSource, trusted: boolean): Serv
             target: source.value<string>('runner.target') ?? 'npu',
             timeout: source.value<number>('runner.timeout') ?? 60,
             codeLens: source.value<boolean>('runner.codeLens') ?? true,
+            functions: source.value<string[]>('runner.functions') ?? [],
         },
         trusted,
     };

@@ -16,7 +16,7 @@ describe('toServerSettings', () => {
             target: 'mindspore',
             'torch-npu-version': '2.6.0',
             ignore: ['NPU4'],
-            runner: { target: 'npu', timeout: 60, codeLens: true },
+            runner: { target: 'npu', timeout: 60, codeLens: true, functions: [] },
             trusted: true,
         });
     });
@@ -31,7 +31,7 @@ describe('toServerSettings', () => {
             source({ 'runner.target': 'emulate', 'runner.timeout': 5, 'runner.codeLens': false, 'runner.interpreter': ' ', 'runner.command': 'ssh npu python3 -c {bootstrap_quoted}' }),
             true,
         ).runner;
-        expect(runner).toEqual({ target: 'emulate', timeout: 5, codeLens: false, command: 'ssh npu python3 -c {bootstrap_quoted}' });
+        expect(runner).toEqual({ target: 'emulate', timeout: 5, codeLens: false, functions: [], command: 'ssh npu python3 -c {bootstrap_quoted}' });
     });
 
     it('tells the server when the workspace is untrusted', () => {

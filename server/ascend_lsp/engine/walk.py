@@ -176,7 +176,7 @@ def walk(items: list, module_scope: Scope) -> Events:
     stack: list = list(reversed(items))
     push = stack.append
     Attribute, Name, Call, Constant, JoinedStr = ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.JoinedStr
-    Store, Load = ast.Store, ast.Load
+    Load = ast.Load
     iter_children = ast.iter_child_nodes
     while stack:
         node, scope, sctx, parent_call = stack.pop()

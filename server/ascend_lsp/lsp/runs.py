@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import fnmatch
 import re
 import sys
 import threading
@@ -42,6 +43,7 @@ class RunMark:
     severity: Severity
     summary: str  # the diagnostic's message
     markdown: str  # the hover
+    data: dict  # the diagnostic's data: status, target, verdict per output
 
 
 def def_name_at(line: str, function: str) -> tuple[int, int] | None:
@@ -59,7 +61,8 @@ def run_diagnostics(snapshot: Snapshot, lines: Lines) -> list[types.Diagnostic]:
                 out.append(types.Diagnostic(
                     range=types.Range(lines.position(index, cols[0]), lines.position(index, cols[1])),
                     message=mark.summary, severity=types.DiagnosticSeverity(int(mark.severity)), code=CODE,
-                    code_description=types.CodeDescription(href=RULES[CODE].url), source="ascend-lsp"))
+                    code_description=types.CodeDescription(href=RULES[CODE].url), source="ascend-lsp",
+                    data={"run": mark.data}))
                 break
     return out
 
@@ -117,9 +120,11 @@ def register(server: AscendLanguageServer) -> None:
             return []
         from ..runner import extract_targets
 
+        patterns = options.runner.functions
         return [types.CodeLens(range=types.Range(types.Position(line, 0), types.Position(line, 0)),
                                data={"uri": document.uri, "function": name})
-                for name, line in extract_targets(document.source)]
+                for name, line in extract_targets(document.source)
+                if not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)]
 
     @server.feature(types.CODE_LENS_RESOLVE)
     def resolve(lens: types.CodeLens) -> types.CodeLens:
@@ -152,9 +157,16 @@ def register(server: AscendLanguageServer) -> None:
         function = job.function or enclosing_function(document.source, (job.lines or (1,))[0] - 1)
         if function:
             runs.marks.setdefault(document.uri, {})[function] = RunMark(
-                function, SEVERITY.get(result.status, Severity.ERROR), summary, format_markdown(result))
+                function, SEVERITY.get(result.status, Severity.ERROR), summary, format_markdown(result),
+                run_data(result))
             server.scheduler.runs_changed(document.uri)
         return {"status": result.status, "message": summary}
+
+
+def run_data(result) -> dict:
+    """What a client (or a code action) may want of a result, as plain JSON."""
+    return {"status": result.status, "target": result.target, "emulated": result.emulated, "code": result.code,
+            "outputs": [{"path": o.path, "verdict": o.verdict, "reason": o.reason} for o in result.outputs]}
 
 
 def make_job(server: AscendLanguageServer, document, request: dict):

@@ -29,6 +29,7 @@ class RunnerOptions:
     code_lens: bool = True
     interpreter: str | None = None  # default: this server's interpreter
     command: str | None = None  # a launch template, e.g. ssh host python3 -c {bootstrap_quoted}
+    functions: tuple[str, ...] = ()  # glob patterns of the function names that get a lens (empty: all)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ def _runner(raw) -> RunnerOptions:
         code_lens=raw.get("codeLens", raw.get("code-lens", True)) is not False,
         interpreter=text.get("interpreter"),
         command=text.get("command"),
+        functions=tuple(p for p in raw.get("functions", ()) if isinstance(p, str)) if isinstance(
+            raw.get("functions"), list) else (),
     )
 
 
