@@ -244,7 +244,7 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     todo = []
     for path, settings in items:
         if use_cache:
-            key = keys.setdefault(settings, settings_key(settings))
+            key = keys.get(settings) or keys.setdefault(settings, settings_key(settings))
             hit = cache.get(path, key, options.references)
             if hit is not None:
                 results[path] = hit

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import sys
+from stat import S_ISREG
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 
@@ -127,27 +129,40 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
     return replace(base, **changes)
 
 
-def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above `start` that has [tool.ascend-lsp]."""
+@functools.lru_cache(maxsize=256)
+def _tool_table(path: str, _stamp: tuple[int, int]) -> dict | None:
+    """[tool.ascend-lsp] of a pyproject.toml (None without one); cached per file version,
+    since every folder of a tree asks for the same few files."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return data.get("tool", {}).get("ascend-lsp")
+
+
+def find_pyproject(start: Path) -> tuple[Path, dict] | None:
+    """The nearest pyproject.toml at or above `start` that has [tool.ascend-lsp], with that table."""
     start = start if start.is_dir() else start.parent
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"{candidate}: cannot read: {exc}") from None
-            if "ascend-lsp" in data.get("tool", {}):
-                return candidate
+        try:
+            stat = candidate.stat()
+        except OSError:
+            continue
+        if not S_ISREG(stat.st_mode):
+            continue
+        table = _tool_table(str(candidate), (stat.st_mtime_ns, stat.st_size))
+        if table is not None:
+            return candidate, table
     return None
 
 
 def load_settings(start: Path, base: Settings | None = None) -> Settings:
     """Settings from the nearest pyproject.toml with [tool.ascend-lsp], else defaults."""
-    path = find_pyproject(start.resolve())
-    if path is None:
+    found = find_pyproject(start.resolve())
+    if found is None:
         return base or Settings()
-    table = tomllib.loads(path.read_text(encoding="utf-8"))["tool"]["ascend-lsp"]
+    path, table = found
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.ascend-lsp] must be a table")
     try:

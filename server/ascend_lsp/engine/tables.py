@@ -23,6 +23,7 @@ class TableError(Exception):
     """A mapping table (shipped or user-supplied) that cannot be read."""
 
 
+@functools.cache
 def mappings_root() -> Path:
     # Installed wheels carry the tables inside the package; a source checkout keeps them
     # at the top of the repository.
