@@ -9,6 +9,7 @@ ones with `ascend_lsp.rules.base.rule` and `handles`."""
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import os
@@ -95,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     load_extra_rules()
     server = create_server()
+    # Everything imported so far lives as long as the process: keep the collector from
+    # rescanning it on every analysis (each parse allocates a fresh AST).
+    gc.freeze()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():
