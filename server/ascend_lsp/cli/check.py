@@ -18,7 +18,7 @@ from ..engine.fixes import fix_text
 from ..engine.model import Finding
 from ..engine.tables import TableError, mappings_root
 from .noqa_writer import with_noqa
-from .references import references_of
+from .references import api_references
 from .sources import Source, SourceError, encode, read_source
 
 CACHE_DIR = ".lsp-check-cache"
@@ -56,7 +56,7 @@ class FileResult:
     rule_errors: list[str] = field(default_factory=list)
     skipped_write: str = ""  # why a fix was not written
     lines: int = 0
-    references: list | None = None  # API references (report), see references.references_of
+    references: list | None = None  # API references (report), see references.api_references
     noqa_added: int = 0  # --add-noqa
     noqa_refused: list[str] = field(default_factory=list)  # findings --add-noqa could not suppress, and why
 
@@ -134,9 +134,9 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
                     result.fixed = fixed.applied
                     source.text = fixed.text
         else:
-            analysis = analyze(source.text, settings, path)
+            analysis = analyze(source.text, settings, path, references=options.references)
         if options.references:
-            result.references = references_of(source.text, settings)
+            result.references = api_references(analysis, tables_for(settings))
     except TableError as exc:
         result.error = str(exc)
         return result

@@ -17,7 +17,7 @@ from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
-from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, module_context, walk
+from .walk import CLASS, VALUE, ModuleContext, Scope, annotation_nodes, class_header, module_context, walk
 
 MAX_RECOVERIES = 25
 BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
@@ -48,6 +48,9 @@ class Analysis:
     settings: Settings | None = None
     digest: str = ""  # of the text, for caches
     walked: int = 0  # top-level statements walked for this result (fewer when incremental)
+    # With analyze(references=True): every name or chain resolved through the imports, as
+    # (range, qualified name, called or a base class, inside an annotation).
+    references: list[tuple[Range, str, bool, bool]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,21 +182,28 @@ def _finish(source: SourceText, settings: Settings, path: str | None, spans: lis
 
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
-            previous: Analysis | None = None, edit: TextEdit | None = None) -> Analysis:
+            previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False) -> Analysis:
     settings = settings or Settings()
     source = SourceText(text)
     tables = tables_for(settings)
-    if previous is not None and edit is not None:
+    if previous is not None and edit is not None and not references:
         incremental = _reanalyze(source, settings, tables, path, previous, edit)
         if incremental is not None:
             return incremental
     tree, syntax = parse(text)
     module = module_context(tree)
     checker = Checker(source, module, settings, tables, path)
+    if references:
+        checker.references = []
     spans = _check(checker, tree.body)
     extra = [_syntax_finding(source, line, col, msg, settings) for line, col, msg in syntax]
     extra += _module_findings(checker, spans)
-    return _finish(source, settings, path, spans, extra, checker.errors, module, len(syntax), len(spans))
+    analysis = _finish(source, settings, path, spans, extra, checker.errors, module, len(syntax), len(spans))
+    if references:
+        annotations = annotation_nodes(tree)
+        analysis.references = [(source.range_of(ref.node), ref.qualname, ref.call is not None,
+                                id(ref.node) in annotations) for ref in checker.references]
+    return analysis
 
 
 def _syntax_finding(source: SourceText, line: int, col: int, msg: str, settings: Settings) -> Finding:

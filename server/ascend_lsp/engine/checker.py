@@ -42,6 +42,7 @@ class Checker:
         self.findings: list[Finding] = []
         self.errors: list[str] = []  # rule crashes, for the adapter's log
         self.facts: dict[str, Range] = {}  # what the current statement showed, for "module" handlers
+        self.references: list[Reference] | None = None  # every resolved reference, when asked for
 
     def note(self, fact: str, where: ast.AST | Range) -> None:
         """Record a fact about the file (first place wins) for the "module" handlers."""
@@ -100,7 +101,7 @@ class Checker:
         if events.imports and handlers["import"]:
             for stmt, alias, qualname, _scope in events.imports:
                 self._call(handlers["import"], stmt, alias, qualname)
-        if events.names and (handlers["reference"] or handlers["attribute"]):
+        if events.names and (handlers["reference"] or handlers["attribute"] or self.references is not None):
             for node, root, attrs, scope, call in events.names:
                 if root is None:
                     self._call(handlers["attribute"], node, attrs[-1], call)
@@ -111,7 +112,10 @@ class Checker:
                         self._call(handlers["attribute"], node, attrs[-1], call)
                     continue
                 qualname = binding + "." + ".".join(attrs) if attrs else binding
-                self._call(handlers["reference"], Reference(node, qualname, binding, call, scope))
+                ref = Reference(node, qualname, binding, call, scope)
+                if self.references is not None:
+                    self.references.append(ref)
+                self._call(handlers["reference"], ref)
         if events.calls and handlers["call"]:
             for call, scope in events.calls:
                 self._call(handlers["call"], call, self.qualname(call.func, scope))
