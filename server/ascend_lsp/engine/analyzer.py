@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 from dataclasses import dataclass, field, replace
 
 from .checker import Checker
@@ -64,8 +65,6 @@ class TextEdit:
 
 
 def tables_for(settings: Settings) -> Tables:
-    import os
-
     extra = tuple((p, os.path.getmtime(p) if os.path.exists(p) else 0.0) for p in settings.extra_mappings)
     return load_tables(settings.torch_npu_version, settings.mindspore_version, extra)
 

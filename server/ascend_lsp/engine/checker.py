@@ -29,7 +29,7 @@ class Checker:
 
     def __init__(self, source: SourceText, module: ModuleContext, settings: Settings, tables: Tables | None,
                  path: str | None = None) -> None:
-        from ..rules import RULES, active_handlers, rules_for
+        from ..rules import RULES, active_codes, active_handlers
 
         self.source = source
         self.module = module
@@ -38,7 +38,7 @@ class Checker:
         self.path = path
         self.rules = RULES
         self.handlers = active_handlers(settings)
-        self.active = frozenset(r.code for r in rules_for(settings))
+        self.active = active_codes(settings)
         self.findings: list[Finding] = []
         self.errors: list[str] = []  # rule crashes, for the adapter's log
         self.facts: dict[str, Range] = {}  # what the current statement showed, for "module" handlers

@@ -8,6 +8,7 @@ from .model import Range
 
 # str.splitlines also breaks at form feeds, \x85, \u2028 and others; Python's tokenizer
 # and LSP clients break only at \r\n, \r and \n.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 

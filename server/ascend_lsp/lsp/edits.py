@@ -3,13 +3,10 @@ engine can re-walk only the top-level statements they touched."""
 
 from __future__ import annotations
 
-import re
-
 from lsprotocol import types
 
 from ..engine.analyzer import TextEdit
-
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from ..engine.text import LINE_BREAK
 
 
 def line_edit(change: types.TextDocumentContentChangeEvent) -> TextEdit | None:

@@ -10,11 +10,11 @@ from collections.abc import Callable
 
 from lsprotocol import types
 
-from ..cli.explain import describe_api
 from ..engine.config import Settings
 from ..engine.analyzer import tables_for
 from ..engine.tables import TableError
 from ..rules import RULES
+from ..rules.describe import describe_api
 from ..rules.mindspore_api import describe_counterpart
 from .edits import split_lines
 from .runs import def_name_at

@@ -9,11 +9,16 @@ from .base import EVENT_KINDS, HANDLERS, RULES, Doc, Rule
 from .table import TABLE, TABLE_FILES
 from . import syntax, cuda_usage, npu_support, third_party, npu_traps, mindspore_api, mindspore_traps, run_results  # noqa: F401
 
-__all__ = ["RULES", "Doc", "Rule", "active_handlers", "rules_for"]
+__all__ = ["RULES", "Doc", "Rule", "active_codes", "active_handlers", "rules_for"]
 
 
 def rules_for(settings: Settings) -> list[Rule]:
     return [r for r in RULES.values() if settings.target in r.targets and settings.enabled(r.code)]
+
+
+@functools.lru_cache(maxsize=32)
+def active_codes(settings: Settings) -> frozenset[str]:
+    return frozenset(r.code for r in rules_for(settings))
 
 
 @functools.lru_cache(maxsize=32)

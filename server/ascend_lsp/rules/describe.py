@@ -1,0 +1,44 @@
+"""What the tables know of an API, as lines for people: `lsp-check explain` and the hover."""
+
+from __future__ import annotations
+
+from ..engine.analyzer import tables_for
+from ..engine.config import Settings
+from . import RULES
+
+
+def describe_api(name: str, settings: Settings) -> list[str]:
+    """What the tables say about `name` (used by explain and the hover)."""
+    tables = tables_for(settings)
+    lines: list[str] = []
+    entry = tables.lookup(name) or tables.methods.get(name.lstrip(".").removesuffix("()")) or tables.env.get(name)
+    if entry is not None:
+        rule = RULES[entry.rule]
+        lines.append(f"`{name}` — {entry.rule} {rule.name} ({rule.severity.name.lower()})")
+        if entry.prefix and entry.name != name:
+            lines.append(f"matched by the entry for `{entry.name}` and everything below it")
+        if entry.replacement:
+            new = entry.replacement + name[len(entry.name):] if name.startswith(entry.name) else entry.replacement
+            lines.append(f"replacement: `{new}` (fix: {entry.fix.value if entry.fix else 'none'})")
+        else:
+            lines.append("replacement: none")
+        if entry.if_keyword:
+            lines.append(f"applies when called with `{entry.if_keyword}=`")
+        if entry.note:
+            lines.append(f"note: {entry.note}")
+        lines.append(f"source: {entry.source}")
+        lines.append(f"table: {entry.origin}")
+    support = tables.support.get(name)
+    if support is not None:
+        chips = ", ".join(f"{chip} {'✔' if ok else '✘'}" for chip, ok in support.chips.items())
+        lines.append(f"Ascend support list (torch_npu {tables.support_version}): {chips}")
+        if support.dtypes:
+            lines.append(f"dtypes: only {', '.join(support.dtypes)}")
+        if support.cpu_fallback:
+            lines.append("may fall back to the CPU")
+        if support.npu_name:
+            lines.append(f"NPU name: {support.npu_name}")
+        if support.limitations:
+            lines.append(f"limitations: {support.limitations}")
+        lines.append(f"source: {support.source}")
+    return lines
