@@ -43,7 +43,8 @@ class WorkerProcess:
             launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, preexec_fn=preexec)
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._drain, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
         if launch.ships_source:
             self.send_raw(worker_source_line())
 
@@ -95,6 +96,9 @@ class WorkerProcess:
         return f"the worker exited with code {code}"
 
     def stderr_text(self, limit: int = 1500) -> str:
+        # stdout can close before the last stderr lines are drained; give the drain a
+        # moment (a grandchild holding stderr open must not hang the report).
+        self._drainer.join(timeout=1)
         return b"".join(self.stderr_tail).decode("utf-8", "replace")[-limit:].strip()
 
 
