@@ -8,7 +8,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .helpers import CLIENTS, TIMEOUT, diagnostics, open_document, server_config, start
+from .helpers import CLIENTS, TIMEOUT, diagnostics, open_document, pulls, server_config, start
 
 CUDA = "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\ntorch.cuda.synchronize()\n"
 
@@ -61,7 +61,7 @@ async def test_pyproject_change(client, tmp_path):
     if client.name == "visual-studio-code":  # it registers watchers dynamically; Neovim 0.11 cannot
         await wait_until(lambda: client.registrations)
         watched = [r for r in client.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
-        assert watched[0].register_options["watchers"][0]["globPattern"] == "**/pyproject.toml"
+        assert watched[0].register_options["watchers"][0]["globPattern"] == "**/*.toml"
     (tmp_path / "src").mkdir()
     uri = open_document(client, tmp_path / "src" / "a.py", CUDA)
     assert codes(await diagnostics(client, uri, 1)) == {"NPU102", "NPU103"}
@@ -71,6 +71,40 @@ async def test_pyproject_change(client, tmp_path):
     client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
         [types.FileEvent(pyproject.as_uri(), types.FileChangeType.Created)]))
     assert codes(await diagnostics(client, uri, 1)) == {"NPU103"}
+
+
+TEAM_TABLE = """
+[[api]]
+name = "mylib.cuda_kernels"
+rule = "NPU306"
+prefix = true
+note = "{note}"
+source = "team wiki"
+"""
+
+
+async def test_extra_mapping_table_change(client, tmp_path):
+    table = tmp_path / "team.toml"
+    table.write_text(TEAM_TABLE.format(note="Use mylib.npu_kernels."), encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.ascend-lsp]\nextra-mappings = ["team.toml"]\n', encoding="utf-8")
+    await start(client, client.name, tmp_path)
+    uri = open_document(client, tmp_path / "a.py", "from mylib.cuda_kernels import fused\n")
+    assert [d.message for d in await diagnostics(client, uri, 1)] == [
+        "`mylib.cuda_kernels.fused` builds CUDA code. Use mylib.npu_kernels."]
+
+    # An unrelated table changes nothing; the team's table re-diagnoses the open file.
+    client.published.clear()
+    (tmp_path / "other.toml").write_text("x = 1\n", encoding="utf-8")
+    table.write_text(TEAM_TABLE.format(note="Use mylib.ascend."), encoding="utf-8")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        [types.FileEvent((tmp_path / "other.toml").as_uri(), types.FileChangeType.Created)]))
+    if not pulls(client):
+        await asyncio.sleep(0.3)
+        assert client.published == {}
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        [types.FileEvent(table.as_uri(), types.FileChangeType.Changed)]))
+    assert [d.message for d in await diagnostics(client, uri, 1)] == [
+        "`mylib.cuda_kernels.fused` builds CUDA code. Use mylib.ascend."]
 
 
 @pytest_lsp.fixture(config=server_config())

@@ -97,6 +97,12 @@ class SettingsStore:
         self._by_folder.clear()
         self.generation += 1
 
+    def depends_on(self, path: str) -> bool:
+        """Whether a changed file can change the settings or tables of some folder."""
+        path = os.path.realpath(path)  # extra-mappings paths are resolved
+        return os.path.basename(path) == "pyproject.toml" or any(
+            path in settings.extra_mappings for settings in self._by_folder.values())
+
     def for_path(self, path: str | None) -> Settings:
         folder = os.path.dirname(path) if path else (self.root or os.getcwd())
         settings = self._by_folder.get(folder)
@@ -125,6 +131,7 @@ class SettingsStore:
 # --- the protocol side -----------------------------------------------------------------
 def register(server) -> None:
     from lsprotocol import types
+    from pygls.uris import to_fs_path
 
     store = server.settings
 
@@ -163,9 +170,10 @@ def register(server) -> None:
         registrations = []
         if client_supports("workspace.did_change_watched_files.dynamic_registration"):
             registrations.append(types.Registration(
-                id="ascend-lsp-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                id="ascend-lsp-config-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])))
+                    # pyproject.toml and the extra mapping tables it names
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/*.toml")])))
         if client_supports("workspace.did_change_configuration.dynamic_registration"):
             registrations.append(types.Registration(id="ascend-lsp-configuration",
                                                     method=types.WORKSPACE_DID_CHANGE_CONFIGURATION))
@@ -188,6 +196,6 @@ def register(server) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
-        if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
+        if any(store.depends_on(to_fs_path(change.uri)) for change in params.changes):
             store.invalidate()
             server.settings_changed()
