@@ -278,6 +278,23 @@ def test_warm_run_uses_the_cache(project: Path, capsys) -> None:
     assert json.loads(run(capsys, "a.py", "--output-format", "json")[1]) == []
 
 
+def test_edited_rules_invalidate_the_cache() -> None:
+    from ascend_lsp.cli.check import code_stamp, settings_key
+    from ascend_lsp.engine.config import Settings
+    from ascend_lsp.rules import base
+
+    module = Path(base.__file__)
+    before = module.stat()
+    key = settings_key(Settings())
+    try:
+        os.utime(module, ns=(before.st_atime_ns, code_stamp() + 1))  # as an editor saving it would
+        code_stamp.cache_clear()
+        assert settings_key(Settings()) != key
+    finally:
+        os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+        code_stamp.cache_clear()
+
+
 def test_console_script_runs_in_a_subprocess(project: Path) -> None:
     write(project / "cuda.py", CUDA)
     script = Path(sys.executable).with_name("lsp-check")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import marshal
 import os
@@ -175,9 +176,16 @@ def _check_chunk(items: list[tuple[str, Settings]], options: Options) -> list[Fi
 
 
 # --- cache -------------------------------------------------------------------------------
+@functools.cache
+def code_stamp() -> int:
+    """The newest mtime of this package's modules, so an edited checkout (an editable
+    install) does not reuse results computed by older rules."""
+    return max(p.stat().st_mtime_ns for p in Path(__file__).parent.parent.rglob("*.py"))
+
+
 def settings_key(settings: Settings) -> str:
     tables = mappings_root()
-    stamp = [str(p.stat().st_mtime_ns) for p in sorted(tables.rglob("*.toml"))]
+    stamp = [code_stamp()] + [str(p.stat().st_mtime_ns) for p in sorted(tables.rglob("*.toml"))]
     stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
     return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
 
