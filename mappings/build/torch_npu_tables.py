@@ -423,6 +423,40 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
         add(api(name, "NPU107", r["source"], replacement=r["npu_replacement"], fix="display",
                 note="The NPU process group is ProcessGroupHCCL (backend 'hccl'); transfer_to_npu aliases it."))
 
+    # NPU110: torch.profiler -> torch_npu.profiler, as transfer_to_npu and msFmkTransplt swap them
+    wheel_213 = "torch_npu-2.13.0 wheel (PyPI): torch_npu/profiler/"
+    activities_checked = f"{wheel_213}profiler_interface.py:249 (activities other than CPU and NPU reset the list)"
+    profiler_checked = {
+        "torch.profiler.profile": f"{wheel_213}profiler.py:202 (signature); {activities_checked}",
+        "torch.profiler.tensorboard_trace_handler": f"{wheel_213}profiler.py:180 (signature); "
+                                                    f"{wheel_213}_profiler_path_creator.py:73 (*_ascend_pt folders)",
+    }
+    profiler_notes = {
+        "torch.profiler.profile": "torch_npu.profiler.profile takes the same keywords except acc_events and "
+                                  "post_processing_timeout_s; experimental_config must be a "
+                                  "torch_npu.profiler._ExperimentalConfig. Pass ProfilerActivity.NPU, not CUDA.",
+        "torch.profiler.tensorboard_trace_handler": "The NPU handler writes <worker>_<time>_ascend_pt folders of "
+                                                    "Ascend profiling data, and takes analyse_flag and async_mode "
+                                                    "instead of use_gzip and use_python_export.",
+    }
+    for name in ("torch.profiler.profile", "torch.profiler.schedule", "torch.profiler.tensorboard_trace_handler",
+                 "torch.profiler.ProfilerAction", "torch.profiler.ProfilerActivity.CUDA",
+                 "torch.profiler.ProfilerActivity.CPU"):
+        r = patches.find(name)
+        source = r["source"]
+        if name == "torch.profiler.ProfilerAction":
+            source += f"; {mstt('ReplaceAttributeRule', name)}"
+        elif name in profiler_checked:
+            source += f"; {profiler_checked[name]}"
+        # ProfilerAction's NONE/WARMUP/RECORD/RECORD_AND_SAVE exist in both; ProfilerActivity's
+        # members differ (CUDA becomes NPU), so only CPU and CUDA are mapped
+        add(api(name, "NPU110", source, prefix=name == "torch.profiler.ProfilerAction",
+                replacement=r["npu_replacement"], fix="unsafe", note=profiler_notes.get(name)))
+    add(api("torch.profiler.ProfilerActivity", "NPU110",
+            f"{mstt('ReplaceAttributeRule', 'torch.profiler.ProfilerActivity')}; {activities_checked}",
+            replacement="torch_npu.profiler.ProfilerActivity", fix="unsafe",
+            note="torch_npu's profiler accepts the CPU and NPU activities only."))
+
     # NPU201: torch.backends.cuda SDP switches the support list does not name
     sdp = third.find("torch.nn.functional.scaled_dot_product_attention")
     sdp_patch = patches.find("torch.backends.cuda.sdp_kernel")

@@ -1,5 +1,5 @@
 """NPU1xx: CUDA-only usage — device strings, `.cuda()`, `torch.cuda.*`, cuDNN/TF32
-switches, NCCL, CUDA environment variables."""
+switches, NCCL, CUDA environment variables, the PyTorch profiler."""
 
 from __future__ import annotations
 
@@ -143,6 +143,27 @@ rule(
         example="torch.npu.set_device(0)  # AttributeError\n\n# becomes\n\nimport torch_npu\ntorch.npu.set_device(0)",
         fix="Safe: adds `import torch_npu` below the file's imports.",
         source="Ascend/pytorch README: `import torch_npu` registers the `npu` device and `torch.npu`.",
+    ),
+)
+
+rule(
+    code="NPU110", name="torch-profiler", severity=Severity.WARNING, fix="always",
+    table="mappings/torch_npu/cuda.toml [[api]]",
+    message="`{name}` belongs to the PyTorch profiler; NPU kernels are profiled by `torch_npu.profiler`.",
+    doc=dict(
+        what="Finds `torch.profiler.profile`, `schedule`, `tensorboard_trace_handler`, `ProfilerAction` and "
+             "`ProfilerActivity` (with `ProfilerActivity.CUDA`).",
+        why="NPU kernels are profiled by `torch_npu.profiler`, whose activities are `CPU` and `NPU`. "
+            "`transfer_to_npu` and msFmkTransplt swap exactly these names; the profile, its schedule, its "
+            "trace handler and its activities must all come from the same profiler.",
+        example="with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof: ...\n\n"
+                "# becomes\n\nimport torch_npu\n"
+                "with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.NPU]) as prof: ...",
+        fix="Unsafe: renames to `torch_npu.profiler` (`ProfilerActivity.CUDA` becomes `NPU`). Review the "
+            "keywords: the NPU `tensorboard_trace_handler` has no `use_gzip` and writes `*_ascend_pt` folders of "
+            "Ascend profiling data.",
+        source=TRANSFER + " `_patch_profiler`; msFmkTransplt `torch.profiler` renames (Ascend/mstt); "
+               "torch_npu 2.13.0 wheel `torch_npu/profiler`.",
     ),
 )
 

@@ -102,12 +102,14 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     # Bound by an import that the tables name (`from torch.cuda.amp import autocast`,
     # `import triton`): that import carries the finding. A use still gets its own when
     # it reaches a more specific entry that needs a person (`cuda.nvtx` after
-    # `from torch import cuda`).
+    # `from torch import cuda`) or one the import's rename does not cover
+    # (`ProfilerActivity.CUDA` becomes `ProfilerActivity.NPU`).
+    new = replacement_for(entry, ref.qualname)
     bound = tables.lookup(ref.binding)
     if bound is not None and bound.if_keyword is None:
-        if bound.name.startswith(entry.name) or entry.replacement:
+        implied = replacement_for(bound, ref.qualname)
+        if bound.name.startswith(entry.name) or (entry.replacement and implied in (None, new)):
             return
-    new = replacement_for(entry, ref.qualname)
     fix = None
     if new and entry.fix is not None:
         fix = rename_fix(checker, entry, ref, new)
