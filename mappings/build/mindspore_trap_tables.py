@@ -289,6 +289,15 @@ TRAPS = [
          fix="rename-keyword", fix_to="has_bias", applicability="safe", severity="error"),
     Trap("P42", "MS242", "mindspore", ["mindspore.nn.LSTM"], "keyword", param="proj_size",
          message="MindSpore's LSTM has no `proj_size`.", cites="no proj_size", severity="error"),
+    # P43 cdist on Ascend.
+    Trap("P43", "MS243", "torch", ["torch.cdist"], "call",
+         message="MindSpore's `cdist` has no `compute_mode`: on Ascend it computes the Euclidean distance by matrix "
+                 "multiplication (on GPU and CPU it does not), so expect small differences from PyTorch there.",
+         cites="on Ascend the Euclidean distance is computed with matrix multiplication"),
+    # P44 GaussianNLLLoss var.
+    Trap("P44", "MS244", "torch", ["torch.nn.GaussianNLLLoss"], "call",
+         message="PyTorch raises on a negative `var`; MindSpore's `GaussianNLLLoss` uses `max(var, eps)` instead, "
+                 "so the error PyTorch reports passes silently.", cites="MindSpore computes max(var, eps) before log"),
     # P45 elu alpha.
     Trap("P45", "MS245", "mindspore", ["mindspore.ops.elu"], "not-equals", param="alpha", position=1, value=1.0,
          message="`mindspore.ops.elu` supports only `alpha=1.0`.", cites="only supports alpha == 1.0",
@@ -296,11 +305,27 @@ TRAPS = [
     # P46 argmin dtype.
     Trap("P46", "MS246", "mindspore", ["mindspore.ops.argmin"], "call",
          message="`mindspore.ops.argmin` returns int32 indices (PyTorch int64).", cites="Return value type is int32"),
+    # P47 clip_grad_norm_.
+    Trap("P47", "MS247", "torch", ["torch.nn.utils.clip_grad_norm_"], "call",
+         message="MindSpore does not clip gradients in place on the parameters: clip the gradients that "
+                 "`mindspore.value_and_grad` returns (`grads = mindspore.ops.clip_by_norm(grads, max_norm)`) before "
+                 "the optimizer step.", cites="not parameters in place"),
+    # P48 unique.
+    Trap("P48", "MS248", "mindspore", ["mindspore.ops.unique"], "call",
+         message="`mindspore.ops.unique(x)` returns a tuple `(unique elements, inverse indices)`, not the unique "
+                 "elements alone, and MindSpore 2.10 does not sort them; `mindspore.mint.unique` takes "
+                 "`torch.unique`'s parameters.", cites="2.x ops.unique(input) returns unique elements and their position index"),
     # P50 randint low.
     Trap("P50", "MS250", "mindspore", ["mindspore.ops.randint"], "positional-count", value=2,
          message="`mindspore.ops.randint(low, high, size)` has no default `low`: `randint(high, size)` shifts the "
                  "arguments.", cites="low has no default value in MindSpore", fix="insert-positional",
          fix_value="0", applicability="safe", severity="error"),
+    # P51 Unfold.
+    Trap("P51", "MS251", "mindspore", ["mindspore.nn.Unfold"], "call",
+         message="`mindspore.nn.Unfold` takes `ksizes`/`strides`/`rates` as `(1, row, col, 1)` and returns "
+                 "`(out_batch, out_depth, out_row, out_col)`, not PyTorch's `(N, C*prod(k), L)`; "
+                 "`mindspore.mint.nn.Unfold` and `mindspore.ops.unfold` take PyTorch's arguments.",
+         cites="ksizes/strides/rates must be (1, row, col, 1)"),
 ]
 
 KEY_ORDER = ["pitfall", "rule", "side", "apis", "when", "param", "position", "value", "with-param", "with-position",

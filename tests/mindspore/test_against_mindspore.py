@@ -149,3 +149,39 @@ def test_conv_defaults_pad_and_drop_the_bias() -> None:
     assert conv(x).shape == (1, 4, 8, 8)  # pad_mode='same'
     assert conv.bias is None  # has_bias=False
     assert torch.nn.Conv2d(3, 4, 3)(torch.ones(1, 3, 8, 8)).shape == (1, 4, 6, 6)
+
+
+def test_unique_returns_a_tuple_in_order_of_appearance() -> None:
+    data = np.array([3, 1, 3, 2], np.int32)
+    output, inverse = ms.ops.unique(ms.Tensor(data))
+    assert output.asnumpy().tolist() == [3, 1, 2]  # not sorted
+    assert inverse.asnumpy().tolist() == [0, 1, 0, 2]
+    assert torch.unique(torch.from_numpy(data)).tolist() == [1, 2, 3]
+    # mint.unique has no CPU kernel in 2.10; its parameters are torch.unique's
+    assert list(inspect.signature(ms.mint.unique).parameters) == [
+        "input", "sorted", "return_inverse", "return_counts", "dim"]
+
+
+def test_unfold_counterparts_take_torchs_arguments() -> None:
+    assert list(inspect.signature(ms.nn.Unfold.__init__).parameters)[1:4] == ["ksizes", "strides", "rates"]
+    x = np.arange(2 * 4 * 4, dtype=np.float32).reshape(1, 2, 4, 4)
+    expected = torch.nn.Unfold(2)(torch.from_numpy(x)).numpy()  # (N, C*prod(k), L) = (1, 8, 9)
+    np.testing.assert_array_equal(ms.ops.unfold(ms.Tensor(x), 2).asnumpy(), expected)
+    # mint.nn.Unfold has no CPU kernel in 2.10; its parameters are torch.nn.Unfold's
+    assert inspect.signature(ms.mint.nn.Unfold.__init__).parameters.keys() == \
+        inspect.signature(torch.nn.Unfold.__init__).parameters.keys()
+
+
+def test_clip_by_norm_clips_gradient_tensors() -> None:
+    grads = (ms.Tensor(np.array([3.0, 4.0], np.float32)),)
+    clipped = ms.ops.clip_by_norm(grads, 1.0)
+    np.testing.assert_allclose(clipped[0].asnumpy(), [0.6, 0.8], rtol=1e-5)
+    parameter = torch.nn.Parameter(torch.ones(2))
+    parameter.grad = torch.tensor([3.0, 4.0])
+    torch.nn.utils.clip_grad_norm_([parameter], 1.0)  # in place on .grad
+    np.testing.assert_allclose(parameter.grad.numpy(), [0.6, 0.8], rtol=1e-5)
+
+
+def test_conv_transpose_has_output_padding_unlike_the_24_docs() -> None:
+    # P10 says Conv2dTranspose has no output_padding (r2.4 docs); 2.10 has it, so no rule claims so.
+    assert installed_default("mindspore.nn.Conv2dTranspose", "output_padding") == 0

@@ -91,10 +91,23 @@ TRAP_RULES = {
               "mindspore.nn.TripletMarginLoss(1.0)  # 1.0 is p, not margin"),
     "MS242": ("rnn-keywords", S.ERROR, "sometimes",
               "mindspore.nn.LSTM(10, 20, bias=True)\n\n# becomes\n\nmindspore.nn.LSTM(10, 20, has_bias=True)"),
+    "MS243": ("cdist-ascend-matmul", S.INFO, "never",
+              "d = torch.cdist(a, b)  # on Ascend, MindSpore computes it by matrix multiplication"),
+    "MS244": ("gaussian-nll-negative-var", S.INFO, "never",
+              "loss_fn = torch.nn.GaussianNLLLoss()  # MindSpore uses max(var, eps) where PyTorch raises"),
     "MS245": ("elu-alpha", S.ERROR, "never", "mindspore.ops.elu(x, alpha=0.5)  # only alpha=1.0"),
     "MS246": ("argmin-int32", S.INFO, "never", "idx = mindspore.ops.argmin(x)  # int32"),
+    "MS247": ("clip-grad-norm-in-place", S.INFO, "never",
+              "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n\n# in MindSpore\n\n"
+              "loss, grads = grad_fn(x, y)\ngrads = mindspore.ops.clip_by_norm(grads, 1.0)"),
+    "MS248": ("unique-returns-tuple", S.WARNING, "never",
+              "u, inverse = mindspore.ops.unique(x)  # a tuple, unsorted\n\n# with torch.unique's parameters\n\n"
+              "u = mindspore.mint.unique(x, sorted=True)"),
     "MS250": ("randint-low", S.ERROR, "always",
               "mindspore.ops.randint(10, (2, 3))\n\n# becomes\n\nmindspore.ops.randint(0, 10, (2, 3))"),
+    "MS251": ("unfold-layout", S.WARNING, "never",
+              "patches = mindspore.nn.Unfold([1, 3, 3, 1], [1, 1, 1, 1], [1, 1, 1, 1])(x)\n\n# like torch.nn.Unfold(3)"
+              "\n\npatches = mindspore.mint.nn.Unfold(3)(x)"),
 }
 FIX_TEXT = {"always": "Fixes the call", "sometimes": "Where the rewrite is certain, fixes the call",
             "never": "None automatic: the message says what to check"}
