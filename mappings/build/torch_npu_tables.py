@@ -1,8 +1,9 @@
 """Build mappings/torch_npu/*.toml from the raw facts in shared/data/torch_npu/.
 
 Called by `python mappings/build torch_npu` (see __main__.py). Pure stdlib. If torch is
-importable, every `torch.*` [[api]] name is looked up in it and the missing ones get
-`absent-in-torch = "<torch version>"`; without torch that key is left out (with a warning).
+importable, every `torch.*` [[api]] name is looked up in it: the missing ones get
+`absent-in-torch = "<torch version>"`, the ones torch marks `@deprecated` get
+`deprecated = true`; without torch both keys are left out (with a warning).
 
 Every entry traces to a row of the data and carries that row's own source string. The
 builder fails loudly when a row it relies on is missing, rather than writing a guess.
@@ -160,14 +161,17 @@ def load_torch():
     return torch
 
 
-def resolves(torch, dotted: str) -> bool:
-    """True if `dotted` (starting with "torch") is an attribute path or module in torch."""
+MISSING = object()
+
+
+def lookup(torch, dotted: str):
+    """The object `dotted` (starting with "torch") names in torch, or MISSING."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecated attributes warn on access
-        return _resolves(torch, dotted)
+        return _lookup(torch, dotted)
 
 
-def _resolves(torch, dotted: str) -> bool:
+def _lookup(torch, dotted: str):
     parts = dotted.split(".")
     obj = torch
     for i in range(1, len(parts)):
@@ -177,12 +181,24 @@ def _resolves(torch, dotted: str) -> bool:
         except AttributeError:
             pass
         except Exception:  # noqa: BLE001 - lazy attributes may raise anything
-            return False
+            return MISSING
         try:
             obj = importlib.import_module(".".join(parts[: i + 1]))
         except Exception:  # noqa: BLE001
-            return False
-    return True
+            return MISSING
+    return obj
+
+
+def deprecation(obj) -> str | None:
+    """The message torch's `@deprecated` left on a function, or on a class's __init__."""
+    try:
+        for holder in (obj, getattr(obj, "__init__", None)):
+            message = getattr(holder, "__deprecated__", None)
+            if isinstance(message, str):
+                return message
+    except Exception:  # noqa: BLE001 - lazy objects (cufft_plan_cache) may raise anything
+        pass
+    return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -789,8 +805,14 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
     if torch is not None:
         version = torch.__version__
         for e in cuda_apis + third_apis:
-            if e["name"].startswith("torch.") and not resolves(torch, e["name"]):
+            if not e["name"].startswith("torch."):
+                continue
+            obj = lookup(torch, e["name"])
+            if obj is MISSING:
                 e["absent-in-torch"] = version
+            elif deprecation(obj):
+                e["deprecated"] = True
+                e["source"] += f"; torch {version}: {deprecation(obj)}"
 
     written = []
     written.append(write_toml(

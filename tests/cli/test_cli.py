@@ -262,6 +262,9 @@ def test_rules_and_explain(project: Path, capsys) -> None:
         "replacement: `torch.npu.Stream` (fix: safe)",
         "source: torch_npu-2.14.0 wheel: torch_npu/contrib/transfer_to_npu.py:382",
     ]
+    code, out, _ = run(capsys, "explain", "torch.cuda.amp.GradScaler")
+    assert out.splitlines()[:2] == ["`torch.cuda.amp.GradScaler` — NPU103 torch-cuda-api (warning)",
+                                    "deprecated upstream"]
     code, out, _ = run(capsys, "explain", "NPU401")
     assert code == 0 and out.startswith("# NPU401: nccl-backend-check")
     code, _, err = run(capsys, "explain", "torch.nothing_here")

@@ -34,6 +34,8 @@ async def test_diagnostics_appear(client, workspace):
     assert amp.code_description.href.endswith("/docs/rules/NPU103.md")
     assert amp.severity == types.DiagnosticSeverity.Warning
     assert "torch.npu.amp.GradScaler" in amp.message
+    assert list(amp.tags) == [types.DiagnosticTag.Deprecated]  # torch 2.13 marks torch.cuda.amp.GradScaler @deprecated
+    assert not by_code(items, "NPU102")[0].tags
 
 
 async def test_quick_fix_edit(client, workspace):

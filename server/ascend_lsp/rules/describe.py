@@ -15,6 +15,8 @@ def describe_api(name: str, settings: Settings) -> list[str]:
     if entry is not None:
         rule = RULES[entry.rule]
         lines.append(f"`{name}` — {entry.rule} {rule.name} ({rule.severity.name.lower()})")
+        if entry.deprecated:
+            lines.append("deprecated upstream")
         if entry.prefix and entry.name != name:
             lines.append(f"matched by the entry for `{entry.name}` and everything below it")
         if entry.replacement:
