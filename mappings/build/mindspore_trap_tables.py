@@ -134,11 +134,12 @@ TRAPS = [
          cites="ops.leaky_relu(input, alpha=0.2) likewise", fix="add-keyword", fix_value="0.01",
          applicability="unsafe", default=0.2),
     # P14 softmax axis.
-    Trap("P14", "MS214", "torch", ["torch.nn.Softmax", "torch.nn.LogSoftmax", "torch.nn.functional.softmax",
-                                   "torch.nn.functional.log_softmax"], "missing", param="dim",
-         position=None, message="Pass `dim` explicitly before porting: MindSpore's `axis` defaults to -1, "
-                                "PyTorch's implicit `dim` is chosen from the input's rank.",
-         cites="dim is named axis and defaults to -1 in MindSpore (PyTorch dim=None)"),
+    *(Trap("P14", "MS214", "torch", apis, "missing", param="dim", position=position,
+           message="Pass `dim` explicitly before porting: MindSpore's `axis` defaults to -1, PyTorch's implicit "
+                   "`dim` is chosen from the input's rank.",
+           cites="dim is named axis and defaults to -1 in MindSpore (PyTorch dim=None)")
+      for apis, position in ((["torch.nn.Softmax", "torch.nn.LogSoftmax"], 0),
+                             (["torch.nn.functional.softmax", "torch.nn.functional.log_softmax"], 1))),
     # P15 InstanceNorm affine.
     Trap("P15", "MS215", "mindspore", ["mindspore.nn.InstanceNorm1d", "mindspore.nn.InstanceNorm2d",
                                        "mindspore.nn.InstanceNorm3d"], "missing", param="affine",
@@ -251,7 +252,7 @@ TRAPS = [
          message="`mindspore.ops.TopK`'s `sorted` default is documented both ways (False on the difference page, "
                  "True in the API reference): state it.", cites="Its sorted default is documented inconsistently",
          fix="add-keyword", fix_value="True", applicability="safe", default=True),
-    Trap("P33", "MS233", "torch", ["torch.topk"], "missing", param="sorted",
+    Trap("P33", "MS233", "torch", ["torch.topk"], "missing", param="sorted", position=4,
          message="When porting, pass `sorted=True` explicitly: MindSpore's TopK default is documented "
                  "inconsistently.", cites="recommend explicit sorted=True", severity="hint"),
     # P34 multinomial replacement.
