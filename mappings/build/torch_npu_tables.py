@@ -161,6 +161,11 @@ def load_torch():
     return torch
 
 
+# The parameters of torch's Tensor/Module methods of these names (Tensor.cuda's docstring:
+# "cuda(device=None, non_blocking=False, memory_format=torch.preserve_format)"), so that a
+# call passing others (`quantizer.cuda(q, meta=m)`) is recognised as another library's.
+# tests/mappings checks them against the installed torch.
+TORCH_PARAMETERS = {"cuda": ["device", "non_blocking", "memory_format"], "double": ["memory_format"]}
 MISSING = object()
 
 
@@ -242,6 +247,7 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
     methods = [
         {
             "name": "cuda", "rule": "NPU102", "call": True, "replacement": "npu", "fix": "safe",
+            "parameters": TORCH_PARAMETERS["cuda"],
             "source": f"{t_cuda['source']} (Tensor.cuda -> Tensor.npu); {m_cuda['source']} (Module.cuda -> "
                       f"Module.npu); {mstt('FuncNameModifyRule', 'cuda')} (FuncNameModifyRule cuda -> npu)",
         },
@@ -251,7 +257,8 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
                       f"{mstt('ReplaceAttributeRule', 'is_cuda')} (ReplaceAttributeRule is_cuda -> is_npu)",
         },
         {
-            "name": "double", "rule": "NPU405", "call": True,
+            "name": "double", "rule": "NPU405", "call": True, "parameters": TORCH_PARAMETERS["double"],
+            "not-after": ["cpu"],
             "note": "On an NPU tensor .double() silently gives float32 (one warning: 'Device do not support "
                     "double dtype now'). Keep float64 work on the CPU.",
             "source": f"{PT}:torch_npu/csrc/aten/common/ToKernelNpu.cpp:41",

@@ -156,15 +156,9 @@ def test_tables_are_up_to_date(tmp_path):
     if not (DATA / "torch_npu").is_dir():
         pytest.skip(f"the raw facts are not here ({DATA / 'torch_npu'}), so the tables cannot be rebuilt")
     builder = load_builder()
+    if builder.load_torch() is None:
+        pytest.skip("torch is not installed, and the tables record what it says (absent and deprecated names)")
     written = builder.build(DATA, tmp_path)
     assert sorted(p.name for p in written) == sorted(FILES)
-    strip = builder.load_torch() is None  # without torch the builder leaves absent-in-torch out
-    stale = []
-    for name in FILES:
-        shipped = (TABLES / name).read_bytes()
-        fresh = (tmp_path / name).read_bytes()
-        if strip:
-            shipped = b"".join(l for l in shipped.splitlines(True) if not l.startswith(b"absent-in-torch = "))
-        if shipped != fresh:
-            stale.append(name)
+    stale = [name for name in FILES if (TABLES / name).read_bytes() != (tmp_path / name).read_bytes()]
     assert not stale, f"out of date, re-run `python mappings/build torch_npu`: {stale}"

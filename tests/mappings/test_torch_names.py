@@ -62,6 +62,33 @@ def test_api_names_exist_in_torch():
     assert not missing, f"not in torch {torch.__version__} and not marked absent-in-torch: {missing}"
 
 
+def test_deprecated_marks_are_torchs():
+    def marked(name: str) -> bool:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            obj = torch
+            for part in name.split(".")[1:]:
+                obj = getattr(obj, part)
+        return any(isinstance(getattr(h, "__deprecated__", None), str) for h in (obj, getattr(obj, "__init__", None)))
+
+    rows = [e for e in api_entries() if e["name"].startswith("torch.cuda.") and "absent-in-torch" not in e]
+    wrong = [e["name"] for e in rows if e.get("deprecated", False) != marked(e["name"])]
+    assert not wrong, wrong
+    assert sum(e.get("deprecated", False) for e in rows) == 9
+
+
+def test_method_parameters_are_torchs():
+    with (TABLES / "cuda.toml").open("rb") as f:
+        methods = [m for m in tomllib.load(f)["method"] if "parameters" in m]
+    assert methods
+    for method in methods:
+        # "cuda(device=None, non_blocking=False, memory_format=torch.preserve_format) -> Tensor"
+        head = getattr(torch.Tensor, method["name"]).__doc__.strip().splitlines()[0]
+        inside = head[head.index("(") + 1:head.index(")")]
+        names = [p.split("=")[0].strip() for p in inside.split(",") if p.strip() not in ("", "*")]
+        assert method["parameters"] == names, head
+
+
 def test_absent_names_are_absent():
     present = [e["name"] for e in api_entries() if "absent-in-torch" in e and resolves(e["name"])]
     assert not present, f"marked absent-in-torch but present in torch {torch.__version__}: {present}"

@@ -48,6 +48,8 @@ class Entry:
     call: bool = False  # [[method]]: only when called
     kind: str = ""  # [[literal]]: device | backend
     if_keyword: str | None = None  # [[api]]: only for calls passing this keyword
+    parameters: tuple[str, ...] | None = None  # [[method]]: torch's parameters; other calls are not torch's
+    not_after: tuple[str, ...] = ()  # [[method]]: not reported on the result of these methods
     origin: str = ""  # the table file it came from
 
     @classmethod
@@ -65,6 +67,8 @@ class Entry:
             call=row.get("call", False),
             kind=row.get("kind", ""),
             if_keyword=row.get("if-keyword"),
+            parameters=tuple(row["parameters"]) if "parameters" in row else None,
+            not_after=tuple(row.get("not-after", ())),
             origin=origin,
         )
 

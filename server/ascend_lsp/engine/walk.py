@@ -120,6 +120,7 @@ class StringContext:
     keyword: str | None = None  # the keyword it is passed as, if any
     position: int = -1  # the positional index it is passed at, if any
     node: ast.AST | None = None  # the Compare / Subscript
+    container: ast.AST | None = None  # the List / Tuple / Set it is an element of, or the Dict it is a key of
 
 
 VALUE = StringContext("value")
@@ -143,6 +144,10 @@ def _is_message_call(call: ast.Call) -> bool:
     if type(func) is ast.Name:
         return func.id in MESSAGE_FUNCTIONS
     if type(func) is ast.Attribute:
+        if func.attr == "log":  # logger.log(level, msg), not torch.log(x) or np.log(x)
+            receiver = func.value
+            name = receiver.attr if type(receiver) is ast.Attribute else getattr(receiver, "id", "")
+            return "log" in name.lower()
         return func.attr in MESSAGE_FUNCTIONS
     return False
 
@@ -230,6 +235,14 @@ def walk(items: list, module_scope: Scope) -> Events:
             push((node.left, scope, ctx, None))
             for comparator in node.comparators:
                 push((comparator, scope, ctx, None))
+            continue
+        if kind is ast.List or kind is ast.Tuple or kind is ast.Set or kind is ast.Dict:
+            inner = StringContext(sctx.kind, sctx.call, sctx.keyword, sctx.position, sctx.node, node)
+            for element in (node.keys if kind is ast.Dict else node.elts):
+                if element is not None:  # None: a `**mapping` in a dict display
+                    push((element, scope, sctx if sctx is MESSAGE else inner, None))
+            for value in node.values if kind is ast.Dict else ():
+                push((value, scope, sctx, None))
             continue
         if kind is ast.Subscript:
             push((node.value, scope, VALUE, None))

@@ -172,6 +172,8 @@ rule(
 def check_torch_npu_import(checker: Checker, ref: Reference) -> None:
     if not ref.qualname.startswith("torch.npu") or checker.module.imports_module("torch_npu"):
         return
+    if ref.scope.lookup("torch_npu") == "torch_npu":
+        return  # imported in the function that uses it (often guarded by an availability check)
     if ref.qualname != "torch.npu" and not ref.qualname.startswith("torch.npu."):
         return
     checker.report("NPU109", ref.node, name=ref.qualname,

@@ -16,13 +16,40 @@ TABLE = "table"  # handler code set meaning "every rule these tables drive"
 TABLE_FILES = "mappings/torch_npu/"
 TRANSFER_NOTE = "torch_npu `transfer_to_npu` (torch_npu-2.14.0 wheel: torch_npu/contrib/transfer_to_npu.py)"
 
-DEVICE_STRING = re.compile(r"(?P<word>cuda)(?::(?:\d+|\{\}))?")
+# "cuda", "cuda:0", f"cuda:{rank}", "cuda:%d" % rank, "cuda:" + str(rank)
+DEVICE_STRING = re.compile(r"(?P<word>cuda)(?::(?:\d+|\{\}|%[dis])?)?")
+ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+TEXT_METHODS = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "split", "rsplit",
+                          "partition", "rpartition", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix"})
 BACKEND_STRING = re.compile(r"(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc)(?:,(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc))*")
 FROM_MODULE = re.compile(r"from\s+(?P<module>[\w.]+)\s+import")
 
 
 def is_prose(context: StringContext) -> bool:
     return context.kind == "message"
+
+
+def names_no_device(context: StringContext, replacement: str) -> bool:
+    """The literal is not a device or backend being chosen: an attribute name
+    (`getattr(torch.version, "cuda")`), text being searched (`name.endswith("cuda")`), a
+    `Literal[...]` type, or one option among others that already include the NPU one
+    (`["cuda", "npu"]`, `{"cuda": a, "npu": b}`, `choices=["nccl", "hccl"]`)."""
+    call = context.call
+    if context.kind == "arg" and call is not None:
+        func = call.func
+        if type(func) is ast.Name and func.id in ATTRIBUTE_FUNCTIONS and context.position == 1:
+            return True
+        if type(func) is ast.Attribute and func.attr in TEXT_METHODS:
+            return True
+    if context.kind == "subscript":
+        holder = context.node.value
+        if (holder.attr if type(holder) is ast.Attribute else getattr(holder, "id", "")) == "Literal":
+            return True
+    container = context.container
+    if container is not None:
+        siblings = container.keys if type(container) is ast.Dict else container.elts
+        return any(type(e) is ast.Constant and e.value == replacement for e in siblings)
+    return False
 
 
 def backend_spec(value: str) -> bool:
@@ -156,10 +183,24 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
 
 
 # --- methods and attributes by shape ------------------------------------------------------
+def torch_method_shape(entry: Entry, node: ast.Attribute, call: ast.Call | None) -> bool:
+    """Whether `x.name(...)` can be torch's method: its arguments fit torch's parameters,
+    and `x` is not the result of a method the row excludes (`x.cpu().double()`)."""
+    receiver = node.value
+    if (type(receiver) is ast.Call and type(receiver.func) is ast.Attribute
+            and receiver.func.attr in entry.not_after):
+        return False
+    if call is None or entry.parameters is None:
+        return True
+    if len(call.args) > len(entry.parameters):
+        return False
+    return all(kw.arg is None or kw.arg in entry.parameters for kw in call.keywords)
+
+
 @handles("attribute", TABLE)
 def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call | None) -> None:
     entry = checker.tables.methods.get(attr)
-    if entry is None or entry.call != (call is not None):
+    if entry is None or entry.call != (call is not None) or not torch_method_shape(entry, node, call):
         return
     shown = f".{attr}()" if entry.call else f".{attr}"
     end = checker.range(node)
@@ -174,20 +215,50 @@ def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Cal
 
 
 # --- strings: devices, backends, environment variables ------------------------------------
+def literal_text_spans(segment: str, fstring: bool) -> list[tuple[int, int]]:
+    """The (start, end) spans of `segment` that are literal text: all of it, or in an
+    f-string the parts outside replacement fields (`{{` and `}}` are literal braces)."""
+    if not fstring:
+        return [(0, len(segment))]
+    spans, start, depth, i = [], 0, 0, 0
+    while i < len(segment):
+        char = segment[i]
+        if depth == 0 and char in "{}" and segment[i + 1:i + 2] == char:
+            i += 2
+            continue
+        if char == "{":
+            if depth == 0:
+                spans.append((start, i))
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                start = i + 1
+        i += 1
+    spans.append((start, len(segment)))
+    return spans
+
+
 def word_fix(checker: Checker, node: ast.AST, words: list[tuple[str, str]], applicability: Applicability,
              title: str) -> Fix | None:
-    """Replace each (old, new) word inside the literal's source text."""
+    """Replace each (old, new) word in the literal text of the string's source (never
+    inside an f-string's `{...}`, where `cuda` may be part of a variable's name)."""
     rng = checker.range(node)
     if rng.start_line != rng.end_line:
         return None
     line = checker.source.line(rng.start_line)
     segment = line[rng.start_col:rng.end_col]
-    new = segment
+    spans = literal_text_spans(segment, type(node) is ast.JoinedStr)
+    parts = [segment[a:b] for a, b in spans]
     for old, replacement in words:
-        if old not in new:
+        if not any(old in part for part in parts):
             return None  # split across implicit concatenation: not ours to guess
-        new = new.replace(old, replacement)
-    return checker.fix(title, applicability, checker.replace(rng, new))
+        parts = [part.replace(old, replacement) for part in parts]
+    new, end = [], 0
+    for (a, b), part in zip(spans, parts):
+        new += [segment[end:a], part]
+        end = b
+    return checker.fix(title, applicability, checker.replace(rng, "".join(new) + segment[end:]))
 
 
 @handles("string", TABLE)
@@ -206,6 +277,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
     if "cuda" not in value and "nccl" not in value:
         return
     for entry in tables.literals:
+        if names_no_device(context, entry.replacement):
+            continue
         if entry.kind == "backend" and backend_spec(value):
             if context.kind == "compare":
                 return  # NPU401: a backend comparison is a trap, not a rename
