@@ -71,7 +71,7 @@ rule(
 rule(
     code="NPU405", name="float64-downcast", severity=Severity.WARNING, fix="never",
     table="mappings/torch_npu/cuda.toml [[api]], [[method]]",
-    message="`{name}` asks for float64, which the NPU silently computes in float32.",
+    message="`{name}` means float64, which the NPU silently replaces with float32.",
     doc=dict(
         what="Finds `torch.float64`, `torch.double` and `.double()`.",
         why="Casting an NPU tensor to float64 gives float32 with a single warning (\"Device do not support "
