@@ -13,15 +13,18 @@ rule(
     table="mappings/torch_npu/cuda.toml [[literal]]",
     message="Device string `{name}` selects a CUDA device.",
     doc=dict(
-        what="Finds string values that name a CUDA device: `\"cuda\"`, `\"cuda:0\"`, `f\"cuda:{rank}\"`, in "
-             "`torch.device(...)`, `device=`, `.to(...)`, `map_location=`, comparisons and assignments.",
+        what="Finds string values that name a CUDA device: `\"cuda\"`, `\"cuda:0\"`, `f\"cuda:{rank}\"`, "
+             "`\"cuda:%d\" % rank`, in `torch.device(...)`, `device=`, `.to(...)`, `map_location=`, comparisons, "
+             "assignments and device-keyed dicts. Not where the string chooses no device: an attribute name "
+             "(`getattr(torch.version, \"cuda\")`), text searched with `str` methods, a `Literal[...]` type, or "
+             "one option in a list or dict that already has `\"npu\"`.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
         example='device = torch.device("cuda:0")\nx = x.to("cuda")\n\n# becomes\n\ndevice = torch.device("npu:0")\n'
                 'x = x.to("npu")',
-        fix="Safe: replaces `cuda` with `npu` inside the literal. Strings in log messages, docstrings and "
-            "exception texts are prose and never flagged.",
+        fix="Safe: replaces `cuda` with `npu` in the literal text (never inside an f-string's `{...}`). "
+            "Strings in log messages, docstrings and exception texts are prose and never flagged.",
         source=TRANSFER + "; msFmkTransplt ReplaceStringRule (Ascend/mstt builtin_rules.json).",
     ),
 )
