@@ -19,6 +19,8 @@ MODULE, CLASS, FUNCTION = 0, 1, 2
 MESSAGE_FUNCTIONS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                                "warning_once", "info_once", "warn_once", "write", "echo", "secho", "add_argument_group"})
 MESSAGE_KEYWORDS = frozenset({"help", "msg", "message", "description", "doc", "text", "desc", "title", "label"})
+TEXT_FUNCTIONS = frozenset({"str", "repr", "format", "sorted", "list", "tuple", "set"})
+TEXT_METHODS = frozenset({"format", "format_map", "join", "replace", "upper", "lower", "title", "capitalize"})
 
 
 class Scope:
@@ -152,6 +154,16 @@ def _is_message_call(call: ast.Call) -> bool:
     return False
 
 
+def _is_text_call(call: ast.Call) -> bool:
+    """A call that builds text or an exception (`"{}".format(x)`, `", ".join(names)`,
+    `str(x)`, `RuntimeError(...)`): inside a message its strings are prose too. Other calls
+    there are code (`print(x.to("cuda"))`)."""
+    func = call.func
+    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+    return (name in TEXT_METHODS if type(func) is ast.Attribute else name in TEXT_FUNCTIONS) or name.endswith(
+        ("Error", "Exception", "Warning"))
+
+
 def _fstring_value(node: ast.JoinedStr) -> str | None:
     """The literal text of an f-string with each replacement field written as `{}`."""
     parts = []
@@ -212,7 +224,7 @@ def walk(items: list, module_scope: Scope) -> Events:
         if kind is Call:
             calls.append((node, scope))
             push((node.func, scope, VALUE, node))
-            if sctx is MESSAGE or _is_message_call(node):
+            if _is_message_call(node) or (sctx is MESSAGE and _is_text_call(node)):
                 for arg in node.args:
                     push((arg, scope, MESSAGE, None))
                 for kw in node.keywords:
