@@ -150,7 +150,7 @@ def _check(checker: Checker, stmts: list[ast.stmt]) -> list[Span]:
             spans.append(_statement(checker, stmt, module_scope))
             continue
         header = _walk(checker, class_header(stmt, module_scope), _span_start(stmt), stmt.end_lineno - 1, False)
-        scope = Scope(module_scope, CLASS)
+        scope = Scope(module_scope, CLASS, stmt.body)
         spans.append(_class(header, [_statement(checker, child, scope) for child in stmt.body]))
     return spans
 
@@ -290,6 +290,8 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit) -> list[Span]
     body = tree.body[0].body if tree.body else []
     if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 != end:
         return None
+    if type(body[0]) in (ast.Assign, ast.AnnAssign):
+        return None  # a class constant's findings depend on its siblings (Scope.members)
     new = _statement(checker, body[0], Scope(checker.module.scope, CLASS))
     index = cls.children.index(child)
     later = [_moved(c, edit) for c in cls.children[index + 1:]]

@@ -24,11 +24,14 @@ TEXT_METHODS = frozenset({"format", "format_map", "join", "replace", "upper", "l
 
 
 class Scope:
-    __slots__ = ("parent", "kind", "imports", "stores", "globals")
+    __slots__ = ("parent", "kind", "imports", "stores", "globals", "members")
 
-    def __init__(self, parent: "Scope | None", kind: int) -> None:
+    def __init__(self, parent: "Scope | None", kind: int, body: list | None = None) -> None:
         self.parent = parent
         self.kind = kind
+        # a class's constant member values (`CUDA = "cuda"`, `NPU = "npu"`), for StringContext.siblings
+        self.members = tuple(s.value for s in body or () if type(s) in (ast.Assign, ast.AnnAssign)
+                             and type(s.value) is ast.Constant)
         self.imports: dict[str, str] = {}
         self.stores: set[str] = set()
         self.globals: set[str] = set()
@@ -117,16 +120,19 @@ def module_context(tree: ast.Module) -> ModuleContext:
 class StringContext:
     """Where a string literal stands."""
 
-    kind: str  # "arg" | "compare" | "message" | "subscript" | "value"
+    kind: str  # "arg" | "compare" | "message" | "subscript" | "type-check" | "value"
     call: ast.Call | None = None
     keyword: str | None = None  # the keyword it is passed as, if any
     position: int = -1  # the positional index it is passed at, if any
     node: ast.AST | None = None  # the Compare / Subscript
-    container: ast.AST | None = None  # the List / Tuple / Set it is an element of, or the Dict it is a key of
+    # the other members of what it is one of: a display's elements, a dict's keys or values,
+    # the values assigned in a class body (an enum's members)
+    siblings: tuple = ()
 
 
 VALUE = StringContext("value")
 MESSAGE = StringContext("message")
+TYPE_CHECK = StringContext("type-check")  # the classes of isinstance()/issubclass()
 
 
 @dataclass(slots=True)
@@ -134,7 +140,8 @@ class Events:
     """What one statement contains, in source order per kind."""
 
     imports: list = field(default_factory=list)  # (stmt, alias, qualname, scope)
-    # (node, root Name, attrs, scope, the Call whose callee it is, or the ClassDef it is a base of)
+    # (node, root Name, attrs, scope, the Call whose callee it is or the ClassDef it is a base of,
+    #  whether isinstance()/issubclass() names it)
     names: list = field(default_factory=list)
     calls: list = field(default_factory=list)  # (Call, scope)
     strings: list = field(default_factory=list)  # (Constant | JoinedStr, value, StringContext)
@@ -200,7 +207,7 @@ def walk(items: list, module_scope: Scope) -> Events:
         kind = type(node)
         if kind is Name:
             if type(node.ctx) is Load:
-                names.append((node, node, (), scope, parent_call))
+                names.append((node, node, (), scope, parent_call, sctx.kind == "type-check"))
             else:
                 scope.stores.add(node.id)
             continue
@@ -212,9 +219,9 @@ def walk(items: list, module_scope: Scope) -> Events:
                 base = base.value
             if type(base) is Name:
                 attrs.reverse()
-                names.append((node, base, tuple(attrs), scope, parent_call))
+                names.append((node, base, tuple(attrs), scope, parent_call, sctx.kind == "type-check"))
             else:
-                names.append((node, None, (node.attr,), scope, parent_call))
+                names.append((node, None, (node.attr,), scope, parent_call, False))
                 push((node.value, scope, VALUE, None))
             continue
         if kind is Constant:
@@ -230,8 +237,10 @@ def walk(items: list, module_scope: Scope) -> Events:
                 for kw in node.keywords:
                     push((kw.value, scope, MESSAGE, None))
                 continue
+            type_test = type(node.func) is Name and node.func.id in ("isinstance", "issubclass")
             for index, arg in enumerate(node.args):
-                push((arg, scope, StringContext("arg", node, None, index), None))
+                push((arg, scope, TYPE_CHECK if type_test and index == 1 else StringContext("arg", node, None, index),
+                      None))
             for kw in node.keywords:
                 ctx = MESSAGE if kw.arg in MESSAGE_KEYWORDS else StringContext("arg", node, kw.arg)
                 push((kw.value, scope, ctx, None))
@@ -249,12 +258,13 @@ def walk(items: list, module_scope: Scope) -> Events:
                 push((comparator, scope, ctx, None))
             continue
         if kind is ast.List or kind is ast.Tuple or kind is ast.Set or kind is ast.Dict:
-            inner = StringContext(sctx.kind, sctx.call, sctx.keyword, sctx.position, sctx.node, node)
-            for element in (node.keys if kind is ast.Dict else node.elts):
-                if element is not None:  # None: a `**mapping` in a dict display
-                    push((element, scope, sctx if sctx is MESSAGE else inner, None))
-            for value in node.values if kind is ast.Dict else ():
-                push((value, scope, sctx, None))
+            groups = (node.keys, node.values) if kind is ast.Dict else (node.elts,)
+            for group in groups:
+                inner = sctx if sctx is MESSAGE else StringContext(sctx.kind, sctx.call, sctx.keyword,
+                                                                    sctx.position, sctx.node, tuple(group))
+                for element in group:
+                    if element is not None:  # None: a `**mapping` in a dict display
+                        push((element, scope, inner, None))
             continue
         if kind is ast.Subscript:
             push((node.value, scope, VALUE, None))
@@ -302,7 +312,7 @@ def walk(items: list, module_scope: Scope) -> Events:
             continue
         if kind is ast.ClassDef:
             scope.stores.add(node.name)
-            inner = Scope(scope, CLASS)
+            inner = Scope(scope, CLASS, node.body)
             for child in (*node.decorator_list, *node.keywords):
                 push((child, scope, VALUE, None))
             for base in node.bases:
@@ -312,6 +322,11 @@ def walk(items: list, module_scope: Scope) -> Events:
             continue
         if (kind is ast.Assign or kind is ast.AnnAssign) and node.value is not None:
             assigns.append((node, scope))
+            if scope.kind == CLASS and scope.members and type(node.value) is Constant:
+                push((node.value, scope, StringContext("value", siblings=scope.members), None))
+                for target in (node.targets if kind is ast.Assign else (node.target,)):
+                    push((target, scope, VALUE, None))
+                continue
         elif kind is ast.Global or kind is ast.Nonlocal:
             scope.globals.update(node.names)
             continue

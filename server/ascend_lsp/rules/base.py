@@ -31,6 +31,7 @@ class Rule:
     fix: str  # "always" | "sometimes" | "never"
     doc: Doc
     table: str = ""  # the mappings/ file a table-driven rule reads
+    on_type_checks: bool = True  # False: a class only named in isinstance() is not reported (it is not run)
 
     @property
     def url(self) -> str:

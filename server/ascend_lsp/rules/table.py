@@ -33,7 +33,8 @@ def names_no_device(context: StringContext, replacement: str) -> bool:
     """The literal is not a device or backend being chosen: an attribute name
     (`getattr(torch.version, "cuda")`), text being searched (`name.endswith("cuda")`), a
     `Literal[...]` type, or one option among others that already include the NPU one
-    (`["cuda", "npu"]`, `{"cuda": a, "npu": b}`, `choices=["nccl", "hccl"]`)."""
+    (`["cuda", "npu"]`, `{"cuda": a, "npu": b}`, `choices=["nccl", "hccl"]`, an enum with
+    `CUDA = "cuda"` and `NPU = "npu"`)."""
     call = context.call
     if context.kind == "arg" and call is not None:
         func = call.func
@@ -45,11 +46,7 @@ def names_no_device(context: StringContext, replacement: str) -> bool:
         holder = context.node.value
         if (holder.attr if type(holder) is ast.Attribute else getattr(holder, "id", "")) == "Literal":
             return True
-    container = context.container
-    if container is not None:
-        siblings = container.keys if type(container) is ast.Dict else container.elts
-        return any(type(e) is ast.Constant and e.value == replacement for e in siblings)
-    return False
+    return any(type(e) is ast.Constant and e.value == replacement for e in context.siblings)
 
 
 def backend_spec(value: str) -> bool:
@@ -187,6 +184,8 @@ def torch_method_shape(entry: Entry, node: ast.Attribute, call: ast.Call | None)
     """Whether `x.name(...)` can be torch's method: its arguments fit torch's parameters,
     and `x` is not the result of a method the row excludes (`x.cpu().double()`)."""
     receiver = node.value
+    if call is None and (type(node.ctx) is not ast.Load or getattr(receiver, "id", None) in ("self", "cls")):
+        return False  # assigning `x.is_cuda`, or `self.is_cuda`: the code's own attribute, not the tensor's
     if (type(receiver) is ast.Call and type(receiver.func) is ast.Attribute
             and receiver.func.attr in entry.not_after):
         return False
