@@ -17,11 +17,14 @@ FIX_TEXT = {"always": "always available", "sometimes": "sometimes available", "n
 def page(rule: Rule) -> str:
     doc = rule.doc
     table = f"\n**Table:** `{rule.table}`  " if rule.table else ""
+    what = doc.what if rule.on_type_checks else (
+        doc.what + " A class that is only named in `isinstance()` or `issubclass()` is not reported: testing "
+        "against it runs nothing.")
     return (
         f"# {rule.code}: {rule.name}\n\n"
         f"**Severity:** {rule.severity.name.lower()} · **Fix:** {FIX_TEXT[rule.fix]} · "
         f"**Targets:** {', '.join(rule.targets)}  {table}\n\n"
-        f"## What it does\n\n{doc.what}\n\n"
+        f"## What it does\n\n{what}\n\n"
         f"## Why\n\n{doc.why}\n\n"
         f"## Example\n\n```python\n{doc.example}\n```\n\n"
         f"## Fix\n\n{doc.fix}\n\n"
