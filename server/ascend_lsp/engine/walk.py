@@ -322,10 +322,12 @@ def walk(items: list, module_scope: Scope) -> Events:
             continue
         if (kind is ast.Assign or kind is ast.AnnAssign) and node.value is not None:
             assigns.append((node, scope))
-            if scope.kind == CLASS and scope.members and type(node.value) is Constant:
-                push((node.value, scope, StringContext("value", siblings=scope.members), None))
-                for target in (node.targets if kind is ast.Assign else (node.target,)):
-                    push((target, scope, VALUE, None))
+            value = node.value
+            if scope.kind == CLASS and scope.members and type(value) is Constant and type(value.value) is str:
+                push((value, scope, StringContext("value", siblings=scope.members), None))
+                for child in iter_children(node):  # targets, and an annotation
+                    if child is not value:
+                        push((child, scope, VALUE, None))
                 continue
         elif kind is ast.Global or kind is ast.Nonlocal:
             scope.globals.update(node.names)
