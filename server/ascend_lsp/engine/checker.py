@@ -22,7 +22,7 @@ class Reference:
     binding: str  # what the chain's first name is bound to by its import
     call: ast.Call | ast.ClassDef | None  # the call whose callee this is, or the class it is a base of
     scope: Scope
-    type_check: bool = False  # a class named in isinstance()/issubclass(): tested against, not used
+    type_only: bool = False  # named in a type hint or isinstance()/issubclass(): not run
 
 
 class Checker:
@@ -44,7 +44,7 @@ class Checker:
         self.errors: list[str] = []  # rule crashes, for the adapter's log
         self.facts: dict[str, Range] = {}  # what the current statement showed, for "module" handlers
         self.references: list[Reference] | None = None  # every resolved reference, when asked for
-        self.in_type_check = False  # while handling a reference in isinstance()/issubclass()
+        self.in_type_only = False  # while handling a reference that is only a type (a hint, isinstance())
 
     def note(self, fact: str, where: ast.AST | Range) -> None:
         """Record a fact about the file (first place wins) for the "module" handlers."""
@@ -61,7 +61,7 @@ class Checker:
         if code not in self.active:
             return
         rule = self.rules[code]
-        if self.in_type_check and not rule.on_type_checks:
+        if self.in_type_only and not rule.on_type_only:
             return
         rng = where if isinstance(where, Range) else self.source.range_of(where)
         self.findings.append(Finding(
@@ -106,7 +106,7 @@ class Checker:
             for stmt, alias, qualname, _scope in events.imports:
                 self._call(handlers["import"], stmt, alias, qualname)
         if events.names and (handlers["reference"] or handlers["attribute"] or self.references is not None):
-            for node, root, attrs, scope, call, type_check in events.names:
+            for node, root, attrs, scope, call, type_only in events.names:
                 if root is None:
                     self._call(handlers["attribute"], node, attrs[-1], call)
                     continue
@@ -116,12 +116,12 @@ class Checker:
                         self._call(handlers["attribute"], node, attrs[-1], call)
                     continue
                 qualname = binding + "." + ".".join(attrs) if attrs else binding
-                ref = Reference(node, qualname, binding, call, scope, type_check)
+                ref = Reference(node, qualname, binding, call, scope, type_only)
                 if self.references is not None:
                     self.references.append(ref)
-                self.in_type_check = type_check
+                self.in_type_only = type_only
                 self._call(handlers["reference"], ref)
-                self.in_type_check = False
+                self.in_type_only = False
         if events.calls and handlers["call"]:
             for call, scope in events.calls:
                 self._call(handlers["call"], call, self.qualname(call.func, scope))

@@ -120,7 +120,7 @@ def module_context(tree: ast.Module) -> ModuleContext:
 class StringContext:
     """Where a string literal stands."""
 
-    kind: str  # "arg" | "compare" | "message" | "subscript" | "type-check" | "value"
+    kind: str  # "arg" | "compare" | "message" | "subscript" | "value"
     call: ast.Call | None = None
     keyword: str | None = None  # the keyword it is passed as, if any
     position: int = -1  # the positional index it is passed at, if any
@@ -128,11 +128,14 @@ class StringContext:
     # the other members of what it is one of: a display's elements, a dict's keys or values,
     # the values assigned in a class body (an enum's members)
     siblings: tuple = ()
+    # inside a type hint or the classes of isinstance()/issubclass(): names there are tested
+    # against or documented, never run
+    type_only: bool = False
 
 
 VALUE = StringContext("value")
 MESSAGE = StringContext("message")
-TYPE_CHECK = StringContext("type-check")  # the classes of isinstance()/issubclass()
+TYPE_ONLY = StringContext("value", type_only=True)
 
 
 @dataclass(slots=True)
@@ -207,7 +210,7 @@ def walk(items: list, module_scope: Scope) -> Events:
         kind = type(node)
         if kind is Name:
             if type(node.ctx) is Load:
-                names.append((node, node, (), scope, parent_call, sctx.kind == "type-check"))
+                names.append((node, node, (), scope, parent_call, sctx.type_only))
             else:
                 scope.stores.add(node.id)
             continue
@@ -219,7 +222,7 @@ def walk(items: list, module_scope: Scope) -> Events:
                 base = base.value
             if type(base) is Name:
                 attrs.reverse()
-                names.append((node, base, tuple(attrs), scope, parent_call, sctx.kind == "type-check"))
+                names.append((node, base, tuple(attrs), scope, parent_call, sctx.type_only))
             else:
                 names.append((node, None, (node.attr,), scope, parent_call, False))
                 push((node.value, scope, VALUE, None))
@@ -239,7 +242,7 @@ def walk(items: list, module_scope: Scope) -> Events:
                 continue
             type_test = type(node.func) is Name and node.func.id in ("isinstance", "issubclass")
             for index, arg in enumerate(node.args):
-                push((arg, scope, TYPE_CHECK if type_test and index == 1 else StringContext("arg", node, None, index),
+                push((arg, scope, TYPE_ONLY if type_test and index == 1 else StringContext("arg", node, None, index),
                       None))
             for kw in node.keywords:
                 ctx = MESSAGE if kw.arg in MESSAGE_KEYWORDS else StringContext("arg", node, kw.arg)
@@ -261,14 +264,15 @@ def walk(items: list, module_scope: Scope) -> Events:
             groups = (node.keys, node.values) if kind is ast.Dict else (node.elts,)
             for group in groups:
                 inner = sctx if sctx is MESSAGE else StringContext(sctx.kind, sctx.call, sctx.keyword,
-                                                                    sctx.position, sctx.node, tuple(group))
+                                                                    sctx.position, sctx.node, tuple(group),
+                                                                    sctx.type_only)
                 for element in group:
                     if element is not None:  # None: a `**mapping` in a dict display
                         push((element, scope, inner, None))
             continue
         if kind is ast.Subscript:
-            push((node.value, scope, VALUE, None))
-            push((node.slice, scope, StringContext("subscript", node=node), None))
+            push((node.value, scope, TYPE_ONLY if sctx.type_only else VALUE, None))
+            push((node.slice, scope, StringContext("subscript", node=node, type_only=sctx.type_only), None))
             continue
         if kind is ast.Expr:
             value = node.value
@@ -292,7 +296,7 @@ def walk(items: list, module_scope: Scope) -> Events:
             for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
                 inner.stores.add(arg.arg)
                 if arg.annotation is not None:
-                    push((arg.annotation, scope, VALUE, None))
+                    push((arg.annotation, scope, TYPE_ONLY, None))
             for arg in (args.vararg, args.kwarg):
                 if arg is not None:
                     inner.stores.add(arg.arg)
@@ -306,7 +310,7 @@ def walk(items: list, module_scope: Scope) -> Events:
             for decorator in node.decorator_list:
                 push((decorator, scope, VALUE, None))
             if node.returns is not None:
-                push((node.returns, scope, VALUE, None))
+                push((node.returns, scope, TYPE_ONLY, None))
             for child in reversed(node.body):
                 push((child, inner, VALUE, None))
             continue
@@ -320,16 +324,19 @@ def walk(items: list, module_scope: Scope) -> Events:
             for child in reversed(node.body):
                 push((child, inner, VALUE, None))
             continue
-        if (kind is ast.Assign or kind is ast.AnnAssign) and node.value is not None:
-            assigns.append((node, scope))
+        if kind is ast.Assign or kind is ast.AnnAssign:
+            # pushed in source order (targets, annotation, value), so popped value first
+            for target in node.targets if kind is ast.Assign else (node.target,):
+                push((target, scope, VALUE, None))
+            if kind is ast.AnnAssign:
+                push((node.annotation, scope, TYPE_ONLY, None))
             value = node.value
-            if scope.kind == CLASS and scope.members and type(value) is Constant and type(value.value) is str:
-                push((value, scope, StringContext("value", siblings=scope.members), None))
-                for child in iter_children(node):  # targets, and an annotation
-                    if child is not value:
-                        push((child, scope, VALUE, None))
-                continue
-        elif kind is ast.Global or kind is ast.Nonlocal:
+            if value is not None:
+                assigns.append((node, scope))
+                member = scope.kind == CLASS and scope.members and type(value) is Constant and type(value.value) is str
+                push((value, scope, StringContext("value", siblings=scope.members) if member else VALUE, None))
+            continue
+        if kind is ast.Global or kind is ast.Nonlocal:
             scope.globals.update(node.names)
             continue
         if kind in _COMPREHENSIONS:

@@ -31,7 +31,7 @@ class Rule:
     fix: str  # "always" | "sometimes" | "never"
     doc: Doc
     table: str = ""  # the mappings/ file a table-driven rule reads
-    on_type_checks: bool = True  # False: a class only named in isinstance() is not reported (it is not run)
+    on_type_only: bool = True  # False: a class only named in a type hint or isinstance() is not reported
 
     @property
     def url(self) -> str:

@@ -17,9 +17,9 @@ FIX_TEXT = {"always": "always available", "sometimes": "sometimes available", "n
 def page(rule: Rule) -> str:
     doc = rule.doc
     table = f"\n**Table:** `{rule.table}`  " if rule.table else ""
-    what = doc.what if rule.on_type_checks else (
-        doc.what + " A class that is only named in `isinstance()` or `issubclass()` is not reported: testing "
-        "against it runs nothing.")
+    what = doc.what if rule.on_type_only else (
+        doc.what + " A class that is only named in a type hint or in `isinstance()`/`issubclass()` is not reported: "
+        "naming it runs nothing.")
     return (
         f"# {rule.code}: {rule.name}\n\n"
         f"**Severity:** {rule.severity.name.lower()} · **Fix:** {FIX_TEXT[rule.fix]} · "

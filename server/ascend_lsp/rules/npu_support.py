@@ -14,7 +14,7 @@ SUPPORT_LIST = ("Ascend/pytorch docs/zh/api/native_api/pytorch_<version>/*.md â€
                 "(native API support list), per chip (Atlas A2, Atlas A3, Ascend 950DT).")
 
 rule(
-    code="NPU201", name="unsupported-api", severity=Severity.ERROR, fix="never", on_type_checks=False,
+    code="NPU201", name="unsupported-api", severity=Severity.ERROR, fix="never", on_type_only=False,
     table="mappings/torch_npu/support-<version>.toml [[support]]",
     message="`{name}` is not supported on {chip} (torch_npu {version}).",
     doc=dict(
@@ -47,7 +47,7 @@ rule(
 )
 
 rule(
-    code="NPU203", name="cpu-fallback", severity=Severity.WARNING, fix="never", on_type_checks=False,
+    code="NPU203", name="cpu-fallback", severity=Severity.WARNING, fix="never", on_type_only=False,
     table="mappings/torch_npu/support-<version>.toml [[support]]",
     message="`{name}` may fall back to the CPU on the NPU.",
     doc=dict(

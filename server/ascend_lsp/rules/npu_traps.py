@@ -43,7 +43,7 @@ rule(
 
 rule(
     code="NPU403", name="data-parallel", severity=Severity.ERROR, fix="never", table=CUDA_TABLE,
-    on_type_checks=False,
+    on_type_only=False,
     message="`{name}` is not supported on the NPU.",
     doc=dict(
         what="Finds `torch.nn.DataParallel` and `torch.nn.parallel.data_parallel`.",
