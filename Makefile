@@ -39,7 +39,7 @@ e2e: $(VENV)/.test
 docs: $(VENV)/.base
 	$(BIN)/python -m ascend_lsp.rules.docs
 
-mappings: $(VENV)/.base
+mappings: $(VENV)/.test  # the tables record what the installed torch and MindSpore say
 	$(BIN)/python mappings/build
 
 bench: $(VENV)/.base

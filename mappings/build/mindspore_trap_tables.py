@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import inspect
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,9 @@ class Trap:
     value: object = None
     with_param: str | None = None  # missing-with: the parameter whose presence makes the absence matter
     with_position: int | None = None  # where `with_param` sits positionally, if it may be positional
+    unless_param: str | None = None  # the trap does not apply when this parameter is passed ...
+    unless_value: object = None  # ... (with this literal value, if given: kernel_size=1)
+    unless_position: int | None = None
     fix: str | None = None  # add-keyword | one-minus | rename-keyword | to-keyword | insert-positional | copy-keyword
     fix_value: str | None = None  # source text the fix writes
     fix_to: str | None = None  # the keyword a rename or to-keyword fix writes
@@ -95,7 +99,8 @@ TRAPS = [
          message="MindSpore convolutions default to `pad_mode='same'` (pads the input); PyTorch's default "
                  "`padding=0` does not pad. Say which you mean.",
          cites="MindSpore fills the input by default (pad_mode='same'), PyTorch does not pad (padding=0)",
-         fix="add-keyword", fix_value="'valid'", applicability="unsafe", default="same"),
+         fix="add-keyword", fix_value="'valid'", applicability="unsafe", default="same",
+         unless_param="kernel_size", unless_value=1),  # a 1x1 kernel gives the same output either way
     Trap("P08", "MS208", "mindspore", CONV + CONV_T, "keyword", param="bias",
          message="MindSpore convolutions take `has_bias`, not `bias`.", cites="Bias parameter is named has_bias",
          fix="rename-keyword", fix_to="has_bias", applicability="safe", severity="error"),
@@ -149,6 +154,7 @@ TRAPS = [
     # P16 pooling stride.
     Trap("P16", "MS216", "mindspore", POOL, "missing-with", param="stride", position=1, with_param="kernel_size",
          with_position=0,
+         unless_param="pad_mode",  # a pad_mode is MindSpore's own idiom (`pad_mode="same"` keeps the size)
          message="MindSpore pooling defaults to `stride=1`; PyTorch's defaults to the kernel size.",
          cites="MindSpore gives kernel_size default 1 and stride default 1", fix="copy-keyword",
          applicability="unsafe", default=1),
@@ -330,13 +336,13 @@ TRAPS = [
 ]
 
 KEY_ORDER = ["pitfall", "rule", "side", "apis", "when", "param", "position", "value", "with-param", "with-position",
-             "fix",
+             "unless-param", "unless-value", "unless-position", "fix",
              "fix-value", "fix-to", "applicability", "severity", "message", "default", "default-installed",
              "fact", "source"]
 
 
-def _installed_default(api: str, param: str):
-    """The installed default of `param` in `api`'s signature (or its __init__), if any."""
+def _signature(api: str) -> inspect.Signature | None:
+    """The installed signature of `api` (of its __init__ for a class, without `self`)."""
     import importlib
 
     module, _, name = api.rpartition(".")
@@ -344,9 +350,45 @@ def _installed_default(api: str, param: str):
         obj = getattr(importlib.import_module(module), name)
         signature = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
     except (ImportError, AttributeError, TypeError, ValueError):
-        return inspect.Parameter.empty
-    found = signature.parameters.get(param)
+        return None
+    params = [p for p in signature.parameters.values() if p.name != "self"]
+    return signature.replace(parameters=params)
+
+
+def _installed_default(api: str, param: str):
+    """The installed default of `param` in `api`'s signature, if any."""
+    signature = _signature(api)
+    found = signature.parameters.get(param) if signature else None
     return found.default if found is not None else inspect.Parameter.empty
+
+
+def _position(api: str, param: str | None, written: int | None) -> int | None:
+    """Where `param` may be passed positionally to the installed `api` (None: keyword only).
+    A position written in TRAPS must agree; where the installed signature does not show
+    the parameter (a `*args, **kwargs` wrapper), the written one stands."""
+    signature = _signature(api) if param else None
+    if signature is None or param not in signature.parameters:
+        return written
+    positional = [p.name for p in signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    read = positional.index(param) if param in positional else None
+    if written is not None and written != read:
+        raise ValueError(f"{api} takes {param} at position {read}, TRAPS says {written}")
+    return read
+
+
+def _by_position(trap: Trap) -> list[Trap]:
+    """`trap` split by where the installed APIs take its parameters positionally, so that
+    `Conv2d(3, 8, 3, 1, 'pad')` counts as passing pad_mode."""
+    if trap.side != "mindspore" or trap.when in ("call", "keyword", "positional", "positional-count"):
+        return [trap]
+    groups: dict[tuple, list[str]] = {}
+    for api in trap.apis:
+        found = (_position(api, trap.param, trap.position), _position(api, trap.with_param, trap.with_position),
+                 _position(api, trap.unless_param, trap.unless_position))
+        groups.setdefault(found, []).append(api)
+    return [dataclasses.replace(trap, apis=apis, position=p, with_position=w, unless_position=u)
+            for (p, w, u), apis in groups.items()]
 
 
 def build_traps(data_dir: Path, out_dir: Path) -> list[Path]:
@@ -363,14 +405,14 @@ def build_traps(data_dir: Path, out_dir: Path) -> list[Path]:
     ]
     if installed is not None:
         lines.append(f"checked-against = {_value('mindspore ' + installed[1])}")
-    for trap in TRAPS:
+    if installed is None:
+        raise RuntimeError("mindspore is not installed: the traps record its signatures (pip install -e '.[mindspore]')")
+    for trap in (split for written in TRAPS for split in _by_position(written)):
         row = pitfalls[trap.pitfall]
         if trap.cites not in row["documented_fact"] + " " + row["lsp_hint"]:
             raise ValueError(f"{trap.pitfall} no longer says {trap.cites!r}: re-check the {trap.rule} trap")
         entry = {key.replace("_", "-"): value for key, value in vars(trap).items()
-                 if value is not None and key not in ("cites", "with_param")}
-        if trap.with_param:
-            entry["with-param"] = trap.with_param
+                 if value is not None and key != "cites"}
         entry["fact"] = row["documented_fact"]
         entry["source"] = f"{_source(row)} (via pitfalls.tsv {trap.pitfall})"
         if installed is not None and trap.side == "mindspore":

@@ -78,3 +78,15 @@ def test_fstring_and_torch_device_with_index() -> None:
         c = f"cuda:{rank}:{rank}"
     """
     assert codes(source, "NPU101") == [(4, "NPU101"), (5, "NPU101")]
+
+
+def test_buffer_advice_needs_a_torch_file() -> None:
+    """MS232's porting advice is for PyTorch code: another framework's register_buffer is not."""
+    source = 'class BN({base}):\n    def __init__(self):\n        self.register_buffer("running_mean", None)\n'
+
+    def found(header: str, base: str) -> list[str]:
+        settings = Settings(target="mindspore", select=("MS232",))
+        return [f.code for f in analyze(header + source.format(base=base), settings).findings]
+
+    assert found("import torch\n", "torch.nn.Module") == ["MS232"]
+    assert found("from .base import Module\n", "Module") == []

@@ -44,6 +44,7 @@ def test_every_trap_names_a_declared_rule() -> None:
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data (the upstream facts) is not beside the checkout")
 def test_tables_are_up_to_date(tmp_path: Path) -> None:
+    pytest.importorskip("mindspore", reason="the tables record what the installed MindSpore says (the mindspore extra)")
     build = ROOT / "mappings" / "build"
     sys.path.insert(0, str(build))
     try:

@@ -134,6 +134,9 @@ class Trap:
     value: object = None
     with_param: str | None = None
     with_position: int | None = None
+    unless_param: str | None = None  # not when this parameter is passed (with unless_value, if set)
+    unless_value: object = None
+    unless_position: int | None = None
     fix: str | None = None
     fix_value: str | None = None
     fix_to: str | None = None
@@ -247,7 +250,8 @@ def _merge_traps(tables: Tables, traps: dict) -> None:
             pitfall=row["pitfall"], rule=row["rule"], side=row["side"], apis=tuple(row["apis"]), when=row["when"],
             message=row["message"], fact=row["fact"], source=row["source"], param=row.get("param"),
             position=row.get("position"), value=row.get("value"), with_param=row.get("with-param"),
-            with_position=row.get("with-position"),
+            with_position=row.get("with-position"), unless_param=row.get("unless-param"),
+            unless_value=row.get("unless-value"), unless_position=row.get("unless-position"),
             fix=row.get("fix"), fix_value=row.get("fix-value"), fix_to=row.get("fix-to"),
             applicability=Applicability(row["applicability"]) if row.get("applicability") else None,
             severity=row.get("severity"), origin="mappings/mindspore/traps.toml")

@@ -126,13 +126,12 @@ def check_counterpart(checker: Checker, ref: Reference) -> None:
     shown = " | ".join(entry.mindspore)
     extra = counterpart_extra(entry, version)
     table_note = f" (MindSpore {table_of(entry)} table)" if table_of(entry) != version else ""
+    absent_note = f" Not in MindSpore {entry.absent_in}: {', '.join(entry.absent)}." if entry.absent else ""
     if entry.consistent:
         usable = [name for name in entry.mindspore if name not in entry.absent]
         fixes = (rename_fix(checker, ref, usable[0]),) if len(entry.mindspore) == 1 and usable else ()
         message = checker.rules["MS103"].message.format(name=ref.qualname, counterpart=shown) + table_note
-        if entry.absent:
-            message += f" Not in MindSpore {entry.absent_in}: {', '.join(entry.absent)}."
-        checker.report("MS103", ref.node, message, fixes, origin=entry.origin, extra=extra)
+        checker.report("MS103", ref.node, message + absent_note, fixes, origin=entry.origin, extra=extra)
         return
     if entry.classes == ("unspecified_no_note",):
         note = f"the MindSpore {table_of(entry)} table names it without saying how the two differ: check the parameters."
@@ -141,6 +140,7 @@ def check_counterpart(checker: Checker, ref: Reference) -> None:
     else:
         note = "see " + (diff_url(entry) or "its difference page") + "."
     message = checker.rules["MS102"].message.format(name=ref.qualname, counterpart=shown, note=note) + table_note
+    message += absent_note
     differing = [p for p in entry.parameters if p.get("difference", "-") not in ("-", "")]
     if differing:
         message += " Parameters: " + "; ".join(

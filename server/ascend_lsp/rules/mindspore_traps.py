@@ -221,7 +221,25 @@ def _unknowable(call: ast.Call) -> bool:
     return any(kw.arg is None for kw in call.keywords) or any(type(a) is ast.Starred for a in call.args)
 
 
+def _uniform(node: ast.expr | None):
+    """The literal value of `node`, or of every item of a literal tuple/list (`(1, 1)` → 1)."""
+    if type(node) in (ast.Tuple, ast.List) and node.elts:
+        values = {_literal(e) for e in node.elts}
+        return values.pop() if len(values) == 1 else None
+    return _literal(node)
+
+
+def _excepted(trap: Trap, call: ast.Call) -> bool:
+    """The call passes the parameter that makes the trap moot (`kernel_size=1`, a `pad_mode`)."""
+    if trap.unless_param is None:
+        return False
+    argument = _argument(call, trap.unless_param, trap.unless_position)
+    return argument is not None and (trap.unless_value is None or _uniform(argument) == trap.unless_value)
+
+
 def matches(trap: Trap, call: ast.Call) -> bool:
+    if _excepted(trap, call):
+        return False
     when = trap.when
     if when == "call":
         return True
@@ -234,9 +252,9 @@ def matches(trap: Trap, call: ast.Call) -> bool:
     argument = _argument(call, trap.param, trap.position)
     if when == "missing":
         return argument is None and not _unknowable(call)
-    if when == "missing-with":
-        return argument is None and not _unknowable(call) and \
-            _argument(call, trap.with_param, trap.with_position) is not None
+    if when == "missing-with":  # a literal 0 (`padding=0`) changes nothing either way
+        given = _argument(call, trap.with_param, trap.with_position)
+        return argument is None and not _unknowable(call) and given is not None and _uniform(given) != 0
     value = _literal(argument)
     if when == "below":
         return isinstance(value, (int, float)) and not isinstance(value, bool) and value < trap.value
@@ -377,6 +395,8 @@ def check_buffer_parameter(checker: Checker, node: ast.Assign | ast.AnnAssign, s
 def check_register_buffer(checker: Checker, node: ast.Attribute, attr: str, call) -> None:
     if attr != "register_buffer" or call is None or checker.module.imports_module("mindspore"):
         return
+    if not checker.module.imports_module("torch"):
+        return  # advice for PyTorch code; another framework's register_buffer is not ours to judge
     major, minor = (int(p) for p in (checker.settings.mindspore_version.split(".") + ["0"])[:2])
     target = ("`Cell.register_buffer` (MindSpore 2.6 and later)" if (major, minor) >= (2, 6)
               else "`Parameter(..., requires_grad=False)` (MindSpore before 2.6 has no buffers)")
