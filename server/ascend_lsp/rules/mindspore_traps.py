@@ -135,12 +135,15 @@ def _declare_trap_rules() -> None:
         facts = dict.fromkeys(f"{r['pitfall']}: {r['fact']}" for r in mine)
         sources = dict.fromkeys(r["source"] for r in mine)
         fixes = dict.fromkeys(f"{describe_fix(r)} ({r['applicability']})" for r in mine if r.get("fix"))
+        exceptions = dict.fromkeys(
+            f"Not reported when the call passes `{r['unless-param']}`" +
+            (f" = `{r['unless-value']!r}`." if "unless-value" in r else ".") for r in mine if r.get("unless-param"))
         rule(
             code=code, name=name, severity=severity, fix=fix, targets=("mindspore",), table=TRAPS,
             message="{name}",
             doc=dict(
                 what="Finds calls of " + ", ".join(f"`{a}`" for a in apis) + ": " +
-                     " ".join(dict.fromkeys(r["message"] for r in mine)),
+                     " ".join([*dict.fromkeys(r["message"] for r in mine), *exceptions]),
                 why=" ".join(facts),
                 example=example,
                 fix=FIX_TEXT[fix] + (": " + "; ".join(fixes) + "." if fixes else "."),
