@@ -815,11 +815,12 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
             if not e["name"].startswith("torch."):
                 continue
             obj = lookup(torch, e["name"])
+            message = deprecation(obj) if obj is not MISSING else None
             if obj is MISSING:
                 e["absent-in-torch"] = version
-            elif deprecation(obj):
+            elif message:
                 e["deprecated"] = True
-                e["source"] += f"; torch {version}: {deprecation(obj)}"
+                e["source"] += f"; torch {version}: {message}"
 
     written = []
     written.append(write_toml(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -81,3 +82,35 @@ def test_an_edit_inside_a_method_rewalks_that_method_only() -> None:
             assert follow.walked == 1
             assert snapshot(follow) == snapshot(analyze("".join(later), settings))
             assert len(follow.findings) == len(incremental.findings) + 1
+
+
+def test_class_constants_are_read_together_after_an_edit() -> None:
+    """An enum's string constants are judged together (CUDA is fine beside NPU = "npu"),
+    so an edit anywhere in such a class must give what a full analysis gives."""
+    settings = Settings()
+    cases = [
+        # (text, line edited, its new text)
+        ('class D:\n    NPU = "npu"\n    if True:\n        CUDA = "cuda"\n        x = 1\n', 4, '        x = 2\n'),
+        ('class D:\n    NPU = "npu"\n    CUDA = "cuda"\n', 1, '    print("npu")\n'),
+        ('class D:\n    CUDA = "cuda"\n    x = 1\n', 2, '    NPU = "npu"\n'),
+    ]
+    for text, line, new in cases:
+        lines = text.splitlines(keepends=True)
+        edited = "".join(apply(lines, line, line, [new]))
+        incremental = analyze(edited, settings, previous=analyze(text, settings), edit=TextEdit(line, line, 0))
+        assert snapshot(incremental) == snapshot(analyze(edited, settings)), (text, new)
+
+
+def test_a_changed_extra_table_is_read_again(tmp_path) -> None:
+    table = tmp_path / "team.toml"
+    row = '[[api]]\nname = "mylib.kernels"\nrule = "NPU306"\nprefix = true\nsource = "team wiki"\n'
+    table.write_text(row, encoding="utf-8")
+    settings = Settings(extra_mappings=(str(table),))
+    text = "import mylib.kernels\n\nmylib.kernels.fused()\nx = 1\n"
+    before = analyze(text, settings)
+    assert {f.code for f in before.findings} == {"NPU306"}
+    table.write_text("", encoding="utf-8")
+    os.utime(table, (1, 1))  # a different mtime, whatever the clock's resolution
+    edited = text.replace("x = 1", "x = 2")
+    incremental = analyze(edited, settings, previous=before, edit=TextEdit(3, 3, 0))
+    assert snapshot(incremental) == snapshot(analyze(edited, settings)) == []

@@ -3,7 +3,8 @@ that resolves through the file's imports to `torch`, `torch_npu` or a name the m
 tables know. They come from the same analysis as the findings (`analyze(references=True)`),
 so the report counts exactly what the rules see, in one pass.
 
-Not counted: type annotations (`x: torch.LongTensor` runs nothing on the device) and
+Not counted: names that are only types, in a hint or in `isinstance()` (`x: torch.LongTensor`
+runs nothing on the device), and
 values that are not APIs (dtypes, memory formats, constants). Either still counts where
 a rule flags it, since every finding is a site of its own (report.py).
 """
@@ -27,8 +28,8 @@ def api_references(analysis: Analysis, tables: Tables) -> list[tuple[int, int, i
     """(line, col, end_line, end_col, qualified name, called) for each API reference;
     0-based lines, code-point columns, the same ranges findings carry."""
     out = []
-    for rng, name, called, in_annotation in analysis.references or ():
-        if "." not in name or name in NOT_APIS or in_annotation:
+    for rng, name, called, type_only in analysis.references or ():
+        if "." not in name or name in NOT_APIS or type_only:
             continue  # a bare module (`torch` passed around), a value or a type: not an API use
         if name.partition(".")[0] in API_ROOTS or tables.lookup(name) is not None:
             out.append((rng.start_line, rng.start_col, rng.end_line, rng.end_col, name, called))

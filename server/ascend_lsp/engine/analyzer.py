@@ -18,7 +18,7 @@ from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
-from .walk import CLASS, VALUE, ModuleContext, Scope, annotation_nodes, class_header, module_context, walk
+from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, module_context, walk
 
 MAX_RECOVERIES = 25
 BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
@@ -47,10 +47,11 @@ class Analysis:
     module: ModuleContext | None = None
     syntax_errors: int = 0
     settings: Settings | None = None
+    tables: Tables | None = None  # those the findings came from (a changed extra table is a new object)
     digest: str = ""  # of the text, for caches
     walked: int = 0  # top-level statements walked for this result (fewer when incremental)
     # With analyze(references=True): every name or chain resolved through the imports, as
-    # (range, qualified name, called or a base class, inside an annotation).
+    # (range, qualified name, called or a base class, only a type: a hint or isinstance()).
     references: list[tuple[Range, str, bool, bool]] | None = None
 
 
@@ -146,11 +147,13 @@ def _check(checker: Checker, stmts: list[ast.stmt]) -> list[Span]:
     spans = []
     module_scope = checker.module.scope
     for stmt in stmts:
-        if type(stmt) is not ast.ClassDef:
+        scope = Scope(module_scope, CLASS, stmt.body) if type(stmt) is ast.ClassDef else None
+        if scope is None or scope.members:
+            # a statement, or a class whose string constants are read together (an enum's
+            # members): walked whole, so an edit anywhere in it re-walks all of it
             spans.append(_statement(checker, stmt, module_scope))
             continue
         header = _walk(checker, class_header(stmt, module_scope), _span_start(stmt), stmt.end_lineno - 1, False)
-        scope = Scope(module_scope, CLASS, stmt.body)
         spans.append(_class(header, [_statement(checker, child, scope) for child in stmt.body]))
     return spans
 
@@ -168,8 +171,9 @@ def _module_findings(checker: Checker, spans: list[Span]) -> list[Finding]:
     return checker.findings[before:]
 
 
-def _finish(source: SourceText, settings: Settings, path: str | None, spans: list[Span], extra: list[Finding],
-            errors: list[str], module: ModuleContext | None, syntax_errors: int, walked: int) -> Analysis:
+def _finish(source: SourceText, settings: Settings, tables: Tables | None, path: str | None, spans: list[Span],
+            extra: list[Finding], errors: list[str], module: ModuleContext | None, syntax_errors: int,
+            walked: int) -> Analysis:
     noqa = noqa_map(source)
     ignored = settings.ignored_in(path)
     findings = [f for span in spans for f in span.findings]
@@ -177,7 +181,7 @@ def _finish(source: SourceText, settings: Settings, path: str | None, spans: lis
     kept = [f for f in findings
             if not suppressed(f, noqa) and not (ignored and f.code != "E999" and f.code.startswith(ignored))]
     kept.sort(key=lambda f: (f.range, f.code))
-    return Analysis(kept, errors, spans, module, syntax_errors, settings, _digest(source.text), walked)
+    return Analysis(kept, errors, spans, module, syntax_errors, settings, tables, _digest(source.text), walked)
 
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
@@ -197,11 +201,10 @@ def analyze(text: str, settings: Settings | None = None, path: str | None = None
     spans = _check(checker, tree.body)
     extra = [_syntax_finding(source, line, col, msg, settings) for line, col, msg in syntax]
     extra += _module_findings(checker, spans)
-    analysis = _finish(source, settings, path, spans, extra, checker.errors, module, len(syntax), len(spans))
+    analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(syntax), len(spans))
     if references:
-        annotations = annotation_nodes(tree)
-        analysis.references = [(source.range_of(ref.node), ref.qualname, ref.call is not None,
-                                id(ref.node) in annotations) for ref in checker.references]
+        analysis.references = [(source.range_of(ref.node), ref.qualname, ref.call is not None, ref.type_only)
+                               for ref in checker.references]
     return analysis
 
 
@@ -241,7 +244,8 @@ def _move(rng: Range, delta: int, first: int) -> Range:
 def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, path: str | None,
                previous: Analysis, edit: TextEdit) -> Analysis | None:
     """Re-walk only the statements the edit touched; None when that is not sound."""
-    if previous.syntax_errors or previous.module is None or previous.settings != settings:
+    if previous.syntax_errors or previous.module is None or previous.settings != settings \
+            or previous.tables is not tables:
         return None
     module = previous.module
     if edit.first < module.import_line:
@@ -290,8 +294,8 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit) -> list[Span]
     body = tree.body[0].body if tree.body else []
     if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 != end:
         return None
-    if type(body[0]) in (ast.Assign, ast.AnnAssign):
-        return None  # a class constant's findings depend on its siblings (Scope.members)
+    if Scope(None, CLASS, body).members:
+        return None  # a new string constant: the class's constants are read together (Scope.members)
     new = _statement(checker, body[0], Scope(checker.module.scope, CLASS))
     index = cls.children.index(child)
     later = [_moved(c, edit) for c in cls.children[index + 1:]]
@@ -310,4 +314,4 @@ def _assemble(checker: Checker, source: SourceText, settings: Settings, path: st
               before: list[Span], middle: list[Span], after: list[Span], edit: TextEdit) -> Analysis:
     all_spans = before + middle + [_moved(s, edit) for s in after]
     extra = _module_findings(checker, all_spans)
-    return _finish(source, settings, path, all_spans, extra, checker.errors, module, 0, len(middle))
+    return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, 0, len(middle))

@@ -19,8 +19,9 @@ MODULE, CLASS, FUNCTION = 0, 1, 2
 MESSAGE_FUNCTIONS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                                "warning_once", "info_once", "warn_once", "write", "echo", "secho", "add_argument_group"})
 MESSAGE_KEYWORDS = frozenset({"help", "msg", "message", "description", "doc", "text", "desc", "title", "label"})
-TEXT_FUNCTIONS = frozenset({"str", "repr", "format", "sorted", "list", "tuple", "set"})
-TEXT_METHODS = frozenset({"format", "format_map", "join", "replace", "upper", "lower", "title", "capitalize"})
+# Calls that build text: inside a message, their strings are prose too.
+TEXT_BUILDING_FUNCTIONS = frozenset({"str", "repr", "format", "sorted", "list", "tuple", "set"})
+TEXT_BUILDING_METHODS = frozenset({"format", "format_map", "join", "replace", "upper", "lower", "title", "capitalize"})
 
 
 class Scope:
@@ -144,7 +145,7 @@ class Events:
 
     imports: list = field(default_factory=list)  # (stmt, alias, qualname, scope)
     # (node, root Name, attrs, scope, the Call whose callee it is or the ClassDef it is a base of,
-    #  whether isinstance()/issubclass() names it)
+    #  whether it is only a type: in a type hint or isinstance()/issubclass())
     names: list = field(default_factory=list)
     calls: list = field(default_factory=list)  # (Call, scope)
     strings: list = field(default_factory=list)  # (Constant | JoinedStr, value, StringContext)
@@ -156,8 +157,10 @@ def _is_message_call(call: ast.Call) -> bool:
     if type(func) is ast.Name:
         return func.id in MESSAGE_FUNCTIONS
     if type(func) is ast.Attribute:
-        if func.attr == "log":  # logger.log(level, msg), not torch.log(x) or np.log(x)
+        if func.attr == "log":  # logger.log(level, msg), getLogger().log(...); not torch.log(x)
             receiver = func.value
+            if type(receiver) is ast.Call:
+                receiver = receiver.func
             name = receiver.attr if type(receiver) is ast.Attribute else getattr(receiver, "id", "")
             return "log" in name.lower()
         return func.attr in MESSAGE_FUNCTIONS
@@ -170,7 +173,8 @@ def _is_text_call(call: ast.Call) -> bool:
     there are code (`print(x.to("cuda"))`)."""
     func = call.func
     name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
-    return (name in TEXT_METHODS if type(func) is ast.Attribute else name in TEXT_FUNCTIONS) or name.endswith(
+    building = TEXT_BUILDING_METHODS if type(func) is ast.Attribute else TEXT_BUILDING_FUNCTIONS
+    return name in building or name.endswith(
         ("Error", "Exception", "Warning"))
 
 
@@ -352,27 +356,3 @@ def walk(items: list, module_scope: Scope) -> Events:
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def annotation_nodes(tree: ast.Module) -> set[int]:
-    """ids of every node inside a parameter, return or variable annotation. Walks the
-    statements only (expressions hold no annotations), which is cheap."""
-    ids: set[int] = set()
-    stack: list = list(tree.body)
-    while stack:
-        stmt = stack.pop()
-        kind = type(stmt)
-        found = []
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            args = stmt.args
-            found = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
-                     if a is not None]
-            found.append(stmt.returns)
-        elif kind is ast.AnnAssign:
-            found = [stmt.annotation]
-        for annotation in found:
-            if annotation is not None:
-                ids.update(id(node) for node in ast.walk(annotation))
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            stack.extend(getattr(stmt, name, ()))
-    return ids

@@ -99,9 +99,9 @@ class SettingsStore:
 
     def depends_on(self, path: str) -> bool:
         """Whether a changed file can change the settings or tables of some folder."""
-        path = os.path.realpath(path)  # extra-mappings paths are resolved
+        path = os.path.realpath(path)
         return os.path.basename(path) == "pyproject.toml" or any(
-            path in settings.extra_mappings for settings in self._by_folder.values())
+            os.path.realpath(table) == path for settings in self._by_folder.values() for table in settings.extra_mappings)
 
     def for_path(self, path: str | None) -> Settings:
         folder = os.path.dirname(path) if path else (self.root or os.getcwd())

@@ -19,7 +19,7 @@ TRANSFER_NOTE = "torch_npu `transfer_to_npu` (torch_npu-2.14.0 wheel: torch_npu/
 # "cuda", "cuda:0", f"cuda:{rank}", "cuda:%d" % rank, "cuda:" + str(rank)
 DEVICE_STRING = re.compile(r"(?P<word>cuda)(?::(?:\d+|\{\}|%[dis])?)?")
 ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
-TEXT_METHODS = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "split", "rsplit",
+SEARCH_METHODS = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "split", "rsplit",
                           "partition", "rpartition", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix"})
 BACKEND_STRING = re.compile(r"(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc)(?:,(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc))*")
 FROM_MODULE = re.compile(r"from\s+(?P<module>[\w.]+)\s+import")
@@ -40,7 +40,7 @@ def names_no_device(context: StringContext, replacement: str) -> bool:
         func = call.func
         if type(func) is ast.Name and func.id in ATTRIBUTE_FUNCTIONS and context.position == 1:
             return True
-        if type(func) is ast.Attribute and func.attr in TEXT_METHODS:
+        if type(func) is ast.Attribute and func.attr in SEARCH_METHODS:
             return True
     if context.kind == "subscript":
         holder = context.node.value
