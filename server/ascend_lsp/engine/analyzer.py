@@ -18,7 +18,7 @@ from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
-from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, module_context, walk
+from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, class_member, class_members, module_context, walk
 
 MAX_RECOVERIES = 25
 BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
@@ -37,6 +37,7 @@ class Span:
     facts: dict[str, Range] = field(default_factory=dict)  # for the "module" handlers
     header: "Span | None" = None  # a class: its decorators and bases
     children: "list[Span] | None" = None  # a class: its body statements
+    member: ast.Constant | None = None  # a class body statement: the string it assigns (walk.class_member)
 
 
 @dataclass(slots=True)
@@ -130,7 +131,10 @@ def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> S
 
 
 def _statement(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
-    return _walk(checker, [(stmt, scope, VALUE, None)], _span_start(stmt), stmt.end_lineno - 1, _binds(stmt))
+    span = _walk(checker, [(stmt, scope, VALUE, None)], _span_start(stmt), stmt.end_lineno - 1, _binds(stmt))
+    if scope.kind == CLASS:
+        span.member = class_member(stmt)
+    return span
 
 
 def _class(header: Span, children: list[Span]) -> Span:
@@ -147,13 +151,11 @@ def _check(checker: Checker, stmts: list[ast.stmt]) -> list[Span]:
     spans = []
     module_scope = checker.module.scope
     for stmt in stmts:
-        scope = Scope(module_scope, CLASS, stmt.body) if type(stmt) is ast.ClassDef else None
-        if scope is None or scope.members:
-            # a statement, or a class whose string constants are read together (an enum's
-            # members): walked whole, so an edit anywhere in it re-walks all of it
+        if type(stmt) is not ast.ClassDef:
             spans.append(_statement(checker, stmt, module_scope))
             continue
         header = _walk(checker, class_header(stmt, module_scope), _span_start(stmt), stmt.end_lineno - 1, False)
+        scope = Scope(module_scope, CLASS, class_members(stmt.body))
         spans.append(_class(header, [_statement(checker, child, scope) for child in stmt.body]))
     return spans
 
@@ -294,9 +296,11 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit) -> list[Span]
     body = tree.body[0].body if tree.body else []
     if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 != end:
         return None
-    if Scope(None, CLASS, body).members:
-        return None  # a new string constant: the class's constants are read together (Scope.members)
-    new = _statement(checker, body[0], Scope(checker.module.scope, CLASS))
+    old, now = child.member, class_member(body[0])
+    if (old and old.value) != (now and now.value):
+        return None  # the class's string constants changed, and they are read together
+    members = tuple(now if c is child else c.member for c in cls.children if c.member is not None)
+    new = _statement(checker, body[0], Scope(checker.module.scope, CLASS, members))
     index = cls.children.index(child)
     later = [_moved(c, edit) for c in cls.children[index + 1:]]
     header = Span(cls.header.start, cls.header.end + edit.delta, cls.header.findings, False, cls.header.facts)
@@ -307,7 +311,7 @@ def _moved(span: Span, edit: TextEdit) -> Span:
     return Span(span.start + edit.delta, span.end + edit.delta, _shift(span.findings, edit.delta, edit.first),
                 span.binds, {fact: _move(where, edit.delta, edit.first) for fact, where in span.facts.items()},
                 _moved(span.header, edit) if span.header else None,
-                [_moved(c, edit) for c in span.children] if span.children is not None else None)
+                [_moved(c, edit) for c in span.children] if span.children is not None else None, span.member)
 
 
 def _assemble(checker: Checker, source: SourceText, settings: Settings, path: str | None, module: ModuleContext,

@@ -27,12 +27,10 @@ TEXT_BUILDING_METHODS = frozenset({"format", "format_map", "join", "replace", "u
 class Scope:
     __slots__ = ("parent", "kind", "imports", "stores", "globals", "members")
 
-    def __init__(self, parent: "Scope | None", kind: int, body: list | None = None) -> None:
+    def __init__(self, parent: "Scope | None", kind: int, members: tuple = ()) -> None:
         self.parent = parent
         self.kind = kind
-        # a class's constant member values (`CUDA = "cuda"`, `NPU = "npu"`), for StringContext.siblings
-        self.members = tuple(s.value for s in body or () if type(s) in (ast.Assign, ast.AnnAssign)
-                             and type(s.value) is ast.Constant)
+        self.members = members  # a class's string constants (see class_member), for StringContext.siblings
         self.imports: dict[str, str] = {}
         self.stores: set[str] = set()
         self.globals: set[str] = set()
@@ -51,6 +49,19 @@ class Scope:
                 in_function = True
             scope = scope.parent
         return None
+
+
+def class_member(stmt: ast.stmt) -> ast.Constant | None:
+    """The string a class-body statement assigns (`CUDA = "cuda"`), if it is one: the
+    members of a class are read together (an enum with `CUDA` and `NPU`)."""
+    if type(stmt) in (ast.Assign, ast.AnnAssign) and type(stmt.value) is ast.Constant \
+            and type(stmt.value.value) is str:
+        return stmt.value
+    return None
+
+
+def class_members(body: list[ast.stmt]) -> tuple[ast.Constant, ...]:
+    return tuple(m for m in map(class_member, body) if m is not None)
 
 
 def bind_import(scope: Scope, node: ast.Import | ast.ImportFrom) -> list[tuple[ast.alias, str]]:
@@ -152,30 +163,28 @@ class Events:
     assigns: list = field(default_factory=list)  # (Assign | AnnAssign with a value, scope)
 
 
+def last_name(node: ast.expr) -> str:
+    """`f` for `f`, `g` for `x.g` and for `x.g()`; "" otherwise."""
+    if type(node) is ast.Call:
+        node = node.func
+    return node.attr if type(node) is ast.Attribute else getattr(node, "id", "")
+
+
 def _is_message_call(call: ast.Call) -> bool:
     func = call.func
-    if type(func) is ast.Name:
-        return func.id in MESSAGE_FUNCTIONS
-    if type(func) is ast.Attribute:
-        if func.attr == "log":  # logger.log(level, msg), getLogger().log(...); not torch.log(x)
-            receiver = func.value
-            if type(receiver) is ast.Call:
-                receiver = receiver.func
-            name = receiver.attr if type(receiver) is ast.Attribute else getattr(receiver, "id", "")
-            return "log" in name.lower()
-        return func.attr in MESSAGE_FUNCTIONS
-    return False
+    if type(func) is ast.Attribute and func.attr == "log":
+        # logger.log(level, msg), getLogger().log(...); not torch.log(x) or np.log(x)
+        return "log" in last_name(func.value).lower()
+    return type(func) in (ast.Name, ast.Attribute) and last_name(func) in MESSAGE_FUNCTIONS
 
 
 def _is_text_call(call: ast.Call) -> bool:
     """A call that builds text or an exception (`"{}".format(x)`, `", ".join(names)`,
     `str(x)`, `RuntimeError(...)`): inside a message its strings are prose too. Other calls
     there are code (`print(x.to("cuda"))`)."""
-    func = call.func
-    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
-    building = TEXT_BUILDING_METHODS if type(func) is ast.Attribute else TEXT_BUILDING_FUNCTIONS
-    return name in building or name.endswith(
-        ("Error", "Exception", "Warning"))
+    name = last_name(call.func)
+    building = TEXT_BUILDING_METHODS if type(call.func) is ast.Attribute else TEXT_BUILDING_FUNCTIONS
+    return name in building or name.endswith(("Error", "Exception", "Warning"))
 
 
 def _fstring_value(node: ast.JoinedStr) -> str | None:
@@ -320,7 +329,7 @@ def walk(items: list, module_scope: Scope) -> Events:
             continue
         if kind is ast.ClassDef:
             scope.stores.add(node.name)
-            inner = Scope(scope, CLASS, node.body)
+            inner = Scope(scope, CLASS, class_members(node.body))
             for child in (*node.decorator_list, *node.keywords):
                 push((child, scope, VALUE, None))
             for base in node.bases:
@@ -337,7 +346,7 @@ def walk(items: list, module_scope: Scope) -> Events:
             value = node.value
             if value is not None:
                 assigns.append((node, scope))
-                member = scope.kind == CLASS and scope.members and type(value) is Constant and type(value.value) is str
+                member = scope.kind == CLASS and value in scope.members
                 push((value, scope, StringContext("value", siblings=scope.members) if member else VALUE, None))
             continue
         if kind is ast.Global or kind is ast.Nonlocal:

@@ -9,7 +9,7 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Range
 from ..engine.tables import Entry
-from ..engine.walk import StringContext
+from ..engine.walk import StringContext, last_name
 from .base import handles
 
 TABLE = "table"  # handler code set meaning "every rule these tables drive"
@@ -43,8 +43,7 @@ def names_no_device(context: StringContext, replacement: str) -> bool:
         if type(func) is ast.Attribute and func.attr in SEARCH_METHODS:
             return True
     if context.kind == "subscript":
-        holder = context.node.value
-        if (holder.attr if type(holder) is ast.Attribute else getattr(holder, "id", "")) == "Literal":
+        if last_name(context.node.value) == "Literal":
             return True
     return any(type(e) is ast.Constant and e.value == replacement for e in context.siblings)
 
