@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: examples test client e2e docs mappings bench
+.PHONY: examples test client e2e docs mappings upstream bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ docs: $(VENV)/.base
 
 mappings: $(VENV)/.test  # the tables record what the installed torch and MindSpore say
 	$(BIN)/python mappings/build
+
+# Bring the vendored facts (mappings/upstream/) in step with the shared fact folder.
+SHARED_DATA ?= $(or $(ASCEND_LSP_SHARED_DATA),../shared/data)
+upstream:
+	test -d $(SHARED_DATA)
+	find mappings/upstream -mindepth 1 ! -name PROVENANCE.md -delete
+	cp -R $(SHARED_DATA)/. mappings/upstream/
+	chmod -R u+w mappings/upstream
 
 bench: $(VENV)/.base
 	$(BIN)/python benchmarks/cli_corpus.py
