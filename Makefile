@@ -1,14 +1,15 @@
 # Two entry points, each doing all the set-up on a fresh machine (Python 3.10+, Node 20):
 #   make examples   install, then run lsp-check on the bundled CUDA examples
-#   make test       install with the test extras (torch 2.13 CPU, MindSpore 2.10 CPU), run the
-#                   Python tests, then the VS Code extension's (lint, types, unit, package)
+#   make test       install with the test extras (torch 2.13 CPU, MindSpore 2.10 CPU), lint and
+#                   type-check the Python (Ruff, mypy), run the Python tests, then the VS Code
+#                   extension's (lint, types, unit, package)
 # make e2e runs the extension in a real VS Code (code-server in headless Chromium); it
 # installs Node 24, code-server and Debian packages on first use (about 4 minutes).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: examples test client e2e docs mappings upstream bench
+.PHONY: examples test lint client e2e docs mappings upstream bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +27,13 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 examples: $(VENV)/.base
 	$(BIN)/lsp-check examples/ || test $$? -eq 1
 
-test: $(VENV)/.test
+test: lint
 	$(BIN)/python -m pytest -q
 	$(MAKE) client
+
+lint: $(VENV)/.test  # settings in pyproject.toml
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 client:
 	cd client-vscode && npm ci --no-audit --no-fund && npm test

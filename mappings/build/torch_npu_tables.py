@@ -766,7 +766,7 @@ def support_table(path: Path, version: str, warnings: list[str]) -> list[dict]:
         else:
             raise ValueError(f"{path.name}: partial chip marks for {name}")
         dtypes = [x for x in r["only_dtypes"].split(",") if x]
-        yn = lambda v: None if not dtypes else {"Y": True, "N": False}[v]  # noqa: E731
+        yn = lambda v, dtypes=dtypes: None if not dtypes else {"Y": True, "N": False}[v]  # noqa: E731
         entry = {
             "name": name,
             "kind": r["kind"] or None,
@@ -785,7 +785,7 @@ def support_table(path: Path, version: str, warnings: list[str]) -> list[dict]:
             # the same API on two pages (2.7.1: torch.Tensor on Named-Tensors and torch-Tensor): keep the
             # row from the page named after the API's own namespace
             old = entries[name]
-            home = lambda e: name.startswith(e["page"].replace("-", "."))  # noqa: E731
+            home = lambda e, name=name: name.startswith(e["page"].replace("-", "."))  # noqa: E731
             keep, drop = (entry, old) if home(entry) and not home(old) else (old, entry)
             entries[name] = keep
             warnings.append(f"{path.name}: {name} listed twice; kept page {keep['page']}, dropped page {drop['page']}")

@@ -97,7 +97,7 @@ def as_json(results: list[FileResult]) -> str:
 
 
 def sarif(results: list[FileResult]) -> str:
-    rules = []
+    rules: list[dict[str, object]] = []
     index = {}
     for code in sorted(RULES):
         rule = RULES[code]
@@ -177,7 +177,7 @@ def junit(results: list[FileResult]) -> str:
     """One testsuite per checked file, one failing testcase per finding; a clean file is
     one passing testcase, an unreadable one an error, so CI test views list every file."""
     root = ElementTree.Element("testsuites", name="lsp-check")
-    totals = Counter()
+    totals: Counter[str] = Counter()
     for result in results:
         suite = ElementTree.SubElement(root, "testsuite", name=result.path)
         cases = failures = errors = 0

@@ -106,7 +106,7 @@ def encode(source: Source, text: str) -> bytes:
         return (b"\xef\xbb\xbf" if source.bom else b"") + data.encode(source.encoding)
     notebook = json.loads(json.dumps(source.notebook))
     original = {index: line for index, line in source.cells}
-    current, chunks = None, {}
+    current, chunks = None, {}  # type: tuple[int | None, dict[int, list[str]]]
     for line in text.splitlines(keepends=True):
         mark = CELL_MARK_RE.match(line.rstrip("\n"))
         if mark:

@@ -300,6 +300,6 @@ def load_tables(torch_npu_version: str, mindspore_version: str = "2.10",
         name = f"api-{version}.toml"
         _merge_mindspore(tables, read_table(ms_root / name), f"mappings/mindspore/{name}")
     _merge_traps(tables, read_table(ms_root / "traps.toml"))
-    for path, _mtime in extra:
-        _merge(tables, read_table(Path(path)), path)
+    for extra_path, _mtime in extra:
+        _merge(tables, read_table(Path(extra_path)), extra_path)
     return tables

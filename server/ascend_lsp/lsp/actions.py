@@ -5,6 +5,7 @@ only), computed on `codeAction/resolve` when the client can resolve edits."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -24,7 +25,7 @@ FIX_ALL = "source.fixAll.ascend-lsp"
 FIX_ALL_TITLE = "Fix all ascend-lsp findings"
 
 
-def wanted(only: list[str] | None, kind: str) -> bool:
+def wanted(only: Sequence[str] | None, kind: str) -> bool:
     return only is None or any(kind == o or kind.startswith(o + ".") for o in only)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from ..engine.analyzer import Analysis
+from ..engine.config import Settings
 from ..engine.model import Applicability, Finding
 from ..engine.noqa import add_noqa
 from ..rules import RULES
@@ -129,7 +130,7 @@ def _noqa_data(finding: Finding, view: View, lines: Lines) -> dict:
 WORKSPACE_SUFFIXES = (".py", ".pyi")
 
 
-def workspace_files(folders: dict[str, object]) -> list[str]:
+def workspace_files(folders: dict[str, Settings]) -> list[str]:
     """The .py files of the workspace folders (folder → its settings), as `lsp-check`
     would find them."""
     from ..cli.discovery import discover

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import operator
 import sys
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +56,9 @@ def load_thresholds(path: Path | None = None) -> tuple[Threshold, ...]:
     path = path or mappings_root() / "msprobe" / "thresholds.toml"
     with open(path, "rb") as f:
         rows = tomllib.load(f)["threshold"]
-    return tuple(Threshold(**{k.replace("-", "_"): tuple(v) if k == "dtypes" else v for k, v in row.items()})
-                 for row in rows)
+    fields: list[dict[str, Any]] = [{k.replace("-", "_"): tuple(v) if k == "dtypes" else v for k, v in row.items()}
+                                    for row in rows]
+    return tuple(Threshold(**f) for f in fields)
 
 
 def metric_parameters(thresholds: tuple[Threshold, ...]) -> dict:

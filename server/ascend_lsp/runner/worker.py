@@ -449,7 +449,8 @@ class Recorder:
         counts: dict[str, int] = {}
         for module in self.modules:
             counts[type(module).__name__] = counts.get(type(module).__name__, 0) + 1
-        names, seen = {}, {}
+        names: dict[int, str] = {}
+        seen: dict[str, int] = {}
         for module in self.modules:
             cls = type(module).__name__
             seen[cls] = seen.get(cls, 0) + 1
