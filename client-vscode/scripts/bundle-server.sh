@@ -1,31 +1,32 @@
 #!/usr/bin/env bash
-# Vendors the server and its dependencies into bundled/libs, so the .vsix works with any
-# CPython 3.10+ on linux-x64 without a pip install. libcst and PyYAML have compiled
-# modules per Python version; their file names carry the ABI tag, so installing once per
-# version into the same folder gives one folder that serves all of them.
+# Vendors the server and its dependencies into bundled/libs, with bundled/start_server.py to
+# start it. Everything the server imports is pure Python (pygls, lsprotocol, attrs, cattrs),
+# so one bundle serves any CPython 3.10+ on Linux, macOS and Windows, x64 and arm64; the
+# script fails if a compiled module gets in. BUNDLE_DIR overrides the output folder.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
 python="${PYTHON:-python3}"
-versions=(${BUNDLE_PYTHON_VERSIONS:-3.10 3.11 3.12 3.13})
-libs="$here/bundled/libs"
+bundle="${BUNDLE_DIR:-$here/bundled}"
+libs="$bundle/libs"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 "$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/wheel" "$root"
-rm -rf "$libs"
+rm -rf "$bundle"
 mkdir -p "$libs"
-for version in "${versions[@]}"; do
-    # pip evaluates environment markers against the running Python, not --python-version,
-    # so the backports that only 3.10 needs are named here.
-    backports=()
-    [[ $version == 3.10 ]] && backports=("tomli>=2" "exceptiongroup>=1.1.1")
-    "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-compile --only-binary=:all: \
-        --implementation cp --python-version "$version" \
-        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-        --target "$work/$version" "$work"/wheel/*.whl "${backports[@]}"
-    cp -rn "$work/$version/." "$libs/"
-done
+# --platform any: only wheels that run everywhere can satisfy it. pip evaluates environment
+# markers against the running Python, so the backports only 3.10 needs are named here.
+"$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-compile \
+    --only-binary=:all: --implementation py --python-version 3.10 --platform any \
+    --target "$libs" "$work"/wheel/*.whl "tomli>=2" "exceptiongroup>=1.1.1"
 rm -rf "$libs/bin"
-echo "bundled ascend-lsp for CPython ${versions[*]} into $libs ($(du -sh "$libs" | cut -f1))"
+compiled="$(find "$libs" -name '*.so' -o -name '*.pyd' -o -name '*.dylib' -o -name '*.dll')"
+if [[ -n $compiled ]]; then
+    echo "error: the bundle must be pure Python, but has compiled modules:" >&2
+    echo "$compiled" >&2
+    exit 1
+fi
+cp "$here/scripts/start_server.py" "$bundle/start_server.py"
+echo "bundled ascend-lsp (pure Python, CPython 3.10+ on any platform) into $bundle ($(du -sh "$libs" | cut -f1))"

@@ -3,24 +3,28 @@ import * as path from 'path';
 import { SERVER_MODULE } from './constants';
 import type { ImportStrategy } from './settings';
 
+/** The vendored server: bundled/libs, started by bundled/start_server.py (scripts/bundle-server.sh). */
 export function bundledLibsPath(extensionPath: string): string {
     return path.join(extensionPath, 'bundled', 'libs');
 }
 
-export function serverCommand(interpreter: string[]): { command: string; args: string[] } {
-    const [command, ...args] = interpreter;
-    return { command, args: [...args, '-m', SERVER_MODULE] };
+export function bundledStartScript(extensionPath: string): string {
+    return path.join(extensionPath, 'bundled', 'start_server.py');
 }
 
 /**
- * With the bundled strategy the vendored libraries come first on the path, so an older
- * pygls in the user's environment cannot shadow them; otherwise the environment is left
- * as it is and the interpreter's own ascend-lsp runs.
+ * With the bundled strategy the interpreter runs the bundle's start script, which puts the
+ * vendored libraries first on its own sys.path (so an older pygls in the user's environment
+ * cannot shadow them) without exporting them: PYTHONPATH is not touched, so the Run-on-NPU
+ * worker the server starts imports the user's packages only. Otherwise the interpreter's own
+ * ascend-lsp runs.
  */
-export function serverEnvironment(base: NodeJS.ProcessEnv, strategy: ImportStrategy, libs: string): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = { ...base, PYTHONUNBUFFERED: '1' };
-    if (strategy === 'useBundled') {
-        env.PYTHONPATH = base.PYTHONPATH ? `${libs}${path.delimiter}${base.PYTHONPATH}` : libs;
-    }
-    return env;
+export function serverCommand(interpreter: string[], strategy: ImportStrategy, extensionPath: string): { command: string; args: string[] } {
+    const [command, ...args] = interpreter;
+    const entry = strategy === 'useBundled' ? [bundledStartScript(extensionPath)] : ['-m', SERVER_MODULE];
+    return { command, args: [...args, ...entry] };
+}
+
+export function serverEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    return { ...base, PYTHONUNBUFFERED: '1' };
 }

@@ -8,29 +8,29 @@ import { MIN_PYTHON } from './constants';
 import type { Interpreter } from './interpreter';
 import type { ImportStrategy } from './settings';
 
-/** Cheap: find_spec locates packages without importing them. */
+/**
+ * Cheap: find_spec locates packages without importing them. The bundled libraries, when
+ * given as the first argument, are looked in first, as the bundle's start script does.
+ */
 export const PROBE_SCRIPT = [
-    'import importlib.machinery as m, importlib.util as u, json, os, sys',
-    'cst = u.find_spec("libcst")',
-    'native = bool(cst) and any(os.path.exists(os.path.join(p, "native" + s))',
-    '    for p in cst.submodule_search_locations or () for s in m.EXTENSION_SUFFIXES)',
+    'import importlib.util as u, json, sys',
+    'sys.path[:0] = sys.argv[1:]',
     'print(json.dumps({"version": list(sys.version_info[:3]), "executable": sys.executable,',
-    '    "server": u.find_spec("ascend_lsp") is not None, "native": native}))',
+    '    "server": u.find_spec("ascend_lsp") is not None}))',
 ].join('\n');
 
 export interface ProbeResult {
     version: [number, number, number];
     executable: string;
     server: boolean;
-    native: boolean;
 }
 
 export type ProbeOutcome = { ok: true; result: ProbeResult } | { ok: false; error: NodeJS.ErrnoException | Error; stderr: string };
 
-export function runProbe(interpreter: Interpreter, env: NodeJS.ProcessEnv, cwd: string): Promise<ProbeOutcome> {
+export function runProbe(interpreter: Interpreter, env: NodeJS.ProcessEnv, cwd: string, bundledLibs?: string): Promise<ProbeOutcome> {
     const [command, ...args] = interpreter.command;
     return new Promise((resolve) => {
-        execFile(command, [...args, '-c', PROBE_SCRIPT], { env, cwd, timeout: 20_000 }, (error, stdout, stderr) => {
+        execFile(command, [...args, '-c', PROBE_SCRIPT, ...(bundledLibs ? [bundledLibs] : [])], { env, cwd, timeout: 20_000 }, (error, stdout, stderr) => {
             if (error) {
                 resolve({ ok: false, error, stderr });
                 return;
@@ -65,9 +65,6 @@ export function interpreterProblem(interpreter: Interpreter, outcome: ProbeOutco
         return strategy === 'fromEnvironment'
             ? `ascend-lsp is not installed for "${executable}". Run "${executable} -m pip install ascend-lsp", or set "ascend-lsp.importStrategy" to "useBundled".`
             : 'This build of the extension has no bundled server (run "npm run bundle-server" before packaging). Set "ascend-lsp.importStrategy" to "fromEnvironment" to use an installed ascend-lsp.';
-    }
-    if (strategy === 'useBundled' && !outcome.result.native) {
-        return `The bundled server supports CPython 3.10-3.13 on Linux x64, not "${executable}" (${version.join('.')}, ${process.platform}-${process.arch}). Run "${executable} -m pip install ascend-lsp" and set "ascend-lsp.importStrategy" to "fromEnvironment".`;
     }
     return undefined;
 }

@@ -65,9 +65,10 @@ export class ServerController implements Disposable {
         const folder = workspace.workspaceFolders?.[0];
         const launch = getLaunchSettings(folder);
         const interpreter = chooseInterpreter(launch.interpreter, await pythonExtensionInterpreter(folder?.uri));
-        const env = serverEnvironment(process.env, launch.importStrategy, bundledLibsPath(this.extensionPath));
+        const env = serverEnvironment(process.env);
         const cwd = folder?.uri.fsPath ?? this.extensionPath;
-        const outcome = await runProbe(interpreter, env, cwd);
+        const bundled = launch.importStrategy === 'useBundled' ? bundledLibsPath(this.extensionPath) : undefined;
+        const outcome = await runProbe(interpreter, env, cwd, bundled);
         const problem = interpreterProblem(interpreter, outcome, launch.importStrategy);
         if (problem !== undefined || !outcome.ok) {
             // interpreterProblem describes every failed probe; the second test narrows the type.
@@ -78,7 +79,7 @@ export class ServerController implements Disposable {
         this.output.info(
             `Starting the server with ${executable} (Python ${version.join('.')}, interpreter from the ${interpreter.source}, ${launch.importStrategy})`,
         );
-        const command = serverCommand(interpreter.command);
+        const command = serverCommand(interpreter.command, launch.importStrategy, this.extensionPath);
         const serverOptions: ServerOptions = { ...command, options: { cwd, env } };
         const client = new LanguageClient(SERVER_ID, SERVER_NAME, serverOptions, this.clientOptions(folder?.uri));
         this.client = client;

@@ -1,25 +1,28 @@
 import * as path from 'path';
 import { describe, expect, it } from 'vitest';
-import { bundledLibsPath, serverCommand, serverEnvironment } from '../../src/common/launch';
+import { bundledLibsPath, bundledStartScript, serverCommand, serverEnvironment } from '../../src/common/launch';
 
 describe('launch', () => {
     it('runs the server module with the interpreter and its arguments', () => {
-        expect(serverCommand(['conda', 'run', '-n', 'npu', 'python'])).toEqual({
+        expect(serverCommand(['conda', 'run', '-n', 'npu', 'python'], 'fromEnvironment', '/ext')).toEqual({
             command: 'conda',
             args: ['run', '-n', 'npu', 'python', '-m', 'ascend_lsp.lsp.server'],
         });
     });
 
-    it('puts the bundled libraries first on PYTHONPATH', () => {
-        const libs = bundledLibsPath('/ext');
-        expect(libs).toBe(path.join('/ext', 'bundled', 'libs'));
-        expect(serverEnvironment({ PYTHONPATH: '/mine' }, 'useBundled', libs).PYTHONPATH).toBe(`${libs}${path.delimiter}/mine`);
-        expect(serverEnvironment({}, 'useBundled', libs).PYTHONPATH).toBe(libs);
+    it("runs the bundle's start script with the bundled strategy", () => {
+        expect(bundledLibsPath('/ext')).toBe(path.join('/ext', 'bundled', 'libs'));
+        expect(serverCommand(['python3'], 'useBundled', '/ext')).toEqual({
+            command: 'python3',
+            args: [bundledStartScript('/ext')],
+        });
+        expect(bundledStartScript('/ext')).toBe(path.join('/ext', 'bundled', 'start_server.py'));
     });
 
-    it("leaves the user's environment alone with fromEnvironment", () => {
-        const env = serverEnvironment({ PYTHONPATH: '/mine', HOME: '/home/me' }, 'fromEnvironment', '/ext/bundled/libs');
+    it("never exports the bundle: the user's PYTHONPATH is passed on as it is", () => {
+        const env = serverEnvironment({ PYTHONPATH: '/mine', HOME: '/home/me' });
         expect(env.PYTHONPATH).toBe('/mine');
         expect(env.HOME).toBe('/home/me');
+        expect(serverEnvironment({}).PYTHONPATH).toBeUndefined();
     });
 });

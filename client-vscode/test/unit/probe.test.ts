@@ -1,3 +1,6 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/common/interpreter';
 import { ProbeOutcome, ProbeResult, interpreterProblem, runProbe } from '../../src/common/probe';
@@ -5,13 +8,13 @@ import { ProbeOutcome, ProbeResult, interpreterProblem, runProbe } from '../../s
 const fromPath: Interpreter = { command: ['python3'], source: 'PATH' };
 
 function probed(result: Partial<ProbeResult>): ProbeOutcome {
-    return { ok: true, result: { version: [3, 11, 7], executable: '/usr/bin/python3', server: true, native: true, ...result } };
+    return { ok: true, result: { version: [3, 11, 7], executable: '/usr/bin/python3', server: true, ...result } };
 }
 
 describe('interpreterProblem', () => {
     it('accepts Python 3.10+ with the server', () => {
         expect(interpreterProblem(fromPath, probed({}), 'useBundled')).toBeUndefined();
-        expect(interpreterProblem(fromPath, probed({ version: [3, 10, 0], native: false }), 'fromEnvironment')).toBeUndefined();
+        expect(interpreterProblem(fromPath, probed({ version: [3, 10, 0] }), 'fromEnvironment')).toBeUndefined();
     });
 
     it('says how to select an interpreter when it does not exist', () => {
@@ -33,10 +36,8 @@ describe('interpreterProblem', () => {
         expect(message).toContain('/usr/bin/python3 -m pip install ascend-lsp');
     });
 
-    it('reports a Python the bundled libraries were not built for', () => {
-        const message = interpreterProblem(fromPath, probed({ version: [3, 14, 0], native: false }), 'useBundled');
-        expect(message).toContain('CPython 3.10-3.13 on Linux x64');
-        expect(message).toContain('fromEnvironment');
+    it('accepts any Python 3.10+ for the bundle: it is pure Python', () => {
+        expect(interpreterProblem(fromPath, probed({ version: [3, 14, 0] }), 'useBundled')).toBeUndefined();
     });
 });
 
@@ -48,6 +49,16 @@ describe('runProbe', () => {
             expect(outcome.result.version[0]).toBe(3);
             expect(typeof outcome.result.server).toBe('boolean');
         }
+    });
+
+    it('finds the server in the bundled libraries it is given', async () => {
+        const libs = fs.mkdtempSync(path.join(os.tmpdir(), 'libs-'));
+        fs.mkdirSync(path.join(libs, 'ascend_lsp'));
+        fs.writeFileSync(path.join(libs, 'ascend_lsp', '__init__.py'), '');
+        const env = { ...process.env, PYTHONPATH: '' };
+        const outcome = await runProbe(fromPath, env, os.tmpdir(), libs);
+        expect(outcome.ok && outcome.result.server).toBe(true);
+        fs.rmSync(libs, { recursive: true });
     });
 
     it('fails cleanly on a missing executable', async () => {
