@@ -13,3 +13,31 @@ def test_every_rule_documents_every_section() -> None:
     for rule in RULES.values():
         for section in ("what", "why", "example", "fix", "source"):
             assert getattr(rule.doc, section).strip(), f"{rule.code} lacks '{section}'"
+
+
+def test_every_rule_says_where_it_lives() -> None:
+    """The location is computed: the declaring module and handlers import, the row counts are
+    the tables' own, and every rule that table rows carry names its builder and existing facts."""
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    from ascend_lsp.rules.location import locate
+
+    root = Path(__file__).resolve().parents[2]
+    for rule in RULES.values():
+        where = locate(rule)
+        assert importlib.import_module(where.declared), rule.code
+        for handler in where.handlers:
+            module, _, name = handler.rpartition(".")
+            assert callable(getattr(importlib.import_module(module), name)), handler
+        assert where.handlers or rule.code in {"E999", "RUN001"}, f"{rule.code}: no handler reports it"
+        for table, count in where.rows:
+            data = tomllib.loads((root / table).read_text(encoding="utf-8"))
+            rows = [r for s in data.values() if isinstance(s, list) for r in s if r.get("rule") == rule.code]
+            assert len(rows) == count, (rule.code, table)
+        if where.rows or where.table:
+            assert where.builders and where.facts, f"{rule.code}: no builder or upstream facts found"
+        assert all((root / fact).is_file() for fact in where.facts), rule.code
+    assert locate(RULES["NPU108"]).facts == ("mappings/upstream/torch_npu/env_var_mapping.tsv",)
+    assert locate(RULES["MS214"]).builders == ("mappings/build/mindspore_trap_tables.py: build_traps",)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable
@@ -32,6 +33,7 @@ class Rule:
     doc: Doc
     table: str = ""  # the mappings/ file a table-driven rule reads
     on_type_only: bool = True  # False: a class only named in a type hint or isinstance() is not reported
+    module: str = ""  # the module that declared it (set by rule())
 
     @property
     def url(self) -> str:
@@ -49,6 +51,7 @@ EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "
 
 def rule(**fields) -> Rule:
     fields.setdefault("targets", ("torch_npu",))
+    fields.setdefault("module", sys._getframe(1).f_globals.get("__name__", ""))
     if isinstance(fields.get("doc"), dict):
         fields["doc"] = Doc(**fields["doc"])
     new = Rule(**fields)

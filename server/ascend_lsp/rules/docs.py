@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from . import RULES, Rule
+from .location import describe, locate
 
 ROOT = Path(__file__).resolve().parents[3]
 INDEX_START, INDEX_END = "<!-- rule-index:start -->", "<!-- rule-index:end -->"
@@ -29,6 +30,7 @@ def page(rule: Rule) -> str:
         f"## Example\n\n```python\n{doc.example}\n```\n\n"
         f"## Fix\n\n{doc.fix}\n\n"
         f"## Source\n\n{doc.source}\n\n"
+        f"## Where it lives\n\n" + "\n".join(describe(locate(rule))) + "\n\n"
         f"Suppress with `# noqa: {rule.code}`, or `ignore = [\"{rule.code}\"]` in `[tool.ascend-lsp]`.\n"
     )
 
