@@ -126,7 +126,7 @@ def _strings(node: ast.AST) -> tuple[set[str], tuple[str, ...]]:
             if "." in child.value and " " not in child.value:
                 patterns.append(child.value)
         elif isinstance(child, ast.JoinedStr):
-            pattern = "".join(v.value if isinstance(v, ast.Constant) else "*" for v in child.values)
+            pattern = "".join(str(v.value) if isinstance(v, ast.Constant) else "*" for v in child.values)
             if "." in pattern and " " not in pattern and "/" not in pattern:
                 patterns.append(pattern)
     return strings, tuple(dict.fromkeys(p for p in patterns if p.endswith((".toml", *FACT_SUFFIXES))))
