@@ -1,5 +1,7 @@
 """ascend-lsp: find and fix what keeps PyTorch CUDA code from running on Ascend NPUs."""
 
 __version__ = "0.1.0"
-# Rule pages live in the repository, generated from the rule metadata (rules/docs.py).
+# The default address of the rule pages (generated from the rule metadata by rules/docs.py).
+# `docs-url` ([tool.ascend-lsp], the editor's settings) or $ASCEND_LSP_DOCS_URL replace it;
+# "packaged" links to the copies installed with the package, for use without the network.
 DOCS_URL = "https://github.com/ascend-lsp/ascend-lsp/blob/main/docs/rules/{code}.md"

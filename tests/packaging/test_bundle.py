@@ -58,6 +58,8 @@ def test_bundle_is_pure_python_and_holds_only_what_the_server_imports(bundle: Pa
     assert not {"libcst", "yaml", "_yaml", "torch", "mindspore"} & top
     assert not [p for p in libs.rglob("*") if p.suffix in COMPILED]
     assert (libs / "ascend_lsp" / "mappings" / "torch_npu" / "cuda.toml").is_file()
+    pages = {p.stem for p in (libs / "ascend_lsp" / "docs" / "rules").glob("*.md")}
+    assert {"NPU102", "MS101", "E999"} <= pages  # the rule pages, for docs-url = "packaged"
     assert (bundle / "start_server.py").is_file()
 
 

@@ -17,6 +17,7 @@ export const RULE_SETTINGS: Readonly<Record<string, string>> = {
     select: 'select',
     ignore: 'ignore',
     severity: 'severity',
+    docsUrl: 'docs-url',
 };
 
 export interface RunnerSettings {

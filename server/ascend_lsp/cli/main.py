@@ -260,6 +260,7 @@ def write(path: str | None, lines: list[str]) -> None:
 
 def run_rules(argv: list[str]) -> int:
     from ..rules import RULES
+    from ..rules.base import rule_url
 
     p = argparse.ArgumentParser(prog="lsp-check rules", description="List every rule.")
     p.add_argument("--json", action="store_true")
@@ -268,7 +269,7 @@ def run_rules(argv: list[str]) -> int:
         import json
 
         print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.name.lower(), "fix": r.fix,
-                           "targets": list(r.targets), "url": r.url, "table": r.table} for r in RULES.values()],
+                           "targets": list(r.targets), "url": rule_url(r.code), "table": r.table} for r in RULES.values()],
                          indent=2))
         return EXIT_CLEAN
     for rule in sorted(RULES.values(), key=lambda r: r.code):

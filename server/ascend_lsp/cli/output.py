@@ -13,6 +13,7 @@ from xml.etree import ElementTree
 
 from .. import __version__
 from ..rules import RULES
+from ..rules.base import rule_url
 from .baseline import keyed
 from .check import FileResult, Record
 
@@ -46,8 +47,7 @@ def marker(r: Record) -> str:
 
 
 def url(code: str) -> str:
-    rule = RULES.get(code)
-    return rule.url if rule else ""
+    return rule_url(code) if code in RULES else ""
 
 
 def concise(results: list[FileResult]) -> Iterable[str]:
@@ -107,7 +107,7 @@ def sarif(results: list[FileResult]) -> str:
             "name": rule.name,
             "shortDescription": {"text": rule.doc.what},
             "fullDescription": {"text": rule.doc.why},
-            "helpUri": rule.url,
+            "helpUri": rule_url(code),
             "help": {"text": rule.doc.fix},
             "defaultConfiguration": {"level": SARIF_LEVEL[int(rule.severity)]},
             "properties": {"targets": list(rule.targets)},

@@ -37,6 +37,7 @@ class Settings:
     severity: tuple[tuple[str, Severity], ...] = ()  # code or prefix → severity
     exclude: tuple[str, ...] = ()
     root: str = ""  # folder of the config file: base for per-file-ignores and exclude
+    docs_url: str = ""  # where diagnostics link the rule pages; "" is $ASCEND_LSP_DOCS_URL or the default
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the most specific matching prefix of select/ignore decides."""
@@ -112,6 +113,11 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
         elif key == "extra-mappings":
             paths = _strings(key, value)
             changes["extra_mappings"] = tuple(str((Path(root) / p).resolve()) if root else p for p in paths)
+        elif key == "docs-url":
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"`docs-url` must be an address such as \"https://example.org/rules/{{code}}.md\" "
+                                  f"or \"packaged\", got {value!r}")
+            changes["docs_url"] = value.strip()
         elif key == "severity":
             if not isinstance(value, dict):
                 raise ConfigError("`severity` must be a table of code = \"error\"|\"warning\"|\"info\"|\"hint\"")

@@ -16,6 +16,7 @@ from ..engine.config import Settings
 from ..engine.model import Applicability, Finding
 from ..engine.noqa import add_noqa
 from ..rules import RULES
+from ..rules.base import rule_url
 from .documents import Snapshot, View
 from .edits import changed_span, split_lines
 from .positions import Lines, range_json, to_units
@@ -71,7 +72,7 @@ def _diagnostic(finding: Finding, view: View, snapshot: Snapshot, lines: Lines) 
         message=finding.message,
         severity=types.DiagnosticSeverity(int(finding.severity)),
         code=finding.code,
-        code_description=types.CodeDescription(href=rule.url) if rule else None,
+        code_description=types.CodeDescription(href=rule_url(rule.code, snapshot.settings.docs_url)) if rule else None,
         source=SOURCE,
         tags=[types.DiagnosticTag.Deprecated] if finding.deprecated else None,
         data=data,

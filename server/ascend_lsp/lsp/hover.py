@@ -14,7 +14,9 @@ from ..engine.config import Settings
 from ..engine.analyzer import tables_for
 from ..engine.tables import TableError
 from ..rules import RULES
+from ..rules.base import rule_url
 from ..rules.describe import describe_api
+from ..rules.docs import page
 from ..rules.mindspore_api import describe_counterpart
 from .edits import split_lines
 from .runs import def_name_at
@@ -36,12 +38,18 @@ def torch_npu_section(qualname: str, settings: Settings) -> list[str]:
         lines = describe_api(qualname, settings)
     except TableError:
         return []
-    return [f"- {_linked(line)}".replace("\n", "\n  ") for line in lines]
+    return [f"- {_linked(line, settings)}".replace("\n", "\n  ") for line in lines]
 
 
-def _linked(line: str) -> str:
+def _linked(line: str, settings: Settings) -> str:
     """`line` with each rule code in it linked to the rule's page."""
-    return CODE.sub(lambda m: f"[{m.group(1)}]({RULES[m.group(1)].url})" if m.group(1) in RULES else m.group(0), line)
+    return CODE.sub(lambda m: f"[{m.group(1)}]({rule_url(m.group(1), settings.docs_url)})"
+                    if m.group(1) in RULES else m.group(0), line)
+
+
+def rule_page(code: str, settings: Settings) -> str:
+    """The rule's whole page, for a hover on its code (a `# noqa: NPU102`): readable offline."""
+    return f"{page(RULES[code])}\n[{code} page]({rule_url(code, settings.docs_url)})"
 
 
 def mindspore_section(qualname: str, settings: Settings) -> list[str]:
@@ -95,6 +103,11 @@ def register(server: AscendLanguageServer) -> None:
         if found is None:
             return None
         dotted, start, end = found
+        span = types.Range(types.Position(position.line, to_units(line, start, encoding)),
+                           types.Position(position.line, to_units(line, end, encoding)))
+        if dotted in RULES and CODE.fullmatch(dotted):
+            return types.Hover(types.MarkupContent(types.MarkupKind.Markdown,
+                                                   rule_page(dotted, subject.result.snapshot.settings)), span)
         mark = server.runs.marks.get(uri, {}).get(dotted)
         if mark is not None and def_name_at(line, dotted):
             return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, mark.markdown))
@@ -105,6 +118,4 @@ def register(server: AscendLanguageServer) -> None:
         if not sections:
             return None
         text = "\n\n".join([f"**`{qualname}`**", *("\n".join(s) for s in sections)])
-        span = types.Range(types.Position(position.line, to_units(line, start, encoding)),
-                           types.Position(position.line, to_units(line, end, encoding)))
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text), span)

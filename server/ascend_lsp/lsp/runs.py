@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..engine.model import Severity
-from ..rules import RULES
+from ..rules.base import rule_url
 from .documents import Snapshot, subject_path
 from .positions import Lines
 
@@ -61,7 +61,7 @@ def run_diagnostics(snapshot: Snapshot, lines: Lines) -> list[types.Diagnostic]:
                 out.append(types.Diagnostic(
                     range=types.Range(lines.position(index, cols[0]), lines.position(index, cols[1])),
                     message=mark.summary, severity=types.DiagnosticSeverity(int(mark.severity)), code=CODE,
-                    code_description=types.CodeDescription(href=RULES[CODE].url), source="ascend-lsp",
+                    code_description=types.CodeDescription(href=rule_url(CODE, snapshot.settings.docs_url)), source="ascend-lsp",
                     data={"run": mark.data}))
                 break
     return out

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from .. import DOCS_URL
@@ -35,9 +37,22 @@ class Rule:
     on_type_only: bool = True  # False: a class only named in a type hint or isinstance() is not reported
     module: str = ""  # the module that declared it (set by rule())
 
-    @property
-    def url(self) -> str:
-        return DOCS_URL.format(code=self.code)
+
+def packaged_page(code: str) -> Path:
+    """The rule's page installed with the package (a checkout: docs/rules/ of the repository)."""
+    here = Path(__file__).resolve().parent.parent
+    packaged = here / "docs" / "rules"
+    return (packaged if packaged.is_dir() else here.parents[1] / "docs" / "rules") / f"{code}.md"
+
+
+def rule_url(code: str, docs_url: str = "") -> str:
+    """The address of a rule's page: `docs_url` (a setting), else $ASCEND_LSP_DOCS_URL, else
+    DOCS_URL. `{code}` in it is replaced by the code; a base without it gets `/<code>.md`;
+    "packaged" is the installed copy's file: URI."""
+    base = docs_url or os.environ.get("ASCEND_LSP_DOCS_URL") or DOCS_URL
+    if base == "packaged":
+        return packaged_page(code).as_uri()
+    return base.replace("{code}", code) if "{code}" in base else f"{base.rstrip('/')}/{code}.md"
 
 
 RULES: dict[str, Rule] = {}

@@ -1,0 +1,71 @@
+"""Where diagnostics link their rule pages (`docs-url`), and the pages without the network:
+a hover on a rule code shows the whole page, and "packaged" links to the installed copies."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from ascend_lsp import DOCS_URL
+from ascend_lsp.engine.config import ConfigError, from_mapping
+from ascend_lsp.rules.base import packaged_page, rule_url
+
+from .helpers import CLIENTS, TIMEOUT, diagnostics, open_document, server_config, start
+
+CUDA = "import torch\n\ntorch.cuda.synchronize()  # noqa: NPU102\n"
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=server_config(ASCEND_LSP_DOCS_URL=""))
+async def client(lsp_client: LanguageClient, request):
+    lsp_client.name = request.param
+    yield
+    await lsp_client.shutdown_session()
+
+
+def test_rule_url_forms(monkeypatch) -> None:
+    monkeypatch.delenv("ASCEND_LSP_DOCS_URL", raising=False)
+    assert rule_url("NPU102") == DOCS_URL.format(code="NPU102")
+    assert rule_url("NPU102", "https://mirror.example/r/{code}.html") == "https://mirror.example/r/NPU102.html"
+    assert rule_url("NPU102", "https://mirror.example/rules/") == "https://mirror.example/rules/NPU102.md"
+    monkeypatch.setenv("ASCEND_LSP_DOCS_URL", "https://intranet.example/{code}")
+    assert rule_url("NPU102") == "https://intranet.example/NPU102"
+    assert rule_url("NPU102", "https://setting.example/{code}") == "https://setting.example/NPU102"  # the setting wins
+    packaged = rule_url("NPU102", "packaged")
+    assert packaged.startswith("file://") and Path(unquote(urlparse(packaged).path)).is_file()
+    assert packaged_page("NPU102").read_text(encoding="utf-8").startswith("# NPU102: ")
+
+
+def test_docs_url_setting_is_checked() -> None:
+    assert from_mapping({"docs-url": " https://m.example/{code} "}).docs_url == "https://m.example/{code}"
+    with pytest.raises(ConfigError, match="docs-url"):
+        from_mapping({"docs-url": ""})
+    with pytest.raises(ConfigError, match="docs-url"):
+        from_mapping({"docs-url": 3})
+
+
+async def test_diagnostics_link_the_configured_address(client, tmp_path):
+    await start(client, client.name, tmp_path, options={"docs-url": "https://mirror.example/rules/{code}.html"})
+    uri = open_document(client, tmp_path / "a.py", CUDA)
+    found = [d for d in await diagnostics(client, uri, 1) if d.code == "NPU103"]
+    assert [d.code_description.href for d in found] == ["https://mirror.example/rules/NPU103.html"]
+
+
+async def test_packaged_pages_and_the_hover_on_a_code(client, tmp_path):
+    await start(client, client.name, tmp_path, options={"docs-url": "packaged"})
+    uri = open_document(client, tmp_path / "b.py", CUDA)
+    found = [d for d in await diagnostics(client, uri, 1) if d.code == "NPU103"]
+    href = found[0].code_description.href
+    assert href.startswith("file://") and Path(unquote(urlparse(href).path)).name == "NPU103.md"
+    # the code in the noqa comment: the whole page, no network needed
+    column = CUDA.splitlines()[2].index("NPU102") + 2
+    hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(2, column))), TIMEOUT)
+    text = hover.contents.value
+    assert text.startswith("# NPU102: ") and "## What it does" in text and "## Where it lives" in text
+    assert hover.range.start.character == column - 2
