@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from cli_corpus import SCRATCH, setup
+from speed_doc import record
 
 OUT = SCRATCH / "adoption"
 
@@ -70,6 +71,7 @@ def main() -> int:
           f"{baseline.stat().st_size / 1e3:.0f} kB; new findings against it: {len(json.loads(new.stdout))}")
     for name, wall in times.items():
         print(f"{name:<24} {wall:6.2f} s  ({lines / wall:,.0f} lines/s)")
+    record("report", f"{times['report cold (html)']:.1f} s / {times['report warm (html)']:.1f} s")
     return 0
 
 

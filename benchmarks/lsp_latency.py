@@ -32,6 +32,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from speed_doc import record
+
 HERE = Path(__file__).resolve().parent
 SCRATCH = HERE / ".bench"
 WHEEL = "transformers==5.23.0"
@@ -156,9 +158,14 @@ def import_seconds(statement: str, runs: int = 3) -> float:
     return statistics.median(times)
 
 
+def p95_ms(samples: list[float]) -> float:
+    ms = sorted(s * 1000 for s in samples)
+    return ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+
+
 def summary(samples: list[float]) -> str:
     ms = sorted(s * 1000 for s in samples)
-    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    p95 = p95_ms(samples)
     return f"p50 {statistics.median(ms):6.1f} ms   p95 {p95:6.1f} ms   max {ms[-1]:6.1f} ms   (n={len(ms)})"
 
 
@@ -255,6 +262,7 @@ async def main() -> int:
     loaded = import_seconds("import pygls.lsp.server, lsprotocol.types")
     print(f"import pygls, lsprotocol (package inits)      {bare * 1000:7.0f} ms")
     print(f"import pygls.lsp.server, lsprotocol.types     {loaded * 1000:7.0f} ms")
+    edits, starts = [], []
     for name in args.file or FILES:
         path = root / name
         text = path.read_text(encoding="utf-8")
@@ -262,8 +270,15 @@ async def main() -> int:
         first = statistics.median([await start_to_first_diagnostics(root, path, text) for _ in range(3)])
         print(f"  server start -> first diagnostics  {first * 1000:7.0f} ms"
               f"   ({(first - loaded) * 1000:+.0f} ms beyond the pygls + lsprotocol import; budget +500 ms)")
-        print(f"  edit -> diagnostics, pulled   {summary(await pulled_latency(root, path, text, args.edits))}")
-        print(f"  edit -> diagnostics, pushed   {summary(await pushed_latency(root, path, text, args.edits))}")
+        pulled, pushed = (await pulled_latency(root, path, text, args.edits),
+                          await pushed_latency(root, path, text, args.edits))
+        print(f"  edit -> diagnostics, pulled   {summary(pulled)}")
+        print(f"  edit -> diagnostics, pushed   {summary(pushed)}")
+        short = path.parent.name
+        edits.append(f"{short} {p95_ms(pulled):.0f} / {p95_ms(pushed):.0f} ms")
+        starts.append(f"{short} {first - loaded:.2f} s")
+    record("edit", ", ".join(edits))
+    record("start", ", ".join(starts))
     one, many, lines = await memory_with_documents(root, args.documents)
     print(f"\nRSS: {one:.0f} MiB with 1 document, {many:.0f} MiB with {args.documents} documents "
           f"({lines:,} lines) open and analysed")

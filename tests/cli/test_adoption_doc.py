@@ -1,4 +1,4 @@
-"""The README's adoption section, followed to the letter on a multi-file
+"""The adoption guide (docs/adoption.md), followed to the letter on a multi-file
 git repository: every `$ lsp-check` line runs, in order, and does what the text says."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from .conftest import ROOT, lsp_check
 
-DOC = ROOT / "README.md"
+DOC = ROOT / "docs" / "adoption.md"
 
 
 def commands() -> list[list[str]]:
@@ -54,7 +54,7 @@ def test_the_documented_pre_commit_config_is_valid_and_names_the_hook() -> None:
 
 
 def test_the_documented_ci_files_exist() -> None:
-    links = re.findall(r"\]\((docs/ci/[\w.-]+)\)", DOC.read_text(encoding="utf-8"))
+    links = re.findall(r"\]\((ci/[\w.-]+)\)", DOC.read_text(encoding="utf-8"))
     assert links
     for link in links:
         assert (DOC.parent / link).is_file(), link

@@ -1,12 +1,13 @@
 from ascend_lsp.rules import RULES
-from ascend_lsp.rules.docs import expected
+from ascend_lsp.rules.docs import INDEX_START, ROOT, expected
 
 
 def test_every_rule_has_a_current_doc_page_and_index_row() -> None:
     pages = expected()
     stale = [str(path) for path, text in pages.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
     assert not stale, f"run `make docs`: stale {stale}"
-    assert {p.stem for p in pages if p.parent.name == "rules"} == set(RULES)
+    assert {p.stem for p in pages if p.parent.name == "rules" and p.name != "README.md"} == set(RULES)
+    assert INDEX_START in (ROOT / "docs" / "rules" / "README.md").read_text(encoding="utf-8")
 
 
 def test_every_rule_documents_every_section() -> None:

@@ -1,5 +1,5 @@
-"""Rule pages: docs/rules/CODE.md and the README's rule index are generated from the
-rule metadata. `python -m ascend_lsp.rules.docs [--check]` writes (or verifies) them."""
+"""Rule pages: docs/rules/CODE.md and the rule index in docs/rules/README.md are generated
+from the rule metadata. `python -m ascend_lsp.rules.docs [--check]` writes (or verifies) them."""
 
 from __future__ import annotations
 
@@ -39,14 +39,14 @@ def index() -> str:
     rows = ["| code | name | severity | fix | what |", "|---|---|---|---|---|"]
     for rule in sorted(RULES.values(), key=lambda r: r.code):
         what = rule.doc.what.split(". ")[0].rstrip(".").replace("|", "\\|").replace("\n", " ")
-        rows.append(f"| [{rule.code}](docs/rules/{rule.code}.md) | {rule.name} | {rule.severity.name.lower()} | "
+        rows.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.name.lower()} | "
                     f"{FIX_TEXT[rule.fix]} | {what} |")
     return "\n".join(rows)
 
 
 def expected() -> dict[Path, str]:
     out = {ROOT / "docs" / "rules" / f"{code}.md": page(rule) for code, rule in RULES.items()}
-    readme = ROOT / "README.md"
+    readme = ROOT / "docs" / "rules" / "README.md"
     if readme.exists():
         text = readme.read_text(encoding="utf-8")
         if INDEX_START in text and INDEX_END in text:
