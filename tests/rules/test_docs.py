@@ -42,3 +42,21 @@ def test_every_rule_says_where_it_lives() -> None:
         assert all((root / fact).is_file() for fact in where.facts), rule.code
     assert locate(RULES["NPU108"]).facts == ("mappings/upstream/torch_npu/env_var_mapping.tsv",)
     assert locate(RULES["MS214"]).builders == ("mappings/build/mindspore_trap_tables.py: build_traps",)
+
+
+def test_importing_the_rules_reads_no_table() -> None:
+    """traps.toml is read when a trap rule's page is first asked for, not at import."""
+    import subprocess
+    import sys
+
+    code = (
+        "import ascend_lsp.engine.tables as t\n"
+        "seen = []\n"
+        "read = t.read_table\n"
+        "t.read_table = lambda path: (seen.append(path.name), read(path))[1]\n"
+        "from ascend_lsp.rules import RULES\n"
+        "assert seen == [], seen\n"
+        "assert 'keep_prob' in RULES['MS201'].doc.what and seen == ['traps.toml'], seen\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

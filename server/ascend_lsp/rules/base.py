@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections import defaultdict
@@ -32,10 +33,19 @@ class Rule:
     severity: Severity
     targets: tuple[str, ...]
     fix: str  # "always" | "sometimes" | "never"
-    doc: Doc
+    make_doc: Callable[[], Doc]  # the page's sections, built on first use (they may read a table)
     table: str = ""  # the mappings/ file a table-driven rule reads
     on_type_only: bool = True  # False: a class only named in a type hint or isinstance() is not reported
     module: str = ""  # the module that declared it (set by rule())
+
+    @property
+    def doc(self) -> Doc:
+        return _built_doc(self.make_doc)
+
+
+@functools.cache
+def _built_doc(make: Callable[[], Doc]) -> Doc:
+    return make()
 
 
 def packaged_page(code: str) -> Path:
@@ -67,8 +77,10 @@ EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "
 def rule(**fields) -> Rule:
     fields.setdefault("targets", ("torch_npu",))
     fields.setdefault("module", sys._getframe(1).f_globals.get("__name__", ""))
-    if isinstance(fields.get("doc"), dict):
-        fields["doc"] = Doc(**fields["doc"])
+    doc = fields.pop("doc")  # Doc, its fields as a dict, or a function that returns the Doc
+    if isinstance(doc, dict):
+        doc = Doc(**doc)
+    fields["make_doc"] = doc if callable(doc) else (lambda: doc)
     new = Rule(**fields)
     if new.code in RULES:
         raise ValueError(f"duplicate rule code {new.code}")

@@ -9,13 +9,14 @@ served by `check_traps`; MS202 and MS232 need the whole file or the assignment.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Edit, Fix, Range, Severity
 from ..engine.tables import Trap, mappings_root, read_table
 from ..engine.walk import Scope
-from .base import handles, rule
+from .base import Doc, handles, rule
 
 TRAPS = "mappings/mindspore/traps.toml [[trap]]"
 S = Severity
@@ -125,34 +126,33 @@ def describe_fix(row: dict) -> str:
     }[row["fix"]]
 
 
-def _declare_trap_rules() -> None:
-    rows = read_table(mappings_root() / "mindspore" / "traps.toml")["trap"]
-    for code, (name, severity, fix, example) in TRAP_RULES.items():
-        mine = [r for r in rows if r["rule"] == code]
-        if not mine:
-            raise ValueError(f"{code} has no row in {TRAPS}")
-        apis = sorted({api for r in mine for api in r["apis"]})
-        facts = dict.fromkeys(f"{r['pitfall']}: {r['fact']}" for r in mine)
-        sources = dict.fromkeys(r["source"] for r in mine)
-        fixes = dict.fromkeys(f"{describe_fix(r)} ({r['applicability']})" for r in mine if r.get("fix"))
-        exceptions = dict.fromkeys(
-            f"Not reported when the call passes `{r['unless-param']}`" +
-            (f" = `{r['unless-value']!r}`." if "unless-value" in r else ".") for r in mine if r.get("unless-param"))
-        rule(
-            code=code, name=name, severity=severity, fix=fix, targets=("mindspore",), table=TRAPS,
-            message="{name}",
-            doc=dict(
-                what="Finds calls of " + ", ".join(f"`{a}`" for a in apis) + ": " +
-                     " ".join([*dict.fromkeys(r["message"] for r in mine), *exceptions]),
-                why=" ".join(facts),
-                example=example,
-                fix=FIX_TEXT[fix] + (": " + "; ".join(fixes) + "." if fixes else "."),
-                source="; ".join(sources),
-            ),
-        )
+def trap_doc(code: str) -> Doc:
+    """A trap rule's page, from its rows of traps.toml: read when a page is first asked for,
+    never at import (the rows' findings come from the tables the analysis loads)."""
+    _name, _severity, fix, example = TRAP_RULES[code]
+    mine = [r for r in read_table(mappings_root() / "mindspore" / "traps.toml")["trap"] if r["rule"] == code]
+    if not mine:
+        raise ValueError(f"{code} has no row in {TRAPS}")
+    apis = sorted({api for r in mine for api in r["apis"]})
+    facts = dict.fromkeys(f"{r['pitfall']}: {r['fact']}" for r in mine)
+    sources = dict.fromkeys(r["source"] for r in mine)
+    fixes = dict.fromkeys(f"{describe_fix(r)} ({r['applicability']})" for r in mine if r.get("fix"))
+    exceptions = dict.fromkeys(
+        f"Not reported when the call passes `{r['unless-param']}`" +
+        (f" = `{r['unless-value']!r}`." if "unless-value" in r else ".") for r in mine if r.get("unless-param"))
+    return Doc(
+        what="Finds calls of " + ", ".join(f"`{a}`" for a in apis) + ": " +
+             " ".join([*dict.fromkeys(r["message"] for r in mine), *exceptions]),
+        why=" ".join(facts),
+        example=example,
+        fix=FIX_TEXT[fix] + (": " + "; ".join(fixes) + "." if fixes else "."),
+        source="; ".join(sources),
+    )
 
 
-_declare_trap_rules()
+for _code, (_name, _severity, _fix, _example) in TRAP_RULES.items():
+    rule(code=_code, name=_name, severity=_severity, fix=_fix, targets=("mindspore",), table=TRAPS,
+         message="{name}", doc=functools.partial(trap_doc, _code))
 TRAP_CODES = tuple(TRAP_RULES)
 
 rule(
