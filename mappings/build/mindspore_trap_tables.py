@@ -13,9 +13,9 @@ from __future__ import annotations
 import csv
 import inspect
 import dataclasses
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from ascend_lsp.engine.traps import Trap
 from mindspore_api_tables import installed_mindspore, resolves
 from mindspore_tables import _source, _value
 
@@ -26,31 +26,6 @@ CONV_T = ["mindspore.nn.Conv1dTranspose", "mindspore.nn.Conv2dTranspose", "minds
 POOL = ["mindspore.nn.MaxPool1d", "mindspore.nn.MaxPool2d", "mindspore.nn.AvgPool1d", "mindspore.nn.AvgPool2d"]
 OPTIMIZERS = ["mindspore.nn.Adam", "mindspore.nn.AdamWeightDecay", "mindspore.nn.SGD", "mindspore.nn.Momentum",
               "mindspore.nn.RMSProp", "mindspore.nn.Adagrad", "mindspore.nn.Lamb", "mindspore.nn.LARS"]
-
-
-@dataclass
-class Trap:
-    pitfall: str
-    rule: str
-    side: str  # "mindspore" | "torch"
-    apis: list[str]
-    when: str  # call | missing | keyword | positional | below | equals | not-equals | positional-count | missing-with
-    message: str
-    cites: str
-    param: str | None = None
-    position: int | None = None  # where `param` sits positionally in the signature
-    value: object = None
-    with_param: str | None = None  # missing-with: the parameter whose presence makes the absence matter
-    with_position: int | None = None  # where `with_param` sits positionally, if it may be positional
-    unless_param: str | None = None  # the trap does not apply when this parameter is passed ...
-    unless_value: object = None  # ... (with this literal value, if given: kernel_size=1)
-    unless_position: int | None = None
-    fix: str | None = None  # add-keyword | one-minus | rename-keyword | to-keyword | insert-positional | copy-keyword
-    fix_value: str | None = None  # source text the fix writes
-    fix_to: str | None = None  # the keyword a rename or to-keyword fix writes
-    applicability: str | None = None
-    severity: str | None = None  # default: the rule's
-    default: object = field(default=None)  # the documented MindSpore default of `param`
 
 
 TRAPS = [
@@ -335,6 +310,7 @@ TRAPS = [
          cites="ksizes/strides/rates must be (1, row, col, 1)"),
 ]
 
+BUILDER_ONLY = ("cites", "origin", "fact", "source")  # fact and source are filled in from pitfalls.tsv
 KEY_ORDER = ["pitfall", "rule", "side", "apis", "when", "param", "position", "value", "with-param", "with-position",
              "unless-param", "unless-value", "unless-position", "fix",
              "fix-value", "fix-to", "applicability", "severity", "message", "default", "default-installed",
@@ -410,8 +386,8 @@ def build_traps(data_dir: Path, out_dir: Path) -> list[Path]:
         row = pitfalls[trap.pitfall]
         if trap.cites not in row["documented_fact"] + " " + row["lsp_hint"]:
             raise ValueError(f"{trap.pitfall} no longer says {trap.cites!r}: re-check the {trap.rule} trap")
-        entry = {key.replace("_", "-"): value for key, value in vars(trap).items()
-                 if value is not None and key != "cites"}
+        entry = {key.replace("_", "-"): list(value) if key == "apis" else value for key, value in vars(trap).items()
+                 if value is not None and key not in BUILDER_ONLY}
         entry["fact"] = row["documented_fact"]
         entry["source"] = f"{_source(row)} (via pitfalls.tsv {trap.pitfall})"
         if trap.side == "mindspore":

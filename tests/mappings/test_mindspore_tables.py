@@ -37,3 +37,28 @@ def test_every_trap_names_a_declared_rule() -> None:
     codes = {row["rule"] for row in load(FOLDER / "traps.toml")["trap"]}
     assert codes <= set(RULES)
     assert len(codes) >= 30
+
+
+def test_the_trap_vocabulary_is_the_one_the_handlers_and_rows_use() -> None:
+    """Every condition and fix kind of ascend_lsp.engine.traps has a branch in the handler, and
+    nothing else does; every row of traps.toml loads into the one Trap record."""
+    import ast
+    import inspect
+
+    from ascend_lsp.engine import traps
+    from ascend_lsp.rules import mindspore_traps
+
+    def compared(function, name: str) -> set[str]:
+        tree = ast.parse(inspect.getsource(function))
+        return {node.comparators[0].value for node in ast.walk(tree)
+                if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == name
+                and isinstance(node.comparators[0], ast.Constant)}
+
+    assert compared(mindspore_traps.matches, "when") == set(traps.CONDITIONS)
+    assert compared(mindspore_traps.trap_fix, "fix") == set(traps.FIXES)
+    rows = load(FOLDER / "traps.toml")["trap"]
+    fields = {f.replace("_", "-") for f in traps.Trap.__dataclass_fields__}
+    for row in rows:
+        traps.Trap(**{k.replace("-", "_"): v for k, v in row.items() if k in fields})
+    with pytest.raises(ValueError, match="when 'sometimes'"):
+        traps.Trap("P01", "MS201", "mindspore", ("mindspore.nn.Dropout",), "sometimes", "a message")

@@ -17,6 +17,7 @@ else:  # pragma: no cover
 
 from .. import __version__
 from .model import Applicability
+from .traps import Trap
 
 
 class TableError(Exception):
@@ -115,34 +116,6 @@ class Counterpart:
     @property
     def consistent(self) -> bool:
         return self.classes == ("consistent",)
-
-
-@dataclass(frozen=True, slots=True)
-class Trap:
-    """A documented PyTorch → MindSpore pitfall, as the call shape that trips it."""
-
-    pitfall: str
-    rule: str
-    side: str  # "mindspore" | "torch"
-    apis: tuple[str, ...]
-    when: str
-    message: str
-    fact: str
-    source: str
-    param: str | None = None
-    position: int | None = None
-    value: object = None
-    with_param: str | None = None
-    with_position: int | None = None
-    unless_param: str | None = None  # not when this parameter is passed (with unless_value, if set)
-    unless_value: object = None
-    unless_position: int | None = None
-    fix: str | None = None
-    fix_value: str | None = None
-    fix_to: str | None = None
-    applicability: Applicability | None = None
-    severity: str | None = None
-    origin: str = ""
 
 
 @dataclass(slots=True)
@@ -253,8 +226,8 @@ def _merge_traps(tables: Tables, traps: dict) -> None:
             with_position=row.get("with-position"), unless_param=row.get("unless-param"),
             unless_value=row.get("unless-value"), unless_position=row.get("unless-position"),
             fix=row.get("fix"), fix_value=row.get("fix-value"), fix_to=row.get("fix-to"),
-            applicability=Applicability(row["applicability"]) if row.get("applicability") else None,
-            severity=row.get("severity"), origin="mappings/mindspore/traps.toml")
+            applicability=row.get("applicability"), severity=row.get("severity"), default=row.get("default"),
+            origin="mappings/mindspore/traps.toml")
         for api in trap.apis:
             tables.traps.setdefault(api, []).append(trap)
 

@@ -14,7 +14,8 @@ import re
 
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Edit, Fix, Range, Severity
-from ..engine.tables import Trap, mappings_root, read_table
+from ..engine.tables import mappings_root, read_table
+from ..engine.traps import Trap, describe_fix
 from ..engine.walk import Scope
 from .base import Doc, handles, rule
 
@@ -114,18 +115,6 @@ FIX_TEXT = {"always": "Fixes the call", "sometimes": "Where the rewrite is certa
             "never": "None automatic: the message says what to check"}
 
 
-def describe_fix(row: dict) -> str:
-    param, value, to = row.get("param"), row.get("fix-value"), row.get("fix-to")
-    return {
-        "add-keyword": f"adds `{param}={value}`",
-        "copy-keyword": f"adds `{param}=` with the value of `{row.get('with-param')}`",
-        "rename-keyword": f"renames `{param}=` to `{to}=`",
-        "one-minus": f"replaces `{param}=m` with `{to or param}=1 - m`",
-        "to-keyword": f"passes the argument as `{to}=`",
-        "insert-positional": f"inserts `{value}` as the first argument",
-    }[row["fix"]]
-
-
 def trap_doc(code: str) -> Doc:
     """A trap rule's page, from its rows of traps.toml: read when a page is first asked for,
     never at import (the rows' findings come from the tables the analysis loads)."""
@@ -136,7 +125,8 @@ def trap_doc(code: str) -> Doc:
     apis = sorted({api for r in mine for api in r["apis"]})
     facts = dict.fromkeys(f"{r['pitfall']}: {r['fact']}" for r in mine)
     sources = dict.fromkeys(r["source"] for r in mine)
-    fixes = dict.fromkeys(f"{describe_fix(r)} ({r['applicability']})" for r in mine if r.get("fix"))
+    fixes = dict.fromkeys(f"{describe_fix(r['fix'], r.get('param'), r.get('fix-value'), r.get('fix-to'), r.get('with-param'))}"
+                          f" ({r['applicability']})" for r in mine if r.get("fix"))
     exceptions = dict.fromkeys(
         f"Not reported when the call passes `{r['unless-param']}`" +
         (f" = `{r['unless-value']!r}`." if "unless-value" in r else ".") for r in mine if r.get("unless-param"))
@@ -287,17 +277,17 @@ def _keyword_name(checker: Checker, kw: ast.keyword) -> Range:
 def trap_fix(checker: Checker, trap: Trap, call: ast.Call) -> Fix | None:
     if trap.fix is None or trap.applicability is None:
         return None
-    fix, param = trap.fix, trap.param
+    fix, param, applicability = trap.fix, trap.param, Applicability(trap.applicability)
     if fix == "add-keyword":
-        return checker.fix(f"Add `{param}={trap.fix_value}`", trap.applicability,
+        return checker.fix(f"Add `{param}={trap.fix_value}`", applicability,
                            _insert_keyword(checker, call, f"{param}={trap.fix_value}"))
     if fix == "copy-keyword":
         source = _argument(call, trap.with_param, trap.with_position)
         text = checker.source.segment(checker.range(source))
-        return checker.fix(f"Add `{param}={text}`", trap.applicability, _insert_keyword(checker, call, f"{param}={text}"))
+        return checker.fix(f"Add `{param}={text}`", applicability, _insert_keyword(checker, call, f"{param}={text}"))
     if fix == "rename-keyword":
         kw = next(kw for kw in call.keywords if kw.arg == param)
-        return checker.fix(f"Rename `{param}=` to `{trap.fix_to}=`", trap.applicability,
+        return checker.fix(f"Rename `{param}=` to `{trap.fix_to}=`", applicability,
                            Edit(_keyword_name(checker, kw), trap.fix_to))
     if fix == "one-minus":
         argument = _argument(call, param, trap.position)
@@ -311,17 +301,17 @@ def trap_fix(checker: Checker, trap: Trap, call: ast.Call) -> Fix | None:
             kw = next(kw for kw in call.keywords if kw.arg == param)
             edits.append(Edit(_keyword_name(checker, kw), trap.fix_to))
             name = trap.fix_to
-        return checker.fix(f"Use `{name}={new}`", trap.applicability, *edits)
+        return checker.fix(f"Use `{name}={new}`", applicability, *edits)
     if fix == "to-keyword":
         if len(call.args) != trap.position + 1:
             return None  # later positional arguments would follow a keyword
         start = checker.range(call.args[trap.position])
-        return checker.fix(f"Pass it as `{trap.fix_to}=`", trap.applicability,
+        return checker.fix(f"Pass it as `{trap.fix_to}=`", applicability,
                            Edit(Range(start.start_line, start.start_col, start.start_line, start.start_col),
                                 f"{trap.fix_to}="))
     if fix == "insert-positional":
         start = checker.range(call.args[0])
-        return checker.fix(f"Pass `{trap.fix_value}` as the first argument", trap.applicability,
+        return checker.fix(f"Pass `{trap.fix_value}` as the first argument", applicability,
                            Edit(Range(start.start_line, start.start_col, start.start_line, start.start_col),
                                 f"{trap.fix_value}, "))
     raise ValueError(f"unknown trap fix {fix!r}")
