@@ -1,4 +1,11 @@
+import sys
+from pathlib import Path
+
 import pytest
+
+# The builders' modules (mappings/build/: the data root, the resolver of installed names)
+# import each other as top-level modules, as `python mappings/build` runs them.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mappings" / "build"))
 
 
 def pytest_addoption(parser):

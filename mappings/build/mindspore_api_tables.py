@@ -10,10 +10,10 @@ With mindspore installed, every counterpart that the installed package lacks is 
 from __future__ import annotations
 
 import csv
-import importlib
 import json
 from pathlib import Path
 
+from installed import exists
 from mindspore_tables import _value
 
 BRANCHES = {  # table version → (TSV branch, difference pages branch, torch version of the table)
@@ -33,23 +33,6 @@ def installed_mindspore() -> tuple[object, str] | None:
     except Exception:  # not installed, or cannot load here
         return None
     return mindspore, mindspore.__version__
-
-
-def resolves(name: str) -> bool:
-    """`name` (module.attr.attr) exists in the installed package."""
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except Exception:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return False
-        return True
-    return False
 
 
 def build_api(data_dir: Path, out_dir: Path) -> list[Path]:
@@ -92,7 +75,7 @@ def build_api(data_dir: Path, out_dir: Path) -> list[Path]:
         if installed is not None:
             _module, ms_version = installed
             for entry in merged.values():
-                missing = [name for name in entry["mindspore"] if name.startswith("mindspore") and not resolves(name)]
+                missing = [name for name in entry["mindspore"] if name.startswith("mindspore") and not exists(name)]
                 if missing:
                     entry["absent-in-mindspore"] = {"version": ms_version, "names": missing}
         lines = [

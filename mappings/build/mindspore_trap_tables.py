@@ -16,7 +16,8 @@ import dataclasses
 from pathlib import Path
 
 from ascend_lsp.engine.traps import Trap
-from mindspore_api_tables import installed_mindspore, resolves
+from installed import MISSING, exists, resolve
+from mindspore_api_tables import installed_mindspore
 from mindspore_tables import _source, _value
 
 BN = ["mindspore.nn.BatchNorm1d", "mindspore.nn.BatchNorm2d", "mindspore.nn.BatchNorm3d"]
@@ -319,13 +320,12 @@ KEY_ORDER = ["pitfall", "rule", "side", "apis", "when", "param", "position", "va
 
 def _signature(api: str) -> inspect.Signature | None:
     """The installed signature of `api` (of its __init__ for a class, without `self`)."""
-    import importlib
-
-    module, _, name = api.rpartition(".")
+    obj = resolve(api)
+    if obj is MISSING:
+        return None
     try:
-        obj = getattr(importlib.import_module(module), name)
         signature = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
-    except (ImportError, AttributeError, TypeError, ValueError):
+    except (TypeError, ValueError):
         return None
     params = [p for p in signature.parameters.values() if p.name != "self"]
     return signature.replace(parameters=params)
@@ -391,7 +391,7 @@ def build_traps(data_dir: Path, out_dir: Path) -> list[Path]:
         entry["fact"] = row["documented_fact"]
         entry["source"] = f"{_source(row)} (via pitfalls.tsv {trap.pitfall})"
         if trap.side == "mindspore":
-            missing = [api for api in trap.apis if not resolves(api)]
+            missing = [api for api in trap.apis if not exists(api)]
             if missing:
                 raise ValueError(f"{trap.rule}: {missing} not in mindspore {installed[1]}")
             if trap.default is not None and trap.param:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import tomllib
 import warnings
 from pathlib import Path
 
 import pytest
+from installed import exists  # mappings/build/installed.py: the one resolver
 
 pytestmark = pytest.mark.torch
 
@@ -24,28 +24,8 @@ ADDED_BY_TORCH_NPU = {
 
 
 def resolves(dotted: str) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecated attributes warn on access
-        return _resolves(dotted)
-
-
-def _resolves(dotted: str) -> bool:
-    obj = torch
-    parts = dotted.split(".")
-    assert parts[0] == "torch"
-    for i, part in enumerate(parts[1:], start=1):
-        try:
-            obj = getattr(obj, part)
-            continue
-        except AttributeError:
-            pass
-        except Exception:  # noqa: BLE001
-            return False
-        try:
-            obj = importlib.import_module(".".join(parts[: i + 1]))
-        except Exception:  # noqa: BLE001
-            return False
-    return True
+    assert dotted.startswith("torch.")
+    return exists(dotted)
 
 
 def api_entries() -> list[dict]:

@@ -5,11 +5,11 @@ numbers really do, run side by side with torch on CPU."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import math
 
 import pytest
+from installed import MISSING, exists, resolve  # mappings/build/installed.py: the one resolver
 
 from ascend_lsp.engine.tables import mappings_root, read_table
 
@@ -22,19 +22,6 @@ ms.set_device("CPU")
 VERSIONS = ("2.6", "2.4", "1.10")
 
 
-def resolve(name: str):
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except Exception:
-            continue
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(name)
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_counterpart_exists_or_is_recorded_absent(version: str) -> None:
     table = read_table(mappings_root() / "mindspore" / f"api-{version}.toml")
@@ -45,18 +32,14 @@ def test_every_counterpart_exists_or_is_recorded_absent(version: str) -> None:
         for name in row["mindspore"]:
             if not name.startswith("mindspore"):
                 continue
-            try:
-                resolve(name)
-                exists = True
-            except (ImportError, AttributeError):
-                exists = False
-            if exists == (name in absent):
+            if exists(name) == (name in absent):
                 wrong.append((row["torch"], name, "absent" if name in absent else "missing"))
     assert not wrong, wrong[:20]
 
 
 def installed_default(api: str, param: str):
     obj = resolve(api)
+    assert obj is not MISSING, api
     signature = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
     return signature.parameters[param].default
 
@@ -79,7 +62,7 @@ def test_every_default_a_trap_states_is_the_installed_one_or_recorded() -> None:
 def test_every_trap_api_exists() -> None:
     for row in read_table(mappings_root() / "mindspore" / "traps.toml")["trap"]:
         for api in row["apis"]:
-            assert resolve(api) is not None, api
+            assert exists(api), api
 
 
 # --- the numbers ---------------------------------------------------------------------------
