@@ -6,7 +6,8 @@ import os
 import random
 from pathlib import Path
 
-from ascend_lsp.engine import Settings, analyze
+from ascend_lsp.analysis import analyze
+from ascend_lsp.engine import Settings
 from ascend_lsp.engine.analyzer import TextEdit
 
 EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "train_cuda.py").read_text()

@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from ascend_lsp.engine import Settings, analyze
+from ascend_lsp.analysis import analyze
+from ascend_lsp.engine import Settings
 
 
 def codes(source: str, select: str = "NPU1") -> list[tuple[int, str]]:
@@ -90,3 +91,32 @@ def test_buffer_advice_needs_a_torch_file() -> None:
 
     assert found("import torch\n", "torch.nn.Module") == ["MS232"]
     assert found("from .base import Module\n", "Module") == []
+
+
+def test_the_engine_takes_its_rules_as_an_argument() -> None:
+    """No rule module is imported by the engine: a caller passes the registry, and a registry
+    with other rules gets their findings."""
+    import subprocess
+    import sys
+
+    from ascend_lsp.engine.analyzer import analyze as analyze_with
+    from ascend_lsp.rules import RULE_SET
+
+    code = "import sys, ascend_lsp.engine.analyzer, ascend_lsp.engine.fixes; " \
+           "assert not [m for m in sys.modules if m.startswith('ascend_lsp.rules')], sorted(sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+    class OnlyNPU102:
+        rules = RULE_SET.rules
+
+        @staticmethod
+        def codes(settings):
+            return frozenset({"NPU102"}) & RULE_SET.codes(settings)
+
+        @staticmethod
+        def handlers(settings):
+            return RULE_SET.handlers(settings)
+
+    text = "import torch\nx = torch.ones(1).cuda()\ntorch.cuda.synchronize()\n"
+    assert {f.code for f in analyze_with(text, Settings(), rules=RULE_SET).findings} == {"NPU102", "NPU103"}
+    assert [f.code for f in analyze_with(text, Settings(), rules=OnlyNPU102()).findings] == ["NPU102"]

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.engine.fixes import fix_text
+from ascend_lsp.analysis import fix_text
 
 from .helpers import (EXAMPLE, TIMEOUT, apply, code_actions, diagnostics, edits_by_uri, open_document, pulls,
                       replace_all, resolved, units)

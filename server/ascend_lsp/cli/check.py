@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .. import __version__
-from ..engine.analyzer import analyze, tables_for
+from ..analysis import analyze, fix_text
+from ..engine.analyzer import tables_for
 from ..engine.config import Settings
-from ..engine.fixes import fix_text
 from ..engine.model import Finding
 from ..engine.tables import TableError, mappings_root
 from .noqa_writer import with_noqa

@@ -12,7 +12,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field, replace
 
-from .checker import Checker
+from .checker import Checker, RuleSet
 from .config import Settings
 from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
@@ -187,21 +187,22 @@ def _finish(source: SourceText, settings: Settings, tables: Tables | None, path:
 
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
-            previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False) -> Analysis:
+            previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False, *,
+            rules: RuleSet) -> Analysis:
     settings = settings or Settings()
     source = SourceText(text)
     tables = tables_for(settings)
     if previous is not None and edit is not None and not references:
-        incremental = _reanalyze(source, settings, tables, path, previous, edit)
+        incremental = _reanalyze(source, settings, tables, path, previous, edit, rules)
         if incremental is not None:
             return incremental
     tree, syntax = parse(text)
     module = module_context(tree)
-    checker = Checker(source, module, settings, tables, path)
+    checker = Checker(source, module, settings, tables, path, rules)
     if references:
         checker.references = []
     spans = _check(checker, tree.body)
-    extra = [_syntax_finding(source, line, col, msg, settings) for line, col, msg in syntax]
+    extra = [_syntax_finding(source, line, col, msg, settings, rules) for line, col, msg in syntax]
     extra += _module_findings(checker, spans)
     analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(syntax), len(spans))
     if references:
@@ -210,13 +211,11 @@ def analyze(text: str, settings: Settings | None = None, path: str | None = None
     return analysis
 
 
-def _syntax_finding(source: SourceText, line: int, col: int, msg: str, settings: Settings) -> Finding:
-    from ..rules import RULES
-
+def _syntax_finding(source: SourceText, line: int, col: int, msg: str, settings: Settings, rules: RuleSet) -> Finding:
     text = source.line(line)
     col = min(col, len(text))
     end = len(text) if col >= len(text.rstrip()) else col + 1
-    return Finding("E999", Range(line, col, line, max(end, col)), RULES["E999"].message.format(name=msg),
+    return Finding("E999", Range(line, col, line, max(end, col)), rules.rules["E999"].message.format(name=msg),
                    settings.severity_for("E999", Severity.ERROR))
 
 
@@ -244,7 +243,7 @@ def _move(rng: Range, delta: int, first: int) -> Range:
 
 
 def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, path: str | None,
-               previous: Analysis, edit: TextEdit) -> Analysis | None:
+               previous: Analysis, edit: TextEdit, rules: RuleSet) -> Analysis | None:
     """Re-walk only the statements the edit touched; None when that is not sound."""
     if previous.syntax_errors or previous.module is None or previous.settings != settings \
             or previous.tables is not tables:
@@ -263,7 +262,7 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     after = [s for s in spans if s.start > hi]
     region_start = before[-1].end + 1 if before else 0
     region_end = (after[0].start + edit.delta - 1) if after else len(source.lines) - 1
-    checker = Checker(source, module, settings, tables, path)
+    checker = Checker(source, module, settings, tables, path, rules)
     if len(touched) == 1 and spans[touched[0]].children is not None:
         middle = _reanalyze_member(checker, spans[touched[0]], edit)
         if middle is not None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import traceback
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from .config import Settings
 from .model import Applicability, Edit, Finding, Fix, Range, Severity
@@ -25,21 +27,31 @@ class Reference:
     type_only: bool = False  # named in a type hint or isinstance()/issubclass(): not run
 
 
+class RuleSet(Protocol):
+    """What the engine needs of a rule registry. The registry (ascend_lsp.rules.RULE_SET) is
+    passed in by the caller, so the engine imports no rule module."""
+
+    @property
+    def rules(self) -> Mapping[str, Any]: ...  # code → Rule: message, severity, on_type_only
+
+    def codes(self, settings: Settings) -> frozenset[str]: ...  # the codes enabled for these settings
+
+    def handlers(self, settings: Settings) -> dict[str, list[Callable]]: ...  # event kind → handlers
+
+
 class Checker:
     """The view of a file that rule handlers get, and where they report."""
 
     def __init__(self, source: SourceText, module: ModuleContext, settings: Settings, tables: Tables | None,
-                 path: str | None = None) -> None:
-        from ..rules import RULES, active_codes, active_handlers
-
+                 path: str | None, rules: RuleSet) -> None:
         self.source = source
         self.module = module
         self.settings = settings
         self.tables = tables
         self.path = path
-        self.rules = RULES
-        self.handlers = active_handlers(settings)
-        self.active = active_codes(settings)
+        self.rules = rules.rules
+        self.handlers = rules.handlers(settings)
+        self.active = rules.codes(settings)
         self.findings: list[Finding] = []
         self.errors: list[str] = []  # rule crashes, for the adapter's log
         self.facts: dict[str, Range] = {}  # what the current statement showed, for "module" handlers

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .analyzer import Analysis, analyze
+from .checker import RuleSet
 from .config import Settings
 from .model import Applicability, Edit, Finding, Fix
 from .text import SourceText
@@ -61,10 +62,10 @@ class FixResult:
 
 
 def fix_text(text: str, settings: Settings, path: str | None = None, unsafe: bool = False,
-             codes: frozenset[str] | None = None) -> FixResult:
+             codes: frozenset[str] | None = None, *, rules: RuleSet) -> FixResult:
     """Apply the applicable fixes (of `codes`, if given) until none is left."""
     total = 0
-    analysis = analyze(text, settings, path)
+    analysis = analyze(text, settings, path, rules=rules)
     for _ in range(MAX_PASSES):
         fixes = [f.fix for f in analysis.findings
                  if applicable(f.fix, unsafe) and (codes is None or f.code in codes)]
@@ -75,7 +76,7 @@ def fix_text(text: str, settings: Settings, path: str | None = None, unsafe: boo
             break
         total += count
         text = new_text
-        analysis = analyze(text, settings, path)
+        analysis = analyze(text, settings, path, rules=rules)
     return FixResult(text, total, analysis, analysis.findings)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..engine.fixes import fix_text
+from ..analysis import fix_text
 from ..engine.model import Applicability
 from .diagnostics import SOURCE, diagnostic_key
 from .edits import changed_span, line_col, split_lines

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..engine.analyzer import analyze
+from ..analysis import analyze
 from ..engine.config import Settings
 from .diagnostics import SOURCE, Report, convert, workspace_files
 from .documents import Snapshot, View

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..engine.analyzer import Analysis, TextEdit, analyze
+from ..analysis import analyze
+from ..engine.analyzer import Analysis, TextEdit
 from .diagnostics import Report, convert
 from .documents import Documents, Snapshot, Subject, subject_path
 

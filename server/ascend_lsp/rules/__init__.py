@@ -9,7 +9,7 @@ from .base import EVENT_KINDS, HANDLERS, RULES, Doc, Rule
 from .table import TABLE, TABLE_FILES
 from . import syntax, cuda_usage, npu_support, third_party, npu_traps, mindspore_api, mindspore_traps, run_results  # noqa: F401
 
-__all__ = ["RULES", "Doc", "Rule", "active_codes", "active_handlers", "rules_for"]
+__all__ = ["RULES", "RULE_SET", "Doc", "Rule", "active_codes", "active_handlers", "rules_for"]
 
 
 def rules_for(settings: Settings) -> list[Rule]:
@@ -29,3 +29,21 @@ def active_handlers(settings: Settings) -> dict[str, list]:
     if any(r.table.startswith(TABLE_FILES) for r in rules):
         enabled.add(TABLE)
     return {kind: [func for codes, func in HANDLERS[kind] if codes & enabled] for kind in EVENT_KINDS}
+
+
+class _Registry:
+    """The shipped rules (and any registered by ASCEND_LSP_EXTRA_RULES), as the engine takes them
+    (engine.checker.RuleSet): callers pass it to analyze() and fix_text()."""
+
+    rules = RULES
+
+    @staticmethod
+    def codes(settings: Settings) -> frozenset[str]:
+        return active_codes(settings)
+
+    @staticmethod
+    def handlers(settings: Settings) -> dict[str, list]:
+        return active_handlers(settings)
+
+
+RULE_SET = _Registry()
