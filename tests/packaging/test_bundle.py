@@ -40,10 +40,10 @@ def other_python() -> str | None:
     for candidate in ("/usr/bin/python3", shutil.which("python3.12"), shutil.which("python3.13"),
                       shutil.which("python3.10"), shutil.which("python3")):
         if candidate and Path(candidate).exists() and Path(candidate).resolve() != here:
-            probe = subprocess.run([candidate, "-c", "import sys; print(sys.prefix, sys.version_info >= (3, 10))"],
+            probe = subprocess.run([candidate, "-c", "import sys; print(sys.base_prefix, sys.version_info >= (3, 10))"],
                                    capture_output=True, text=True)
             prefix, _, ok = probe.stdout.strip().rpartition(" ")
-            if probe.returncode == 0 and ok == "True" and prefix != sys.prefix:
+            if probe.returncode == 0 and ok == "True" and prefix != sys.base_prefix:
                 return candidate
     return None
 
