@@ -15,7 +15,7 @@ from .conftest import ROOT, git, lsp_check
 
 pytest.importorskip("pre_commit", reason="pre-commit is not installed (it is in the test extra)")
 PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
-SHIPPED = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "mappings", "server")
+SHIPPED = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "mappings", "server", "docs/rules")
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\n"
 
 
@@ -27,7 +27,7 @@ def hook_repo(tmp_path_factory) -> tuple[Path, str, Path]:
     for name in SHIPPED:
         source = ROOT / name
         if source.is_dir():
-            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "build"))
+            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "build", "upstream"))
         else:
             shutil.copy(source, root / name)
     git(root, "init", "-q", "-b", "main")
