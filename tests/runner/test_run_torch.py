@@ -49,7 +49,8 @@ def test_cpu_against_cpu_is_exactly_zero_and_passes(pool, snippet):
         assert output.verdict == "PASS"
         assert output.metrics["max_abs"] == 0
         if "cosine" in output.metrics:
-            assert output.metrics["cosine"] == 1.0
+            # identical vectors: the cosine's last bit depends on the reduction order of this CPU
+            assert output.metrics["cosine"] == pytest.approx(1.0, rel=0, abs=1e-12)
             assert output.metrics["rel_err_share"]["0.0001"] == 1.0
     hover = format_markdown(result)
     assert "| out | 2x4x6x6 | float32 | 0 |" in hover and "**PASS**" in hover
