@@ -20,7 +20,7 @@ from ..engine.model import Finding
 from ..engine.tables import TableError, mappings_root
 from .noqa_writer import with_noqa
 from .references import api_references
-from .sources import Source, SourceError, encode, read_source
+from ..sources import Source, SourceError, encode, read_source
 
 CACHE_DIR = ".lsp-check-cache"
 CACHE_FORMAT = 2  # bump when an entry's shape changes

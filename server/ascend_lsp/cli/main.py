@@ -124,7 +124,7 @@ def default_paths(paths: list[str]) -> list[str]:
 def check_paths(args: argparse.Namespace, options, show_progress: bool):
     """Discover and check the files `args` name: (results, settings resolver, base settings)."""
     from .check import Cache, run_checks
-    from .discovery import discover
+    from ..discovery import discover
     from .progress import Progress
 
     resolve = SettingsResolver(args.config, overrides(args))
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except Exception as exc:  # discovery errors and anything unexpected: a message, not a crash
         from .baseline import BaselineError
-        from .discovery import DiscoveryError
+        from ..discovery import DiscoveryError
 
         if isinstance(exc, (DiscoveryError, BaselineError)):
             print(f"error: {exc}", file=sys.stderr)

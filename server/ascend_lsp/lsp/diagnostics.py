@@ -132,7 +132,7 @@ WORKSPACE_SUFFIXES = (".py", ".pyi")
 def workspace_files(folders: dict[str, object]) -> list[str]:
     """The .py files of the workspace folders (folder → its settings), as `lsp-check`
     would find them."""
-    from ..cli.discovery import discover
+    from ..discovery import discover
 
     found: list[str] = []
     for folder, settings in folders.items():

@@ -1,4 +1,4 @@
-"""Reading what is checked: Python files (any encoding PEP 263 allows) and notebooks."""
+"""Reading what is checked (for the CLI and the server): Python files in any PEP 263 encoding, notebooks."""
 
 from __future__ import annotations
 

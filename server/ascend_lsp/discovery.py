@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..engine.config import Settings
+from .engine.config import Settings
 
 EXTENSIONS = (".py", ".pyi", ".ipynb")
 # Never worth descending into (Ruff excludes the same kind of folders by default).
