@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from .checker import Checker
 from .config import Settings
 from .model import Finding, Range, Severity
-from .noqa import noqa_map, suppressed
+from .noqa import noqa_map, suppressed, suppressible
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
 from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, class_member, class_members, module_context, walk
@@ -181,7 +181,7 @@ def _finish(source: SourceText, settings: Settings, tables: Tables | None, path:
     findings = [f for span in spans for f in span.findings]
     findings.extend(extra)
     kept = [f for f in findings
-            if not suppressed(f, noqa) and not (ignored and f.code != "E999" and f.code.startswith(ignored))]
+            if not suppressed(f, noqa) and not (ignored and f.code.startswith(ignored) and suppressible(f.code))]
     kept.sort(key=lambda f: (f.range, f.code))
     return Analysis(kept, errors, spans, module, syntax_errors, settings, tables, _digest(source.text), walked)
 

@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from ..engine.analyzer import Analysis
 from ..engine.model import Applicability, Finding
-from ..engine.noqa import add_noqa
+from ..engine.noqa import add_noqa, suppressible
 from ..rules import RULES
 from .documents import Snapshot, View
 from .edits import changed_span, split_lines
@@ -21,7 +21,6 @@ from .positions import Lines, range_json, to_units
 from .runs import run_diagnostics
 
 SOURCE = "ascend-lsp"
-NO_NOQA = frozenset({"E999"})  # a syntax error cannot be silenced
 
 
 @dataclass(slots=True)
@@ -62,7 +61,7 @@ def diagnostic_key(diagnostic: types.Diagnostic) -> tuple:
 def _diagnostic(finding: Finding, view: View, snapshot: Snapshot, lines: Lines) -> tuple[types.Diagnostic, dict]:
     rng = lines.range(finding.range, view.first)
     data: dict = {"fixes": [fix for fix in (_fix_data(f, view, snapshot, lines) for f in finding.fixes) if fix]}
-    if finding.code not in NO_NOQA:
+    if suppressible(finding.code):
         data["noqa"] = _noqa_data(finding, view, lines)
     rule = RULES.get(finding.code)
     diagnostic = types.Diagnostic(

@@ -32,6 +32,7 @@ class Rule:
     doc: Doc
     table: str = ""  # the mappings/ file a table-driven rule reads
     on_type_only: bool = True  # False: a class only named in a type hint or isinstance() is not reported
+    suppressible: bool = True  # False: neither `# noqa` nor per-file-ignores hide it (a syntax error)
 
     @property
     def url(self) -> str:
