@@ -63,8 +63,9 @@ def full(results: list[FileResult]) -> Iterable[str]:
             number = str(r.cell_line + 1)
             yield f"{' ' * len(number)} |"
             yield f"{number} | {r.source_line}"
-            width = (r.end_col if r.end_line == r.line else len(r.source_line)) - r.col
-            yield f"{' ' * len(number)} | {' ' * r.col}{'^' * max(width, 1)} {SEVERITY_NAME[r.severity]}"
+            room = len(r.source_line) - r.source_col
+            width = min(r.end_col - r.col, room) if r.end_line == r.line else room
+            yield f"{' ' * len(number)} | {' ' * r.source_col}{'^' * max(width, 1)} {SEVERITY_NAME[r.severity]}"
             if r.fix_title:
                 kind = {"safe": "fix", "unsafe": "unsafe fix", "display": "suggestion"}.get(r.fix_applicability, "fix")
                 yield f"{' ' * len(number)} = {kind}: {r.fix_title}"
