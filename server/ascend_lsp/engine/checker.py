@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import traceback
 from dataclasses import dataclass
+from typing import Callable
 
 from .config import Settings
 from .model import Applicability, Edit, Finding, Fix, Range, Severity
@@ -151,5 +152,18 @@ class Checker:
         for func in handlers:
             try:
                 func(self, *args)
-            except Exception:  # a broken rule must not take the others down
-                self.errors.append(f"rule handler {func.__module__}.{func.__name__} failed:\n{traceback.format_exc()}")
+            except Exception as exc:  # a broken rule must not take the others down, nor go unnoticed
+                self.errors.append(rule_failure(func, args[0] if args else None, exc))
+
+
+def rule_failure(func: Callable, subject: object, exc: Exception) -> str:
+    """What an adapter shows for a handler that raised: the rules it reports, where, what,
+    then the traceback (first line alone is the summary)."""
+    from ..rules.base import HANDLERS
+
+    codes = sorted({code for kind in HANDLERS.values() for found, handler in kind if handler is func for code in found})
+    node = subject.node if isinstance(subject, Reference) else subject
+    where = f" at line {node.lineno}" if isinstance(node, ast.AST) and hasattr(node, "lineno") else ""
+    rules = "the table-driven rules" if "table" in codes else "rule " + ", ".join(codes)
+    return (f"{rules} ({func.__module__}.{func.__qualname__}) failed{where}: {type(exc).__name__}: {exc}\n"
+            + "".join(traceback.format_exception(exc)))

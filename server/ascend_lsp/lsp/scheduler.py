@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..engine.analyzer import Analysis, TextEdit, analyze
+from ..engine.tables import TableError
 from .diagnostics import Report, convert
 from .documents import Documents, Snapshot, Subject, subject_path
 
@@ -141,9 +142,13 @@ class Scheduler:
             return
         error = future.exception()
         if error is not None:
-            # The engine promises not to raise; if it does, say so, start afresh next
-            # time, and do not retry this same version forever.
-            self.log_once("".join(traceback.format_exception(error)), types.MessageType.Error)
+            # The engine promises not to raise but for a table it cannot use (the user's
+            # own, named in the message); otherwise say so, start afresh next time, and do
+            # not retry this same version forever.
+            if isinstance(error, TableError):
+                self.server.show_config_error(f"ascend-lsp: {error}")
+            else:
+                self.log_once("".join(traceback.format_exception(error)), types.MessageType.Error)
             subject.base, subject.edits = None, [(v, None) for v, _ in subject.edits]
             failed = True
         else:
@@ -152,6 +157,8 @@ class Scheduler:
             subject.result = result
             for message in result.analysis.errors:
                 self.log_once(f"a rule failed (the other rules still ran): {message}", types.MessageType.Error)
+                summary = message.partition("\n")[0]
+                self.server.show_config_error(f"ascend-lsp: {summary} (details in the log)")
             failed = False
         if self.server.documents.subjects.get(subject.uri) is not subject:
             return
