@@ -156,9 +156,11 @@ class Scheduler:
             subject.settle(snapshot.version, result.analysis)
             subject.result = result
             for message in result.analysis.errors:
-                self.log_once(f"a rule failed (the other rules still ran): {message}", types.MessageType.Error)
-                summary = message.partition("\n")[0]
-                self.server.show_config_error(f"ascend-lsp: {summary} (details in the log)")
+                # once per failing rule, not per place it failed at
+                rule = message.partition(" failed")[0]
+                self.log_once(f"a rule failed (the other rules still ran): {message}", types.MessageType.Error, rule)
+                self.server.show_config_error(f"ascend-lsp: {rule} failed; its findings are missing (details in "
+                                              "the log)")
             failed = False
         if self.server.documents.subjects.get(subject.uri) is not subject:
             return
@@ -190,9 +192,9 @@ class Scheduler:
             del subject.published[uri]
             self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
-    def log_once(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
-        if message not in self._logged:
-            self._logged.add(message)
+    def log_once(self, message: str, kind: types.MessageType = types.MessageType.Info, key: str = "") -> None:
+        if (key or message) not in self._logged:
+            self._logged.add(key or message)
             self.server.window_log_message(types.LogMessageParams(kind, message))
 
     def shutdown(self) -> None:
