@@ -153,10 +153,23 @@ def sarif(results: list[FileResult]) -> str:
                 "rules": rules,
             }},
             "columnKind": "unicodeCodePoints",
+            "invocations": [invocation(results)],
             "results": sarif_results,
         }],
     }
     return json.dumps(log, indent=2, ensure_ascii=False)
+
+
+def invocation(results: list[FileResult]) -> dict:
+    """What kept the run from checking everything (unreadable files, failed rules), as
+    SARIF tool notifications, so code scanning shows them too."""
+    notes = []
+    for result in results:
+        uri = {"physicalLocation": {"artifactLocation": {"uri": result.path.replace("\\", "/"),
+                                                         "uriBaseId": "%SRCROOT%"}}}
+        problems = [result.error, result.skipped_write, *(m.partition("\n")[0] for m in result.rule_errors)]
+        notes += [{"level": "error", "message": {"text": text}, "locations": [uri]} for text in problems if text]
+    return {"executionSuccessful": not notes, "toolExecutionNotifications": notes}
 
 
 def _escape_github(text: str, property_value: bool = False) -> str:
