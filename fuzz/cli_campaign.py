@@ -276,10 +276,12 @@ def main(argv: list[str] | None = None) -> int:
             mutants[f"m{made:06d}.py"] = (data, applied, str(origin))
             made += 1
         campaign.batch(mutants)
-    figures = {"inputs": made, "corpus files": len(files), "lines (about)": lines, "mutations": dict(kinds),
-               "seconds": round(time.monotonic() - started), **campaign.figures}
-    for kind in ("crashes", "hangs", "drift", "fix broke compilation", "fix not idempotent"):
-        figures.setdefault(kind, 0)
+        figures = {"inputs": made, "corpus files": len(files), "lines (about)": lines, "mutations": dict(kinds),
+                   "seconds": round(time.monotonic() - started), **campaign.figures}
+        for kind in ("crashes", "hangs", "drift", "fix broke compilation", "fix not idempotent"):
+            figures.setdefault(kind, 0)
+        print(f"{made} mutants, {figures['seconds']} s, {len(campaign.failures)} failures", file=sys.stderr,
+              flush=True)
     print(json.dumps({"figures": figures, "failures": campaign.failures}, indent=2))
     return 1 if campaign.failures else 0
 

@@ -193,7 +193,7 @@ def test_an_unreadable_folder_is_reported_and_the_rest_checked(tmp_path) -> None
 
 # --- cost ------------------------------------------------------------------------------------
 def test_findings_on_one_huge_line_cost_linear_time_and_memory(project) -> None:
-    calls = ", ".join(["torch.cuda.current_device()"] * 16_000)
+    calls = ", ".join(["torch.cuda.current_device()", '"cuda:0"'] * 8_000)  # each string asks about the list
     (project / "wide.py").write_text(f"import torch\nx = [{calls}]\n")
     (project / "long.py").write_text('import torch\nx = ["' + "a" * 5_000_000 + '", torch.ones(1).cuda()]\n')
     started = time.monotonic()
@@ -207,8 +207,8 @@ def test_findings_on_one_huge_line_cost_linear_time_and_memory(project) -> None:
     assert last.source_line[last.source_col:].startswith("cuda()")
     assert elapsed < 30, f"{elapsed:.1f} s"  # about 2 s here; quadratic was minutes
     started = time.monotonic()
-    done = subprocess.run([*LSP_CHECK, "wide.py", "long.py", "--fix", "--no-cache", "-q"], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run([*LSP_CHECK, "wide.py", "long.py", "--fix", "--unsafe-fixes", "--no-cache", "-q"],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and time.monotonic() - started < 60
-    assert "torch.cuda" not in (project / "wide.py").read_text()
+    assert "cuda" not in (project / "wide.py").read_text()
     assert done.stderr == ""

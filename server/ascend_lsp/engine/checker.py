@@ -46,6 +46,9 @@ class Checker:
         self.facts: dict[str, Range] = {}  # what the current statement showed, for "module" handlers
         self.references: list[Reference] | None = None  # every resolved reference, when asked for
         self.in_type_only = False  # while handling a reference that is only a type (a hint, isinstance())
+        # per-object facts handlers derive once, not once per element (id → (object, fact)):
+        # the strings of a 10,000-element list each ask about the same list
+        self.derived: dict[int, tuple[object, object]] = {}
 
     def note(self, fact: str, where: ast.AST | Range) -> None:
         """Record a fact about the file (first place wins) for the "module" handlers."""

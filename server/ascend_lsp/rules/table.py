@@ -31,7 +31,7 @@ def is_prose(context: StringContext) -> bool:
     return context.kind == "message"
 
 
-def names_no_device(context: StringContext, replacement: str) -> bool:
+def names_no_device(checker: Checker, context: StringContext, replacement: str) -> bool:
     """The literal is not a device or backend being chosen: an attribute name
     (`getattr(torch.version, "cuda")`), text being searched (`name.endswith("cuda")`), a
     `Literal[...]` type, or one option among others that already include the NPU one
@@ -47,7 +47,16 @@ def names_no_device(context: StringContext, replacement: str) -> bool:
     if context.kind == "subscript":
         if last_name(context.node.value) == "Literal":
             return True
-    return any(type(e) is ast.Constant and e.value == replacement for e in context.siblings)
+    return replacement in sibling_strings(checker, context.siblings)
+
+
+def sibling_strings(checker: Checker, siblings: tuple) -> frozenset:
+    """The string constants among `siblings`, computed once per display (not per element)."""
+    known = checker.derived.get(id(siblings))
+    if known is None or known[0] is not siblings:
+        strings = frozenset(e.value for e in siblings if type(e) is ast.Constant and type(e.value) is str)
+        known = checker.derived[id(siblings)] = (siblings, strings)
+    return known[1]  # type: ignore[return-value]
 
 
 def selects_device(context: StringContext) -> bool:
@@ -295,7 +304,7 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
     if "cuda" not in value and "nccl" not in value:
         return
     for entry in tables.literals:
-        if names_no_device(context, entry.replacement):
+        if names_no_device(checker, context, entry.replacement):
             continue
         if entry.kind == "backend" and backend_spec(value):
             if context.kind == "compare":
