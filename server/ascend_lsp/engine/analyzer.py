@@ -86,6 +86,12 @@ def parse(text: str) -> tuple[ast.Module, list[tuple[int, int, str]]]:
     and after it are still checked."""
     lines = split_lines(text)
     errors: list[tuple[int, int, str]] = []
+    if "\0" in text:
+        # Python refuses the whole text for a NUL byte and names no place: report the first
+        # one where it is, and parse the rest with spaces in their place.
+        line = next(index for index, content in enumerate(lines) if "\0" in content)
+        errors.append((line, lines[line].index("\0"), "source contains a NUL byte (a binary file?)"))
+        lines = [content.replace("\0", " ") for content in lines]
     for _ in range(MAX_RECOVERIES):
         try:
             return ast.parse("".join(lines)), errors
