@@ -255,6 +255,10 @@ def run_report(argv: list[str]) -> int:
     return EXIT_FINDINGS if report["totals"]["findings"] and not args.exit_zero else EXIT_CLEAN
 
 
+class OutputError(Exception):
+    """Where the output goes cannot take it."""
+
+
 def write(path: str | None, lines: list[str]) -> None:
     text = "\n".join(lines)
     if path is None:
@@ -266,10 +270,6 @@ def write(path: str | None, lines: list[str]) -> None:
         Path(path).write_text(text + "\n" if text else "", encoding="utf-8")
     except OSError as exc:
         raise OutputError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
-
-
-class OutputError(Exception):
-    """Where the output goes cannot take it."""
 
 
 def check_output_file(path: str | None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import cast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Range
@@ -56,7 +57,7 @@ def sibling_strings(checker: Checker, siblings: tuple) -> frozenset:
     if known is None or known[0] is not siblings:
         strings = frozenset(e.value for e in siblings if type(e) is ast.Constant and type(e.value) is str)
         known = checker.derived[id(siblings)] = (siblings, strings)
-    return known[1]  # type: ignore[return-value]
+    return cast(frozenset, known[1])
 
 
 def selects_device(context: StringContext) -> bool:
