@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 CELL_MARK = "# %% ascend-lsp cell {index}\n"
 CELL_MARK_RE = re.compile(r"^# %% ascend-lsp cell (\d+)$")
 MAGIC = re.compile(r"^\s*[%!]")
+FIRST_LINES = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)?[^\r\n]*(?:\r\n|\r|\n)?")
 MAGIC_MARK = "# ascend-lsp magic: "  # a magic kept as a comment, restored on write
 
 
@@ -81,7 +82,7 @@ def read_source(path: str, limit: int = MAX_BYTES) -> Source:
     if path.endswith(".ipynb"):
         return _notebook(path, raw, mtime_ns)
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(_first_lines(raw)).readline)
     except SyntaxError as exc:
         try:
             raw.decode("utf-8")
@@ -97,6 +98,13 @@ def read_source(path: str, limit: int = MAX_BYTES) -> Source:
                           "declare the encoding with a `# -*- coding: ... -*-` line or re-save as UTF-8") from None
     newline = "\r\n" if "\r\n" in text[:10000] else "\n"
     return Source(path, text, raw, mtime_ns, "utf-8" if encoding == "utf-8-sig" else encoding, bom, newline)
+
+
+def _first_lines(raw: bytes) -> bytes:
+    """The first two lines, with `\n` breaks: where PEP 263 looks for a coding cookie.
+    `readline` would break only at `\n`, so a file with `\r` breaks would be searched
+    whole, and a `coding: x` in any comment would count."""
+    return b"".join(line.rstrip(b"\r\n") + b"\n" for line in FIRST_LINES.match(raw).group().splitlines(True))
 
 
 def _notebook(path: str, raw: bytes, mtime_ns: int) -> Source:

@@ -212,3 +212,13 @@ def test_findings_on_one_huge_line_cost_linear_time_and_memory(project) -> None:
     assert done.returncode == 0 and time.monotonic() - started < 60
     assert "cuda" not in (project / "wide.py").read_text()
     assert done.stderr == ""
+
+
+def test_the_coding_cookie_is_looked_for_in_the_first_two_lines_whatever_their_breaks(project, capsys) -> None:
+    # With `\r` breaks, `readline` sees one line: a later comment would be taken for the cookie.
+    (project / "cr.py").write_bytes(b"import torch\rx = 1\r# the coding: tuple of sizes\rtorch.cuda.synchronize()\r")
+    (project / "latin.py").write_bytes("# -*- coding: latin-1 -*-\rs = 'café'\rtorch.cuda.synchronize()\r"
+                                       .encode("latin-1"))
+    assert read_source(str(project / "latin.py")).text.startswith("# -*- coding: latin-1 -*-\rs = 'café'\r")
+    code, out, err = run(capsys, "cr.py", "--no-cache", "-q", "--output-format", "concise")
+    assert code == 1 and err == "" and out.startswith("cr.py:4:1: NPU103")
