@@ -62,7 +62,7 @@ def test_empty_and_binary_and_unreadable_files(project: Path, capsys) -> None:
     (project / "gone.py").symlink_to(project / "nowhere.py")
     code, lines, err = check(capsys, "empty.py", "blob.py", "gone.py", "good.py")
     assert code == 2
-    assert "error: blob.py: binary file (contains NUL bytes), not Python source" in err
+    assert "error: blob.py: binary file (a NUL byte at byte 4), not Python source" in err
     assert "error: gone.py: cannot read: No such file or directory" in err
     assert len(lines) == 1 and lines[0].startswith("good.py:3:19: NPU102")
     code, lines, _ = check(capsys, "empty.py")

@@ -61,3 +61,18 @@ def test_sarif_without_findings_validates(validator, tmp_path: Path, monkeypatch
     log = json.loads(out.read_text())
     assert not list(validator.iter_errors(log))
     assert log["runs"][0]["results"] == []
+
+
+def test_what_was_not_checked_is_a_tool_notification(validator, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    (tmp_path / "blob.py").write_bytes(b"x = 1\n\0")
+    out = tmp_path / "out.sarif"
+    assert main(["a.py", "blob.py", "--output-format", "sarif", "-o", str(out), "--no-cache"]) == 2
+    log = json.loads(out.read_text())
+    assert not list(validator.iter_errors(log))
+    run = log["runs"][0]
+    assert [r["ruleId"] for r in run["results"]] == ["NPU103"]
+    assert run["invocations"] == [{"executionSuccessful": False, "toolExecutionNotifications": [{
+        "level": "error", "message": {"text": "binary file (a NUL byte at byte 6), not Python source"},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": "blob.py", "uriBaseId": "%SRCROOT%"}}}]}]}]

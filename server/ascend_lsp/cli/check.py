@@ -17,13 +17,15 @@ from ..analysis import analyze, fix_text
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
 from ..engine.model import Finding
+from ..engine.text import SourceText
 from ..engine.tables import TableError, mappings_root
 from .noqa_writer import with_noqa
 from .references import api_references
-from .sources import Source, SourceError, encode, read_source
+from ..sources import Source, SourceError, encode, read_source
 
 CACHE_DIR = ".lsp-check-cache"
-CACHE_FORMAT = 2  # bump when an entry's shape changes
+CACHE_FORMAT = 3  # bump when an entry's shape changes
+EXCERPT = 120  # characters of a long line shown either side of a finding
 CHUNK = 8
 
 
@@ -40,7 +42,8 @@ class Record:
     end_col: int
     cell: str  # "cell 3" for notebooks
     cell_line: int  # 0-based line within the cell (or the file)
-    source_line: str
+    source_line: str  # the line, or the part of a long line around the finding (excerpt())
+    source_col: int  # where `col` falls in `source_line`
     fix_title: str = ""
     fix_applicability: str = ""  # safe | unsafe | display | ""
     edits: list = field(default_factory=list)  # [(line, col, end_line, end_col, text)]
@@ -75,17 +78,32 @@ class Options:
         return self.fix or self.diff or self.add_noqa
 
 
-def records_of(source: Source, findings: list[Finding]) -> list[Record]:
-    from ..engine.text import SourceText
+def excerpt(text: SourceText, line: int, col: int) -> tuple[str, int]:
+    """Line `line`, or the part of it within EXCERPT characters of `col` when the line is
+    longer (marked with …), and where `col` falls in it. Bounded per finding (no copy of
+    the whole line), so thousands of findings on one huge line stay linear."""
+    if line >= len(text.lines):
+        return "", 0
+    full = text.lines[line]
+    length = len(full) - (2 if full.endswith("\r\n") else 1 if full.endswith(("\r", "\n")) else 0)
+    if length <= 2 * EXCERPT:
+        return full[:length], col
+    start = text.line_offsets[line]
+    lo, hi = max(0, col - EXCERPT), min(length, col + EXCERPT)
+    head, tail = "…" if lo else "", "…" if hi < length else ""
+    return head + text.text[start + lo:start + hi] + tail, col - lo + len(head)
 
+
+def records_of(source: Source, findings: list[Finding]) -> list[Record]:
     text = SourceText(source.text)
     out = []
     for f in findings:
         cell, cell_line = source.location(f.range.start_line)
         fix = f.fix
+        shown, shown_col = excerpt(text, f.range.start_line, f.range.start_col)
         out.append(Record(
             f.code, f.message, int(f.severity), f.range.start_line, f.range.start_col, f.range.end_line,
-            f.range.end_col, cell, cell_line, text.line(f.range.start_line),
+            f.range.end_col, cell, cell_line, shown, shown_col,
             fix.title if fix else "", fix.applicability.value if fix and fix.edits else "",
             [(e.range.start_line, e.range.start_col, e.range.end_line, e.range.end_col, e.new_text)
              for e in fix.edits] if fix else [],
@@ -123,6 +141,7 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
             analysis = fixed.analysis  # what is left once the fixes are in
             if options.diff:  # only show what --fix would write
                 result.fixed = fixed.applied
+                result.rule_errors = analysis.errors
                 result.diff = "".join(difflib.unified_diff(
                     source.text.splitlines(keepends=True), fixed.text.splitlines(keepends=True),
                     fromfile=path, tofile=path))

@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 
 from .. import __version__
-from ..engine.config import CHIPS, TARGETS, ConfigError, Settings, load_settings
+from ..engine.config import CHIPS, TARGETS, ConfigError, Settings, check_codes, load_settings
 from ..engine.tables import TableError
 
 SUBCOMMANDS = ("check", "report", "rules", "explain", "run")
@@ -86,7 +86,8 @@ def overrides(args: argparse.Namespace) -> dict:
             out[key] = getattr(args, key)
     for key in ("select", "extend_select", "ignore"):
         if getattr(args, key):
-            out[key] = [c.strip() for c in getattr(args, key).split(",") if c.strip()]
+            codes = tuple(c.strip() for c in getattr(args, key).split(",") if c.strip())
+            out[key] = check_codes("--" + key.replace("_", "-"), codes)
     return out
 
 
@@ -123,13 +124,14 @@ def default_paths(paths: list[str]) -> list[str]:
 
 def check_paths(args: argparse.Namespace, options, show_progress: bool):
     """Discover and check the files `args` name: (results, settings resolver, base settings)."""
-    from .check import Cache, run_checks
-    from .discovery import discover
+    from .check import Cache, FileResult, run_checks
+    from ..discovery import discover
     from .progress import Progress
 
     resolve = SettingsResolver(args.config, overrides(args))
     base = resolve(args.paths[0] if args.paths else ".")
-    files = discover(default_paths(args.paths), base, force_exclude=args.force_exclude)
+    unreadable: list[tuple[str, str]] = []
+    files = discover(default_paths(args.paths), base, force_exclude=args.force_exclude, unreadable=unreadable)
     items = [(path, resolve(path)) for path in files]
     root = Path(base.root) if base.root else Path.cwd()
     cache = None if args.no_cache else Cache(root)
@@ -139,7 +141,7 @@ def check_paths(args: argparse.Namespace, options, show_progress: bool):
     finally:
         if progress is not None:
             progress.close()
-    return results, resolve, base
+    return results + [FileResult(folder, error=why) for folder, why in unreadable], resolve, base
 
 
 def report_problems(results) -> int:
@@ -153,7 +155,10 @@ def report_problems(results) -> int:
             problems += 1
             print(f"error: {result.path}: {result.skipped_write}", file=sys.stderr)
         for message in result.rule_errors:
-            print(f"error: {result.path}: internal error in a rule (please report):\n{message}", file=sys.stderr)
+            problems += 1
+            summary, _, trace = message.partition("\n")
+            print(f"error: {result.path}: {summary}; its findings are missing from this run. This is a bug in "
+                  f"ascend-lsp: please report it with this traceback:\n{trace}", file=sys.stderr)
     return problems
 
 
@@ -171,6 +176,7 @@ def run_check(argv: list[str]) -> int:
         parser.error("use either --baseline or --write-baseline")
     if args.unsafe_fixes and not (args.fix or args.diff):
         print("warning: --unsafe-fixes has no effect without --fix or --diff", file=sys.stderr)
+    check_output_file(args.output_file)
     baseline = Baseline.load(args.baseline) if args.baseline else None  # a bad baseline fails before the work
     options = Options(fix=args.fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff, add_noqa=args.add_noqa)
     machine = args.output_format in output.MACHINE_FORMATS and not args.output_file and not args.statistics
@@ -235,6 +241,7 @@ def run_report(argv: list[str]) -> int:
     fmt = args.format or (Path(args.output_file).suffix.lstrip(".") if args.output_file else "md")
     if fmt not in REPORT_FORMATS:
         fmt = "md"
+    check_output_file(args.output_file)
     results, resolve, base = check_paths(args, Options(references=True), wanted(args.quiet, not args.output_file))
     problems = report_problems(results)
     report = build(results, resolve, base)
@@ -248,14 +255,27 @@ def run_report(argv: list[str]) -> int:
     return EXIT_FINDINGS if report["totals"]["findings"] and not args.exit_zero else EXIT_CLEAN
 
 
+class OutputError(Exception):
+    """Where the output goes cannot take it."""
+
+
 def write(path: str | None, lines: list[str]) -> None:
     text = "\n".join(lines)
     if path is None:
         if text:
             print(text)
         return
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(text + "\n" if text else "", encoding="utf-8")
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text + "\n" if text else "", encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
+
+
+def check_output_file(path: str | None) -> None:
+    """Refuse an unusable `-o` before the work, not after it."""
+    if path is not None and os.path.isdir(path):
+        raise OutputError(f"-o {path}: is a directory; name a file")
 
 
 def run_rules(argv: list[str]) -> int:
@@ -312,12 +332,18 @@ def main(argv: list[str] | None = None) -> int:
                "run": run_run}[command]
     try:
         return handler(rest)
-    except (ConfigError, TableError) as exc:
+    except BrokenPipeError:
+        # The reader left (`lsp-check | head`): not a failure of the check, but the output
+        # is incomplete, so not a clean exit either. Python would complain again at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("note: the output was cut short (its reader closed the pipe)", file=sys.stderr)
+        return EXIT_ERROR
+    except (ConfigError, TableError, OutputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # discovery errors and anything unexpected: a message, not a crash
         from .baseline import BaselineError
-        from .discovery import DiscoveryError
+        from ..discovery import DiscoveryError
 
         if isinstance(exc, (DiscoveryError, BaselineError)):
             print(f"error: {exc}", file=sys.stderr)

@@ -7,10 +7,7 @@ import ast
 import io
 import tokenize
 
-from ..engine.noqa import add_noqa
-
-# A syntax error cannot be suppressed (engine/noqa.py), so there is no comment to add.
-UNSUPPRESSIBLE = frozenset({"E999"})
+from ..engine.noqa import add_noqa, suppressible
 
 
 def comment_safe_lines(text: str) -> set[int]:
@@ -34,8 +31,8 @@ def with_noqa(text: str, targets: list[tuple[int, str]]) -> tuple[str, list[tupl
     safe = comment_safe_lines(text)
     refused = []
     for line, code in targets:
-        if code in UNSUPPRESSIBLE:
-            refused.append((line, code, "a syntax error cannot be suppressed"))
+        if not suppressible(code):  # a syntax error: no comment can hide it
+            refused.append((line, code, f"{code} cannot be suppressed"))
         elif line not in safe or line >= len(lines):
             refused.append((line, code, "the line ends inside a multi-line string or continues with a backslash; "
                                         "suppress it by hand or use a baseline"))

@@ -63,8 +63,9 @@ def full(results: list[FileResult]) -> Iterable[str]:
             number = str(r.cell_line + 1)
             yield f"{' ' * len(number)} |"
             yield f"{number} | {r.source_line}"
-            width = (r.end_col if r.end_line == r.line else len(r.source_line)) - r.col
-            yield f"{' ' * len(number)} | {' ' * r.col}{'^' * max(width, 1)} {SEVERITY_NAME[r.severity]}"
+            room = len(r.source_line) - r.source_col
+            width = min(r.end_col - r.col, room) if r.end_line == r.line else room
+            yield f"{' ' * len(number)} | {' ' * r.source_col}{'^' * max(width, 1)} {SEVERITY_NAME[r.severity]}"
             if r.fix_title:
                 kind = {"safe": "fix", "unsafe": "unsafe fix", "display": "suggestion"}.get(r.fix_applicability, "fix")
                 yield f"{' ' * len(number)} = {kind}: {r.fix_title}"
@@ -152,10 +153,23 @@ def sarif(results: list[FileResult]) -> str:
                 "rules": rules,
             }},
             "columnKind": "unicodeCodePoints",
+            "invocations": [invocation(results)],
             "results": sarif_results,
         }],
     }
     return json.dumps(log, indent=2, ensure_ascii=False)
+
+
+def invocation(results: list[FileResult]) -> dict:
+    """What kept the run from checking everything (unreadable files, failed rules), as
+    SARIF tool notifications, so code scanning shows them too."""
+    notes = []
+    for result in results:
+        uri = {"physicalLocation": {"artifactLocation": {"uri": result.path.replace("\\", "/"),
+                                                         "uriBaseId": "%SRCROOT%"}}}
+        problems = [result.error, result.skipped_write, *(m.partition("\n")[0] for m in result.rule_errors)]
+        notes += [{"level": "error", "message": {"text": text}, "locations": [uri]} for text in problems if text]
+    return {"executionSuccessful": not notes, "toolExecutionNotifications": notes}
 
 
 def _escape_github(text: str, property_value: bool = False) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from .checker import Checker, RuleSet
 from .config import Settings
 from .model import Finding, Range, Severity
-from .noqa import noqa_map, suppressed
+from .noqa import noqa_map, suppressed, suppressible
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
 from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, class_member, class_members, module_context, walk
@@ -86,6 +86,12 @@ def parse(text: str) -> tuple[ast.Module, list[tuple[int, int, str]]]:
     and after it are still checked."""
     lines = split_lines(text)
     errors: list[tuple[int, int, str]] = []
+    if "\0" in text:
+        # Python refuses the whole text for a NUL byte and names no place: report the first
+        # one where it is, and parse the rest with spaces in their place.
+        line = next(index for index, content in enumerate(lines) if "\0" in content)
+        errors.append((line, lines[line].index("\0"), "source contains a NUL byte (a binary file?)"))
+        lines = [content.replace("\0", " ") for content in lines]
     for _ in range(MAX_RECOVERIES):
         try:
             return ast.parse("".join(lines)), errors
@@ -181,7 +187,7 @@ def _finish(source: SourceText, settings: Settings, tables: Tables | None, path:
     findings = [f for span in spans for f in span.findings]
     findings.extend(extra)
     kept = [f for f in findings
-            if not suppressed(f, noqa) and not (ignored and f.code != "E999" and f.code.startswith(ignored))]
+            if not suppressed(f, noqa) and not (ignored and f.code.startswith(ignored) and suppressible(f.code))]
     kept.sort(key=lambda f: (f.range, f.code))
     return Analysis(kept, errors, spans, module, syntax_errors, settings, tables, _digest(source.text), walked)
 

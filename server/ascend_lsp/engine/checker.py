@@ -57,6 +57,9 @@ class Checker:
         self.facts: dict[str, Range] = {}  # what the current statement showed, for "module" handlers
         self.references: list[Reference] | None = None  # every resolved reference, when asked for
         self.in_type_only = False  # while handling a reference that is only a type (a hint, isinstance())
+        # per-object facts handlers derive once, not once per element (id → (object, fact)):
+        # the strings of a 10,000-element list each ask about the same list
+        self.derived: dict[int, tuple[object, object]] = {}
 
     def note(self, fact: str, where: ast.AST | Range) -> None:
         """Record a fact about the file (first place wins) for the "module" handlers."""
@@ -163,5 +166,16 @@ class Checker:
         for func in handlers:
             try:
                 func(self, *args)
-            except Exception:  # a broken rule must not take the others down
-                self.errors.append(f"rule handler {func.__module__}.{func.__name__} failed:\n{traceback.format_exc()}")
+            except Exception as exc:  # a broken rule must not take the others down, nor go unnoticed
+                self.errors.append(rule_failure(func, args[0] if args else None, exc))
+
+
+def rule_failure(func: Callable, subject: object, exc: Exception) -> str:
+    """What an adapter shows for a handler that raised: the rules it reports, where, what,
+    then the traceback (first line alone is the summary)."""
+    codes = sorted(getattr(func, "codes", ()))  # set by rules.base.handles
+    node = subject.node if isinstance(subject, Reference) else subject
+    where = f" at line {node.lineno}" if isinstance(node, ast.AST) and hasattr(node, "lineno") else ""
+    rules = "the table-driven rules" if "table" in codes else "rule " + ", ".join(codes)
+    return (f"{rules} ({func.__module__}.{func.__qualname__}) failed{where}: {type(exc).__name__}: {exc}\n"
+            + "".join(traceback.format_exception(exc)))

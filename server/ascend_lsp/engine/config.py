@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import functools
 import sys
@@ -80,6 +81,22 @@ def _strings(key: str, value) -> tuple[str, ...]:
     return tuple(value)
 
 
+def check_codes(key: str, codes: tuple[str, ...]) -> tuple[str, ...]:
+    """`codes` if each is a rule code or the prefix of one, else a ConfigError with a
+    suggestion (as Ruff rejects `--select RUF999`)."""
+    from ..rules import RULES
+
+    prefixes = {code[:end] for code in RULES for end in range(1, len(code) + 1)}
+    for code in codes:
+        if code not in prefixes:
+            same = sorted(p for p in prefixes if len(p) == len(code))  # NPU99 → NPU9x rather than NPU
+            close = difflib.get_close_matches(code.upper(), same, n=1, cutoff=0.6) or \
+                difflib.get_close_matches(code.upper(), sorted(prefixes), n=1, cutoff=0.6)
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            raise ConfigError(f"{key}: unknown rule code or prefix `{code}`{hint}; `lsp-check rules` lists them")
+    return codes
+
+
 def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Settings:
     """Settings from a `[tool.ascend-lsp]` table or LSP settings object."""
     base = base or Settings(root=root)
@@ -100,16 +117,20 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
             if value not in CHIPS:
                 raise ConfigError(f"`chip` must be one of {', '.join(CHIPS)}, got {value!r}")
             changes["chip"] = value
-        elif key in ("select", "ignore", "exclude"):
+        elif key == "exclude":
             changes[key] = _strings(key, value)
+        elif key in ("select", "ignore"):
+            changes[key] = check_codes(f"`{key}`", _strings(key, value))
         elif key == "extend-select":
-            changes["select"] = changes.get("select", base.select) + _strings(key, value)
+            changes["select"] = changes.get("select", base.select) + check_codes(f"`{key}`", _strings(key, value))
         elif key == "extend-ignore":
-            changes["ignore"] = changes.get("ignore", base.ignore) + _strings(key, value)
+            changes["ignore"] = changes.get("ignore", base.ignore) + check_codes(f"`{key}`", _strings(key, value))
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError("`per-file-ignores` must be a table of glob = [codes]")
-            changes["per_file_ignores"] = tuple((g, _strings(f"per-file-ignores.{g}", c)) for g, c in value.items())
+            changes["per_file_ignores"] = tuple(
+                (g, check_codes(f"`per-file-ignores` \"{g}\"", _strings(f"per-file-ignores.{g}", c)))
+                for g, c in value.items())
         elif key == "extra-mappings":
             paths = _strings(key, value)
             changes["extra_mappings"] = tuple(str((Path(root) / p).resolve()) if root else p for p in paths)
@@ -121,6 +142,7 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
         elif key == "severity":
             if not isinstance(value, dict):
                 raise ConfigError("`severity` must be a table of code = \"error\"|\"warning\"|\"info\"|\"hint\"")
+            check_codes("`severity`", tuple(value))
             try:
                 changes["severity"] = tuple((c, Severity.parse(s)) for c, s in value.items())
             except (ValueError, AttributeError) as exc:
@@ -177,4 +199,4 @@ def load_settings(start: Path, base: Settings | None = None) -> Settings:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-__all__ = ["CHIPS", "TARGETS", "ConfigError", "Settings", "from_mapping", "load_settings"]
+__all__ = ["CHIPS", "TARGETS", "ConfigError", "Settings", "check_codes", "from_mapping", "load_settings"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import sys
 from dataclasses import dataclass
 
 from .analyzer import Analysis, analyze
@@ -34,16 +36,25 @@ def apply_edits(text: str, fixes: list[Fix]) -> tuple[str, int]:
             continue
         for edit in fresh:
             taken[edit] = None
-            spans.append(edit[:2])
+            bisect.insort(spans, edit[:2])
         applied += 1
-    out = text
-    for start, end, new in sorted(taken, key=lambda e: (e[0], e[1]), reverse=True):
-        out = out[:start] + new + out[end:]
-    return out, applied
+    parts: list[str] = []
+    at = 0  # one pass over the text: linear however many edits a line gets
+    for start, end, new in sorted(taken, key=lambda e: (e[0], e[1])):
+        parts += (text[at:start], new)
+        at = end
+    parts.append(text[at:])
+    return "".join(parts), applied
 
 
 def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
-    for a, b in spans:
+    """Whether [start, end) conflicts with one of `spans` (sorted, pairwise compatible, so
+    their ends rise too). Every conflict ends after `start`, and only spans that begin at
+    or before `end` can conflict: walk left from there while they end after `start`."""
+    index = bisect.bisect_right(spans, (end, sys.maxsize))
+    while index > 0 and spans[index - 1][1] > start:
+        index -= 1
+        a, b = spans[index]
         if start < b and a < end:
             return True
         if start == end == a == b:
@@ -66,6 +77,7 @@ def fix_text(text: str, settings: Settings, path: str | None = None, unsafe: boo
     """Apply the applicable fixes (of `codes`, if given) until none is left."""
     total = 0
     analysis = analyze(text, settings, path, rules=rules)
+    errors = dict.fromkeys(analysis.errors)  # a rule that failed on any pass failed
     for _ in range(MAX_PASSES):
         fixes = [f.fix for f in analysis.findings
                  if applicable(f.fix, unsafe) and (codes is None or f.code in codes)]
@@ -77,6 +89,8 @@ def fix_text(text: str, settings: Settings, path: str | None = None, unsafe: boo
         total += count
         text = new_text
         analysis = analyze(text, settings, path, rules=rules)
+        errors.update(dict.fromkeys(analysis.errors))
+    analysis.errors = list(errors)
     return FixResult(text, total, analysis, analysis.findings)
 
 

@@ -27,9 +27,17 @@ def noqa_map(source: SourceText) -> dict[int, frozenset[str]]:
     return out
 
 
+def suppressible(code: str) -> bool:
+    """Whether `# noqa` and per-file-ignores may hide `code` (the rule says; see Rule.suppressible)."""
+    from ..rules import RULES
+
+    rule = RULES.get(code)
+    return rule is None or rule.suppressible
+
+
 def suppressed(finding: Finding, noqa: dict[int, frozenset[str]]) -> bool:
     codes = noqa.get(finding.range.start_line)
-    if codes is None or finding.code == "E999":
+    if codes is None or not suppressible(finding.code):
         return False
     return any(finding.code.startswith(prefix) for prefix in codes)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import marshal
 import os
 import sys
@@ -16,6 +17,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .. import __version__
+from ..sources import SourceError, read_regular
 from .model import Applicability
 from .traps import Trap
 
@@ -163,8 +165,8 @@ def read_table(path: Path) -> dict:
             return marshal.loads(cached.read_bytes())
         except (OSError, EOFError, ValueError, TypeError):
             pass
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_regular(str(path))[0].decode("utf-8"))
+    except (OSError, SourceError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise TableError(f"cannot read mapping table {path}: {exc}") from exc
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
@@ -274,5 +276,55 @@ def load_tables(torch_npu_version: str, mindspore_version: str = "2.10",
         _merge_mindspore(tables, read_table(ms_root / name), f"mappings/mindspore/{name}")
     _merge_traps(tables, read_table(ms_root / "traps.toml"))
     for extra_path, _mtime in extra:
-        _merge(tables, read_table(Path(extra_path)), extra_path)
+        data = read_table(Path(extra_path))
+        validate_user_table(data, extra_path)
+        _merge(tables, data, extra_path)
     return tables
+
+
+ROW_KINDS = ("api", "method", "literal", "env", "support")
+
+
+def validate_user_table(data: dict, path: str) -> None:
+    """Check an `extra-mappings` table against mappings/schema/torch_npu.json (its `[meta]`
+    is optional) and that every row names a table-driven rule, so a bad row is a message
+    naming the file, the row and the key, never a rule failing on it later."""
+    import jsonschema  # only projects with their own tables pay for it
+
+    from ..rules import RULES
+    from ..rules.table import TABLE_FILES
+
+    driven = sorted(code for code, rule in RULES.items() if rule.table.startswith(TABLE_FILES))
+    for kind in ROW_KINDS:
+        rows = data.get(kind, ())
+        for index, row in enumerate(rows if isinstance(rows, list) else ()):
+            if isinstance(row, dict) and "rule" in row and row["rule"] not in driven:
+                raise TableError(f"{path}: [[{kind}]] row {index + 1}, key `rule`: {row['rule']!r} is not a "
+                                 f"table-driven rule ({', '.join(driven)})")
+    schema = json.loads((mappings_root() / "schema" / "torch_npu.json").read_text(encoding="utf-8"))
+    schema["required"] = []
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is None:
+        return
+    location, message = list(error.absolute_path), error.message
+    if error.validator == "required" and isinstance(error.instance, dict):
+        location.append(next(k for k in error.validator_value if k not in error.instance))
+        message = "missing (it is required)"
+    elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        location.append(next(k for k in error.instance if k not in error.schema.get("properties", {})))
+        message = "unknown key"
+    raise TableError(f"{path}: {_where(location)}: {message}")
+
+
+def _where(location: list) -> str:
+    """`[[api]] row 3, key `fix`` for a path like ['api', 2, 'fix']."""
+    if not location:
+        return "the table"
+    head, rest = location[0], location[1:]
+    text = f"[[{head}]]" if head in ROW_KINDS else f"[{head}]" if rest else f"key `{head}`"
+    if rest and isinstance(rest[0], int):
+        text += f" row {rest[0] + 1}"
+        rest = rest[1:]
+    if rest:
+        text += ", key `" + ".".join(str(part) for part in rest) + "`"
+    return text

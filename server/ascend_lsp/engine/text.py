@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .model import Range
@@ -24,7 +25,7 @@ class SourceText:
     """Text split into lines once. `ast` reports UTF-8 byte columns; findings use code
     points; the LSP speaks UTF-16. ASCII lines (almost all) skip the conversions."""
 
-    __slots__ = ("text", "lines", "_offsets")
+    __slots__ = ("text", "lines", "_offsets", "_stripped")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -32,13 +33,22 @@ class SourceText:
         if text.endswith(("\n", "\r")):
             self.lines.append("")
         self._offsets: list[int] | None = None
+        # line → (without its break, ASCII?, UTF-8 checkpoints): computed once per line, so
+        # many findings on one long line cost the line once, not once each
+        self._stripped: dict[int, tuple[str, bool, _Utf8Index | None]] = {}
 
     # --- lines -------------------------------------------------------------------------
     def line(self, index: int) -> str:
         """Line `index` (0-based) without its line ending; '' past the end."""
-        if 0 <= index < len(self.lines):
-            return self.lines[index].rstrip("\r\n")
-        return ""
+        return self._line(index)[0]
+
+    def _line(self, index: int) -> tuple[str, bool, _Utf8Index | None]:
+        known = self._stripped.get(index)
+        if known is None:
+            text = self.lines[index].rstrip("\r\n") if 0 <= index < len(self.lines) else ""
+            ascii_ = text.isascii()
+            known = self._stripped[index] = (text, ascii_, None if ascii_ else _Utf8Index(text))
+        return known
 
     @property
     def line_offsets(self) -> list[int]:
@@ -58,18 +68,14 @@ class SourceText:
         return min(offsets[line] + col, offsets[line] + len(self.line(line)))
 
     def position(self, offset: int) -> tuple[int, int]:
-        import bisect
-
         offsets = self.line_offsets
         line = bisect.bisect_right(offsets, offset) - 1
         return line, offset - offsets[line]
 
     # --- columns -----------------------------------------------------------------------
     def col_from_bytes(self, line: int, byte_col: int) -> int:
-        text = self.line(line)
-        if text.isascii():
-            return byte_col
-        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        _text, ascii_, index = self._line(line)
+        return byte_col if ascii_ or index is None else index.col(byte_col)
 
     def range_of(self, node) -> Range:
         """The range of an `ast` node (1-based lines, byte columns) in code points."""
@@ -83,6 +89,25 @@ class SourceText:
 
     def segment(self, rng: Range) -> str:
         return self.text[self.offset(rng.start_line, rng.start_col) : self.offset(rng.end_line, rng.end_col)]
+
+
+class _Utf8Index:
+    """UTF-8 byte column → code-point column for one line, with a checkpoint every STEP
+    characters, so each lookup decodes at most STEP characters' bytes."""
+
+    STEP = 256
+    __slots__ = ("data", "starts")
+
+    def __init__(self, text: str) -> None:
+        self.data = text.encode("utf-8", "surrogatepass")
+        self.starts = [0]  # byte offset of character k * STEP
+        for at in range(0, len(text) - self.STEP, self.STEP):
+            self.starts.append(self.starts[-1] + len(text[at:at + self.STEP].encode("utf-8", "surrogatepass")))
+
+    def col(self, byte_col: int) -> int:
+        block = bisect.bisect_right(self.starts, byte_col) - 1
+        part = self.data[self.starts[block]:byte_col]
+        return block * self.STEP + len(part.decode("utf-8", errors="ignore"))
 
 
 def utf16_col(line_text: str, col: int) -> int:

@@ -347,7 +347,10 @@ def walk(items: list, module_scope: Scope) -> Events:
             if value is not None:
                 assigns.append((node, scope))
                 member = scope.kind == CLASS and value in scope.members
-                push((value, scope, StringContext("value", siblings=scope.members) if member else VALUE, None))
+                if kind is ast.Assign and any(type(t) is Name and t.id == "__all__" for t in node.targets):
+                    push((value, scope, MESSAGE, None))  # names of the module's attributes, not values
+                else:
+                    push((value, scope, StringContext("value", siblings=scope.members) if member else VALUE, None))
             continue
         if kind is ast.Global or kind is ast.Nonlocal:
             scope.globals.update(node.names)

@@ -14,7 +14,7 @@ from lsprotocol import types
 from ..engine.analyzer import Analysis
 from ..engine.config import Settings
 from ..engine.model import Applicability, Finding
-from ..engine.noqa import add_noqa
+from ..engine.noqa import add_noqa, suppressible
 from ..rules import RULES
 from ..rules.base import rule_url
 from .documents import Snapshot, View
@@ -23,7 +23,6 @@ from .positions import Lines, range_json, to_units
 from .runs import run_diagnostics
 
 SOURCE = "ascend-lsp"
-NO_NOQA = frozenset({"E999"})  # a syntax error cannot be silenced
 
 
 @dataclass(slots=True)
@@ -64,7 +63,7 @@ def diagnostic_key(diagnostic: types.Diagnostic) -> tuple:
 def _diagnostic(finding: Finding, view: View, snapshot: Snapshot, lines: Lines) -> tuple[types.Diagnostic, dict]:
     rng = lines.range(finding.range, view.first)
     data: dict = {"fixes": [fix for fix in (_fix_data(f, view, snapshot, lines) for f in finding.fixes) if fix]}
-    if finding.code not in NO_NOQA:
+    if suppressible(finding.code):
         data["noqa"] = _noqa_data(finding, view, lines)
     rule = RULES.get(finding.code)
     diagnostic = types.Diagnostic(
@@ -134,7 +133,7 @@ WORKSPACE_SUFFIXES = (".py", ".pyi")
 def workspace_files(folders: dict[str, Settings]) -> list[str]:
     """The .py files of the workspace folders (folder → its settings), as `lsp-check`
     would find them."""
-    from ..cli.discovery import discover
+    from ..discovery import discover
 
     found: list[str] = []
     for folder, settings in folders.items():

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace import Workspace
 
-from ..cli.sources import CELL_MARK, CELL_MARK_RE, MAGIC, MAGIC_MARK
+from ..sources import CELL_MARK, CELL_MARK_RE, MAGIC, MAGIC_MARK
 
 # Python cells of any notebook type. (A selector without `notebook` is also valid LSP, but
 # lsprotocol's converter cannot read it back, which breaks pygls-based clients.)

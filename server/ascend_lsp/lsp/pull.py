@@ -86,7 +86,7 @@ class DiskReports:
         self._cache: dict[str, tuple[tuple, Report]] = {}
 
     def report(self, path: str, uri: str, settings: Settings, generation: int, encoding: str) -> Report | None:
-        from ..cli.sources import SourceError, read_source
+        from ..sources import SourceError, read_source
 
         try:
             stat = os.stat(path)

@@ -16,6 +16,7 @@ from lsprotocol import types
 
 from ..analysis import analyze
 from ..engine.analyzer import Analysis, TextEdit
+from ..engine.tables import TableError
 from .diagnostics import Report, convert
 from .documents import Documents, Snapshot, Subject, subject_path
 
@@ -142,9 +143,13 @@ class Scheduler:
             return
         error = future.exception()
         if error is not None:
-            # The engine promises not to raise; if it does, say so, start afresh next
-            # time, and do not retry this same version forever.
-            self.log_once("".join(traceback.format_exception(error)), types.MessageType.Error)
+            # The engine promises not to raise but for a table it cannot use (the user's
+            # own, named in the message); otherwise say so, start afresh next time, and do
+            # not retry this same version forever.
+            if isinstance(error, TableError):
+                self.server.show_config_error(f"ascend-lsp: {error}")
+            else:
+                self.log_once("".join(traceback.format_exception(error)), types.MessageType.Error)
             subject.base, subject.edits = None, [(v, None) for v, _ in subject.edits]
             failed = True
         else:
@@ -152,7 +157,11 @@ class Scheduler:
             subject.settle(snapshot.version, result.analysis)
             subject.result = result
             for message in result.analysis.errors:
-                self.log_once(f"a rule failed (the other rules still ran): {message}", types.MessageType.Error)
+                # once per failing rule, not per place it failed at
+                rule = message.partition(" failed")[0]
+                self.log_once(f"a rule failed (the other rules still ran): {message}", types.MessageType.Error, rule)
+                self.server.show_config_error(f"ascend-lsp: {rule} failed; its findings are missing (details in "
+                                              "the log)")
             failed = False
         if self.server.documents.subjects.get(subject.uri) is not subject:
             return
@@ -184,9 +193,9 @@ class Scheduler:
             del subject.published[uri]
             self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
-    def log_once(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
-        if message not in self._logged:
-            self._logged.add(message)
+    def log_once(self, message: str, kind: types.MessageType = types.MessageType.Info, key: str = "") -> None:
+        if (key or message) not in self._logged:
+            self._logged.add(key or message)
             self.server.window_log_message(types.LogMessageParams(kind, message))
 
     def shutdown(self) -> None:

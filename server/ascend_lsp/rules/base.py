@@ -37,6 +37,7 @@ class Rule:
     table: str = ""  # the mappings/ file a table-driven rule reads
     on_type_only: bool = True  # False: a class only named in a type hint or isinstance() is not reported
     module: str = ""  # the module that declared it (set by rule())
+    suppressible: bool = True  # False: neither noqa comments nor per-file-ignores hide it (a syntax error)
 
     @property
     def doc(self) -> Doc:
@@ -95,6 +96,7 @@ def handles(kind: str, *codes: str) -> Callable:
 
     def register(func: Callable) -> Callable:
         HANDLERS[kind].append((frozenset(codes), func))
+        func.codes = getattr(func, "codes", frozenset()) | frozenset(codes)  # type: ignore[attr-defined]  # named if it fails
         return func
 
     return register

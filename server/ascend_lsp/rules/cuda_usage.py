@@ -23,8 +23,13 @@ rule(
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
         example='device = torch.device("cuda:0")\nx = x.to("cuda")\n\n# becomes\n\ndevice = torch.device("npu:0")\n'
                 'x = x.to("npu")',
-        fix="Safe: replaces `cuda` with `npu` in the literal text (never inside an f-string's `{...}`). "
-            "Strings in log messages, docstrings and exception texts are prose and never flagged.",
+        fix="Replaces `cuda` with `npu` in the literal text (never inside an f-string's `{...}`). Safe where the "
+            "literal selects a device: an argument of `torch.device(...)`, `.to(...)`, `torch.autocast(...)`, a "
+            "`device=`, `device_type=`, `map_location=` or `output_device=` keyword, or a comparison with a device "
+            "or its type (`x.device.type == \"cuda\"`). Unsafe elsewhere (a value assigned, a dict key, an enum "
+            "member, one element of a list): such a string may be a name or a key looked up elsewhere, so the "
+            "rename needs review. Strings in log messages, docstrings, exception texts and `__all__` are never "
+            "flagged.",
         source=TRANSFER + "; msFmkTransplt ReplaceStringRule (Ascend/mstt builtin_rules.json).",
     ),
 )

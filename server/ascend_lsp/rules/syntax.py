@@ -7,6 +7,7 @@ from .base import rule
 
 rule(
     code="E999", name="syntax-error", severity=Severity.ERROR, fix="never", targets=("torch_npu", "mindspore"),
+    suppressible=False,
     message="SyntaxError: {name}",
     doc=dict(
         what="Reports where Python cannot parse the file.",

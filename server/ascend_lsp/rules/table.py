@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import cast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Range
@@ -22,6 +23,8 @@ ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 SEARCH_METHODS = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "split", "rsplit",
                           "partition", "rpartition", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix"})
 BACKEND_STRING = re.compile(r"(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc)(?:,(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc))*")
+DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location", "output_device"})
+DEVICE_CALLS = frozenset({"device", "to", "autocast"})  # torch.device(...), x.to(...), torch.autocast(...)
 FROM_MODULE = re.compile(r"from\s+(?P<module>[\w.]+)\s+import")
 
 
@@ -29,7 +32,7 @@ def is_prose(context: StringContext) -> bool:
     return context.kind == "message"
 
 
-def names_no_device(context: StringContext, replacement: str) -> bool:
+def names_no_device(checker: Checker, context: StringContext, replacement: str) -> bool:
     """The literal is not a device or backend being chosen: an attribute name
     (`getattr(torch.version, "cuda")`), text being searched (`name.endswith("cuda")`), a
     `Literal[...]` type, or one option among others that already include the NPU one
@@ -45,7 +48,34 @@ def names_no_device(context: StringContext, replacement: str) -> bool:
     if context.kind == "subscript":
         if last_name(context.node.value) == "Literal":
             return True
-    return any(type(e) is ast.Constant and e.value == replacement for e in context.siblings)
+    return replacement in sibling_strings(checker, context.siblings)
+
+
+def sibling_strings(checker: Checker, siblings: tuple) -> frozenset:
+    """The string constants among `siblings`, computed once per display (not per element)."""
+    known = checker.derived.get(id(siblings))
+    if known is None or known[0] is not siblings:
+        strings = frozenset(e.value for e in siblings if type(e) is ast.Constant and type(e.value) is str)
+        known = checker.derived[id(siblings)] = (siblings, strings)
+    return cast(frozenset, known[1])
+
+
+def selects_device(context: StringContext) -> bool:
+    """The literal is used as a device: a device argument (`torch.device("cuda")`,
+    `.to("cuda")`, `device="cuda"`, `map_location="cuda:0"`) or compared with a device or
+    its type (`x.device.type == "cuda"`). Only there is renaming it meaning kept; a value
+    assigned, a dict key, an enum member or one element of a list may be anything (a
+    name, a key looked up elsewhere), so its rewrite needs review."""
+    if context.siblings:
+        return False
+    if context.kind == "arg" and context.call is not None:
+        if context.keyword is not None:
+            return context.keyword in DEVICE_KEYWORDS
+        return context.position == 0 and last_name(context.call.func) in DEVICE_CALLS
+    if context.kind == "compare" and type(context.node) is ast.Compare:
+        operands = (context.node.left, *context.node.comparators)
+        return any(type(o) is not ast.Constant and last_name(o) in ("type", "device") for o in operands)
+    return False
 
 
 def backend_spec(value: str) -> bool:
@@ -275,7 +305,7 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
     if "cuda" not in value and "nccl" not in value:
         return
     for entry in tables.literals:
-        if names_no_device(context, entry.replacement):
+        if names_no_device(checker, context, entry.replacement):
             continue
         if entry.kind == "backend" and backend_spec(value):
             if context.kind == "compare":
@@ -288,7 +318,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             return
         if entry.kind == "device" and DEVICE_STRING.fullmatch(value.strip()) and entry.name in value:
             new = value.replace(entry.name, entry.replacement)
-            fix = word_fix(checker, node, [(entry.name, entry.replacement)], entry.fix,
+            applicability = entry.fix if selects_device(context) else Applicability.UNSAFE
+            fix = word_fix(checker, node, [(entry.name, entry.replacement)], applicability,
                            f"Replace `{value}` with `{new}`") if entry.fix else None
             report(checker, entry, node, value, new, fix)
             return

@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..engine.config import Settings
+from .engine.config import Settings
 
 EXTENSIONS = (".py", ".pyi", ".ipynb")
 # Never worth descending into (Ruff excludes the same kind of folders by default).
@@ -51,9 +51,11 @@ def _excluded(path: Path, settings: Settings) -> bool:
     return False
 
 
-def discover(paths: list[str], settings: Settings, force_exclude: bool = False) -> list[str]:
+def discover(paths: list[str], settings: Settings, force_exclude: bool = False,
+             unreadable: list[tuple[str, str]] | None = None) -> list[str]:
     """Files to check, sorted. A file named explicitly is always checked, unless
-    `force_exclude` (pre-commit names every staged file, excluded ones too)."""
+    `force_exclude` (pre-commit names every staged file, excluded ones too). Folders that
+    cannot be listed are added to `unreadable` as (folder, why), never skipped unsaid."""
     found: dict[str, None] = {}
     for raw in paths:
         matches = glob.glob(raw, recursive=True) if glob.has_magic(raw) else [raw]
@@ -62,7 +64,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
         for match in matches:
             path = Path(match)
             if path.is_dir():
-                for file in _walk(path, settings):
+                for file in _walk(path, settings, unreadable if unreadable is not None else []):
                     found[file] = None
             elif path.exists() or path.is_symlink():
                 if glob.has_magic(raw) and not match.endswith(EXTENSIONS):
@@ -75,10 +77,14 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
     return sorted(found)
 
 
-def _walk(folder: Path, settings: Settings) -> list[str]:
+def _walk(folder: Path, settings: Settings, unreadable: list[tuple[str, str]]) -> list[str]:
     tracked = _git_files(folder)
     out = []
-    for root, dirs, files in os.walk(folder):
+
+    def failed(exc: OSError) -> None:
+        unreadable.append((str(exc.filename or folder), f"cannot list the folder: {exc.strerror or exc}"))
+
+    for root, dirs, files in os.walk(folder, onerror=failed):
         dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info"))
         for name in files:
             if not name.endswith(EXTENSIONS):

@@ -1,4 +1,4 @@
-"""Reading what is checked: Python files (any encoding PEP 263 allows) and notebooks."""
+"""Reading what is checked (for the CLI and the server): Python files in any PEP 263 encoding, notebooks."""
 
 from __future__ import annotations
 
@@ -7,16 +7,47 @@ import json
 import os
 import re
 import tokenize
+from stat import S_ISDIR, S_ISFIFO, S_ISREG
 from dataclasses import dataclass, field
 
 CELL_MARK = "# %% ascend-lsp cell {index}\n"
 CELL_MARK_RE = re.compile(r"^# %% ascend-lsp cell (\d+)$")
 MAGIC = re.compile(r"^\s*[%!]")
+FIRST_LINES = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)?[^\r\n]*(?:\r\n|\r|\n)?")
 MAGIC_MARK = "# ascend-lsp magic: "  # a magic kept as a comment, restored on write
+
+
+MAX_BYTES = 32 * 1024 * 1024  # larger is not source code a person wrote; reported, not read
 
 
 class SourceError(Exception):
     """The file cannot be checked; the message says why, for a person."""
+
+
+def read_regular(path: str, limit: int = MAX_BYTES) -> tuple[bytes, int]:
+    """The bytes of a regular file (through symlinks) and its mtime. A FIFO, a device
+    (`/dev/zero`, `/dev/urandom`) or a socket is refused without reading (a FIFO is
+    opened non-blocking, so it cannot hang), and so is a file over `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            stat = os.fstat(fd)
+            if not S_ISREG(stat.st_mode):
+                kind = "a directory" if S_ISDIR(stat.st_mode) else "a FIFO" if S_ISFIFO(stat.st_mode) else \
+                    "a device or socket"
+                raise SourceError(f"not a regular file ({kind}); only files are read")
+            if stat.st_size > limit:
+                raise SourceError(f"too large to check ({stat.st_size / 2**20:.1f} MiB; the limit is "
+                                  f"{limit / 2**20:.0f} MiB)")
+            raw = handle.read(limit + 1)  # a file growing while read stays bounded
+        except OSError as exc:
+            raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise SourceError(f"too large to check (over the limit of {limit / 2**20:.0f} MiB)")
+    return raw, stat.st_mtime_ns
 
 
 @dataclass(slots=True)
@@ -43,19 +74,15 @@ class Source:
         return label, line - first
 
 
-def read_source(path: str) -> Source:
-    try:
-        with open(path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
-            raw = handle.read()
-    except OSError as exc:
-        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    if b"\0" in raw[:8192]:
-        raise SourceError("binary file (contains NUL bytes), not Python source")
+def read_source(path: str, limit: int = MAX_BYTES) -> Source:
+    raw, mtime_ns = read_regular(path, limit)
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise SourceError(f"binary file (a NUL byte at byte {nul}), not Python source")
     if path.endswith(".ipynb"):
-        return _notebook(path, raw, stat.st_mtime_ns)
+        return _notebook(path, raw, mtime_ns)
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(_first_lines(raw)).readline)
     except SyntaxError as exc:
         try:
             raw.decode("utf-8")
@@ -70,7 +97,14 @@ def read_source(path: str) -> Source:
         raise SourceError(f"not valid {encoding} text ({exc.reason if hasattr(exc, 'reason') else exc}); "
                           "declare the encoding with a `# -*- coding: ... -*-` line or re-save as UTF-8") from None
     newline = "\r\n" if "\r\n" in text[:10000] else "\n"
-    return Source(path, text, raw, stat.st_mtime_ns, "utf-8" if encoding == "utf-8-sig" else encoding, bom, newline)
+    return Source(path, text, raw, mtime_ns, "utf-8" if encoding == "utf-8-sig" else encoding, bom, newline)
+
+
+def _first_lines(raw: bytes) -> bytes:
+    """The first two lines, with `\n` breaks: where PEP 263 looks for a coding cookie.
+    `readline` would break only at `\n`, so a file with `\r` breaks would be searched
+    whole, and a `coding: x` in any comment would count."""
+    return b"".join(line.rstrip(b"\r\n") + b"\n" for line in FIRST_LINES.match(raw).group().splitlines(True))
 
 
 def _notebook(path: str, raw: bytes, mtime_ns: int) -> Source:
