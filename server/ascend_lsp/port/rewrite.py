@@ -147,6 +147,7 @@ class Porter(cst.CSTTransformer):
         self.items: list[Item] = []
         self.marks: list[str] = []
         self.initializers: set[str] = set()
+        self.helpers: set[str] = set()
         self.class_stack: list[str] = []
         self.method_stack: list[str] = []
         self.narrowed: list[dict[str, list[str]]] = []  # isinstance() narrowing: name → torch layers
@@ -184,6 +185,7 @@ class Porter(cst.CSTTransformer):
         header = HEADER
         if self.initializers:
             header += f"from mindspore.common.initializer import {', '.join(sorted(self.initializers))}\n"
+        header += "".join(sorted(self.helpers))
         new = list(cst.parse_module(header).body)
         body: list = []
         for statement in updated_node.body:
@@ -346,9 +348,21 @@ class Porter(cst.CSTTransformer):
             return self._method_call(original_node, updated_node)
         if qualname in BY_TORCH:
             return self._spec_call(original_node, updated_node, BY_TORCH[qualname])
+        if qualname == "torch.nn.ModuleDict" and self._holds_containers(original_node):
+            self.converted(original_node, f"{qualname} holding containers → {specs.CONTAINER_DICT} (a Cell)")
+            self.helpers.add(specs.CONTAINER_DICT_SOURCE)
+            return updated_node.with_changes(func=cst.Name(specs.CONTAINER_DICT))
         if qualname in LAYER_CLASSES:
             self.converted(original_node, f"{qualname} → {LAYER_CLASSES[qualname]}")
             return updated_node.with_changes(func=cst.parse_expression(LAYER_CLASSES[qualname]))
+        if qualname == "torch.nn.init.calculate_gain":
+            gain = specs.GAINS.get(literal(updated_node.args[0].value)) if len(updated_node.args) == 1 else None  # type: ignore[arg-type]
+            if gain is None:
+                self.flag(original_node, NEEDS_PERSON, "calculate_gain: only a literal nonlinearity without "
+                                                       "parameter has a fixed value")
+                return updated_node
+            self.converted(original_node, f"calculate_gain → {gain!r}")
+            return specs.expr(gain)
         if qualname.startswith("torch.nn.init."):
             return self._init_call(original_node, updated_node, qualname.rsplit(".", 1)[1])
         if qualname in ("torch.no_grad", "torch.inference_mode"):
@@ -359,6 +373,12 @@ class Porter(cst.CSTTransformer):
         if qualname.startswith(("torch", "torchvision")):
             self.flag(original_node, UNSUPPORTED, f"`{qualname}` has no MindSpore counterpart in the port tables")
         return updated_node
+
+    def _holds_containers(self, call: cst.Call) -> bool:
+        finder = _CallFinder(self.facts, specs.CONTAINER_CALLS)
+        for arg in call.args:
+            arg.value.visit(finder)
+        return finder.found
 
     def _spec_call(self, original: cst.Call, updated: cst.Call, spec: specs.Spec):  # type: ignore[no-untyped-def]
         try:
@@ -411,6 +431,11 @@ class Porter(cst.CSTTransformer):
             if not updated.args:
                 return shape
             return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated.args[0].value))])
+        if method in ("new_zeros", "new_ones", "new_empty") and len(updated.args) > 1 and \
+                all(a.keyword is None and a.star == "" for a in updated.args):
+            self.converted(original, f"`.{method}(*size)` → `.{method}(size)`")
+            shape = cst.Tuple([cst.Element(a.value) for a in updated.args])
+            return updated.with_changes(args=[cst.Arg(shape)])
         if method == "modules" and _is_self(receiver) and not updated.args and self.in_module_class():
             self.converted(original, "`self.modules()` → `self.cells_and_names()`")
             return cst.parse_expression("(cell for _, cell in self.cells_and_names())")
@@ -442,6 +467,14 @@ class Porter(cst.CSTTransformer):
                                                                else "tensor attribute"))
         return cst.Assign(targets=[cst.AssignTarget(cst.parse_expression(f"self.{name}"))],
                           value=cst.parse_expression(value))
+
+
+class _CallFinder(cst.CSTVisitor):
+    def __init__(self, facts: _Facts, names: tuple[str, ...]) -> None:
+        self.facts, self.names, self.found = facts, names, False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found = self.found or self.facts.qualname(node.func) in self.names
 
 
 def _bind(call: cst.Call, spec: specs.Spec) -> dict[str, cst.BaseExpression]:
@@ -505,7 +538,7 @@ def _imports_torch(statement: cst.Import | cst.ImportFrom) -> bool:
     if isinstance(statement, cst.Import):
         return all(source(a.name).split(".")[0] == "torch" for a in statement.names)
     return statement.module is not None and source(statement.module).split(".")[0] == "torch" \
-        and statement.relative == []
+        and not statement.relative
 
 
 def _inside_import(porter: Porter, node: cst.CSTNode) -> bool:

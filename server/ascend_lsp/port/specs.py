@@ -208,7 +208,20 @@ def _softmax_cell(args: Args) -> Out:
     return [("axis", args["dim"])]
 
 
+def _scale_factor(args: Args) -> Args:
+    """MindSpore 2.10 wants a float scale_factor (torch takes an int too)."""
+    if "scale_factor" not in args:
+        return args
+    value = literal(args["scale_factor"])
+    if isinstance(value, (int, float)):
+        return {**args, "scale_factor": expr(float(value))}
+    if value is _UNSET:
+        return {**args, "scale_factor": cst.parse_expression(f"float({source(args['scale_factor'])})")}
+    raise Manual(f"scale_factor={source(args['scale_factor'])}: MindSpore takes one float")
+
+
 def _upsample(args: Args) -> Out:
+    args = _scale_factor(args)
     out = _keep("size", "scale_factor", "mode", "align_corners")(args)
     if "scale_factor" in args:
         out.append(("recompute_scale_factor", cst.Name("True")))
@@ -263,6 +276,24 @@ LAYERS = [
 CONTAINERS = {R + "Sequential": "nn.SequentialCell", R + "ModuleList": "nn.CellList", R + "ModuleDict": "nn.CellDict",
               R + "Module": "nn.Cell", R + "Parameter": "mindspore.Parameter"}
 
+# MindSpore's CellDict refuses a CellList / SequentialCell / CellDict entry (torch's ModuleDict
+# takes any module): such a ModuleDict becomes this plain Cell, whose attributes are the entries.
+CONTAINER_DICT = "_CellDict"
+CONTAINER_DICT_SOURCE = '''
+
+class _CellDict(nn.Cell):
+    """torch.nn.ModuleDict holding containers, which mindspore.nn.CellDict refuses."""
+
+    def __init__(self, cells):
+        super().__init__()
+        for name, cell in dict(cells).items():
+            setattr(self, name, cell)
+
+    def __getitem__(self, name):
+        return getattr(self, name)
+'''
+CONTAINER_CALLS = (R + "Sequential", R + "ModuleList", R + "ModuleDict")
+
 
 def _dim_to_axis(*names: str, positional: int = 1) -> Callable[[Args], Out]:
     return _keep(*names, rename={"dim": "axis"}, positional=positional)
@@ -290,6 +321,7 @@ def _pool_function(args: Args) -> Out:
 
 def _interpolate(args: Args) -> Out:
     _not_default(args, "antialias", False, "antialias has no `ops.interpolate` counterpart")
+    args = _scale_factor(args)
     out = _keep("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
                 positional=1)(args)
     if "scale_factor" in args and "recompute_scale_factor" not in args:
@@ -362,7 +394,11 @@ INIT = {
     "kaiming_uniform_": ("HeUniform", ("a", "mode", "nonlinearity")),
     "kaiming_normal_": ("HeNormal", ("a", "mode", "nonlinearity")),
     "trunc_normal_": ("TruncatedNormal", ("mean", "std", "a", "b")),
+    "orthogonal_": ("Orthogonal", ("gain",)),
 }
+# torch.nn.init.calculate_gain's table (torch's documentation), for a literal nonlinearity
+GAINS = {"linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3,
+         "relu": 2.0 ** 0.5, "selu": 0.75}
 
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
 LAYER_CLASSES = {spec.torch: spec.mindspore for spec in LAYERS} | CONTAINERS
