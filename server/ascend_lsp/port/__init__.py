@@ -5,11 +5,14 @@ never on the linting path or at server start.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .rewrite import PortResult
 
+PORT_SUFFIX = "_mindspore"
 INSTALL_HINT = "porting needs libcst: pip install 'ascend-lsp[port]' (or pip install libcst)"
 
 
@@ -27,3 +30,9 @@ def port_source(text: str, path: str = "<source>") -> "PortResult":
             raise PortUnavailable(INSTALL_HINT) from None
         raise
     return port(text, path)
+
+
+def default_port_path(source: str | os.PathLike) -> Path:
+    """Where a port goes unless told: beside the source, `model.py` → `model_mindspore.py`."""
+    path = Path(source)
+    return path.with_name(f"{path.stem}{PORT_SUFFIX}{path.suffix or '.py'}")

@@ -313,11 +313,20 @@ class Porter(cst.CSTTransformer):
         if qualname in LAYER_CLASSES:
             self.converted(original, f"{qualname} → {LAYER_CLASSES[qualname]}")
             return cst.parse_expression(LAYER_CLASSES[qualname])
+        if qualname == "torch.nn" and isinstance(parent, cst.Arg) and self._getattr_argument(parent):
+            self.flag(original, NEEDS_PERSON, "getattr(nn, …) picks the layer at run time: check that the "
+                                              "mindspore.nn class of that name takes the same arguments")
+            return cst.Name("nn")
         if qualname.startswith("torch.") and qualname[6:] in DTYPES:
             self.converted(original, f"{qualname} → mindspore.{DTYPES[qualname[6:]]}")
             return cst.parse_expression(f"mindspore.{DTYPES[qualname[6:]]}")
         self.flag(original, UNSUPPORTED, f"`{qualname}` has no MindSpore counterpart here")
         return updated
+
+    def _getattr_argument(self, arg: cst.Arg) -> bool:
+        call = self.get_metadata(ParentNodeProvider, arg)
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "getattr" \
+            and call.args[0] is arg
 
     def _weight_attribute(self, node: cst.Attribute) -> str | None:
         """`m.weight` → `m.gamma` when `m` is a BatchNorm (isinstance() or `self.m = nn.BatchNorm2d(...)`)."""
@@ -436,6 +445,11 @@ class Porter(cst.CSTTransformer):
             self.converted(original, f"`.{method}(*size)` → `.{method}(size)`")
             shape = cst.Tuple([cst.Element(a.value) for a in updated.args])
             return updated.with_changes(args=[cst.Arg(shape)])
+        if method in ("eval", "train") and len(updated.args) <= (method == "train") and \
+                all(a.keyword is None and a.star == "" for a in updated.args):
+            mode = updated.args[0].value if updated.args else cst.Name(str(method == "train"))
+            self.converted(original, f"`.{method}()` → `.set_train({source(mode)})`")
+            return updated.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(mode)])
         if method == "modules" and _is_self(receiver) and not updated.args and self.in_module_class():
             self.converted(original, "`self.modules()` → `self.cells_and_names()`")
             return cst.parse_expression("(cell for _, cell in self.cells_and_names())")

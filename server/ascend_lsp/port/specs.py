@@ -375,9 +375,12 @@ FUNCTIONS = [
     Spec("torch.matmul", "ops.matmul", ("input", "other"), _keep("input", "other", positional=2)),
     Spec("torch.tril", "ops.tril", ("input", "diagonal"), _keep("input", "diagonal", positional=2)),
     Spec("torch.triu", "ops.triu", ("input", "diagonal"), _keep("input", "diagonal", positional=2)),
-    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout", "out"), _sizes,
+    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
            dropped=("device", "requires_grad", "layout")) for name in ("zeros", "ones")),
-    Spec("torch.arange", "ops.arange", ("start", "end", "step", "dtype", "device", "requires_grad", "out"),
+    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes, dropped=("device", "requires_grad", "layout"))
+      for name in ("randn", "rand")),
+    Spec("torch.manual_seed", "mindspore.set_seed", ("seed",), _keep("seed", positional=1)),
+    Spec("torch.arange", "ops.arange", ("start", "end", "step", "dtype", "device", "requires_grad"),
          _keep("start", "end", "step", "dtype", positional=3), dropped=("device", "requires_grad")),
 ]
 
