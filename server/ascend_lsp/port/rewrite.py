@@ -393,9 +393,12 @@ class Porter(cst.CSTTransformer):
         try:
             args = _bind(updated, spec)
             built = spec.build(args)
+            callee = spec.pick(args) if spec.pick else spec.mindspore
         except Manual as exc:
             self.flag(original, NEEDS_PERSON, f"`{spec.torch}` → `{spec.mindspore}`: {exc}")
             return updated
+        if callee in specs.HELPERS:
+            self.helpers.add(specs.HELPERS[callee])
         new_args = [cst.Arg(value=value) if keyword is None else
                     cst.Arg(keyword=cst.Name(keyword), value=value,
                             equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
@@ -403,8 +406,8 @@ class Porter(cst.CSTTransformer):
                     for keyword, value in built]
         new_args = [arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
                     for arg in new_args[:-1]] + new_args[-1:]
-        self.converted(original, f"{spec.torch} → {spec.mindspore}")
-        return updated.with_changes(func=cst.parse_expression(spec.mindspore), args=new_args)
+        self.converted(original, f"{spec.torch} → {callee}")
+        return updated.with_changes(func=cst.parse_expression(callee), args=new_args)
 
     def _init_call(self, original: cst.Call, updated: cst.Call, name: str):  # type: ignore[no-untyped-def]
         name = name if name.endswith("_") else name + "_"

@@ -56,6 +56,7 @@ class Spec:
     build: Callable[[Args], Out]
     pitfalls: tuple[str, ...] = ()  # the documented traps this conversion answers
     dropped: tuple[str, ...] = ()  # torch-only parameters with no effect here (inplace, device)
+    pick: Callable[[Args], str] | None = None  # the counterpart, when the arguments decide it
 
 
 def _keep(*names: str, rename: dict[str, str] | None = None, positional: int = 0) -> Callable[[Args], Out]:
@@ -127,16 +128,39 @@ def _batchnorm(args: Args) -> Out:
 
 
 def _instancenorm(args: Args) -> Out:
-    # mindspore 2.10's nn.InstanceNorm2d has no CPU kernel; GroupNorm with one group per
-    # channel normalises each sample's channel over its spatial positions, which is what
-    # InstanceNorm does without running statistics. P15: torch's affine defaults to False.
+    # mindspore 2.10's nn.InstanceNorm2d has no CPU kernel. With affine parameters, GroupNorm
+    # with one group per channel normalises each sample's channel over its positions, which is
+    # what InstanceNorm does without running statistics; without them (P15: torch's default),
+    # GroupNorm would still own gamma/beta, so a parameter-free cell does it.
     _not_default(args, "track_running_stats", False, "track_running_stats=True has no MindSpore counterpart")
-    channels = args["num_features"]
-    out: Out = [(None, channels), (None, channels)]
-    if "eps" in args:
-        out.append(("eps", args["eps"]))
-    out.append(("affine", args.get("affine", cst.Name("False"))))
-    return out
+    if _affine(args):
+        return [(None, args["num_features"]), (None, args["num_features"]), *_keep("eps")(args)]
+    return [(None, args["num_features"]), *_keep("eps")(args)]
+
+
+def _affine(args: Args) -> bool:
+    value = literal(args.get("affine", cst.Name("False")))
+    if value not in (True, False):
+        raise Manual("affine must be a literal True or False: it decides which cell ports it")
+    return bool(value)
+
+
+INSTANCE_NORM = "_InstanceNorm"
+INSTANCE_NORM_SOURCE = '''
+
+class _InstanceNorm(nn.Cell):
+    """torch.nn.InstanceNorm without affine parameters or running statistics."""
+
+    def __init__(self, num_features, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+
+    def construct(self, x):
+        axes = tuple(range(2, x.ndim))
+        mean = x.mean(axis=axes, keep_dims=True)
+        var = ((x - mean) ** 2).mean(axis=axes, keep_dims=True)
+        return (x - mean) / ops.sqrt(var + self.eps)
+'''
 
 
 def _layernorm(args: Args) -> Out:
@@ -145,6 +169,9 @@ def _layernorm(args: Args) -> Out:
     shape = args["normalized_shape"]
     if not isinstance(shape, (cst.Tuple, cst.List)):  # P06: MindSpore wants a tuple or list
         shape = cst.Tuple([cst.Element(shape)])
+    if len(shape.elements) > 1:  # MindSpore normalises over the last axis unless told, by a rank-dependent axis
+        raise Manual("a normalized_shape of several axes needs begin_norm_axis=begin_params_axis=rank - "
+                     f"{len(shape.elements)} (MindSpore 2.10 refuses negative ones)")
     return [(None, shape), ("epsilon", args.get("eps", expr(1e-5)))]  # P06: epsilon defaults to 1e-7
 
 
@@ -239,7 +266,8 @@ LAYERS = [
                                                      "track_running_stats"), _batchnorm, ("P03", "P04"))
       for d in ("1d", "2d")),
     *(Spec(R + f"InstanceNorm{d}", "nn.GroupNorm", ("num_features", "eps", "momentum", "affine",
-                                                    "track_running_stats"), _instancenorm, ("P15",))
+                                                    "track_running_stats"), _instancenorm, ("P15",),
+           pick=lambda a: "nn.GroupNorm" if _affine(a) else INSTANCE_NORM)
       for d in ("1d", "2d")),
     Spec(R + "GroupNorm", "nn.GroupNorm", ("num_groups", "num_channels", "eps", "affine"),
          _keep("num_groups", "num_channels", "eps", "affine", positional=2)),
@@ -403,6 +431,7 @@ INIT = {
 GAINS = {"linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3,
          "relu": 2.0 ** 0.5, "selu": 0.75}
 
+HELPERS = {INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE}
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
 LAYER_CLASSES = {spec.torch: spec.mindspore for spec in LAYERS} | CONTAINERS
 
