@@ -88,8 +88,10 @@ def _conv(args: Args) -> Out:
     value = literal(padding)
     if padding is None or value == 0:
         out.append(("pad_mode", expr("valid")))  # P07: MindSpore pads ('same') by default
-    elif value in ("same", "valid"):
+    elif value == "valid" or value == "same" and _odd(args["kernel_size"]):
         out.append(("pad_mode", padding))
+    elif value == "same":  # P07: with an odd total padding MindSpore puts the extra row on the other side
+        raise Manual("padding='same' with a kernel that is not a literal odd size: check which side is padded")
     elif isinstance(value, int):
         out += [("pad_mode", expr("pad")), ("padding", padding)]
     elif isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
@@ -108,6 +110,12 @@ def _conv(args: Args) -> Out:
         out.append(("group", args["groups"]))
     out.append(("has_bias", args.get("bias", cst.Name("True"))))  # P08: has_bias defaults to False
     return out
+
+
+def _odd(kernel: cst.BaseExpression) -> bool:
+    value = literal(kernel)
+    sizes = value if isinstance(value, tuple) else (value,)
+    return all(isinstance(k, int) and k % 2 == 1 for k in sizes)
 
 
 def _batchnorm(args: Args) -> Out:
