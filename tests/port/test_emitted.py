@@ -84,7 +84,8 @@ def test_layer_runs_on_the_cpu_and_matches_torch(layer, shape, tmp_path):
     conversion = convert_state({k: v.numpy() for k, v in net.state_dict().items()}, text)
     assert conversion.unmapped == []
     cell = ms_module.Net()
-    params = {name: mindspore.Parameter(mindspore.Tensor(value), name=name) for name, value in conversion.tensors.items()}
+    params = {name: mindspore.Parameter(mindspore.Tensor(value), name=name)
+              for name, value in conversion.tensors.items()}
     assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
     cell.set_train(False)
     _grade(reference, cell(mindspore.Tensor(x)))

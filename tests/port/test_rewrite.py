@@ -1,4 +1,5 @@
 """The rewrite's exact output: renames, default fixes, markers and the report's counts."""
+# ruff: noqa: E501  (the expected ports hold the port's long marker lines)
 
 from __future__ import annotations
 

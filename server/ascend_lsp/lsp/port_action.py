@@ -85,7 +85,8 @@ async def resolve_port(server: AscendLanguageServer, action: types.CodeAction) -
     ])
     left = result.count("manual") + result.count("unsupported")
     _tell(server, types.MessageType.Info if not left else types.MessageType.Warning,
-          f"{Path(path).name} → {default_port_path(path).name}: {result.count('converted')} converted ({result.rate:.0%})"
+          f"{Path(path).name} → {default_port_path(path).name}: {result.count('converted')} converted "
+          f"({result.rate:.0%})"
           + (f", {left} marked for a person (MS301/MS302 in the port)" if left else ""))
     return action
 

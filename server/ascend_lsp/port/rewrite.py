@@ -35,7 +35,8 @@ class Item:
     code: str = ""  # MS301 / MS302 for the items a person must look at
 
     def to_dict(self) -> dict:
-        return {"line": self.line, "status": self.status, "what": self.what, **({"code": self.code} if self.code else {})}
+        code = {"code": self.code} if self.code else {}
+        return {"line": self.line, "status": self.status, "what": self.what, **code}
 
 
 @dataclass

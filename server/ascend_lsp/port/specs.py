@@ -413,7 +413,8 @@ FUNCTIONS = [
     Spec("torch.triu", "ops.triu", ("input", "diagonal"), _keep("input", "diagonal", positional=2)),
     *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
            dropped=("device", "requires_grad", "layout")) for name in ("zeros", "ones")),
-    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes, dropped=("device", "requires_grad", "layout"))
+    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
+           dropped=("device", "requires_grad", "layout"))
       for name in ("randn", "rand")),
     Spec("torch.manual_seed", "mindspore.set_seed", ("seed",), _keep("seed", positional=1)),
     Spec("torch.arange", "ops.arange", ("start", "end", "step", "dtype", "device", "requires_grad"),

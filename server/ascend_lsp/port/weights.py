@@ -56,6 +56,7 @@ class SourceLayers(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}
         self.attributes: dict[str, set[str]] = {}
         self.sequences: dict[str, set[tuple[str, ...]]] = {}
+        self.called: set[str] = set()  # every torch layer the source constructs, wherever
         self.visit(ast.parse(text))
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -83,13 +84,24 @@ class SourceLayers(ast.NodeVisitor):
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == "self":
                     self.attributes.setdefault(target.attr, set()).add(kind)
-                    if kind == "torch.nn.Sequential" and not any(isinstance(a, ast.Starred) for a in node.value.args):
-                        elements = tuple(self.qualname(a.func) if isinstance(a, ast.Call) else ""
-                                         for a in node.value.args)
+                    elements = self._elements(kind, node.value.args)
+                    if elements is not None:
                         self.sequences.setdefault(target.attr, set()).add(elements)
         self.generic_visit(node)
 
+    def _elements(self, kind: str, args: list[ast.expr]) -> tuple[str, ...] | None:
+        """The layers of a literal nn.Sequential(a, b) / nn.ModuleList([a, b]), by index."""
+        if kind == "torch.nn.ModuleList" and len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+            args = args[0].elts
+        elif kind != "torch.nn.Sequential":
+            return None
+        if any(isinstance(a, ast.Starred) for a in args):
+            return None
+        return tuple(self.qualname(a.func) if isinstance(a, ast.Call) else "" for a in args)
+
     def visit_Call(self, node: ast.Call) -> None:
+        if self.qualname(node.func).startswith("torch.nn."):
+            self.called.add(self.qualname(node.func))
         # dict(wte=nn.Embedding(...)) for an nn.ModuleDict
         for keyword in node.keywords:
             if keyword.arg and isinstance(keyword.value, ast.Call) and self.qualname(keyword.value.func):
@@ -161,9 +173,7 @@ def _unnamed_layer(local: str, ndim: int, siblings: set[str], layers: SourceLaye
                    rows: WeightRows) -> tuple[str, str] | None:
     """The MindSpore name of `weight`/`bias` in a module the source does not name: every layer
     the source uses that could hold a tensor of this rank must agree."""
-    used = {kind for kinds in layers.attributes.values() for kind in kinds} | \
-        {kind for lists in layers.sequences.values() for elements in lists for kind in elements}
-    used |= {f"torch.nn.{name}" for name in _called_layers(layers)}
+    used = layers.called | {alias for alias in layers.aliases.values() if alias.startswith("torch.nn.")}
     # 1-D weights belong to norms (and PReLU); 2-D to Linear and Embedding; more dims to convolutions
     candidates = {kind for kind in used if _rank_fits(kind, local, ndim, siblings)}
     names = {rows.renames.get(kind, {}).get(local, local) for kind in candidates} or {local}
@@ -171,10 +181,6 @@ def _unnamed_layer(local: str, ndim: int, siblings: set[str], layers: SourceLaye
         return None
     name = names.pop()
     return name, f"the only name the source's layers give a {ndim}-D `{local}`"
-
-
-def _called_layers(layers: SourceLayers) -> set[str]:
-    return {alias.rsplit(".", 1)[1] for alias in layers.aliases.values() if alias.startswith("torch.nn.")}
 
 
 NORMS = ("BatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm")

@@ -1,5 +1,6 @@
 """MobileNet (depthwise-separable convolutions) for CIFAR-10, written here after the classic
 public pytorch-cifar `models/mobilenet.py`."""
+# ruff: noqa  (kept as the original is written)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

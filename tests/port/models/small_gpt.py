@@ -1,5 +1,6 @@
 """A small GPT (LayerNorm, GELU, causal self-attention with a registered mask), written here
 after minGPT's `mingpt/model.py` and nanoGPT's `model.py` (the non-flash attention path)."""
+# ruff: noqa  (kept as the original is written)
 import math
 
 import torch

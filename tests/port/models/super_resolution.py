@@ -1,5 +1,6 @@
 """Sub-pixel super-resolution network (ESPCN) with PixelShuffle, written here after
 pytorch/examples `super_resolution/model.py`."""
+# ruff: noqa  (kept as the original is written)
 import torch
 import torch.nn as nn
 import torch.nn.init as init
