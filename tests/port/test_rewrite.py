@@ -7,7 +7,8 @@ import pytest
 
 from ascend_lsp.port import PortUnavailable, port_source
 
-LAYERS = '''import torch.nn as nn
+LAYERS = '''import torch
+import torch.nn as nn
 
 
 class Net(nn.Module):  # 网络 😀
@@ -31,7 +32,7 @@ class Net(nn.Module):  # 网络 😀
         self.sm = nn.Softmax(dim=1)
         self.blocks = nn.ModuleList([nn.ReLU() for _ in range(2)])
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         x += self.fc(x)  # keeps this comment
         return self.forward_features(x)
 '''
@@ -74,7 +75,7 @@ class Net(nn.Cell):  # 网络 😀
         self.sm = nn.Softmax(axis=1)
         self.blocks = nn.CellList([nn.ReLU() for _ in range(2)])
 
-    def construct(self, x):
+    def construct(self, x: mindspore.Tensor) -> mindspore.Tensor:
         x = x + self.fc(x)  # keeps this comment
         return self.forward_features(x)
 '''
@@ -214,7 +215,7 @@ class M(nn.Cell):
 
 
 @pytest.mark.parametrize("source,ported,counts", [
-    (LAYERS, LAYERS_PORTED, (22, 0, 0)),
+    (LAYERS, LAYERS_PORTED, (25, 0, 0)),
     (MANUAL, MANUAL_PORTED, (5, 6, 2)),
     (FUNCTIONAL, FUNCTIONAL_PORTED, (16, 0, 0)),
     (BUFFERS, BUFFERS_PORTED, (19, 1, 0)),

@@ -318,6 +318,9 @@ class Porter(cst.CSTTransformer):
             self.flag(original, NEEDS_PERSON, "getattr(nn, …) picks the layer at run time: check that the "
                                               "mindspore.nn class of that name takes the same arguments")
             return cst.Name("nn")
+        if qualname in specs.REFERENCES:
+            self.converted(original, f"{qualname} → {specs.REFERENCES[qualname]}")
+            return cst.parse_expression(specs.REFERENCES[qualname])
         if qualname.startswith("torch.") and qualname[6:] in DTYPES:
             self.converted(original, f"{qualname} → mindspore.{DTYPES[qualname[6:]]}")
             return cst.parse_expression(f"mindspore.{DTYPES[qualname[6:]]}")

@@ -441,6 +441,8 @@ GAINS = {"linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0, "sigmoid": 
          "relu": 2.0 ** 0.5, "selu": 0.75}
 
 HELPERS = {INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE}
+# torch names that are only referred to (annotations, isinstance), never called, by the port
+REFERENCES = {"torch.Tensor": "mindspore.Tensor"}
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
 LAYER_CLASSES = {spec.torch: spec.mindspore for spec in LAYERS} | CONTAINERS
 
