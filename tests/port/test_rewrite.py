@@ -250,3 +250,18 @@ def test_without_libcst_the_port_says_how_to_get_it(monkeypatch):
     monkeypatch.delitem(sys.modules, "ascend_lsp.port.specs", raising=False)
     with pytest.raises(PortUnavailable, match=r"pip install 'ascend-lsp\[port\]'"):
         port_source("import torch\n")
+
+
+def test_comments_and_layout_inside_a_converted_call_are_kept():
+    source = ("import torch.nn as nn\n"
+              "conv = nn.Conv2d(\n"
+              "    3, 64,  # in, out\n"
+              "    kernel_size=3,\n"
+              "    bias=False,  # no bias\n"
+              ")\n")
+    assert port_source(source).text == ("import mindspore\nfrom mindspore import nn, ops\n"
+                                        "conv = nn.Conv2d(\n"
+                                        "    3, 64,  # in, out\n"
+                                        "    3,\n"
+                                        "    pad_mode='valid', has_bias=False,  # no bias\n"
+                                        ")\n")

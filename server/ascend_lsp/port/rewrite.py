@@ -6,6 +6,7 @@ this use needs a person) or `# MS302 port: …` (no counterpart) comment, and in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -403,15 +404,8 @@ class Porter(cst.CSTTransformer):
             return updated
         if callee in specs.HELPERS:
             self.helpers.add(specs.HELPERS[callee])
-        new_args = [cst.Arg(value=value) if keyword is None else
-                    cst.Arg(keyword=cst.Name(keyword), value=value,
-                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                                  whitespace_after=cst.SimpleWhitespace("")))
-                    for keyword, value in built]
-        new_args = [arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                    for arg in new_args[:-1]] + new_args[-1:]
         self.converted(original, f"{spec.torch} → {callee}")
-        return updated.with_changes(func=cst.parse_expression(callee), args=new_args)
+        return updated.with_changes(func=cst.parse_expression(callee), args=_arguments(updated.args, built))
 
     def _init_call(self, original: cst.Call, updated: cst.Call, name: str):  # type: ignore[no-untyped-def]
         name = name if name.endswith("_") else name + "_"
@@ -496,6 +490,28 @@ class _CallFinder(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.found = self.found or self.facts.qualname(node.func) in self.names
+
+
+def _arguments(given: Sequence[cst.Arg], built: specs.Out) -> list[cst.Arg]:
+    """The counterpart's arguments. An argument passed on keeps its comma and the whitespace and
+    comments around it (a multi-line call stays multi-line); new ones are written `name=value`."""
+    passed = {id(arg.value): arg for arg in given}
+    tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    args = []
+    for keyword, value in built:
+        arg = passed.get(id(value)) or cst.Arg(value=value)
+        if keyword is None:
+            arg = arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+        elif arg.keyword is None or arg.keyword.value != keyword:
+            arg = arg.with_changes(keyword=cst.Name(keyword), equal=arg.equal if arg.keyword else tight)
+        args.append(arg)
+    last_comma = given[-1].comma if given else cst.MaybeSentinel.DEFAULT  # a trailing comma stays
+    for index, arg in enumerate(args):
+        if index == len(args) - 1:
+            args[index] = arg.with_changes(comma=last_comma)
+        elif not isinstance(arg.comma, cst.Comma):
+            args[index] = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return args
 
 
 def _bind(call: cst.Call, spec: specs.Spec) -> dict[str, cst.BaseExpression]:
