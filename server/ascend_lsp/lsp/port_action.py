@@ -63,7 +63,7 @@ def libcst_installed() -> bool:
 
 async def resolve_port(server: AscendLanguageServer, action: types.CodeAction) -> types.CodeAction:
     """Port the document's current text and attach the edit that creates the port."""
-    uri = action.data["port"]
+    uri = (action.data or {})["port"]
     path = subject_path(uri)
     document = server.workspace.text_documents.get(uri)
     if document is None or path is None:

@@ -23,8 +23,9 @@ DEVICE_METHODS = {"cuda", "cpu", "to"}
 # torch.nn.Module methods → mindspore.nn.Cell methods of the same meaning
 CELL_METHODS = {"parameters": "get_parameters", "named_parameters": "parameters_and_names",
                 "children": "cells", "named_children": "name_cells", "forward": "construct"}
-_INPLACE = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
-            cst.DivideAssign: cst.Divide}
+_INPLACE: dict[type, type[cst.BaseBinaryOp]] = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide}
 HEADER_SLOT = "__ascend_lsp_port_header__"
 
 
@@ -247,7 +248,7 @@ class Porter(cst.CSTTransformer):
             self.converted(original_node, "with torch.no_grad() removed: MindSpore computes gradients only when asked")
             body = updated_node.body
             if isinstance(body, cst.IndentedBlock):
-                statements = list(body.body)
+                statements: list = list(body.body)
                 if statements:
                     statements[0] = statements[0].with_changes(
                         leading_lines=[*updated_node.leading_lines, *statements[0].leading_lines])
@@ -274,7 +275,8 @@ class Porter(cst.CSTTransformer):
         if not self.in_module_class() or operator is None or not isinstance(updated_node.target, cst.Name):
             return updated_node
         self.converted(original_node, "in-place operator → out-of-place")
-        value = cst.BinaryOperation(left=updated_node.target, operator=operator(), right=updated_node.value)
+        value = cst.BinaryOperation(left=updated_node.target, operator=operator(),  # type: ignore[abstract]
+                                    right=updated_node.value)
         return cst.Assign(targets=[cst.AssignTarget(updated_node.target)], value=value)
 
     # ------------------------------------------------------------------ names
@@ -370,7 +372,8 @@ class Porter(cst.CSTTransformer):
             self.converted(original_node, f"{qualname} → {LAYER_CLASSES[qualname]}")
             return updated_node.with_changes(func=cst.parse_expression(LAYER_CLASSES[qualname]))
         if qualname == "torch.nn.init.calculate_gain":
-            gain = specs.GAINS.get(literal(updated_node.args[0].value)) if len(updated_node.args) == 1 else None  # type: ignore[arg-type]
+            nonlinearity = literal(updated_node.args[0].value) if len(updated_node.args) == 1 else None
+            gain = specs.GAINS.get(nonlinearity) if isinstance(nonlinearity, str) else None
             if gain is None:
                 self.flag(original_node, NEEDS_PERSON, "calculate_gain: only a literal nonlinearity without "
                                                        "parameter has a fixed value")
@@ -444,8 +447,8 @@ class Porter(cst.CSTTransformer):
         if method in ("new_zeros", "new_ones", "new_empty") and len(updated.args) > 1 and \
                 all(a.keyword is None and a.star == "" for a in updated.args):
             self.converted(original, f"`.{method}(*size)` → `.{method}(size)`")
-            shape = cst.Tuple([cst.Element(a.value) for a in updated.args])
-            return updated.with_changes(args=[cst.Arg(shape)])
+            size = cst.Tuple([cst.Element(a.value) for a in updated.args])
+            return updated.with_changes(args=[cst.Arg(size)])
         if method in ("eval", "train") and len(updated.args) <= (method == "train") and \
                 all(a.keyword is None and a.star == "" for a in updated.args):
             mode = updated.args[0].value if updated.args else cst.Name(str(method == "train"))
@@ -480,7 +483,7 @@ class Porter(cst.CSTTransformer):
         value = f"mindspore.Parameter({tensor}, name={name!r}, requires_grad=False)" if persistent else tensor
         self.converted(original_node, "register_buffer → " + ("Parameter(requires_grad=False)" if persistent
                                                                else "tensor attribute"))
-        return cst.Assign(targets=[cst.AssignTarget(cst.parse_expression(f"self.{name}"))],
+        return cst.Assign(targets=[cst.AssignTarget(cst.Attribute(cst.Name("self"), cst.Name(name)))],
                           value=cst.parse_expression(value))
 
 
