@@ -52,9 +52,23 @@ def test_port_exits_1_and_reports_json_when_something_needs_a_person(tmp_path, c
                  "--report", str(report)])
     assert code == 1
     data = json.loads(report.read_text(encoding="utf-8"))
-    assert (data["converted"], data["manual"], data["unsupported"]) == (18, 1, 0)
-    assert [i["code"] for i in data["items"] if i["status"] != "converted"] == ["MS301"]
+    assert (data["converted"], data["manual"], data["unsupported"], data["rate"]) == (18, 1, 0, 0.9474)
+    [file] = data["files"]
+    assert file["output"] == str(out_file)
+    assert [i["code"] for i in file["items"] if i["status"] != "converted"] == ["MS301"]
     assert "# MS301 port: getattr(nn, …)" in out_file.read_text(encoding="utf-8")
+
+
+def test_port_takes_several_files_each_beside_itself(tmp_path, capsys):
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text(SMALL, encoding="utf-8")
+    second.write_text((FOLDER / "word_language_model.py").read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["port", str(first), str(second)]) == 1
+    out = capsys.readouterr().out.split("\n")
+    assert out[0].endswith("15 converted, 0 need a person, 0 unsupported (100.0% converted)")
+    assert out[1].endswith("18 converted, 1 need a person, 0 unsupported (94.7% converted)")
+    assert (tmp_path / "a_mindspore.py").is_file() and (tmp_path / "b_mindspore.py").is_file()
+    assert main(["port", str(first), str(second), "-o", str(tmp_path / "x.py")]) == 2
 
 
 def test_port_exits_2_on_a_file_that_does_not_parse_and_never_overwrites_the_source(tmp_path, capsys):

@@ -26,47 +26,71 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
 
 def port_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="lsp-check port", description="Port a PyTorch file to MindSpore: a structural rewrite that keeps "
+        prog="lsp-check port", description="Port PyTorch files to MindSpore: a structural rewrite that keeps "
         "formatting and comments, and marks (# MS301 / # MS302) what needs a person.",
         epilog="Exit status: 0 everything converted, 1 something needs a person, 2 error.")
-    parser.add_argument("source", help="the PyTorch .py file")
+    parser.add_argument("sources", nargs="+", metavar="SRC.py", help="the PyTorch .py files")
     parser.add_argument("--to", choices=("mindspore",), default="mindspore", help="the target framework")
-    parser.add_argument("-o", "--output", help=f"the port (default: beside the source, <name>{PORT_SUFFIX}.py)")
+    parser.add_argument("-o", "--output", help=f"the port of a single source (default: beside each source, "
+                                               f"<name>{PORT_SUFFIX}.py)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="the report's format")
     parser.add_argument("--report", metavar="PATH", help="write the report here instead of stdout")
     args = _parse(parser, argv)
     if isinstance(args, int):
         return args
-    try:
-        text = Path(args.source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"error: cannot read {args.source}: {exc}", file=sys.stderr)
+    if args.output and len(args.sources) > 1:
+        print("error: -o names the port of a single source; several sources go beside themselves", file=sys.stderr)
         return EXIT_ERROR
-    try:
-        result = port_source(text, args.source)
-    except PortUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except Exception as exc:  # libcst's ParserSyntaxError and friends
-        if type(exc).__name__ == "ParserSyntaxError":
-            print(f"error: {args.source} does not parse: {exc}", file=sys.stderr)
-            return EXIT_ERROR
-        raise
-    output = Path(args.output) if args.output else default_port_path(args.source)
-    if output.resolve() == Path(args.source).resolve():
-        print("error: the port would overwrite its source; pass another -o", file=sys.stderr)
-        return EXIT_ERROR
-    write_atomically(output, result.text)
-    report = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) if args.format == "json" \
-        else format_report(result, str(output))
+    results, failed = [], False
+    for source in args.sources:
+        output = Path(args.output) if args.output else default_port_path(source)
+        result = _port_file(source, output)
+        if result is None:
+            failed = True
+        else:
+            results.append((result, output))
+    if args.format == "json":
+        totals = {status: sum(r.count(status) for r, _ in results) for status in ("converted", "manual", "unsupported")}
+        everything = sum(totals.values())
+        report = json.dumps({"files": [r.to_dict() | {"output": str(o)} for r, o in results], **totals,
+                             "rate": round(totals["converted"] / everything, 4) if everything else 1.0},
+                            indent=2, ensure_ascii=False)
+    else:
+        report = "\n".join(format_report(r, str(o)) for r, o in results)
     if args.report:
         write_atomically(Path(args.report), report + "\n")
-    else:
+    elif report:
         print(report)
-    return EXIT_DONE if result.complete else EXIT_MANUAL
+    if failed:
+        return EXIT_ERROR
+    return EXIT_DONE if all(r.complete for r, _ in results) else EXIT_MANUAL
 
 
-def format_report(result, output: str) -> str:
+def _port_file(source: str, output: Path):  # type: ignore[no-untyped-def]
+    """The port of one file, written to `output`; None (after saying why) when it cannot be made."""
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {source}: {exc}", file=sys.stderr)
+        return None
+    if output.resolve() == Path(source).resolve():
+        print(f"error: the port of {source} would overwrite it; pass another -o", file=sys.stderr)
+        return None
+    try:
+        result = port_source(text, source)
+    except PortUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    except Exception as exc:  # libcst's ParserSyntaxError
+        if type(exc).__name__ != "ParserSyntaxError":
+            raise
+        print(f"error: {source} does not parse: {exc}", file=sys.stderr)
+        return None
+    write_atomically(output, result.text)
+    return result
+
+
+def format_report(result, output: str) -> str:  # type: ignore[no-untyped-def]
     lines = [f"{result.path} → {output}: {result.count('converted')} converted, {result.count('manual')} need a "
              f"person, {result.count('unsupported')} unsupported ({result.rate:.1%} converted)"]
     for item in result.items:
