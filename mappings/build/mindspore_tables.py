@@ -9,7 +9,7 @@ mindspore_trap_tables.py). With mindspore installed, both record what the instal
 package says where it differs from the documents.
 `build_weights` writes mindspore/weights.toml, the torch → MindSpore parameter renames the
 runner uses to load a torch module's weights into its MindSpore port. The renames come
-from pitfalls.tsv (P05 names, P49 Conv1d layout); each row is checked here against the
+from pitfalls.tsv (P05 names, P15 InstanceNorm's gamma/beta, P49 Conv1d layout); each row is checked here against the
 fact text it cites, and tests/runner/test_weights_table.py checks every MindSpore name
 against the installed mindspore by instantiating the cells.
 """
@@ -43,6 +43,11 @@ RENAMES = [
     ("P05", "PReLU weight->a",
      "torch.nn.PReLU", "mindspore.nn.PReLU", [("weight", "w")],
      {"note": "TroubleShooter's map says `a`; mindspore 2.10.0 names the parameter `w`"}),
+    # The port writes InstanceNorm as GroupNorm(C, C) (mindspore 2.10's InstanceNorm2d has no
+    # CPU kernel); its affine parameters carry MindSpore's norm names.
+    *(("P15", "learns gamma/beta", f"torch.nn.InstanceNorm{d}", "mindspore.nn.GroupNorm",
+       [("weight", "gamma"), ("bias", "beta")],
+       {"note": "ported as GroupNorm(C, C): mindspore 2.10's InstanceNorm has no CPU kernel"}) for d in ("1d", "2d")),
     ("P49", "expand_dims(weight, 2)",
      "torch.nn.Conv1d", "mindspore.nn.Conv1d", [("weight", "weight")],
      {"transform": "unsqueeze-2", "note": "MindSpore's Conv1d weight is 4-D (out, in, 1, k)"}),

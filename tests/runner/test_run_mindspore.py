@@ -62,6 +62,8 @@ def test_weights_table_names_exist_in_torch_and_mindspore():
         "Embedding": (torch.nn.Embedding(5, 4), msnn.Embedding(5, 4)),
         "PReLU": (torch.nn.PReLU(), msnn.PReLU()),
         "Conv1d": (torch.nn.Conv1d(2, 3, 3), msnn.Conv1d(2, 3, 3, has_bias=True)),
+        "InstanceNorm1d": (torch.nn.InstanceNorm1d(4, affine=True), msnn.GroupNorm(4, 4)),
+        "InstanceNorm2d": (torch.nn.InstanceNorm2d(4, affine=True), msnn.GroupNorm(4, 4)),
     }
     for row in rows:
         module, cell = build[row["torch-module"].rsplit(".", 1)[1]]

@@ -12,7 +12,7 @@ from .. import __version__
 from ..engine.config import CHIPS, TARGETS, ConfigError, Settings, check_codes, load_settings
 from ..engine.tables import TableError
 
-SUBCOMMANDS = ("check", "report", "rules", "explain", "run")
+SUBCOMMANDS = ("check", "report", "rules", "explain", "run", "port", "convert-weights")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_STATUS = "Exit status: 0 clean, 1 findings, 2 usage, configuration or internal error."
 
@@ -323,13 +323,25 @@ def run_run(argv: list[str]) -> int:
     return runner_main(argv)
 
 
+def run_port(argv: list[str]) -> int:
+    from ..port.cli import port_main
+
+    return port_main(argv)
+
+
+def run_convert_weights(argv: list[str]) -> int:
+    from ..port.cli import convert_weights_main
+
+    return convert_weights_main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command, rest = ("check", argv)
     if argv and argv[0] in SUBCOMMANDS:
         command, rest = argv[0], argv[1:]
     handler = {"check": run_check, "report": run_report, "rules": run_rules, "explain": run_explain,
-               "run": run_run}[command]
+               "run": run_run, "port": run_port, "convert-weights": run_convert_weights}[command]
     try:
         return handler(rest)
     except BrokenPipeError:

@@ -15,6 +15,7 @@ from ..engine.model import Applicability
 from .diagnostics import SOURCE, diagnostic_key
 from .edits import changed_span, line_col, split_lines
 from .notebooks import join_cells, split_cells
+from .port_action import PORT_KIND, port_action, resolve_port
 from .positions import Lines, range_of
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def wanted(only: Sequence[str] | None, kind: str) -> bool:
 
 def register(server: AscendLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[QUICK_FIX, FIX_ALL], resolve_provider=True))
+                    types.CodeActionOptions(code_action_kinds=[QUICK_FIX, FIX_ALL, PORT_KIND], resolve_provider=True))
     async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         subject = server.documents.find(server.workspace, uri)
@@ -55,12 +56,20 @@ def register(server: AscendLanguageServer) -> None:
             if not can_resolve_edits(server):
                 action.edit = await fix_all_edit(server, uri)
             actions.append(action)
+        if not subject.notebook and (port := port_action(server, uri, only)) is not None:
+            if port.data and not can_resolve_edits(server):
+                # no resolve: port only when refactorings are asked for, not on every cursor move
+                port = await resolve_port(server, port) if only else None
+            if port is not None:
+                actions.append(port)
         return actions
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def resolve(action: types.CodeAction) -> types.CodeAction:
         if isinstance(action.data, dict) and "fixAll" in action.data and action.edit is None:
             action.edit = await fix_all_edit(server, action.data["fixAll"])
+        if isinstance(action.data, dict) and "port" in action.data and action.edit is None:
+            action = await resolve_port(server, action)
         return action
 
 

@@ -34,6 +34,8 @@ def build_parser(prog: str = "lsp-check run") -> argparse.ArgumentParser:
     parser.add_argument("--no-conv-hf32", action="store_true", help="emulate: keep fp32 convolutions in fp32")
     parser.add_argument("--autocast", choices=("float16", "bfloat16"), help="emulate: run under CPU autocast")
     parser.add_argument("--mindspore-pair", metavar="NAME", help="mindspore: the port's function name")
+    parser.add_argument("--port", metavar="PORT.py", help="mindspore: the file `lsp-check port` wrote (default: "
+                                                          "<name>_mindspore.py beside the source, if there)")
     return parser
 
 
@@ -58,6 +60,7 @@ def main(argv: list[str]) -> int:
     job = Job(path=path, function=function or None, lines=lines, target=args.target, grad=args.grad,
               seed=args.seed, timeout=args.timeout, interpreter=args.interpreter, command=args.command,
               fallback_cpu_disable=args.fallback_cpu_disable, mindspore_pair=args.mindspore_pair,
+              mindspore_port=args.port,
               emulation=Emulation(conv_hf32=not args.no_conv_hf32, matmul_hf32=args.matmul_hf32,
                                   autocast=args.autocast))
     with RunnerPool() as pool:

@@ -15,6 +15,7 @@ else:  # pragma: no cover
 
 from ..engine.tables import mappings_root
 from .grading import load_thresholds, metric_parameters
+from .port_pair import PortPairError, port_file, port_options
 from .targets import find_mindspore_pair
 
 PROTOCOL = 1  # must equal worker.PROTOCOL (tests/runner checks it)
@@ -57,6 +58,7 @@ class Job:
     emulation: Emulation = field(default_factory=Emulation)
     mindspore_pair: str | None = None  # found by `find_mindspore_pair` when None
     mindspore_device: str | None = None  # MindSpore's own default when None
+    mindspore_port: str | None = None  # a ported file (`lsp-check port`) whose same-named function pairs
     capture_inputs: bool = False  # hashes of every random draw on both sides, in the result
     interpreter: str | None = None
     command: str | None = None
@@ -89,11 +91,18 @@ class Job:
         if self.target == "mindspore":
             if not self.function:
                 raise JobError("the mindspore target pairs functions: name one, not a line range")
-            pair = self.mindspore_pair or find_mindspore_pair(text, self.function)
+            in_file = find_mindspore_pair(text, self.function)
+            port = port_file(self.path, self.mindspore_port, bool(in_file or self.mindspore_pair))
+            pair = self.mindspore_pair or (self.function if port else in_file)
             if not pair:
-                raise JobError(f"no MindSpore port for {self.function}(): define {self.function}_ms() or mark it "
-                               f"with `# ascend-lsp: mindspore-pair=<name>`")
+                raise JobError(f"no MindSpore port for {self.function}(): define {self.function}_ms(), mark it "
+                               f"with `# ascend-lsp: mindspore-pair=<name>`, or port the file (`lsp-check port`)")
             options["mindspore"] = {"pair": pair, "device": self.mindspore_device, "weights": weight_renames()}
+            if port:
+                try:
+                    options["mindspore"]["port"] = port_options(port, pair)
+                except PortPairError as exc:
+                    raise JobError(str(exc)) from None
         return {
             "protocol": PROTOCOL,
             "id": uuid.uuid4().hex,

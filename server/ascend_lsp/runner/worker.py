@@ -823,7 +823,7 @@ def run_mindspore_side(torch, source: Source, job: dict, reference: Side) -> Sid
         mindspore.set_seed(options.get("seed", 0))
         started = time.perf_counter()
         try:
-            value = source.execute(pair)
+            value = _port_source(job, source).execute(pair)
         except SetupError:
             raise
         except Exception as exc:
@@ -843,6 +843,15 @@ def run_mindspore_side(torch, source: Source, job: dict, reference: Side) -> Sid
     if reference.top_calls and not loaded_cells:
         result.notes.append("the MindSpore port called no Cell: torch weights and inputs were not transferred")
     return result
+
+
+def _port_source(job: dict, source: Source) -> Source:
+    """The ported file (`lsp-check port`) when the job pairs with one, else the job's own file."""
+    port = ((job.get("options") or {}).get("mindspore") or {}).get("port")
+    if not port:
+        return source
+    return Source({"file": port, "entry": {"function": job["options"]["mindspore"]["pair"]},
+                   "options": job.get("options", {})})
 
 
 def _load_weights(mindspore, numpy, cell, module, initial: dict, renames: dict, side: Side) -> dict[str, str]:

@@ -1,0 +1,147 @@
+"""`lsp-check port` against MindConverter 1.7 (AST mode) on the model files of tests/port/models/.
+
+    python benchmarks/port_vs_mindconverter.py [--json OUT.json]
+
+Per model and tool: the conversion rate (what the tool reports as converted over all it
+reports), whether the output runs under the installed MindSpore (2.10) on the CPU, and the
+precision against torch in eval mode (msprobe's cascade: PASS / WARNING / ERROR, max abs,
+cosine). MindConverter converts no weights: its port gets a generous by-name copy (the
+names `lsp-check convert-weights` writes, loaded non-strictly); ours gets the converted
+checkpoint loaded with strict_load=True. MindConverter is installed from PyPI into
+benchmarks/.bench/mindconverter on first use (it needs torch, which the test extras have).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+MINDCONVERTER = HERE / ".bench" / "mindconverter"
+sys.path[:0] = [str(REPO), str(REPO / "server")]
+
+from ascend_lsp.port import port_source  # noqa: E402
+from ascend_lsp.port.precision import grade  # noqa: E402
+from ascend_lsp.port.weights import convert_state  # noqa: E402
+from tests.port.harness import load_module  # noqa: E402
+from tests.port.models import MODELS  # noqa: E402
+
+
+def install_mindconverter() -> None:
+    if not (MINDCONVERTER / "mindconverter").is_dir():
+        # --no-deps: its numpy and protobuf pins must not shadow the project's
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(MINDCONVERTER),
+                        "mindconverter==1.7.0", "networkx==2.5", "decorator", "google-pasta", "yapf", "platformdirs",
+                        "six"], check=True)
+
+
+def run_mindconverter(source: Path, out: Path) -> tuple[Path, float, int, int]:
+    """MindConverter's port of `source`, and its own count of converted / unconverted APIs."""
+    code = ("import sys\nfrom mindconverter.cli import cli_entry\n"
+            f"sys.argv = ['mindconverter', '--in_file', {str(source)!r}, '--output', {str(out)!r}, "
+            f"'--report', {str(out)!r}]\ncli_entry()\n")
+    # its own dependencies first, the project's torch and numpy after them
+    env = {**os.environ, "PYTHONPATH": str(MINDCONVERTER)}
+    subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    report = (out / f"report_of_{source.stem}.txt").read_text(encoding="utf-8")
+    converted = len(re.findall(r"^line \S+ \[Convert\]", report, re.MULTILINE))
+    unconverted = len(re.findall(r"^line \S+ \[UnConvert\]", report, re.MULTILINE))
+    total = converted + unconverted
+    return out / source.name, converted / total if total else 0.0, converted, unconverted
+
+
+def evaluate(torch, mindspore, model, port: Path, strict: bool) -> dict:
+    """Run torch and the port on the same inputs and weights; grade the outputs."""
+    import numpy
+
+    arrays = model.inputs(numpy.random.default_rng(0))
+    torch.manual_seed(0)
+    reference_net = eval(model.build, vars(load_module(model.path, f"torch_{model.name}")))
+    reference_net.eval()
+    args = [torch.from_numpy(a.copy()) for a in arrays]
+    if model.hidden:
+        args.append(getattr(reference_net, model.hidden)(args[0].shape[1]))
+    with torch.no_grad():
+        reference = reference_net(*args)
+    conversion = convert_state({k: v.numpy() for k, v in reference_net.state_dict().items()},
+                               model.path.read_text(encoding="utf-8"))
+    try:
+        net = eval(model.build, vars(load_module(port, f"port_{model.name}_{port.parent.name}")))
+        params = {name: mindspore.Parameter(mindspore.Tensor(value), name=name)
+                  for name, value in conversion.tensors.items()}
+        not_loaded, unused = mindspore.load_param_into_net(net, params, strict_load=strict)
+        net.set_train(False)
+        ms_args = [mindspore.Tensor(a) for a in arrays]
+        if model.hidden:
+            ms_args.append(getattr(net, model.hidden)(ms_args[0].shape[1]))
+        out = net(*ms_args)
+    except Exception as exc:
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        return {"runs": False, "error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:160]} "
+                                        f"({Path(frame.filename).name}:{frame.lineno})"}
+    verdict, reports = grade(torch, reference, out)
+    worst = max(reports, key=lambda r: r.get("metrics", {}).get("max_abs", 0.0))
+    return {"runs": True, "verdict": verdict, "not_loaded": len(not_loaded), "unused": len(unused),
+            "max_abs": worst.get("metrics", {}).get("max_abs"), "cosine": worst.get("metrics", {}).get("cosine"),
+            "reason": worst.get("reason", "")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", metavar="OUT", help="also write the results as JSON")
+    args = parser.parse_args()
+    import mindspore
+    import torch
+
+    install_mindconverter()
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for model in MODELS:
+            work = Path(scratch) / model.name
+            (work / "ours").mkdir(parents=True)
+            ours = port_source(model.path.read_text(encoding="utf-8"), str(model.path))
+            our_port = work / "ours" / model.file
+            our_port.write_text(ours.text, encoding="utf-8")
+            mc_port, mc_rate, mc_converted, mc_unconverted = run_mindconverter(model.path, work / "mindconverter")
+            rows.append({
+                "model": model.name,
+                "ours": {"rate": ours.rate, "converted": ours.count("converted"),
+                         "needs_person": ours.count("manual") + ours.count("unsupported"),
+                         **evaluate(torch, mindspore, model, our_port, strict=True)},
+                "mindconverter": {"rate": mc_rate, "converted": mc_converted, "needs_person": mc_unconverted,
+                                  **evaluate(torch, mindspore, model, mc_port, strict=False)},
+            })
+    print(f"MindSpore {mindspore.__version__} ({mindspore.get_context('device_target')}), torch {torch.__version__}, "
+          "MindConverter 1.7.0 (AST mode)\n")
+    print("| model | tool | converted | rate | weights | runs | precision (eval) | max abs | cosine |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        for tool in ("ours", "mindconverter"):
+            r = row[tool]
+            name = "lsp-check port" if tool == "ours" else "MindConverter 1.7"
+            precision = r.get("verdict", "—") if r["runs"] else f"fails: {r['error']}"
+            numbers = (f"{r['max_abs']:.2e}", f"{r['cosine']:.6f}") if r["runs"] and r.get("max_abs") is not None \
+                else ("—", "—")
+            weights = "converted, strict load" if tool == "ours" else "none (given a by-name copy)"
+            if r["runs"]:
+                weights += f": {r['not_loaded']} missing, {r['unused']} unused"
+            print(f"| {row['model']} | {name} | {r['converted']} ({r['needs_person']} left) | {r['rate']:.1%} | "
+                  f"{weights} | {'yes' if r['runs'] else 'no'} | {precision} | {numbers[0]} | {numbers[1]} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2, default=str), encoding="utf-8")
+    beaten = all(row["ours"].get("verdict") == "PASS" and (row["mindconverter"].get("verdict") != "PASS"
+                                                           or row["ours"]["rate"] >= row["mindconverter"]["rate"])
+                 for row in rows)
+    return 0 if beaten else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""`lsp-check port` and `lsp-check convert-weights`.
+
+Exit codes: 0 everything converted, 1 something needs a person, 2 an error (bad arguments,
+a file that does not parse or cannot be read, libcst / torch / mindspore missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import PORT_SUFFIX, PortUnavailable, default_port_path, port_source
+
+EXIT_DONE, EXIT_MANUAL, EXIT_ERROR = 0, 1, 2
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_DONE if exc.code == 0 else EXIT_ERROR
+
+
+def port_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lsp-check port", description="Port PyTorch files to MindSpore: a structural rewrite that keeps "
+        "formatting and comments, and marks (# MS301 / # MS302) what needs a person.",
+        epilog="Exit status: 0 everything converted, 1 something needs a person, 2 error.")
+    parser.add_argument("sources", nargs="+", metavar="SRC.py", help="the PyTorch .py files")
+    parser.add_argument("--to", choices=("mindspore",), default="mindspore", help="the target framework")
+    parser.add_argument("-o", "--output", help=f"the port of a single source (default: beside each source, "
+                                               f"<name>{PORT_SUFFIX}.py)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="the report's format")
+    parser.add_argument("--report", metavar="PATH", help="write the report here instead of stdout")
+    args = _parse(parser, argv)
+    if isinstance(args, int):
+        return args
+    if args.output and len(args.sources) > 1:
+        print("error: -o names the port of a single source; several sources go beside themselves", file=sys.stderr)
+        return EXIT_ERROR
+    results, failed = [], False
+    for source in args.sources:
+        output = Path(args.output) if args.output else default_port_path(source)
+        result = _port_file(source, output)
+        if result is None:
+            failed = True
+        else:
+            results.append((result, output))
+    if args.format == "json":
+        totals = {status: sum(r.count(status) for r, _ in results) for status in ("converted", "manual", "unsupported")}
+        everything = sum(totals.values())
+        report = json.dumps({"files": [r.to_dict() | {"output": str(o)} for r, o in results], **totals,
+                             "rate": round(totals["converted"] / everything, 4) if everything else 1.0},
+                            indent=2, ensure_ascii=False)
+    else:
+        report = "\n".join(format_report(r, str(o)) for r, o in results)
+    if args.report:
+        write_atomically(Path(args.report), report + "\n")
+    elif report:
+        print(report)
+    if failed:
+        return EXIT_ERROR
+    return EXIT_DONE if all(r.complete for r, _ in results) else EXIT_MANUAL
+
+
+def _port_file(source: str, output: Path):
+    """The port of one file, written to `output`; None (after saying why) when it cannot be made."""
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {source}: {exc}", file=sys.stderr)
+        return None
+    if output.resolve() == Path(source).resolve():
+        print(f"error: the port of {source} would overwrite it; pass another -o", file=sys.stderr)
+        return None
+    try:
+        result = port_source(text, source)
+    except PortUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    except Exception as exc:  # libcst's ParserSyntaxError
+        if type(exc).__name__ != "ParserSyntaxError":
+            raise
+        print(f"error: {source} does not parse: {exc}", file=sys.stderr)
+        return None
+    write_atomically(output, result.text)
+    return result
+
+
+def format_report(result, output: str) -> str:
+    lines = [f"{result.path} → {output}: {result.count('converted')} converted, {result.count('manual')} need a "
+             f"person, {result.count('unsupported')} unsupported ({result.rate:.1%} converted)"]
+    for item in result.items:
+        if item.status != "converted":
+            lines.append(f"  {result.path}:{item.line}: {item.code} {item.what}")
+    return "\n".join(lines)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_text(text, encoding="utf-8", newline="")
+    os.replace(partial, path)
+
+
+def convert_weights_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lsp-check convert-weights",
+        description="Convert a PyTorch state dict (.pth) into a MindSpore checkpoint for the port of --source, "
+                    "with the names and layouts of mappings/mindspore/weights.toml.",
+        epilog="Exit status: 0 every tensor mapped, 1 some tensor could not be mapped, 2 error.")
+    parser.add_argument("weights", help="the .pth file: a state dict, or a checkpoint dict holding one")
+    parser.add_argument("-o", "--output", required=True, help="the MindSpore .ckpt to write")
+    parser.add_argument("--source", required=True, help="the PyTorch model file the port was made from")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = _parse(parser, argv)
+    if isinstance(args, int):
+        return args
+    from .weights import convert_file
+
+    try:
+        conversion = convert_file(args.weights, args.output, args.source)
+    except ModuleNotFoundError as exc:
+        print(f"error: convert-weights needs torch and mindspore: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except (OSError, ValueError, SyntaxError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.json:
+        print(json.dumps(conversion.to_dict(), indent=2))
+    else:
+        print(f"{args.weights} → {args.output}: {len(conversion.tensors)} tensors written, "
+              f"{len(conversion.renamed)} renamed or reshaped, {len(conversion.dropped)} dropped, "
+              f"{len(conversion.unmapped)} could not be mapped")
+        for torch_name, ms_name, why in conversion.renamed:
+            print(f"  {torch_name} → {ms_name}  ({why})")
+        for torch_name, why in conversion.dropped:
+            print(f"  dropped {torch_name}: {why}")
+        for torch_name, why in conversion.unmapped:
+            print(f"  NOT MAPPED {torch_name}: {why}")
+    return EXIT_MANUAL if conversion.unmapped else EXIT_DONE

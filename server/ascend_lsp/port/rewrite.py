@@ -1,0 +1,617 @@
+"""The structural rewrite torch → MindSpore, on libcst so formatting and comments stay.
+
+What it cannot convert stays as it was, under a `# MS301 port: …` (a counterpart exists,
+this use needs a person) or `# MS302 port: …` (no counterpart) comment, and in the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider
+
+from ..engine.tables import mappings_root, read_table
+from . import specs
+from .specs import BY_TORCH, DTYPES, INIT, LAYER_CLASSES, Manual, literal, source
+
+HEADER = "import mindspore\nfrom mindspore import nn, ops\n"
+MARK = "# {code} port: {reason}"
+NEEDS_PERSON, UNSUPPORTED = "MS301", "MS302"
+DEVICE_METHODS = {"cuda", "cpu", "to"}
+# torch.nn.Module methods → mindspore.nn.Cell methods of the same meaning
+CELL_METHODS = {"parameters": "get_parameters", "named_parameters": "parameters_and_names",
+                "children": "cells", "named_children": "name_cells", "forward": "construct"}
+_INPLACE: dict[type, type[cst.BaseBinaryOp]] = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide}
+HEADER_SLOT = "__ascend_lsp_port_header__"
+
+
+@dataclass
+class Item:
+    line: int
+    status: str  # converted | manual | unsupported
+    what: str
+    code: str = ""  # MS301 / MS302 for the items a person must look at
+
+    def to_dict(self) -> dict:
+        code = {"code": self.code} if self.code else {}
+        return {"line": self.line, "status": self.status, "what": self.what, **code}
+
+
+@dataclass
+class PortResult:
+    path: str
+    text: str  # the ported source
+    items: list[Item] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(item.status == status for item in self.items)
+
+    @property
+    def rate(self) -> float:
+        return self.count("converted") / len(self.items) if self.items else 1.0
+
+    @property
+    def complete(self) -> bool:
+        return all(item.status == "converted" for item in self.items)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "converted": self.count("converted"), "manual": self.count("manual"),
+                "unsupported": self.count("unsupported"), "rate": round(self.rate, 4),
+                "items": [item.to_dict() for item in self.items]}
+
+
+def weight_renames() -> dict[str, dict[str, str]]:
+    """torch layer → {torch parameter: MindSpore parameter}, from mappings/mindspore/weights.toml."""
+    renames: dict[str, dict[str, str]] = {}
+    for row in read_table(mappings_root() / "mindspore" / "weights.toml").get("weight", ()):
+        renames.setdefault(row["torch-module"], {})[row["torch"]] = row["mindspore"]
+    return renames
+
+
+def consistent_functions() -> dict[str, str]:
+    """torch.X → mindspore.ops.Y for the rows the 2.4 mapping table (ops/nn, CPU kernels)
+    lists as consistent with exactly one counterpart."""
+    rows = read_table(mappings_root() / "mindspore" / "api-2.4.toml").get("mapping", ())
+    return {row["torch"]: "ops." + row["mindspore"][0].removeprefix("mindspore.ops.") for row in rows
+            if row["class"] == ["consistent"] and len(row["mindspore"]) == 1
+            and row["mindspore"][0].startswith("mindspore.ops.") and row["torch"].count(".") == 1}
+
+
+class _Facts(cst.CSTVisitor):
+    """First pass: the torch aliases, the module classes, and which layer each `self.X` holds."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+        self.classes: dict[str, list[cst.Arg]] = {}
+        self.attributes: dict[str, set[str]] = {}  # attribute name → torch layers assigned to it
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            name = source(alias.name)
+            if name.split(".")[0] in ("torch", "torchvision"):
+                local = alias.asname.name.value if alias.asname else name.split(".")[0]  # type: ignore[union-attr]
+                self.aliases[local] = name if alias.asname else name.split(".")[0]
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        module = source(node.module) if node.module else ""
+        if module.split(".")[0] not in ("torch", "torchvision") or isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = source(alias.name)
+            local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+            self.aliases[local] = f"{module}.{name}"
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes[node.name.value] = list(node.bases)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if not isinstance(value, cst.Call):
+            return
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                self.attributes.setdefault(t.attr.value, set()).add(self.qualname(value.func) or "")
+
+    def qualname(self, node: cst.BaseExpression) -> str | None:
+        if isinstance(node, cst.Name):
+            return self.aliases.get(node.value)
+        if isinstance(node, cst.Attribute):
+            head = self.qualname(node.value)
+            return f"{head}.{node.attr.value}" if head else None
+        return None
+
+    def module_classes(self) -> set[str]:
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, bases in self.classes.items():
+                if name not in found and any(self.qualname(b.value) in LAYER_CLASSES
+                                             or source(b.value) in found for b in bases):
+                    found.add(name)
+                    changed = True
+        return found
+
+
+class Porter(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
+
+    def __init__(self, facts: _Facts) -> None:
+        super().__init__()
+        self.facts = facts
+        self.module_classes = facts.module_classes()
+        self.renames = weight_renames()
+        self.functions = consistent_functions()
+        self.items: list[Item] = []
+        self.marks: list[str] = []
+        self.initializers: set[str] = set()
+        self.helpers: set[str] = set()
+        self.class_stack: list[str] = []
+        self.method_stack: list[str] = []
+        self.narrowed: list[dict[str, list[str]]] = []  # isinstance() narrowing: name → torch layers
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def converted(self, node: cst.CSTNode, what: str) -> None:
+        self.items.append(Item(self.line(node), "converted", what))
+
+    def flag(self, node: cst.CSTNode, code: str, reason: str) -> None:
+        status = "manual" if code == NEEDS_PERSON else "unsupported"
+        self.items.append(Item(self.line(node), status, reason, code))
+        self.marks.append(MARK.format(code=code, reason=reason))
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        if self.marks and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            comments = [cst.EmptyLine(comment=cst.Comment(mark)) for mark in dict.fromkeys(self.marks)]
+            self.marks = []
+            result = result.with_changes(leading_lines=[*result.leading_lines, *comments])
+        return result
+
+    def qualname(self, node: cst.BaseExpression) -> str | None:
+        return self.facts.qualname(node)
+
+    def in_module_class(self) -> bool:
+        return bool(self.class_stack) and self.class_stack[-1] in self.module_classes
+
+    # ------------------------------------------------------------------ imports
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        header = HEADER
+        if self.initializers:
+            header += f"from mindspore.common.initializer import {', '.join(sorted(self.initializers))}\n"
+        header += "".join(sorted(self.helpers))
+        new = list(cst.parse_module(header).body)
+        body: list = []
+        for statement in updated_node.body:
+            if not _is_slot(statement):
+                body.append(statement)
+            elif new:  # the first torch import becomes the MindSpore header; the others go
+                new[0] = new[0].with_changes(leading_lines=statement.leading_lines)
+                body += new
+                new = []
+        if new:  # no torch import at the top level: after the docstring and __future__
+            position = 0
+            while position < len(body) and _is_preamble(body[position]):
+                position += 1
+            body[position:position] = new
+        return updated_node.with_changes(body=body)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine):
+        imports = [s for s in updated_node.body if isinstance(s, (cst.Import, cst.ImportFrom))]
+        if not imports or len(imports) != len(updated_node.body) or not all(_imports_torch(s) for s in imports):
+            return updated_node
+        self.converted(original_node, "torch import → mindspore")
+        if not isinstance(self.get_metadata(ParentNodeProvider, original_node), cst.Module):
+            return cst.RemovalSentinel.REMOVE  # a local import: the module header binds the MindSpore names
+        return updated_node.with_changes(body=[cst.Expr(cst.Name(HEADER_SLOT))])
+
+    # ------------------------------------------------------------------ classes and methods
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.class_stack.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self.class_stack.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.method_stack.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self.method_stack.pop()
+        if self.in_module_class() and original_node.name.value == "forward" and len(self.method_stack) == 0:
+            self.converted(original_node, "forward → construct")
+            return updated_node.with_changes(name=cst.Name("construct"))
+        return updated_node
+
+    def leave_Decorator(self, original_node: cst.Decorator, updated_node: cst.Decorator):
+        target = original_node.decorator
+        if self.qualname(target.func if isinstance(target, cst.Call) else target) == "torch.no_grad":
+            self.converted(original_node, "@torch.no_grad() removed: MindSpore computes gradients only when asked")
+            return cst.RemovalSentinel.REMOVE
+        return updated_node
+
+    def leave_With(self, original_node: cst.With, updated_node: cst.With):
+        items = original_node.items
+        if len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None \
+                and self.qualname(items[0].item.func) in ("torch.no_grad", "torch.inference_mode"):
+            self.converted(original_node, "with torch.no_grad() removed: MindSpore computes gradients only when asked")
+            body = updated_node.body
+            if isinstance(body, cst.IndentedBlock):
+                statements: list = list(body.body)
+                if statements:
+                    statements[0] = statements[0].with_changes(
+                        leading_lines=[*updated_node.leading_lines, *statements[0].leading_lines])
+                return cst.FlattenSentinel(statements)
+        return updated_node
+
+    def visit_If(self, node: cst.If) -> None:
+        self.narrowed.append(self._isinstance(node.test))
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        self.narrowed.pop()
+        return updated_node
+
+    def _isinstance(self, test: cst.BaseExpression) -> dict[str, list[str]]:
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+            return {}
+        kinds = test.args[1].value
+        elements = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        return {test.args[0].value.value: [self.qualname(e) or "" for e in elements]}
+
+    def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
+        operator = _INPLACE.get(type(updated_node.operator))
+        if not self.in_module_class() or operator is None or not isinstance(updated_node.target, cst.Name):
+            return updated_node
+        self.converted(original_node, "in-place operator → out-of-place")
+        value = cst.BinaryOperation(left=updated_node.target, operator=operator(),
+                                    right=updated_node.value)
+        return cst.Assign(targets=[cst.AssignTarget(updated_node.target)], value=value)
+
+    # ------------------------------------------------------------------ names
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
+        renamed = self._weight_attribute(original_node)
+        if renamed:
+            self.converted(original_node, f"`.{original_node.attr.value}` → `.{renamed}`")
+            return updated_node.with_changes(attr=cst.Name(renamed))
+        if original_node.attr.value in CELL_METHODS and _is_self(original_node.value) and self.in_module_class():
+            if original_node.attr.value != "forward" or self._called(original_node):
+                new = CELL_METHODS[original_node.attr.value]
+                self.converted(original_node, f"`self.{original_node.attr.value}` → `self.{new}`")
+                return updated_node.with_changes(attr=cst.Name(new))
+        return self._torch_name(original_node, updated_node)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
+        if original_node.value in self.facts.aliases:
+            return self._torch_name(original_node, updated_node)
+        return updated_node
+
+    def _torch_name(self, original, updated):
+        """A torch name outside a call: a layer class (base, isinstance, default argument), a dtype."""
+        qualname = self.qualname(original)
+        if qualname is None:
+            return updated
+        parent = self.get_metadata(ParentNodeProvider, original)
+        if isinstance(parent, cst.Attribute) and parent.value is original:
+            return updated  # part of a longer name
+        if isinstance(parent, cst.Attribute) and parent.attr is original or \
+                isinstance(parent, cst.Arg) and parent.keyword is original \
+                or isinstance(parent, cst.Param):
+            return updated  # `x.nn`, `f(nn=…)`, `def f(nn)`: not the torch name
+        if isinstance(parent, cst.Call) and parent.func is original:
+            return updated  # leave_Call decides
+        if isinstance(parent, (cst.ImportAlias, cst.Import, cst.ImportFrom)) or _inside_import(self, original):
+            return updated
+        if qualname in LAYER_CLASSES:
+            self.converted(original, f"{qualname} → {LAYER_CLASSES[qualname]}")
+            return cst.parse_expression(LAYER_CLASSES[qualname])
+        if qualname == "torch.nn" and isinstance(parent, cst.Arg) and self._getattr_argument(parent):
+            self.flag(original, NEEDS_PERSON, "getattr(nn, …) picks the layer at run time: check that the "
+                                              "mindspore.nn class of that name takes the same arguments")
+            return cst.Name("nn")
+        if qualname in specs.REFERENCES:
+            self.converted(original, f"{qualname} → {specs.REFERENCES[qualname]}")
+            return cst.parse_expression(specs.REFERENCES[qualname])
+        if qualname.startswith("torch.") and qualname[6:] in DTYPES:
+            self.converted(original, f"{qualname} → mindspore.{DTYPES[qualname[6:]]}")
+            return cst.parse_expression(f"mindspore.{DTYPES[qualname[6:]]}")
+        self.flag(original, UNSUPPORTED, f"`{qualname}` has no MindSpore counterpart here")
+        return updated
+
+    def _getattr_argument(self, arg: cst.Arg) -> bool:
+        call = self.get_metadata(ParentNodeProvider, arg)
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "getattr" \
+            and call.args[0] is arg
+
+    def _weight_attribute(self, node: cst.Attribute) -> str | None:
+        """`m.weight` → `m.gamma` when `m` is a BatchNorm (isinstance() or `self.m = nn.BatchNorm2d(...)`)."""
+        owner = node.value
+        kinds: list[str] = []
+        if isinstance(owner, cst.Name):
+            for scope in reversed(self.narrowed):
+                if owner.value in scope:
+                    kinds = scope[owner.value]
+                    break
+        elif isinstance(owner, cst.Attribute) and _is_self(owner.value):
+            kinds = sorted(self.facts.attributes.get(owner.attr.value, ()))
+        names = {self.renames.get(kind, {}).get(node.attr.value, node.attr.value) for kind in kinds}
+        if len(names) == 1 and (name := names.pop()) != node.attr.value:
+            return name
+        return None
+
+    def _called(self, node: cst.CSTNode) -> bool:
+        parent = self.get_metadata(ParentNodeProvider, node)
+        return isinstance(parent, cst.Call) and parent.func is node
+
+    # ------------------------------------------------------------------ calls
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        func = original_node.func
+        qualname = self.qualname(func)
+        if qualname is None:
+            return self._method_call(original_node, updated_node)
+        if qualname in BY_TORCH:
+            return self._spec_call(original_node, updated_node, BY_TORCH[qualname])
+        if qualname == "torch.nn.ModuleDict" and self._holds_containers(original_node):
+            self.converted(original_node, f"{qualname} holding containers → {specs.CONTAINER_DICT} (a Cell)")
+            self.helpers.add(specs.CONTAINER_DICT_SOURCE)
+            return updated_node.with_changes(func=cst.Name(specs.CONTAINER_DICT))
+        if qualname in LAYER_CLASSES:
+            self.converted(original_node, f"{qualname} → {LAYER_CLASSES[qualname]}")
+            return updated_node.with_changes(func=cst.parse_expression(LAYER_CLASSES[qualname]))
+        if qualname == "torch.nn.init.calculate_gain":
+            nonlinearity = literal(updated_node.args[0].value) if len(updated_node.args) == 1 else None
+            gain = specs.GAINS.get(nonlinearity) if isinstance(nonlinearity, str) else None
+            if gain is None:
+                self.flag(original_node, NEEDS_PERSON, "calculate_gain: only a literal nonlinearity without "
+                                                       "parameter has a fixed value")
+                return updated_node
+            self.converted(original_node, f"calculate_gain → {gain!r}")
+            return specs.expr(gain)
+        if qualname.startswith("torch.nn.init."):
+            return self._init_call(original_node, updated_node, qualname.rsplit(".", 1)[1])
+        if qualname in ("torch.no_grad", "torch.inference_mode"):
+            return updated_node  # the `with` / decorator handles it
+        if qualname in self.functions:
+            self.converted(original_node, f"{qualname} → {self.functions[qualname]} (consistent)")
+            return updated_node.with_changes(func=cst.parse_expression(self.functions[qualname]))
+        if qualname.startswith(("torch", "torchvision")):
+            self.flag(original_node, UNSUPPORTED, f"`{qualname}` has no MindSpore counterpart in the port tables")
+        return updated_node
+
+    def _holds_containers(self, call: cst.Call) -> bool:
+        finder = _CallFinder(self.facts, specs.CONTAINER_CALLS)
+        for arg in call.args:
+            arg.value.visit(finder)
+        return finder.found
+
+    def _spec_call(self, original: cst.Call, updated: cst.Call, spec: specs.Spec):
+        try:
+            args = _bind(updated, spec)
+            built = spec.build(args)
+            callee = spec.pick(args) if spec.pick else spec.mindspore
+        except Manual as exc:
+            self.flag(original, NEEDS_PERSON, f"`{spec.torch}` → `{spec.mindspore}`: {exc}")
+            return updated
+        if callee in specs.HELPERS:
+            self.helpers.add(specs.HELPERS[callee])
+        self.converted(original, f"{spec.torch} → {callee}")
+        return updated.with_changes(func=cst.parse_expression(callee), args=_arguments(updated.args, built))
+
+    def _init_call(self, original: cst.Call, updated: cst.Call, name: str):
+        name = name if name.endswith("_") else name + "_"
+        if name not in INIT or not updated.args or updated.args[0].keyword is not None:
+            self.flag(original, UNSUPPORTED, f"`torch.nn.init.{name}` has no initializer counterpart")
+            return updated
+        cls, params = INIT[name]
+        tensor = updated.args[0].value
+        given: dict[str, cst.BaseExpression] = {}
+        for index, arg in enumerate(updated.args[1:]):
+            key = arg.keyword.value if arg.keyword else (params[index] if index < len(params) else "?")
+            given[key] = arg.value
+        try:
+            init_args = _init_arguments(name, given)
+        except Manual as exc:
+            self.flag(original, NEEDS_PERSON, f"`torch.nn.init.{name}` → `{cls}`: {exc}")
+            return updated
+        self.initializers.update({"initializer", cls})
+        t = source(tensor)
+        self.converted(original, f"torch.nn.init.{name} → set_data(initializer({cls}(…)))")
+        return cst.parse_expression(f"{t}.set_data(initializer({cls}({init_args}), {t}.shape, {t}.dtype))")
+
+    def _method_call(self, original: cst.Call, updated: cst.Call):
+        func = updated.func
+        if not isinstance(func, cst.Attribute):
+            return updated
+        method = func.attr.value
+        receiver = func.value
+        if method == "size" and not _is_self(receiver) and len(updated.args) <= 1 and \
+                all(a.keyword is None and a.star == "" for a in updated.args):
+            self.converted(original, "`.size()` → `.shape`")
+            shape = cst.Attribute(value=receiver, attr=cst.Name("shape"))
+            if not updated.args:
+                return shape
+            return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated.args[0].value))])
+        if method in ("new_zeros", "new_ones", "new_empty") and len(updated.args) > 1 and \
+                all(a.keyword is None and a.star == "" for a in updated.args):
+            self.converted(original, f"`.{method}(*size)` → `.{method}(size)`")
+            size = cst.Tuple([cst.Element(a.value) for a in updated.args])
+            return updated.with_changes(args=[cst.Arg(size)])
+        if method in ("eval", "train") and len(updated.args) <= (method == "train") and \
+                all(a.keyword is None and a.star == "" for a in updated.args):
+            mode = updated.args[0].value if updated.args else cst.Name(str(method == "train"))
+            self.converted(original, f"`.{method}()` → `.set_train({source(mode)})`")
+            return updated.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(mode)])
+        if method == "modules" and _is_self(receiver) and not updated.args and self.in_module_class():
+            self.converted(original, "`self.modules()` → `self.cells_and_names()`")
+            return cst.parse_expression("(cell for _, cell in self.cells_and_names())")
+        if method == "register_buffer" and _is_self(receiver):
+            return updated  # the statement handler rewrites it
+        if method in DEVICE_METHODS and self.in_module_class() and method != "to":
+            self.flag(original, NEEDS_PERSON, f"`.{method}()`: MindSpore places tensors with mindspore.set_context")
+        return updated
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
+        call = updated_node.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "register_buffer" and _is_self(call.func.value)):
+            return updated_node
+        try:
+            args = _bind(call, specs.Spec("register_buffer", "", ("name", "tensor", "persistent"), specs._keep()))
+        except Manual as exc:
+            self.flag(original_node, NEEDS_PERSON, f"register_buffer: {exc}")
+            return updated_node
+        name, persistent = literal(args.get("name")), literal(args.get("persistent", cst.Name("True")))
+        if not isinstance(name, str) or not name.isidentifier() or persistent not in (True, False):
+            self.flag(original_node, NEEDS_PERSON, "register_buffer: the name and `persistent` must be literals")
+            return updated_node
+        tensor = source(args["tensor"])
+        # A persistent buffer is in the state dict: a Parameter that does not train; a
+        # non-persistent one is a plain tensor attribute.
+        value = f"mindspore.Parameter({tensor}, name={name!r}, requires_grad=False)" if persistent else tensor
+        self.converted(original_node, "register_buffer → " + ("Parameter(requires_grad=False)" if persistent
+                                                               else "tensor attribute"))
+        return cst.Assign(targets=[cst.AssignTarget(cst.Attribute(cst.Name("self"), cst.Name(name)))],
+                          value=cst.parse_expression(value))
+
+
+class _CallFinder(cst.CSTVisitor):
+    def __init__(self, facts: _Facts, names: tuple[str, ...]) -> None:
+        self.facts, self.names, self.found = facts, names, False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found = self.found or self.facts.qualname(node.func) in self.names
+
+
+def _arguments(given: Sequence[cst.Arg], built: specs.Out) -> list[cst.Arg]:
+    """The counterpart's arguments. An argument passed on keeps its comma and the whitespace and
+    comments around it (a multi-line call stays multi-line); new ones are written `name=value`."""
+    passed = {id(arg.value): arg for arg in given}
+    tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    args = []
+    for keyword, value in built:
+        arg = passed.get(id(value)) or cst.Arg(value=value)
+        if keyword is None:
+            arg = arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+        elif arg.keyword is None or arg.keyword.value != keyword:
+            arg = arg.with_changes(keyword=cst.Name(keyword), equal=arg.equal if arg.keyword else tight)
+        args.append(arg)
+    last_comma = given[-1].comma if given else cst.MaybeSentinel.DEFAULT  # a trailing comma stays
+    for index, arg in enumerate(args):
+        if index == len(args) - 1:
+            args[index] = arg.with_changes(comma=last_comma)
+        elif not isinstance(arg.comma, cst.Comma):
+            args[index] = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return args
+
+
+def _bind(call: cst.Call, spec: specs.Spec) -> dict[str, cst.BaseExpression]:
+    """torch's arguments by parameter name; dropped parameters removed."""
+    args: dict[str, cst.BaseExpression] = {}
+    params = spec.params
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        raise Manual("*args / **kwargs: the arguments cannot be mapped one by one")
+    if params and params[0].startswith("*"):
+        values = [a.value for a in positional]
+        if len(values) == 1:
+            args[params[0]] = values[0]
+        elif values:
+            args[params[0]] = cst.Tuple([cst.Element(v) for v in values])
+        params = params[1:]
+    else:
+        if len(positional) > len(params):
+            raise Manual("more positional arguments than torch's signature has")
+        args.update({params[i]: a.value for i, a in enumerate(positional)})
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value not in params:
+                raise Manual(f"keyword `{arg.keyword.value}` is not handled")
+            args[arg.keyword.value] = arg.value
+    for name in spec.dropped:
+        args.pop(name, None)
+    return args
+
+
+def _init_arguments(name: str, given: dict[str, cst.BaseExpression]) -> str:
+    text = {k: source(v) for k, v in given.items()}
+    if name in ("zeros_", "ones_"):
+        return ""
+    if name == "constant_":
+        return text["val"]
+    if name in ("normal_", "trunc_normal_"):
+        parts = [f"sigma={text.get('std', '1.0')}", f"mean={text.get('mean', '0.0')}"]
+        if name == "trunc_normal_":
+            parts += [f"a={text.get('a', '-2.0')}", f"b={text.get('b', '2.0')}"]
+        return ", ".join(parts)
+    if name == "uniform_":
+        low, high = literal(given.get("a")), literal(given.get("b"))
+        a, b = text.get("a", "0.0"), text.get("b", "1.0")
+        if (isinstance(low, (int, float)) and low == -high) or a.replace(" ", "") == f"-{b}".replace(" ", ""):  # type: ignore[operator]
+            return f"scale={b}"
+        raise Manual("mindspore's Uniform is symmetric: only uniform_(t, -s, s) maps")
+    if name in ("xavier_uniform_", "xavier_normal_"):
+        return f"gain={text['gain']}" if "gain" in text else ""
+    # kaiming: torch's a → negative_slope; mode and nonlinearity keep their names and defaults
+    parts = [f"negative_slope={text['a']}"] if "a" in text else []
+    parts += [f"{k}={text[k]}" for k in ("mode", "nonlinearity") if k in text]
+    return ", ".join(parts)
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _imports_torch(statement: cst.Import | cst.ImportFrom) -> bool:
+    if isinstance(statement, cst.Import):
+        return all(source(a.name).split(".")[0] == "torch" for a in statement.names)
+    return statement.module is not None and source(statement.module).split(".")[0] == "torch" \
+        and not statement.relative
+
+
+def _inside_import(porter: Porter, node: cst.CSTNode) -> bool:
+    while node is not None:
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            return True
+        try:
+            node = porter.get_metadata(ParentNodeProvider, node)
+        except KeyError:
+            return False
+    return False
+
+
+def _is_slot(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr) \
+        and isinstance(statement.body[0].value, cst.Name) and statement.body[0].value.value == HEADER_SLOT
+
+
+def _is_preamble(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    first = statement.body[0]
+    if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    return isinstance(first, cst.ImportFrom) and first.module is not None and source(first.module) == "__future__"
+
+
+def port(text: str, path: str = "<source>") -> PortResult:
+    module = cst.parse_module(text)
+    facts = _Facts()
+    module.visit(facts)
+    wrapper = cst.MetadataWrapper(module)
+    porter = Porter(facts)
+    ported = wrapper.visit(porter)
+    items = sorted(porter.items, key=lambda item: item.line)
+    return PortResult(path=path, text=ported.code, items=items)

@@ -1,0 +1,453 @@
+"""What the port writes for each torch layer and function, with the pitfall each fix answers.
+
+Every counterpart here is a `mindspore.nn` cell or `mindspore.ops` function that runs on
+MindSpore 2.10's CPU backend as well as on Ascend (`mindspore.mint` lacks CPU kernels for
+convolution, GELU, pooling, embedding, tril, …). tests/port/test_emitted_apis.py runs every
+name in EMITTED on the installed MindSpore on the CPU. Parameter fixes cite the documented
+pitfalls of `mappings/mindspore/traps.toml` (P-ids of data/mindspore/pitfalls.tsv); the
+rest are renames from the official mapping table's difference pages (api-2.4.toml).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Callable
+
+import libcst as cst
+
+
+class Manual(Exception):
+    """The call has a counterpart, but this use of it needs a person: the reason."""
+
+
+_UNSET = object()
+
+
+def literal(node: cst.BaseExpression | None) -> object:
+    """The Python value of a literal expression, else _UNSET."""
+    if node is None:
+        return _UNSET
+    try:
+        return ast.literal_eval(cst.Module([]).code_for_node(node).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _UNSET
+
+
+def expr(value: object) -> cst.BaseExpression:
+    return cst.parse_expression(repr(value))
+
+
+def source(node: cst.BaseExpression) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+Args = dict[str, cst.BaseExpression]
+Out = list[tuple[str | None, cst.BaseExpression]]  # (keyword or None for positional, value)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A torch callable and how to call its MindSpore counterpart."""
+
+    torch: str
+    mindspore: str
+    params: tuple[str, ...]  # torch's parameters in order (binding positional arguments)
+    build: Callable[[Args], Out]
+    pitfalls: tuple[str, ...] = ()  # the documented traps this conversion answers
+    dropped: tuple[str, ...] = ()  # torch-only parameters with no effect here (inplace, device)
+    pick: Callable[[Args], str] | None = None  # the counterpart, when the arguments decide it
+
+
+def _keep(*names: str, rename: dict[str, str] | None = None, positional: int = 0) -> Callable[[Args], Out]:
+    """Pass `names` through (the first `positional` by position), renaming keywords."""
+    rename = rename or {}
+
+    def build(args: Args) -> Out:
+        out: Out = []
+        for index, name in enumerate(names):
+            if name in args:
+                out.append((None if index < positional and all(n in args for n in names[:index]) else
+                            rename.get(name, name), args[name]))
+        return out
+
+    return build
+
+
+def _not_default(args: Args, name: str, default: object, reason: str) -> None:
+    if name in args and literal(args[name]) != default:
+        raise Manual(reason)
+
+
+def _conv(args: Args) -> Out:
+    _not_default(args, "padding_mode", "zeros", "padding_mode other than 'zeros' has no `nn.Conv` counterpart")
+    out: Out = [(None, args["in_channels"]), (None, args["out_channels"]), (None, args["kernel_size"])]
+    if "stride" in args:
+        out.append(("stride", args["stride"]))
+    padding = args.get("padding")
+    value = literal(padding)
+    if padding is None or value == 0:
+        out.append(("pad_mode", expr("valid")))  # P07: MindSpore pads ('same') by default
+    elif value == "valid" or value == "same" and _odd(args["kernel_size"]):
+        out.append(("pad_mode", padding))
+    elif value == "same":  # P07: with an odd total padding MindSpore puts the extra row on the other side
+        raise Manual("padding='same' with a kernel that is not a literal odd size: check which side is padded")
+    elif isinstance(value, int):
+        out += [("pad_mode", expr("pad")), ("padding", padding)]
+    elif isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        # torch (height, width) → MindSpore (top, bottom, left, right)
+        out += [("pad_mode", expr("pad")), ("padding", expr((value[0], value[0], value[1], value[1])))]
+    elif isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], int):
+        out += [("pad_mode", expr("pad")), ("padding", expr(value[0]))]
+    elif value is _UNSET:
+        # an expression: an int at run time in every model we know of; a tuple fails loudly in MindSpore
+        out += [("pad_mode", expr("pad")), ("padding", padding)]
+    else:
+        raise Manual(f"padding={source(padding)} has no `pad_mode='pad'` form")
+    if "dilation" in args:
+        out.append(("dilation", args["dilation"]))
+    if "groups" in args:
+        out.append(("group", args["groups"]))
+    out.append(("has_bias", args.get("bias", cst.Name("True"))))  # P08: has_bias defaults to False
+    return out
+
+
+def _odd(kernel: cst.BaseExpression) -> bool:
+    value = literal(kernel)
+    sizes = value if isinstance(value, tuple) else (value,)
+    return all(isinstance(k, int) and k % 2 == 1 for k in sizes)
+
+
+def _batchnorm(args: Args) -> Out:
+    _not_default(args, "track_running_stats", True, "track_running_stats=False has no direct equivalent (P04)")
+    out: Out = [(None, args["num_features"])]
+    if "eps" in args:
+        out.append(("eps", args["eps"]))
+    if "momentum" in args:  # P03: momentum_mindspore = 1 - momentum_torch
+        value = literal(args["momentum"])
+        if value is None:
+            raise Manual("momentum=None (cumulative average) has no MindSpore counterpart")
+        momentum = expr(round(1 - value, 12)) if isinstance(value, (int, float)) else \
+            cst.parse_expression(f"1 - ({source(args['momentum'])})")
+        out.append(("momentum", momentum))
+    if "affine" in args:
+        out.append(("affine", args["affine"]))
+    return out
+
+
+def _instancenorm(args: Args) -> Out:
+    # mindspore 2.10's nn.InstanceNorm2d has no CPU kernel. With affine parameters, GroupNorm
+    # with one group per channel normalises each sample's channel over its positions, which is
+    # what InstanceNorm does without running statistics; without them (P15: torch's default),
+    # GroupNorm would still own gamma/beta, so a parameter-free cell does it.
+    _not_default(args, "track_running_stats", False, "track_running_stats=True has no MindSpore counterpart")
+    if _affine(args):
+        return [(None, args["num_features"]), (None, args["num_features"]), *_keep("eps")(args)]
+    return [(None, args["num_features"]), *_keep("eps")(args)]
+
+
+def _affine(args: Args) -> bool:
+    value = literal(args.get("affine", cst.Name("False")))
+    if value not in (True, False):
+        raise Manual("affine must be a literal True or False: it decides which cell ports it")
+    return bool(value)
+
+
+INSTANCE_NORM = "_InstanceNorm"
+INSTANCE_NORM_SOURCE = '''
+
+class _InstanceNorm(nn.Cell):
+    """torch.nn.InstanceNorm without affine parameters or running statistics."""
+
+    def __init__(self, num_features, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+
+    def construct(self, x):
+        axes = tuple(range(2, x.ndim))
+        mean = x.mean(axis=axes, keep_dims=True)
+        var = ((x - mean) ** 2).mean(axis=axes, keep_dims=True)
+        return (x - mean) / ops.sqrt(var + self.eps)
+'''
+
+
+def _layernorm(args: Args) -> Out:
+    _not_default(args, "elementwise_affine", True, "elementwise_affine=False has no `nn.LayerNorm` counterpart")
+    _not_default(args, "bias", True, "bias=False has no `nn.LayerNorm` counterpart")
+    shape = args["normalized_shape"]
+    if not isinstance(shape, (cst.Tuple, cst.List)):  # P06: MindSpore wants a tuple or list
+        shape = cst.Tuple([cst.Element(shape)])
+    if len(shape.elements) > 1:  # MindSpore normalises over the last axis unless told, by a rank-dependent axis
+        raise Manual("a normalized_shape of several axes needs begin_norm_axis=begin_params_axis=rank - "
+                     f"{len(shape.elements)} (MindSpore 2.10 refuses negative ones)")
+    return [(None, shape), ("epsilon", args.get("eps", expr(1e-5)))]  # P06: epsilon defaults to 1e-7
+
+
+def _linear(args: Args) -> Out:
+    out: Out = [(None, args["in_features"]), (None, args["out_features"])]
+    if "bias" in args:
+        out.append(("has_bias", args["bias"]))
+    return out
+
+
+def _dropout(args: Args) -> Out:
+    return [("p", args.get("p", expr(0.5)))]  # P01: the first positional parameter is keep_prob
+
+
+def _gelu(args: Args) -> Out:
+    value = literal(args.get("approximate", expr("none")))
+    if value not in ("none", "tanh"):
+        raise Manual("approximate must be a literal 'none' or 'tanh'")
+    return [("approximate", cst.Name(str(value == "tanh")))]  # P12: nn.GELU defaults to tanh
+
+
+def _leaky_relu(args: Args) -> Out:
+    return [("alpha", args.get("negative_slope", expr(0.01)))]  # P13: alpha defaults to 0.2
+
+
+def _pool(args: Args) -> Out:
+    _not_default(args, "ceil_mode", False, "ceil_mode=True: check the output size by hand")
+    _not_default(args, "return_indices", False, "return_indices=True returns a different tuple")
+    _not_default(args, "dilation", 1, "dilation other than 1: check the output size by hand")
+    out: Out = [("kernel_size", args["kernel_size"]),
+                ("stride", args.get("stride", args["kernel_size"]))]  # P16: stride defaults to 1
+    if "padding" in args and literal(args["padding"]) != 0:
+        out += [("pad_mode", expr("pad")), ("padding", args["padding"])]
+    if "count_include_pad" in args:
+        out.append(("count_include_pad", args["count_include_pad"]))
+    return out
+
+
+def _embedding(args: Args) -> Out:
+    for name in ("max_norm", "scale_grad_by_freq", "sparse"):
+        _not_default(args, name, {"max_norm": None}.get(name, False), f"{name} has no `nn.Embedding` counterpart")
+    out: Out = [(None, args["num_embeddings"]), (None, args["embedding_dim"])]
+    if "padding_idx" in args:
+        out.append(("padding_idx", args["padding_idx"]))
+    return out
+
+
+def _rnn(args: Args) -> Out:
+    _not_default(args, "proj_size", 0, "proj_size has no MindSpore counterpart")
+    out: Out = [(None, args["input_size"]), (None, args["hidden_size"])]
+    for name, ms_name in (("num_layers", "num_layers"), ("nonlinearity", "nonlinearity"), ("bias", "has_bias"),
+                          ("batch_first", "batch_first"), ("dropout", "dropout"), ("bidirectional", "bidirectional")):
+        if name in args:
+            out.append((ms_name, args[name]))
+    return out
+
+
+def _softmax_cell(args: Args) -> Out:
+    if literal(args.get("dim", cst.Name("None"))) is None:
+        raise Manual("dim=None: torch picks the axis from the rank (P14); name the axis")
+    return [("axis", args["dim"])]
+
+
+def _scale_factor(args: Args) -> Args:
+    """MindSpore 2.10 wants a float scale_factor (torch takes an int too)."""
+    if "scale_factor" not in args:
+        return args
+    value = literal(args["scale_factor"])
+    if isinstance(value, (int, float)):
+        return {**args, "scale_factor": expr(float(value))}
+    if value is _UNSET:
+        return {**args, "scale_factor": cst.parse_expression(f"float({source(args['scale_factor'])})")}
+    raise Manual(f"scale_factor={source(args['scale_factor'])}: MindSpore takes one float")
+
+
+def _upsample(args: Args) -> Out:
+    args = _scale_factor(args)
+    out = _keep("size", "scale_factor", "mode", "align_corners")(args)
+    if "scale_factor" in args:
+        out.append(("recompute_scale_factor", cst.Name("True")))
+    return out
+
+
+R = "torch.nn."
+LAYERS = [
+    Spec(R + "Conv1d", "nn.Conv1d", ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
+                                      "groups", "bias", "padding_mode"), _conv, ("P07", "P08", "P49")),
+    Spec(R + "Conv2d", "nn.Conv2d", ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
+                                      "groups", "bias", "padding_mode"), _conv, ("P07", "P08")),
+    Spec(R + "Linear", "nn.Dense", ("in_features", "out_features", "bias"), _linear, ("P11",)),
+    *(Spec(R + f"BatchNorm{d}", f"nn.BatchNorm{d}", ("num_features", "eps", "momentum", "affine",
+                                                     "track_running_stats"), _batchnorm, ("P03", "P04"))
+      for d in ("1d", "2d")),
+    *(Spec(R + f"InstanceNorm{d}", "nn.GroupNorm", ("num_features", "eps", "momentum", "affine",
+                                                    "track_running_stats"), _instancenorm, ("P15",),
+           pick=lambda a: "nn.GroupNorm" if _affine(a) else INSTANCE_NORM)
+      for d in ("1d", "2d")),
+    Spec(R + "GroupNorm", "nn.GroupNorm", ("num_groups", "num_channels", "eps", "affine"),
+         _keep("num_groups", "num_channels", "eps", "affine", positional=2)),
+    Spec(R + "LayerNorm", "nn.LayerNorm", ("normalized_shape", "eps", "elementwise_affine", "bias"), _layernorm,
+         ("P06",)),
+    Spec(R + "Dropout", "nn.Dropout", ("p", "inplace"), _dropout, ("P01",), dropped=("inplace",)),
+    Spec(R + "GELU", "nn.GELU", ("approximate",), _gelu, ("P12",)),
+    Spec(R + "LeakyReLU", "nn.LeakyReLU", ("negative_slope", "inplace"), _leaky_relu, ("P13",), dropped=("inplace",)),
+    Spec(R + "ReLU", "nn.ReLU", ("inplace",), _keep(), dropped=("inplace",)),
+    Spec(R + "ReLU6", "nn.ReLU6", ("inplace",), _keep(), dropped=("inplace",)),
+    Spec(R + "Tanh", "nn.Tanh", (), _keep()),
+    Spec(R + "Sigmoid", "nn.Sigmoid", (), _keep()),
+    Spec(R + "Identity", "nn.Identity", (), _keep()),
+    Spec(R + "Softmax", "nn.Softmax", ("dim",), _softmax_cell, ("P14",)),
+    Spec(R + "LogSoftmax", "nn.LogSoftmax", ("dim",), _softmax_cell, ("P14",)),
+    Spec(R + "Flatten", "nn.Flatten", ("start_dim", "end_dim"),
+         lambda a: [("start_dim", a.get("start_dim", expr(1))), *(_keep("end_dim")(a))]),
+    Spec(R + "MaxPool2d", "nn.MaxPool2d", ("kernel_size", "stride", "padding", "dilation", "return_indices",
+                                            "ceil_mode"), _pool, ("P16",)),
+    Spec(R + "AvgPool2d", "nn.AvgPool2d", ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"),
+         _pool, ("P16",)),
+    Spec(R + "AdaptiveAvgPool2d", "nn.AdaptiveAvgPool2d", ("output_size",), _keep("output_size", positional=1)),
+    Spec(R + "PixelShuffle", "nn.PixelShuffle", ("upscale_factor",), _keep("upscale_factor", positional=1)),
+    Spec(R + "ReflectionPad2d", "nn.ReflectionPad2d", ("padding",), _keep("padding", positional=1)),
+    Spec(R + "ZeroPad2d", "nn.ZeroPad2d", ("padding",), _keep("padding", positional=1)),
+    Spec(R + "Upsample", "nn.Upsample", ("size", "scale_factor", "mode", "align_corners"), _upsample),
+    Spec(R + "Embedding", "nn.Embedding", ("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
+                                            "scale_grad_by_freq", "sparse"), _embedding, ("P31",)),
+    *(Spec(R + kind, f"nn.{kind}", ("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout",
+                                    "bidirectional", "proj_size"), _rnn) for kind in ("LSTM", "GRU")),
+    Spec(R + "RNN", "nn.RNN", ("input_size", "hidden_size", "num_layers", "nonlinearity", "bias", "batch_first",
+                               "dropout", "bidirectional"), _rnn),
+]
+CONTAINERS = {R + "Sequential": "nn.SequentialCell", R + "ModuleList": "nn.CellList", R + "ModuleDict": "nn.CellDict",
+              R + "Module": "nn.Cell", R + "Parameter": "mindspore.Parameter"}
+
+# MindSpore's CellDict refuses a CellList / SequentialCell / CellDict entry (torch's ModuleDict
+# takes any module): such a ModuleDict becomes this plain Cell, whose attributes are the entries.
+CONTAINER_DICT = "_CellDict"
+CONTAINER_DICT_SOURCE = '''
+
+class _CellDict(nn.Cell):
+    """torch.nn.ModuleDict holding containers, which mindspore.nn.CellDict refuses."""
+
+    def __init__(self, cells):
+        super().__init__()
+        for name, cell in dict(cells).items():
+            setattr(self, name, cell)
+
+    def __getitem__(self, name):
+        return getattr(self, name)
+'''
+CONTAINER_CALLS = (R + "Sequential", R + "ModuleList", R + "ModuleDict")
+
+
+def _dim_to_axis(*names: str, positional: int = 1) -> Callable[[Args], Out]:
+    return _keep(*names, rename={"dim": "axis"}, positional=positional)
+
+
+def _softmax_function(args: Args) -> Out:
+    if "dim" not in args or literal(args["dim"]) is None:
+        raise Manual("dim=None: torch picks the axis from the rank (P14); name the axis")
+    return [(None, args["input"]), ("axis", args["dim"])]
+
+
+def _flatten_function(args: Args) -> Out:
+    # ops.flatten's second positional parameter is `order`, and start_dim defaults to 1 (torch: 0)
+    return [(None, args["input"]), ("start_dim", args.get("start_dim", expr(0))), *_keep("end_dim")(args)]
+
+
+def _pool_function(args: Args) -> Out:
+    _not_default(args, "ceil_mode", False, "ceil_mode=True: check the output size by hand")
+    out: Out = [(None, args["input"]), (None, args["kernel_size"]),
+                (None, args.get("stride", args["kernel_size"]))]  # P16: ops.avg_pool2d's stride defaults to 1
+    if "padding" in args:
+        out.append(("padding", args["padding"]))
+    return out
+
+
+def _interpolate(args: Args) -> Out:
+    _not_default(args, "antialias", False, "antialias has no `ops.interpolate` counterpart")
+    args = _scale_factor(args)
+    out = _keep("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
+                positional=1)(args)
+    if "scale_factor" in args and "recompute_scale_factor" not in args:
+        # MindSpore 2.10 rejects scale_factor for 'nearest' unless the size is recomputed from it
+        out.append(("recompute_scale_factor", cst.Name("True")))
+    return out
+
+
+def _gelu_function(args: Args) -> Out:
+    return [(None, args["input"]), ("approximate", args.get("approximate", expr("none")))]
+
+
+def _sizes(args: Args) -> Out:
+    """torch.zeros(2, 3) / torch.zeros((2, 3)) → ops.zeros((2, 3)); device and friends dropped."""
+    sizes = args["*size"]
+    shape = sizes if isinstance(sizes, (cst.Tuple, cst.List)) and len(sizes.elements) != 1 else sizes
+    out: Out = [(None, shape)]
+    if "dtype" in args:
+        out.append(("dtype", args["dtype"]))
+    return out
+
+
+F = "torch.nn.functional."
+FUNCTIONS = [
+    *(Spec(F + name, f"ops.{name}", ("input", "inplace"), _keep("input", positional=1), dropped=("inplace",))
+      for name in ("relu", "relu6", "elu", "silu", "hardswish")),
+    Spec(F + "leaky_relu", "ops.leaky_relu", ("input", "negative_slope", "inplace"),
+         lambda a: [(None, a["input"]), ("alpha", a.get("negative_slope", expr(0.01)))], ("P13",),
+         dropped=("inplace",)),
+    *(Spec(F + name, f"ops.{name}", ("input",), _keep("input", positional=1)) for name in ("tanh", "sigmoid")),
+    *(Spec(f"torch.{name}", f"ops.{name}", ("input",), _keep("input", positional=1))
+      for name in ("relu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "rsqrt", "sin", "cos")),
+    Spec(F + "gelu", "ops.gelu", ("input", "approximate"), _gelu_function, ("P12",)),
+    Spec(F + "softmax", "ops.softmax", ("input", "dim"), _softmax_function, ("P14",)),
+    Spec(F + "log_softmax", "ops.log_softmax", ("input", "dim"), _softmax_function, ("P14",)),
+    Spec(F + "avg_pool2d", "ops.avg_pool2d", ("input", "kernel_size", "stride", "padding", "ceil_mode"),
+         _pool_function, ("P16",)),
+    Spec(F + "max_pool2d", "ops.max_pool2d", ("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+         _pool_function, ("P16",)),
+    Spec(F + "adaptive_avg_pool2d", "ops.adaptive_avg_pool2d", ("input", "output_size"),
+         _keep("input", "output_size", positional=2)),
+    Spec(F + "interpolate", "ops.interpolate", ("input", "size", "scale_factor", "mode", "align_corners",
+                                                "recompute_scale_factor", "antialias"), _interpolate),
+    Spec(F + "dropout", "ops.dropout", ("input", "p", "training", "inplace"),
+         _keep("input", "p", "training", positional=1), dropped=("inplace",)),
+    Spec(F + "pad", "ops.pad", ("input", "pad", "mode", "value"),
+         _keep("input", "pad", "mode", "value", rename={"pad": "padding"}, positional=2)),
+    Spec("torch.cat", "ops.cat", ("tensors", "dim"), _dim_to_axis("tensors", "dim")),
+    Spec("torch.stack", "ops.stack", ("tensors", "dim"), _dim_to_axis("tensors", "dim")),
+    Spec("torch.flatten", "ops.flatten", ("input", "start_dim", "end_dim"), _flatten_function),
+    Spec("torch.matmul", "ops.matmul", ("input", "other"), _keep("input", "other", positional=2)),
+    Spec("torch.tril", "ops.tril", ("input", "diagonal"), _keep("input", "diagonal", positional=2)),
+    Spec("torch.triu", "ops.triu", ("input", "diagonal"), _keep("input", "diagonal", positional=2)),
+    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
+           dropped=("device", "requires_grad", "layout")) for name in ("zeros", "ones")),
+    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
+           dropped=("device", "requires_grad", "layout"))
+      for name in ("randn", "rand")),
+    Spec("torch.manual_seed", "mindspore.set_seed", ("seed",), _keep("seed", positional=1)),
+    Spec("torch.arange", "ops.arange", ("start", "end", "step", "dtype", "device", "requires_grad"),
+         _keep("start", "end", "step", "dtype", positional=3), dropped=("device", "requires_grad")),
+]
+
+# torch dtypes → MindSpore dtypes (mindspore.common.dtype; same names for the rest)
+DTYPES = {"float": "float32", "long": "int64", "int": "int32", "half": "float16", "double": "float64",
+          "float16": "float16", "float32": "float32", "float64": "float64", "bfloat16": "bfloat16",
+          "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "bool": "bool_"}
+
+# nn.init.* → mindspore.common.initializer: (initializer class, how torch's arguments map)
+INIT = {
+    "zeros_": ("Zero", ()), "ones_": ("One", ()), "constant_": ("Constant", ("val",)),
+    "normal_": ("Normal", ("mean", "std")), "uniform_": ("Uniform", ("a", "b")),
+    "xavier_uniform_": ("XavierUniform", ("gain",)), "xavier_normal_": ("XavierNormal", ("gain",)),
+    "kaiming_uniform_": ("HeUniform", ("a", "mode", "nonlinearity")),
+    "kaiming_normal_": ("HeNormal", ("a", "mode", "nonlinearity")),
+    "trunc_normal_": ("TruncatedNormal", ("mean", "std", "a", "b")),
+    "orthogonal_": ("Orthogonal", ("gain",)),
+}
+# torch.nn.init.calculate_gain's table (torch's documentation), for a literal nonlinearity
+GAINS = {"linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3,
+         "relu": 2.0 ** 0.5, "selu": 0.75}
+
+HELPERS = {INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE}
+# torch names that are only referred to (annotations, isinstance), never called, by the port
+REFERENCES = {"torch.Tensor": "mindspore.Tensor"}
+BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
+LAYER_CLASSES = {spec.torch: spec.mindspore for spec in LAYERS} | CONTAINERS
+
+# Every MindSpore API the port can write (checked on the CPU by tests/port/test_emitted_apis.py).
+EMITTED = sorted({spec.mindspore for spec in (*LAYERS, *FUNCTIONS)} | set(CONTAINERS.values())
+                 | {f"mindspore.{name}" for name in DTYPES.values()}
+                 | {f"mindspore.common.initializer.{cls}" for cls, _ in INIT.values()}
+                 | {"mindspore.common.initializer.initializer", "ops.stop_gradient"})

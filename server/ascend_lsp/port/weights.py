@@ -1,0 +1,239 @@
+"""`lsp-check convert-weights`: a PyTorch state dict → a MindSpore checkpoint for the port.
+
+Names and layouts follow the rules the port used: the layer each `self.X = nn.Layer(...)`
+(or the i-th element of a literal `nn.Sequential(...)`) holds, read from the source, and
+mappings/mindspore/weights.toml for what that layer's parameters are called in MindSpore
+(P05 names, P49 Conv1d layout). torch and mindspore are imported only by `convert_file`,
+in this subcommand's process.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..engine.tables import mappings_root, read_table
+
+# Where checkpoints usually keep the state dict.
+STATE_KEYS = ("state_dict", "model_state_dict", "model", "net", "module", "weights")
+DROPPED = {"num_batches_tracked": "BatchNorm's step counter has no MindSpore counterpart"}
+
+
+@dataclass
+class WeightRows:
+    renames: dict[str, dict[str, str]]  # torch layer → torch parameter → MindSpore parameter
+    transforms: dict[tuple[str, str], str]  # (torch layer, torch parameter) → transform
+
+    @classmethod
+    def load(cls) -> "WeightRows":
+        renames: dict[str, dict[str, str]] = {}
+        transforms: dict[tuple[str, str], str] = {}
+        for row in read_table(mappings_root() / "mindspore" / "weights.toml").get("weight", ()):
+            renames.setdefault(row["torch-module"], {})[row["torch"]] = row["mindspore"]
+            if row.get("transform"):
+                transforms[(row["torch-module"], row["torch"])] = row["transform"]
+        return cls(renames, transforms)
+
+
+@dataclass
+class Conversion:
+    tensors: dict[str, object] = field(default_factory=dict)  # MindSpore name → numpy array
+    renamed: list[tuple[str, str, str]] = field(default_factory=list)  # torch name, MindSpore name, why
+    dropped: list[tuple[str, str]] = field(default_factory=list)  # torch name, why
+    unmapped: list[tuple[str, str]] = field(default_factory=list)  # torch name, why
+
+    def to_dict(self) -> dict:
+        return {"tensors": len(self.tensors), "renamed": [dict(zip(("torch", "mindspore", "why"), r))
+                                                          for r in self.renamed],
+                "dropped": [dict(zip(("torch", "why"), d)) for d in self.dropped],
+                "unmapped": [dict(zip(("torch", "why"), u)) for u in self.unmapped]}
+
+
+class SourceLayers(ast.NodeVisitor):
+    """Which torch layer each attribute (and each element of a literal Sequential) holds."""
+
+    def __init__(self, text: str) -> None:
+        self.aliases: dict[str, str] = {}
+        self.attributes: dict[str, set[str]] = {}
+        self.sequences: dict[str, set[tuple[str, ...]]] = {}
+        self.called: set[str] = set()  # every torch layer the source constructs, wherever
+        self.visit(ast.parse(text))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name.split(".")[0] == "torch":
+                self.aliases[alias.asname or "torch"] = alias.name if alias.asname else "torch"
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module and node.module.split(".")[0] == "torch" and not node.level:
+            for alias in node.names:
+                self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def qualname(self, node: ast.expr) -> str:
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, "")
+        if isinstance(node, ast.Attribute):
+            head = self.qualname(node.value)
+            return f"{head}.{node.attr}" if head else ""
+        return ""
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if isinstance(node.value, ast.Call):
+            kind = self.qualname(node.value.func)
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self":
+                    self.attributes.setdefault(target.attr, set()).add(kind)
+                    elements = self._elements(kind, node.value.args)
+                    if elements is not None:
+                        self.sequences.setdefault(target.attr, set()).add(elements)
+        self.generic_visit(node)
+
+    def _elements(self, kind: str, args: list[ast.expr]) -> tuple[str, ...] | None:
+        """The layers of a literal nn.Sequential(a, b) / nn.ModuleList([a, b]), by index."""
+        if kind == "torch.nn.ModuleList" and len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+            args = args[0].elts
+        elif kind != "torch.nn.Sequential":
+            return None
+        if any(isinstance(a, ast.Starred) for a in args):
+            return None
+        return tuple(self.qualname(a.func) if isinstance(a, ast.Call) else "" for a in args)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.qualname(node.func).startswith("torch.nn."):
+            self.called.add(self.qualname(node.func))
+        # dict(wte=nn.Embedding(...)) for an nn.ModuleDict
+        for keyword in node.keywords:
+            if keyword.arg and isinstance(keyword.value, ast.Call) and self.qualname(keyword.value.func):
+                self.attributes.setdefault(keyword.arg, set()).add(self.qualname(keyword.value.func))
+        self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Call) \
+                    and self.qualname(value.func):
+                self.attributes.setdefault(key.value, set()).add(self.qualname(value.func))
+        self.generic_visit(node)
+
+    def layer(self, path: str) -> str:
+        """The torch layer at the module path `a.b.c`, or "" when the source does not say."""
+        parts = path.split(".")
+        if not parts[-1].isdigit():
+            kinds = self.attributes.get(parts[-1], set())
+            return next(iter(kinds)) if len(kinds) == 1 else ""
+        if len(parts) >= 2:
+            lists = self.sequences.get(parts[-2], set())
+            index = int(parts[-1])
+            kinds = {elements[index] if index < len(elements) else "" for elements in lists}
+            if len(kinds) == 1 and len(self.attributes.get(parts[-2], ())) == 1:
+                return kinds.pop()
+        return ""
+
+
+def convert_state(state: dict, source_text: str, rows: WeightRows | None = None) -> Conversion:
+    """Map a torch state dict (name → numpy array) to the port's parameter names."""
+    import numpy
+
+    rows = rows or WeightRows.load()
+    layers = SourceLayers(source_text)
+    result = Conversion()
+    params_of: dict[str, set[str]] = {}
+    for key in state:
+        prefix, _, local = key.rpartition(".")
+        params_of.setdefault(prefix, set()).add(local)
+    for key, array in state.items():
+        prefix, _, local = key.rpartition(".")
+        if local in DROPPED:
+            result.dropped.append((key, DROPPED[local]))
+            continue
+        layer = layers.layer(prefix) if prefix else ""
+        why = f"{layer} (from the source)" if layer else ""
+        if not layer and {"running_mean", "running_var"} <= params_of[prefix]:
+            layer, why = "torch.nn.BatchNorm2d", "BatchNorm (it has running statistics)"
+        renames = rows.renames.get(layer, {})
+        ms_local = renames.get(local, local)
+        if not layer and local in ("weight", "bias"):
+            guess = _unnamed_layer(local, numpy.ndim(array), params_of[prefix], layers, rows)
+            if guess is None:
+                result.unmapped.append((key, "the source does not say which layer this is, and layers that name "
+                                             "it differently in MindSpore are used"))
+                continue
+            ms_local, why = guess
+        transform = rows.transforms.get((layer, local))
+        if transform == "unsqueeze-2":
+            array = numpy.expand_dims(array, 2)
+        name = ".".join(filter(None, [prefix, ms_local]))
+        if name != key or transform:
+            result.renamed.append((key, name, why + (f", {transform}" if transform else "")))
+        result.tensors[name] = array
+    return result
+
+
+def _unnamed_layer(local: str, ndim: int, siblings: set[str], layers: SourceLayers,
+                   rows: WeightRows) -> tuple[str, str] | None:
+    """The MindSpore name of `weight`/`bias` in a module the source does not name: every layer
+    the source uses that could hold a tensor of this rank must agree."""
+    used = layers.called | {alias for alias in layers.aliases.values() if alias.startswith("torch.nn.")}
+    # 1-D weights belong to norms (and PReLU); 2-D to Linear and Embedding; more dims to convolutions
+    candidates = {kind for kind in used if _rank_fits(kind, local, ndim, siblings)}
+    names = {rows.renames.get(kind, {}).get(local, local) for kind in candidates} or {local}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    return name, f"the only name the source's layers give a {ndim}-D `{local}`"
+
+
+NORMS = ("BatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm")
+
+
+def _rank_fits(kind: str, local: str, ndim: int, siblings: set[str]) -> bool:
+    name = kind.rsplit(".", 1)[-1]
+    if name.startswith(NORMS):
+        return ndim == 1 and ("running_mean" in siblings) == name.startswith("BatchNorm")
+    if name == "PReLU":
+        return ndim == 1 and local == "weight"
+    if name == "Embedding":
+        return ndim == 2 and local == "weight" and "bias" not in siblings
+    if name == "Linear":
+        return ndim == 2 or (ndim == 1 and local == "bias")
+    return False  # Conv, RNN: names kept, and no other layer holds such a tensor
+
+
+def read_state_dict(path: str) -> dict:
+    """The state dict in a .pth file: the file's dict itself, or one held under the usual keys."""
+    import torch
+
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    if isinstance(data, dict) and not _is_state(data):
+        for key in STATE_KEYS:
+            if isinstance(data.get(key), dict) and _is_state(data[key]):
+                data = data[key]
+                break
+    if not isinstance(data, dict) or not _is_state(data):
+        raise ValueError(f"{path} holds no state dict (a dict of tensors, or one under {', '.join(STATE_KEYS)})")
+    return {key: value.detach().cpu().numpy() for key, value in data.items() if isinstance(value, torch.Tensor)}
+
+
+def _is_state(data: dict) -> bool:
+    import torch
+
+    return bool(data) and all(isinstance(v, torch.Tensor) for v in data.values())
+
+
+def write_checkpoint(tensors: dict, path: str) -> None:
+    import os
+
+    import mindspore
+
+    partial = f"{path}.{os.getpid()}.tmp.ckpt"
+    mindspore.save_checkpoint([{"name": name, "data": mindspore.Tensor(array)} for name, array in tensors.items()],
+                              partial)
+    os.replace(partial, path)
+
+
+def convert_file(pth: str, out: str, source_path: str) -> Conversion:
+    with open(source_path, encoding="utf-8") as f:
+        source_text = f.read()
+    conversion = convert_state(read_state_dict(pth), source_text)
+    write_checkpoint(conversion.tensors, out)
+    return conversion

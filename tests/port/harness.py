@@ -1,0 +1,59 @@
+"""Run a torch model and its port on the same inputs and weights (tests and benchmark)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+
+def load_module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def run_torch(torch, path: Path, build: str, arrays, hidden: str = ""):
+    """The torch model (eval mode, seeded), its output on `arrays`, and its state dict."""
+    torch.manual_seed(0)
+    module = load_module(path, f"torch_{path.stem}")
+    model = eval(build, vars(module))
+    model.eval()
+    args = [torch.from_numpy(a) for a in arrays]
+    if hidden:
+        args.append(getattr(model, hidden)(args[0].shape[1]))
+    with torch.no_grad():
+        out = model(*args)
+    return out, model.state_dict()
+
+
+def run_mindspore(mindspore, path: Path, build: str, arrays, checkpoint: Path, hidden: str = ""):
+    """The port's output with the converted checkpoint loaded strictly; also what did not load."""
+    module = load_module(path, f"ms_{path.stem}")
+    net = eval(build, vars(module))
+    not_loaded, unused = mindspore.load_param_into_net(net, mindspore.load_checkpoint(str(checkpoint)),
+                                                       strict_load=True)
+    net.set_train(False)
+    args = [mindspore.Tensor(a) for a in arrays]
+    if hidden:
+        args.append(getattr(net, hidden)(args[0].shape[1]))
+    return net(*args), list(not_loaded), list(unused)
+
+
+def torch_references(text: str) -> list[str]:
+    """torch imports and names left in a port (docstrings and comments do not count)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == "torch"]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch":
+            found.append(node.module)
+        elif isinstance(node, ast.Name) and node.id in ("torch", "F"):
+            found.append(f"{node.id} (line {node.lineno})")
+    return found

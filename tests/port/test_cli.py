@@ -1,0 +1,166 @@
+"""`lsp-check port`, `lsp-check convert-weights` and `lsp-check run --target mindspore` with a port,
+through the real command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ascend_lsp.cli.main import main
+
+from .harness import load_module
+from .models import FOLDER
+
+SMALL = '''import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(4 * 8 * 8, 5), nn.LayerNorm(5))
+
+    def forward(self, x):
+        return self.head(torch.relu(self.bn(self.conv(x))))
+
+
+def predict():
+    torch.manual_seed(0)
+    net = Net()
+    net.eval()
+    with torch.no_grad():
+        return net(torch.randn(2, 3, 8, 8))
+'''
+
+
+def test_port_writes_beside_the_source_and_exits_0_when_all_converted(tmp_path, capsys):
+    source = tmp_path / "small.py"
+    source.write_text(SMALL, encoding="utf-8")
+    assert main(["port", str(source), "--to", "mindspore"]) == 0
+    assert (tmp_path / "small_mindspore.py").read_text(encoding="utf-8").startswith("import mindspore\n")
+    out = capsys.readouterr().out
+    assert out.startswith(f"{source} → {tmp_path / 'small_mindspore.py'}: 15 converted, 0 need a person, "
+                          "0 unsupported (100.0% converted)")
+
+
+def test_port_exits_1_and_reports_json_when_something_needs_a_person(tmp_path, capsys):
+    out_file, report = tmp_path / "lm_ms.py", tmp_path / "report.json"
+    code = main(["port", str(FOLDER / "word_language_model.py"), "-o", str(out_file), "--format", "json",
+                 "--report", str(report)])
+    assert code == 1
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert (data["converted"], data["manual"], data["unsupported"], data["rate"]) == (18, 1, 0, 0.9474)
+    [file] = data["files"]
+    assert file["output"] == str(out_file)
+    assert [i["code"] for i in file["items"] if i["status"] != "converted"] == ["MS301"]
+    assert "# MS301 port: getattr(nn, …)" in out_file.read_text(encoding="utf-8")
+
+
+def test_port_takes_several_files_each_beside_itself(tmp_path, capsys):
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text(SMALL, encoding="utf-8")
+    second.write_text((FOLDER / "word_language_model.py").read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["port", str(first), str(second)]) == 1
+    out = capsys.readouterr().out.split("\n")
+    assert out[0].endswith("15 converted, 0 need a person, 0 unsupported (100.0% converted)")
+    assert out[1].endswith("18 converted, 1 need a person, 0 unsupported (94.7% converted)")
+    assert (tmp_path / "a_mindspore.py").is_file() and (tmp_path / "b_mindspore.py").is_file()
+    assert main(["port", str(first), str(second), "-o", str(tmp_path / "x.py")]) == 2
+
+
+def test_port_exits_2_on_a_file_that_does_not_parse_and_never_overwrites_the_source(tmp_path, capsys):
+    broken = tmp_path / "broken.py"
+    broken.write_text("import torch\ndef f(:\n", encoding="utf-8")
+    assert main(["port", str(broken)]) == 2
+    assert "does not parse" in capsys.readouterr().err
+    assert not (tmp_path / "broken_mindspore.py").exists()
+    source = tmp_path / "small.py"
+    source.write_text(SMALL, encoding="utf-8")
+    assert main(["port", str(source), "-o", str(source)]) == 2
+    assert source.read_text(encoding="utf-8") == SMALL
+
+
+
+
+@pytest.mark.torch
+@pytest.mark.mindspore
+def test_convert_weights_reads_a_checkpoint_dict_and_loads_strictly(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    mindspore = pytest.importorskip("mindspore")
+    source = tmp_path / "small.py"
+    source.write_text(SMALL, encoding="utf-8")
+    net = load_module(source, "small_torch").Net()
+    torch.save({"epoch": 3, "model_state_dict": net.state_dict()}, tmp_path / "small.pth")
+    assert main(["port", str(source)]) == 0
+    code = main(["convert-weights", str(tmp_path / "small.pth"), "-o", str(tmp_path / "small.ckpt"),
+                 "--source", str(source), "--json"])
+    report = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert code == 0 and report["unmapped"] == []
+    assert [d["torch"] for d in report["dropped"]] == ["bn.num_batches_tracked"]
+    assert {(r["torch"], r["mindspore"]) for r in report["renamed"]} == {
+        ("bn.weight", "bn.gamma"), ("bn.bias", "bn.beta"), ("bn.running_mean", "bn.moving_mean"),
+        ("bn.running_var", "bn.moving_variance"), ("head.2.weight", "head.2.gamma"), ("head.2.bias", "head.2.beta")}
+    ported = load_module(tmp_path / "small_mindspore.py", "small_ms").Net()
+    checkpoint = mindspore.load_checkpoint(str(tmp_path / "small.ckpt"))
+    assert mindspore.load_param_into_net(ported, checkpoint, strict_load=True) == ([], [])
+
+
+@pytest.mark.torch
+@pytest.mark.mindspore
+def test_convert_weights_exits_1_on_a_tensor_it_cannot_name(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("mindspore")
+    source = tmp_path / "mixed.py"
+    source.write_text('''import torch.nn as nn
+
+
+def build(kind):
+    return nn.Embedding(4, 4) if kind else nn.Linear(4, 4, bias=False)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([build(kind) for kind in (0, 1)])
+''', encoding="utf-8")
+    torch.save(load_module(source, "mixed_torch").Net().state_dict(), tmp_path / "mixed.pth")
+    code = main(["convert-weights", str(tmp_path / "mixed.pth"), "-o", str(tmp_path / "mixed.ckpt"),
+                 "--source", str(source)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "NOT MAPPED layers.0.weight" in out and "NOT MAPPED layers.1.weight" in out
+
+
+def test_convert_weights_exits_2_on_a_file_without_a_state_dict(tmp_path, capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("mindspore")
+    bad = tmp_path / "bad.pth"
+    bad.write_bytes(b"not a checkpoint")
+    source = tmp_path / "small.py"
+    source.write_text(SMALL, encoding="utf-8")
+    assert main(["convert-weights", str(bad), "-o", str(tmp_path / "x.ckpt"), "--source", str(source)]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+    assert not (tmp_path / "x.ckpt").exists()
+
+
+@pytest.mark.torch
+@pytest.mark.mindspore
+def test_run_pairs_a_function_with_its_port(tmp_path, capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("mindspore")
+    source = tmp_path / "small.py"
+    source.write_text(SMALL, encoding="utf-8")
+    assert main(["port", str(source)]) == 0
+    capsys.readouterr()
+    assert main(["run", f"{source}::predict", "--target", "mindspore", "--timeout", "240"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Run on mindspore predict: PASS")
+    assert "loaded 10 torch tensors into Net" in out
+    moved = tmp_path / "elsewhere.py"
+    (tmp_path / "small_mindspore.py").rename(moved)
+    assert main(["run", f"{source}::predict", "--target", "mindspore"]) == 2  # no port beside it, no pair
+    assert main(["run", f"{source}::predict", "--target", "mindspore", "--port", str(moved),
+                 "--timeout", "240"]) == 0

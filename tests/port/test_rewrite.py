@@ -1,0 +1,267 @@
+"""The rewrite's exact output: renames, default fixes, markers and the report's counts."""
+# ruff: noqa: E501  (the expected ports hold the port's long marker lines)
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_lsp.port import PortUnavailable, port_source
+
+LAYERS = '''import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):  # 网络 😀
+    def __init__(self, m):
+        super().__init__()
+        self.drop = nn.Dropout(0.2)
+        self.bn = nn.BatchNorm1d(8, momentum=0.01, eps=1e-3)
+        self.bn2 = nn.BatchNorm2d(8, momentum=m)
+        self.ln = nn.LayerNorm(8)
+        self.gelu = nn.GELU(approximate="tanh")
+        self.act = nn.LeakyReLU(0.1, inplace=True)
+        self.pool = nn.MaxPool2d(3, 2, 1)
+        self.avg = nn.AvgPool2d(2)
+        self.fc = nn.Linear(8, 4, bias=False)
+        self.emb = nn.Embedding(10, 8, padding_idx=0)
+        self.rnn = nn.GRU(8, 16, batch_first=True)
+        self.conv = nn.Conv2d(3, 8, 3, padding=(1, 2), groups=1)
+        self.conv1d = nn.Conv1d(3, 8, 3, padding="same")
+        self.norm = nn.InstanceNorm2d(8)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.sm = nn.Softmax(dim=1)
+        self.blocks = nn.ModuleList([nn.ReLU() for _ in range(2)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x += self.fc(x)  # keeps this comment
+        return self.forward_features(x)
+'''
+LAYERS_PORTED = '''import mindspore
+from mindspore import nn, ops
+
+
+class _InstanceNorm(nn.Cell):
+    """torch.nn.InstanceNorm without affine parameters or running statistics."""
+
+    def __init__(self, num_features, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+
+    def construct(self, x):
+        axes = tuple(range(2, x.ndim))
+        mean = x.mean(axis=axes, keep_dims=True)
+        var = ((x - mean) ** 2).mean(axis=axes, keep_dims=True)
+        return (x - mean) / ops.sqrt(var + self.eps)
+
+
+class Net(nn.Cell):  # 网络 😀
+    def __init__(self, m):
+        super().__init__()
+        self.drop = nn.Dropout(p=0.2)
+        self.bn = nn.BatchNorm1d(8, eps=1e-3, momentum=0.99)
+        self.bn2 = nn.BatchNorm2d(8, momentum=1 - (m))
+        self.ln = nn.LayerNorm((8,), epsilon=1e-05)
+        self.gelu = nn.GELU(approximate=True)
+        self.act = nn.LeakyReLU(alpha=0.1)
+        self.pool = nn.MaxPool2d(kernel_size=3, stride=2, pad_mode='pad', padding=1)
+        self.avg = nn.AvgPool2d(kernel_size=2, stride=2)
+        self.fc = nn.Dense(8, 4, has_bias=False)
+        self.emb = nn.Embedding(10, 8, padding_idx=0)
+        self.rnn = nn.GRU(8, 16, batch_first=True)
+        self.conv = nn.Conv2d(3, 8, 3, pad_mode='pad', padding=(1, 1, 2, 2), group=1, has_bias=True)
+        self.conv1d = nn.Conv1d(3, 8, 3, pad_mode="same", has_bias=True)
+        self.norm = _InstanceNorm(8)
+        self.up = nn.Upsample(scale_factor=2.0, mode="nearest", recompute_scale_factor=True)
+        self.sm = nn.Softmax(axis=1)
+        self.blocks = nn.CellList([nn.ReLU() for _ in range(2)])
+
+    def construct(self, x: mindspore.Tensor) -> mindspore.Tensor:
+        x = x + self.fc(x)  # keeps this comment
+        return self.forward_features(x)
+'''
+
+MANUAL = '''import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(8, momentum=None)
+        self.conv = nn.Conv2d(3, 8, 4, padding="same")
+        self.sm = nn.Softmax()
+        self.ln = nn.LayerNorm([5, 8])
+        self.tf = nn.TransformerEncoderLayer(16, 2)
+        self.register_buffer(name, torch.zeros(3))
+
+    def forward(self, x):
+        y = x.cuda()
+        return torch.fft.fft(y)
+'''
+MANUAL_PORTED = '''import mindspore
+from mindspore import nn, ops
+
+
+class Net(nn.Cell):
+    def __init__(self, name):
+        super().__init__()
+        # MS301 port: `torch.nn.BatchNorm2d` → `nn.BatchNorm2d`: momentum=None (cumulative average) has no MindSpore counterpart
+        self.bn = nn.BatchNorm2d(8, momentum=None)
+        # MS301 port: `torch.nn.Conv2d` → `nn.Conv2d`: padding='same' with a kernel that is not a literal odd size: check which side is padded
+        self.conv = nn.Conv2d(3, 8, 4, padding="same")
+        # MS301 port: `torch.nn.Softmax` → `nn.Softmax`: dim=None: torch picks the axis from the rank (P14); name the axis
+        self.sm = nn.Softmax()
+        # MS301 port: `torch.nn.LayerNorm` → `nn.LayerNorm`: a normalized_shape of several axes needs begin_norm_axis=begin_params_axis=rank - 2 (MindSpore 2.10 refuses negative ones)
+        self.ln = nn.LayerNorm([5, 8])
+        # MS302 port: `torch.nn.TransformerEncoderLayer` has no MindSpore counterpart in the port tables
+        self.tf = nn.TransformerEncoderLayer(16, 2)
+        # MS301 port: register_buffer: the name and `persistent` must be literals
+        self.register_buffer(name, ops.zeros(3))
+
+    def construct(self, x):
+        # MS301 port: `.cuda()`: MindSpore places tensors with mindspore.set_context
+        y = x.cuda()
+        # MS302 port: `torch.fft.fft` has no MindSpore counterpart in the port tables
+        return torch.fft.fft(y)
+'''
+
+FUNCTIONAL = '''"""Doc."""
+from __future__ import annotations
+
+import math
+import torch
+import torch.nn.functional as F
+
+
+@torch.no_grad()
+def f(x, y):
+    a = torch.cat([x, y], dim=1)
+    b = torch.flatten(a, 1)
+    c = F.softmax(b, -1)
+    d = torch.zeros(2, 3, dtype=torch.float32, device="cpu")
+    e = F.interpolate(x, scale_factor=2)
+    g = F.gelu(x)
+    h = torch.abs(x)
+    n, c2 = x.size(0), x.size()
+    z = x.new_zeros(2, 3)
+    with torch.no_grad():
+        w = math.sqrt(2)
+    return F.avg_pool2d(x, 2)
+'''
+FUNCTIONAL_PORTED = '''"""Doc."""
+from __future__ import annotations
+
+import math
+import mindspore
+from mindspore import nn, ops
+
+
+def f(x, y):
+    a = ops.cat([x, y], axis=1)
+    b = ops.flatten(a, start_dim=1)
+    c = ops.softmax(b, axis=-1)
+    d = ops.zeros((2, 3), dtype=mindspore.float32)
+    e = ops.interpolate(x, scale_factor=2.0, recompute_scale_factor=True)
+    g = ops.gelu(x, approximate='none')
+    h = ops.abs(x)
+    n, c2 = x.shape[0], x.shape
+    z = x.new_zeros((2, 3))
+    w = math.sqrt(2)
+    return ops.avg_pool2d(x, 2, 2)
+'''
+
+BUFFERS = '''import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.ones(4, 4))
+        self.register_buffer("steps", torch.zeros(1), persistent=False)
+        self.scale = nn.Parameter(torch.ones(4))
+        self.bn = nn.BatchNorm2d(4)
+        nn.init.ones_(self.bn.weight)
+        nn.init.uniform_(self.scale, -0.1, 0.1)
+        nn.init.uniform_(self.scale, 0, 1)
+        for m in self.modules():
+            if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+                nn.init.constant_(m.bias, 0)
+        for p in self.parameters():
+            p.requires_grad = False
+'''
+BUFFERS_PORTED = '''import mindspore
+from mindspore import nn, ops
+from mindspore.common.initializer import Constant, One, Uniform, initializer
+
+
+class M(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.mask = mindspore.Parameter(ops.ones((4, 4)), name='mask', requires_grad=False)
+        self.steps = ops.zeros(1)
+        self.scale = mindspore.Parameter(ops.ones(4))
+        self.bn = nn.BatchNorm2d(4)
+        self.bn.gamma.set_data(initializer(One(), self.bn.gamma.shape, self.bn.gamma.dtype))
+        self.scale.set_data(initializer(Uniform(scale=0.1), self.scale.shape, self.scale.dtype))
+        # MS301 port: `torch.nn.init.uniform_` → `Uniform`: mindspore's Uniform is symmetric: only uniform_(t, -s, s) maps
+        nn.init.uniform_(self.scale, 0, 1)
+        for m in (cell for _, cell in self.cells_and_names()):
+            if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+                m.beta.set_data(initializer(Constant(0), m.beta.shape, m.beta.dtype))
+        for p in self.get_parameters():
+            p.requires_grad = False
+'''
+
+
+@pytest.mark.parametrize("source,ported,counts", [
+    (LAYERS, LAYERS_PORTED, (25, 0, 0)),
+    (MANUAL, MANUAL_PORTED, (5, 6, 2)),
+    (FUNCTIONAL, FUNCTIONAL_PORTED, (16, 0, 0)),
+    (BUFFERS, BUFFERS_PORTED, (19, 1, 0)),
+], ids=["layers", "manual", "functional", "buffers"])
+def test_port_text_and_counts(source, ported, counts):
+    result = port_source(source)
+    assert result.text == ported
+    assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == counts
+    assert result.complete == (counts[1:] == (0, 0))
+
+
+def test_report_lists_each_marker_with_its_source_line():
+    result = port_source(MANUAL, "model.py")
+    report = result.to_dict()
+    assert report["rate"] == round(5 / 13, 4)
+    flagged = [(i["line"], i["code"]) for i in report["items"] if i["status"] != "converted"]
+    assert flagged == [(8, "MS301"), (9, "MS301"), (10, "MS301"), (11, "MS301"), (12, "MS302"), (13, "MS301"),
+                       (16, "MS301"), (17, "MS302")]
+
+
+def test_line_endings_are_kept():
+    source = "import torch\r\n\r\nx = torch.cat([a, b], dim=0)\r\n"
+    assert port_source(source).text == "import mindspore\r\nfrom mindspore import nn, ops\r\n\r\n" \
+                                       "x = ops.cat([a, b], axis=0)\r\n"
+
+
+def test_without_libcst_the_port_says_how_to_get_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "libcst", None)  # `import libcst` now fails as if it were missing
+    monkeypatch.delitem(sys.modules, "ascend_lsp.port.rewrite", raising=False)
+    monkeypatch.delitem(sys.modules, "ascend_lsp.port.specs", raising=False)
+    with pytest.raises(PortUnavailable, match=r"pip install 'ascend-lsp\[port\]'"):
+        port_source("import torch\n")
+
+
+def test_comments_and_layout_inside_a_converted_call_are_kept():
+    source = ("import torch.nn as nn\n"
+              "conv = nn.Conv2d(\n"
+              "    3, 64,  # in, out\n"
+              "    kernel_size=3,\n"
+              "    bias=False,  # no bias\n"
+              ")\n")
+    assert port_source(source).text == ("import mindspore\nfrom mindspore import nn, ops\n"
+                                        "conv = nn.Conv2d(\n"
+                                        "    3, 64,  # in, out\n"
+                                        "    3,\n"
+                                        "    pad_mode='valid', has_bias=False,  # no bias\n"
+                                        ")\n")
