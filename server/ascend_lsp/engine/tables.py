@@ -19,6 +19,7 @@ else:  # pragma: no cover
 from .. import __version__
 from ..sources import SourceError, read_regular
 from .model import Applicability
+from .schema import first_error
 from .traps import Trap
 
 
@@ -289,8 +290,6 @@ def validate_user_table(data: dict, path: str) -> None:
     """Check an `extra-mappings` table against mappings/schema/torch_npu.json (its `[meta]`
     is optional) and that every row names a table-driven rule, so a bad row is a message
     naming the file, the row and the key, never a rule failing on it later."""
-    import jsonschema  # only projects with their own tables pay for it
-
     from ..rules import RULES
     from ..rules.table import TABLE_FILES
 
@@ -303,17 +302,9 @@ def validate_user_table(data: dict, path: str) -> None:
                                  f"table-driven rule ({', '.join(driven)})")
     schema = json.loads((mappings_root() / "schema" / "torch_npu.json").read_text(encoding="utf-8"))
     schema["required"] = []
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if error is None:
-        return
-    location, message = list(error.absolute_path), error.message
-    if error.validator == "required" and isinstance(error.instance, dict):
-        location.append(next(k for k in error.validator_value if k not in error.instance))
-        message = "missing (it is required)"
-    elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        location.append(next(k for k in error.instance if k not in error.schema.get("properties", {})))
-        message = "unknown key"
-    raise TableError(f"{path}: {_where(location)}: {message}")
+    error = first_error(data, schema)
+    if error is not None:
+        raise TableError(f"{path}: {_where(list(error.path))}: {error.message}")
 
 
 def _where(location: list) -> str:
