@@ -116,6 +116,15 @@ def rename_fix(checker: Checker, entry: Entry, ref: Reference, new: str) -> Fix:
     return checker.fix(f"Replace `{ref.qualname}` with `{new}`", entry.fix, *edits)
 
 
+def carried_by_import(checker: Checker, entry: Entry, ref: Reference, new: str | None) -> bool:
+    """Whether the import that binds the reference's first name already reports `entry`."""
+    bound = checker.tables.lookup(ref.binding)
+    if bound is None or bound.if_keyword is not None:
+        return False
+    return bound.name.startswith(entry.name) or bool(entry.replacement and replacement_for(bound, ref.qualname)
+                                                      in (None, new))
+
+
 @handles("reference", TABLE)
 def check_reference(checker: Checker, ref: Reference) -> None:
     tables = checker.tables
@@ -128,11 +137,8 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     # `from torch import cuda`) or one the import's rename does not cover
     # (`ProfilerActivity.CUDA` becomes `ProfilerActivity.NPU`).
     new = replacement_for(entry, ref.qualname)
-    bound = tables.lookup(ref.binding)
-    if bound is not None and bound.if_keyword is None:
-        implied = replacement_for(bound, ref.qualname)
-        if bound.name.startswith(entry.name) or (entry.replacement and implied in (None, new)):
-            return
+    if carried_by_import(checker, entry, ref, new):
+        return
     fix = None
     if new and entry.fix is not None:
         fix = rename_fix(checker, entry, ref, new)
