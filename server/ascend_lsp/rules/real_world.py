@@ -16,7 +16,9 @@ from .table import carried_by_import, is_prose, report, replacement_for
 
 TABLE = "mappings/torch_npu/realworld.toml [[api]]"
 FACTS = "shared/data/torch_npu/real_world_failures.md"
-THIRD_PARTY_CODES = ("NPU301", "NPU302", "NPU303", "NPU304", "NPU305", "NPU306")
+# Reported at each call too: apex, flash_attn, xformers, CUDA extensions. Not bitsandbytes (its NF4
+# calls run on the NPU) nor triton (triton-ascend replaces the package; `tl.*` calls in a kernel are its body).
+THIRD_PARTY_CODES = ("NPU301", "NPU302", "NPU303", "NPU306")
 
 
 def facts(number: int, code: str, evidence: str) -> str:
@@ -223,8 +225,8 @@ CUDA_GRAPH_MODES = frozenset({"reduce-overhead", "max-autotune", "max-autotune-n
 
 
 def compile_uses_inductor(call: ast.Call) -> bool:
-    if keyword(call, "disable") is not None:
-        return False
+    if any(kw.arg is None or kw.arg == "disable" for kw in call.keywords):
+        return False  # `**options` may choose the backend; `disable=` already guards the NPU
     backend = passed(call, "backend")
     return backend is None or constant(backend) == "inductor"
 
@@ -240,9 +242,13 @@ def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) 
 
 @handles("reference", "NPU111")
 def check_compile_decorator(checker: Checker, ref: Reference) -> None:
-    """`@torch.compile` without arguments (or `torch.compile` passed on uncalled): compiles with the defaults."""
-    if ref.qualname == "torch.compile" and ref.call is None and not ref.type_only:
-        checker.report("NPU111", ref.node, name="torch.compile", mode="")
+    """`@torch.compile` without arguments. Other uncalled uses (`original = torch.compile`, a
+    wrapper patched in) do not compile anything by themselves."""
+    if ref.qualname != "torch.compile" or ref.call is not None:
+        return
+    where = checker.range(ref.node)
+    if checker.source.line(where.start_line)[:where.start_col].strip() == "@":
+        checker.report("NPU111", where, name="torch.compile", mode="")
 
 
 rule(
@@ -566,7 +572,7 @@ def is_float_cast(node: ast.expr | None) -> bool:
 def check_attention_mask(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname in SDPA:
         mask, causal = passed(call, "attn_mask", 3), passed(call, "is_causal", 5)
-        if mask is not None and causal is not None and constant(causal) is not False:
+        if mask is not None and constant(causal) is True:  # a variable is usually False whenever a mask is given
             checker.report("NPU407", mask, name="`attn_mask` together with `is_causal`: torch rejects the pair on its "
                                                 "math path, and the NPU's fused path takes one or the other.")
     elif qualname in FUSION_ATTENTION:
