@@ -61,7 +61,9 @@ def with_torch_npu(checker: Checker, target: str) -> list:
 
 
 def message(checker: Checker, entry: Entry, name: str, replacement: str | None) -> str:
-    text = checker.rules[entry.rule].message.format(name=name)
+    # NPU201's message also names the chip and the support list's version
+    text = checker.rules[entry.rule].message.format(name=name, chip=checker.settings.chip,
+                                                    version=checker.tables.support_version)
     if replacement and entry.fix is not Applicability.DISPLAY:
         text += f" Use `{replacement}`."
     elif replacement:
