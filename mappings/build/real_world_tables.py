@@ -53,11 +53,11 @@ def api_rows(facts: Facts) -> list[dict]:
                     note="torch.nn.SyncBatchNorm.convert_sync_batchnorm(module) does the same on the NPU (HCCL)."))
     rows.append(api("apex.parallel.SyncBatchNorm", "NPU301", apex_sync,
                     replacement="torch.nn.SyncBatchNorm", fix="display",
-                    note="torch.nn.SyncBatchNorm is supported on the NPU; apex's fused version needs its CUDA extension."))
+                    note="torch.nn.SyncBatchNorm is supported on the NPU; apex's fused one needs its CUDA extension."))
     rows.append(api("apex.parallel.DistributedDataParallel", "NPU301",
                     "NVIDIA/apex:apex/parallel/distributed.py; torch 2.13 torch.nn.parallel.DistributedDataParallel",
                     replacement="torch.nn.parallel.DistributedDataParallel", fix="display",
-                    note="Use torch's DistributedDataParallel with the hccl backend; the constructor arguments differ."))
+                    note="Use torch's DistributedDataParallel (backend hccl); the constructor arguments differ."))
 
     # NPU311: GPU-only quantisation packages and configs
     quant = facts.source("NPU311", "AutoAWQ", "auto_gptq", "GPTQConfig")

@@ -10,7 +10,7 @@ import ast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Severity
-from ..engine.walk import StringContext, last_name
+from ..engine.walk import Scope, StringContext, last_name
 from .base import handles, rule
 from .table import carried_by_import, is_prose, report, replacement_for
 
@@ -116,7 +116,7 @@ def assigned_key(target: ast.expr) -> str | None:
 
 
 @handles("assign", "NPU307")
-def check_flash_assignment(checker: Checker, node: ast.Assign | ast.AnnAssign, scope) -> None:
+def check_flash_assignment(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     value = node.value
     if constant(value) not in FLASH_IMPLEMENTATIONS:
         return
@@ -342,19 +342,19 @@ def is_cuda_string(node: ast.expr) -> bool:
     return isinstance(value, str) and (value == "cuda" or value.startswith("cuda:"))
 
 
-def cuda_or_cpu(checker: Checker, node: ast.expr, scope) -> bool:
+def cuda_or_cpu(checker: Checker, node: ast.expr, scope: Scope) -> bool:
     if type(node) is not ast.IfExp or not is_cuda_string(node.body) or constant(node.orelse) != "cpu":
         return False
     return any(type(n) is ast.Call and checker.qualname(n.func, scope) in CUDA_PROBES for n in ast.walk(node.test))
 
 
-def report_cuda_or_cpu(checker: Checker, node: ast.expr, scope) -> None:
+def report_cuda_or_cpu(checker: Checker, node: ast.expr, scope: Scope) -> None:
     if cuda_or_cpu(checker, node, scope):
         checker.report("NPU113", node, name=checker.source.segment(checker.range(node)))
 
 
 @handles("assign", "NPU113")
-def check_cuda_or_cpu_assignment(checker: Checker, node: ast.Assign | ast.AnnAssign, scope) -> None:
+def check_cuda_or_cpu_assignment(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     report_cuda_or_cpu(checker, node.value, scope)
 
 
@@ -464,7 +464,7 @@ def check_fork(checker: Checker, node: ast.AST, value: str, context: StringConte
 
 
 @handles("assign", "NPU114")
-def check_vllm_fork(checker: Checker, node: ast.Assign | ast.AnnAssign, scope) -> None:
+def check_vllm_fork(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     if constant(node.value) != "fork":
         return
     targets = node.targets if type(node) is ast.Assign else [node.target]
