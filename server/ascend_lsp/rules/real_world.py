@@ -61,16 +61,20 @@ def check_library_call(checker: Checker, ref: Reference) -> None:
 
 
 rule(
-    code="NPU307", name="flash-attention-config", severity=Severity.ERROR, fix="sometimes",
-    message="`{name}` asks for the flash-attn package, which does not install on the NPU.",
+    code="NPU307", name="flash-attention-config", severity=Severity.WARNING, fix="sometimes",
+    message="`{name}` needs the flash-attn package (CUDA only) unless transformers maps it to the NPU; "
+            "`sdpa` works on every release.",
     doc=dict(
         what="Finds FlashAttention requested by configuration: `attn_implementation=\"flash_attention_2\"` "
              "(or `\"flash_attention_3\"`, also as `_attn_implementation`, in a call or assigned to an attribute "
              "or key of that name) and `use_flash_attention_2=True`.",
-        why="transformers loads the `flash_attn` package for these settings; its CUDA kernels cannot be built "
-            "for the NPU, so loading fails (\"flash_attn seems not installed\"). On the NPU, `sdpa` dispatches "
-            "to the fused FlashAttentionScore kernel; recent transformers map `flash_attention_2` to "
-            "`torch_npu.npu_fusion_attention` themselves, but releases in between regressed.",
+        why="The flash-attn package cannot be built for the NPU. transformers releases without its NPU path "
+            "load `flash_attn` for these settings and fail (\"flash_attn seems not installed\"); releases with it "
+            "(transformers#36696; 5.x routes `flash_attention_2` to `torch_npu.npu_fusion_attention` in "
+            "`modeling_flash_attention_utils.py`) work, but the path has regressed (#39844) and VL models failed "
+            "on it (#38189); frameworks that read the setting import `flash_attn` themselves (verl#198). On the "
+            "NPU, `sdpa` dispatches to the fused FlashAttentionScore kernel on every release. A warning, not an "
+            "error: whether it breaks depends on the transformers version and the framework.",
         example='model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="flash_attention_2")\n\n'
                 '# becomes\n\nmodel = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")',
         fix="Unsafe: writes `\"sdpa\"` (or `attn_implementation=\"sdpa\"` for `use_flash_attention_2=True`). "
