@@ -45,13 +45,9 @@ def passed(call: ast.Call, name: str, position: int | None = None) -> ast.expr |
 
 
 # --- item 1: third-party CUDA libraries at their call sites --------------------------------
-@handles("reference", *THIRD_PARTY_CODES)
 def check_library_call(checker: Checker, ref: Reference) -> None:
     """A call of a name imported from a CUDA library: the import carries the table's finding,
     and each call gets its own, so guarding the import does not hide where the library runs."""
-    call = ref.call
-    if type(call) is not ast.Call or call.func is not ref.node:
-        return
     entry = checker.tables.lookup(ref.qualname)
     if entry is None or entry.rule not in THIRD_PARTY_CODES or entry.if_keyword is not None:
         return
@@ -94,14 +90,12 @@ def report_flash_string(checker: Checker, node: ast.AST, value: str) -> None:
     checker.report("NPU307", node, fixes=(fix,), name=value)
 
 
-@handles("string", "NPU307")
 def check_flash_keyword(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if value in FLASH_IMPLEMENTATIONS and context.kind == "arg" and context.keyword in ATTENTION_KEYS \
             and type(node) is ast.Constant:
         report_flash_string(checker, node, value)
 
 
-@handles("call", "NPU307")
 def check_use_flash_attention_2(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     kw = keyword(call, "use_flash_attention_2")
     if kw is not None and constant(kw.value) is True:
@@ -119,14 +113,9 @@ def assigned_key(target: ast.expr) -> str | None:
     return None
 
 
-@handles("assign", "NPU307")
-def check_flash_assignment(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
-    value = node.value
-    if constant(value) not in FLASH_IMPLEMENTATIONS:
-        return
-    targets = node.targets if type(node) is ast.Assign else [node.target]
-    if any(assigned_key(t) in ATTENTION_KEYS for t in targets):
-        report_flash_string(checker, value, value.value)
+def check_flash_assignment(checker: Checker, value: str, targets: list[ast.expr], node: ast.expr) -> None:
+    if value in FLASH_IMPLEMENTATIONS and any(assigned_key(t) in ATTENTION_KEYS for t in targets):
+        report_flash_string(checker, node, value)
 
 
 rule(
@@ -156,7 +145,6 @@ GPU_QUANTISATION = frozenset({"awq", "gptq", "marlin", "awq_marlin", "gptq_marli
 QUANTISATION_KEYS = frozenset({"quantization", "quant_method"})
 
 
-@handles("string", "NPU311")
 def check_quantisation_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind != "arg" or type(node) is not ast.Constant:
         return
@@ -165,10 +153,7 @@ def check_quantisation_string(checker: Checker, node: ast.AST, value: str, conte
         checker.report("NPU311", node, name=f"{context.keyword}={value!r}")
 
 
-@handles("call", "NPU311")
 def check_bitsandbytes_config(checker: Checker, call: ast.Call, qualname: str | None) -> None:
-    if last_name(call.func) != "BitsAndBytesConfig":
-        return
     eight_bit = passed(call, "load_in_8bit")
     if constant(eight_bit) is True:
         checker.report("NPU311", eight_bit, name="load_in_8bit=True")
@@ -194,7 +179,6 @@ rule(
 )
 
 
-@handles("string", "NPU313")
 def check_fused_optimizer_name(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if value == "adamw_apex_fused" and context.kind == "arg" and context.keyword == "optim":
         checker.report("NPU313", node, name=f"optim={value!r}")
@@ -235,7 +219,6 @@ def compile_uses_inductor(call: ast.Call) -> bool:
     return backend is None or constant(backend) == "inductor"
 
 
-@handles("call", "NPU111")
 def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname != "torch.compile" or not compile_uses_inductor(call):
         return
@@ -244,12 +227,9 @@ def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) 
     checker.report("NPU111", call.func, name="torch.compile", mode=note)
 
 
-@handles("reference", "NPU111")
 def check_compile_decorator(checker: Checker, ref: Reference) -> None:
     """`@torch.compile` without arguments. Other uncalled uses (`original = torch.compile`, a
     wrapper patched in) do not compile anything by themselves."""
-    if ref.qualname != "torch.compile" or ref.call is not None:
-        return
     where = checker.range(ref.node)
     if checker.source.line(where.start_line)[:where.start_col].strip() == "@":
         checker.report("NPU111", where, name="torch.compile", mode="")
@@ -299,7 +279,6 @@ def integer(node: ast.expr | None) -> bool:
     return type(node) is ast.Constant and type(node.value) is int
 
 
-@handles("call", "NPU112")
 def check_integer_device(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     candidates: list[ast.expr] = []
     if qualname == "torch.device" and len(call.args) == 1:
@@ -357,16 +336,10 @@ def report_cuda_or_cpu(checker: Checker, node: ast.expr, scope: Scope) -> None:
         checker.report("NPU113", node, name=checker.source.segment(checker.range(node)))
 
 
-@handles("assign", "NPU113")
-def check_cuda_or_cpu_assignment(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
-    report_cuda_or_cpu(checker, node.value, scope)
-
-
-@handles("call", "NPU113")
-def check_cuda_or_cpu_argument(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+def check_cuda_or_cpu_argument(checker: Checker, call: ast.Call, scope: Scope) -> None:
     for node in (*call.args, *(kw.value for kw in call.keywords)):
         if type(node) is ast.IfExp:
-            report_cuda_or_cpu(checker, node, checker.module.scope)  # the handler has no scope: module imports
+            report_cuda_or_cpu(checker, node, scope)
 
 
 # --- item 5: distributed -----------------------------------------------------------------------
@@ -409,7 +382,6 @@ rule(
 HCCL_TIMEOUTS = frozenset({"HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT"})
 
 
-@handles("call", "NPU410")
 def note_process_group_timeout(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname == "torch.distributed.init_process_group":
         timeout = passed(call, "timeout")
@@ -420,7 +392,6 @@ def note_process_group_timeout(checker: Checker, call: ast.Call, qualname: str |
         checker.note("pg-timeout", timeout)
 
 
-@handles("string", "NPU410")
 def note_hccl_timeout(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if value in HCCL_TIMEOUTS:
         checker.note("hccl-timeout", node)
@@ -458,7 +429,6 @@ def report_fork(checker: Checker, node: ast.AST) -> None:
     checker.report("NPU114", node, fixes=(fix,))
 
 
-@handles("string", "NPU114")
 def check_fork(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if value != "fork" or context.kind != "arg" or type(node) is not ast.Constant:
         return
@@ -467,13 +437,9 @@ def check_fork(checker: Checker, node: ast.AST, value: str, context: StringConte
         report_fork(checker, node)
 
 
-@handles("assign", "NPU114")
-def check_vllm_fork(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
-    if constant(node.value) != "fork":
-        return
-    targets = node.targets if type(node) is ast.Assign else [node.target]
-    if any(assigned_key(t) == "VLLM_WORKER_MULTIPROC_METHOD" for t in targets):
-        report_fork(checker, node.value)
+def check_vllm_fork(checker: Checker, value: str, targets: list[ast.expr], node: ast.expr) -> None:
+    if value == "fork" and any(assigned_key(t) == "VLLM_WORKER_MULTIPROC_METHOD" for t in targets):
+        report_fork(checker, node)
 
 
 # --- item 6: host tools and probes ---------------------------------------------------------------
@@ -506,7 +472,6 @@ def nvidia_command(value: str) -> str | None:
     return word if word in NVIDIA_COMMANDS else None
 
 
-@handles("string", "NPU124")
 def check_nvidia_command(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if is_prose(context) or context.kind != "arg" or context.position != 0:
         return
@@ -572,7 +537,6 @@ def is_float_cast(node: ast.expr | None) -> bool:
     return True
 
 
-@handles("call", "NPU407")
 def check_attention_mask(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname in SDPA:
         mask, causal = passed(call, "attn_mask", 3), passed(call, "is_causal", 5)
@@ -605,7 +569,6 @@ rule(
 PORTABLE_BACKENDS = frozenset({"MATH", "OVERRIDEABLE"})
 
 
-@handles("call", "NPU413")
 def check_sdpa_kernel(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname != "torch.nn.attention.sdpa_kernel":
         return
@@ -617,3 +580,89 @@ def check_sdpa_kernel(checker: Checker, call: ast.Call, qualname: str | None) ->
         return  # a variable or a call: not visible here
     if not any(e.attr in PORTABLE_BACKENDS for e in elements):
         checker.report("NPU413", backends, name=checker.source.segment(checker.range(backends)))
+
+
+# --- dispatch: one handler per event kind, so these rules add one call per event ---------------
+CALLEE_CHECKS = {
+    "torch.compile": check_torch_compile,
+    "torch.device": check_integer_device,
+    "torch.distributed.init_process_group": note_process_group_timeout,
+    "torch.nn.functional.scaled_dot_product_attention": check_attention_mask,
+    "torch_npu.npu_fusion_attention": check_attention_mask,
+    "torch.nn.attention.sdpa_kernel": check_sdpa_kernel,
+}
+KEYWORD_CHECKS = {
+    "use_flash_attention_2": check_use_flash_attention_2,
+    "device": check_integer_device,
+    "device_map": check_integer_device,
+    "ddp_timeout": note_process_group_timeout,
+}
+KEYWORD_STRING_CHECKS = {
+    **dict.fromkeys(ATTENTION_KEYS, check_flash_keyword),
+    **dict.fromkeys((*QUANTISATION_KEYS, "kv_cache_dtype"), check_quantisation_string),
+    "optim": check_fused_optimizer_name,
+    **dict.fromkeys(START_METHOD_KEYS, check_fork),
+}
+CALL_CODES = ("NPU111", "NPU112", "NPU113", "NPU307", "NPU311", "NPU407", "NPU410", "NPU413")
+
+
+@handles("reference", *THIRD_PARTY_CODES, *CALL_CODES)
+def on_reference(checker: Checker, ref: Reference) -> None:
+    call = ref.call
+    if type(call) is not ast.Call or call.func is not ref.node:
+        if call is None and ref.qualname == "torch.compile":
+            check_compile_decorator(checker, ref)
+        return
+    check_library_call(checker, ref)
+    qualname = ref.qualname
+    checks = set()
+    check = CALLEE_CHECKS.get(qualname)
+    if check is not None:
+        checks.add(check)
+    elif qualname.endswith(".BitsAndBytesConfig"):
+        checks.add(check_bitsandbytes_config)
+    for kw in call.keywords:
+        check = KEYWORD_CHECKS.get(kw.arg)
+        if check is not None:
+            checks.add(check)
+    for check in checks:
+        check(checker, call, qualname)
+    if any(type(node) is ast.IfExp for node in (*call.args, *(kw.value for kw in call.keywords))):
+        check_cuda_or_cpu_argument(checker, call, ref.scope)
+
+
+@handles("attribute", "NPU112", "NPU113")
+def on_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call | None) -> None:
+    """`x.to(...)` on any value."""
+    if attr == "to" and call is not None and call.func is node and call.args:
+        check_integer_device(checker, call, None)
+        if type(call.args[0]) is ast.IfExp:
+            check_cuda_or_cpu_argument(checker, call, checker.module.scope)  # no scope here: the module's
+
+
+@handles("string", "NPU307", "NPU311", "NPU313", "NPU410", "NPU114", "NPU124")
+def on_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if value in HCCL_TIMEOUTS:
+        note_hccl_timeout(checker, node, value, context)
+    if context.kind != "arg" or type(node) is not ast.Constant:
+        return
+    if context.keyword is not None:
+        check = KEYWORD_STRING_CHECKS.get(context.keyword)
+        if check is not None:
+            check(checker, node, value, context)
+    elif context.position == 0:
+        check_fork(checker, node, value, context)
+        check_nvidia_command(checker, node, value, context)
+
+
+@handles("assign", "NPU307", "NPU113", "NPU114")
+def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
+    value = node.value
+    kind = type(value)
+    if kind is ast.IfExp:
+        report_cuda_or_cpu(checker, value, scope)
+    elif kind is ast.Constant and type(value.value) is str:
+        targets = node.targets if type(node) is ast.Assign else [node.target]
+        check_flash_assignment(checker, value.value, targets, value)
+        check_vllm_fork(checker, value.value, targets, value)
+
