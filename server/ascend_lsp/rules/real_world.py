@@ -98,10 +98,13 @@ def check_flash_keyword(checker: Checker, node: ast.AST, value: str, context: St
 
 def check_use_flash_attention_2(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     kw = keyword(call, "use_flash_attention_2")
-    if kw is not None and constant(kw.value) is True:
-        fix = checker.fix('Use `attn_implementation="sdpa"`', Applicability.UNSAFE,
-                          checker.replace(kw, 'attn_implementation="sdpa"'))
-        checker.report("NPU307", kw, fixes=(fix,), name="use_flash_attention_2=True")
+    if kw is None or constant(kw.value) is not True:
+        return
+    fixes = ()
+    if keyword(call, "attn_implementation") is None:  # else the rewrite would repeat the keyword
+        fixes = (checker.fix('Use `attn_implementation="sdpa"`', Applicability.UNSAFE,
+                             checker.replace(kw, 'attn_implementation="sdpa"')),)
+    checker.report("NPU307", kw, fixes=fixes, name="use_flash_attention_2=True")
 
 
 def assigned_key(target: ast.expr) -> str | None:
