@@ -840,6 +840,8 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
             },
             [("support", entries)],
         ))
+    from real_world_tables import build as build_real_world  # noqa: PLC0415 - a sibling module, on sys.path here
+    written.append(build_real_world(d, out_dir))
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     return written

@@ -267,7 +267,8 @@ def load_tables(torch_npu_version: str, mindspore_version: str = "2.10",
         known = ", ".join(available_versions()) or "none"
         raise TableError(f"no support list for torch_npu {torch_npu_version} (known: {known})")
     tables = Tables(support_version=torch_npu_version)
-    for path in (root / "cuda.toml", root / "env.toml", root / "thirdparty.toml", support_file):
+    for path in (root / "cuda.toml", root / "env.toml", root / "thirdparty.toml", root / "realworld.toml",
+                 support_file):
         _merge(tables, read_table(path), f"mappings/torch_npu/{path.name}")
     tables.counterparts_version = ms_table
     # The newer tables list fewer APIs (2.6 maps only to mint): an API they leave out

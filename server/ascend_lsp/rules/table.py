@@ -91,7 +91,9 @@ def with_torch_npu(checker: Checker, target: str) -> list:
 
 
 def message(checker: Checker, entry: Entry, name: str, replacement: str | None) -> str:
-    text = checker.rules[entry.rule].message.format(name=name)
+    # NPU201's message also names the chip and the support list's version
+    text = checker.rules[entry.rule].message.format(name=name, chip=checker.settings.chip,
+                                                    version=checker.tables.support_version)
     if replacement and entry.fix is not Applicability.DISPLAY:
         text += f" Use `{replacement}`."
     elif replacement:
@@ -146,6 +148,15 @@ def rename_fix(checker: Checker, entry: Entry, ref: Reference, new: str) -> Fix:
     return checker.fix(f"Replace `{ref.qualname}` with `{new}`", entry.fix, *edits)
 
 
+def carried_by_import(checker: Checker, entry: Entry, ref: Reference, new: str | None) -> bool:
+    """Whether the import that binds the reference's first name already reports `entry`."""
+    bound = checker.tables.lookup(ref.binding)
+    if bound is None or bound.if_keyword is not None:
+        return False
+    return bound.name.startswith(entry.name) or bool(entry.replacement and replacement_for(bound, ref.qualname)
+                                                      in (None, new))
+
+
 @handles("reference", TABLE)
 def check_reference(checker: Checker, ref: Reference) -> None:
     tables = checker.tables
@@ -158,11 +169,8 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     # `from torch import cuda`) or one the import's rename does not cover
     # (`ProfilerActivity.CUDA` becomes `ProfilerActivity.NPU`).
     new = replacement_for(entry, ref.qualname)
-    bound = tables.lookup(ref.binding)
-    if bound is not None and bound.if_keyword is None:
-        implied = replacement_for(bound, ref.qualname)
-        if bound.name.startswith(entry.name) or (entry.replacement and implied in (None, new)):
-            return
+    if carried_by_import(checker, entry, ref, new):
+        return
     fix = None
     if new and entry.fix is not None:
         fix = rename_fix(checker, entry, ref, new)
