@@ -104,8 +104,15 @@ def parse(text: str) -> tuple[ast.Module, list[tuple[int, int, str]]]:
         while end < len(lines) and not _starts_block(lines[end]):
             end += 1
         for index in range(start, end):
-            lines[index] = "\n"
+            lines[index] = _blank(lines[index])
     return ast.Module(body=[], type_ignores=[]), errors
+
+
+def _blank(line: str) -> str:
+    """A blank line with the same line break. The space keeps a "\n" apart from a lone
+    "\r" ending the line before, which would otherwise make them one break."""
+    ending = line[len(line.rstrip("\r\n")):]
+    return " " + ending if ending else ""
 
 
 def _span_start(stmt: ast.stmt) -> int:
