@@ -3,18 +3,8 @@ engine can re-walk only the top-level statements they touched."""
 
 from __future__ import annotations
 
-from lsprotocol import types
-
 from ..engine.analyzer import TextEdit
 from ..engine.text import LINE_BREAK
-
-
-def line_edit(change: types.TextDocumentContentChangeEvent) -> TextEdit | None:
-    """The lines one content change replaced; None for a whole-document change."""
-    if not isinstance(change, types.TextDocumentContentChangePartial):
-        return None
-    start, end = change.range.start.line, change.range.end.line
-    return TextEdit(start, end, len(LINE_BREAK.findall(change.text)) - (end - start))
 
 
 def compose(a: TextEdit, b: TextEdit) -> TextEdit:
