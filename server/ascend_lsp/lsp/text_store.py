@@ -58,10 +58,12 @@ class Document(TextDocument):
         if end < start:
             (first, start), (last, end) = (last, end), (first, start)
         self._source = old[:start] + change.text + old[end:]
+        self._index = None
         self.edits.append(TextEdit(first, last, _line_delta(old, start, end, change.text)))
 
     def _apply_full_change(self, change: types.TextDocumentContentChangeEvent) -> None:
         super()._apply_full_change(change)
+        self._index = None
         self.edits.append(None)
 
 
