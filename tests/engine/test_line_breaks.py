@@ -11,8 +11,8 @@ LONE_CR = "import torch\rx = = 1\ny = 2\ntorch.cuda.synchronize()\n"
 
 
 def test_recovery_after_a_lone_cr_keeps_every_line_in_place() -> None:
-    tree, errors = parse(LONE_CR)
-    assert [(line, msg) for line, _, msg in errors] == [(1, "invalid syntax")]
+    tree, blocks = parse(LONE_CR)
+    assert [(line, msg) for block in blocks for line, _, msg in block.errors] == [(1, "invalid syntax")]
     assert [stmt.lineno for stmt in tree.body] == [1, 3, 4]
     findings = [(f.code, f.range.start_line) for f in analyze(LONE_CR, Settings()).findings]
     assert findings == [("E999", 1), ("NPU103", 3)]

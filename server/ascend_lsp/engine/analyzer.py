@@ -11,6 +11,7 @@ import ast
 import gc
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field, replace
 
 from .checker import Checker
@@ -39,6 +40,9 @@ class Span:
     header: "Span | None" = None  # a class: its decorators and bases
     children: "list[Span] | None" = None  # a class: its body statements
     member: ast.Constant | None = None  # a class body statement: the string it assigns (walk.class_member)
+    broken: Broken | None = None  # lines recovery blanked out; `findings` are their syntax errors
+    # A class body import: the class scope's imports after it, for re-walking a later member.
+    class_imports: dict[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -77,36 +81,108 @@ def _digest(text: str) -> str:
 
 
 # --- parsing with recovery -----------------------------------------------------------------
+@dataclass(slots=True)
+class Broken:
+    """Lines [start, end) that recovery blanked out, and the syntax errors (0-based line,
+    column, message) that made it. A `member` is one statement of a top-level class body."""
+
+    start: int
+    end: int
+    errors: list[tuple[int, int, str]]
+    member: bool
+
+    @property
+    def local(self) -> bool:
+        """Whether the errors depend only on these lines, so that a re-parse of the lines
+        around them alone finds the same (a triple-quoted string swallows the rest)."""
+        return all(self.start <= line < self.end and "triple-quoted" not in msg and "EOF" not in msg
+                   for line, _, msg in self.errors)
+
+
+CLASS_LINE = re.compile(r"class\b")
+AFTER_HEADER = re.compile(r"expected an indented block after .* on line (\d+)$")
+
+
 def _starts_block(line: str) -> bool:
     return bool(line) and not line[0].isspace() and line[0] != "#" and not line.startswith(BLOCK_CONTINUATIONS)
 
 
-def parse(text: str) -> tuple[ast.Module, list[tuple[int, int, str]]]:
-    """The module's AST and its syntax errors (0-based line, column, message). A broken
-    top-level block is blanked out and the rest parsed again, so the statements before
-    and after it are still checked."""
+def parse(text: str) -> tuple[ast.Module, list[Broken]]:
+    """The module's AST and the blocks recovery blanked out. A broken statement of a
+    top-level class body (a method being typed), or else the broken top-level block, is
+    blanked and the rest parsed again, so the statements around it are still checked."""
     lines = split_lines(text)
-    errors: list[tuple[int, int, str]] = []
+    blocks: list[Broken] = []
     for _ in range(MAX_RECOVERIES):
         try:
-            return ast.parse("".join(lines)), errors
+            return ast.parse("".join(lines)), blocks
         except SyntaxError as exc:
-            line = min(max((exc.lineno or 1) - 1, 0), max(len(lines) - 1, 0))
-            errors.append((line, max((exc.offset or 1) - 1, 0), exc.msg))
+            error = _error(lines, exc)
         except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
-            errors.append((0, 0, str(exc) or type(exc).__name__))
-            return ast.Module(body=[], type_ignores=[]), errors
+            _add(blocks, Broken(0, max(len(lines), 1), [(0, 0, str(exc) or type(exc).__name__)], False))
+            return ast.Module(body=[], type_ignores=[]), blocks
         if not lines:
             break
-        start = line
-        while start > 0 and not _starts_block(lines[start]):
-            start -= 1
-        end = line + 1
-        while end < len(lines) and not _starts_block(lines[end]):
-            end += 1
+        line = error[0]
+        # Blanking a member did not help (its stand-in `pass` is wrong there): the whole block.
+        narrow = not any(b.member and b.start <= line < b.end for b in blocks)
+        start, end, indent = _block(lines, line, narrow)
         for index in range(start, end):
             lines[index] = _blank(lines[index])
-    return ast.Module(body=[], type_ignores=[]), errors
+        if indent is not None:  # keep the class body non-empty
+            lines[start] = indent + "pass" + lines[start][1:]
+        _add(blocks, Broken(start, end, [error], indent is not None))
+    return ast.Module(body=[], type_ignores=[]), blocks
+
+
+def _error(lines: list[str], exc: SyntaxError) -> tuple[int, int, str]:
+    line = min(max((exc.lineno or 1) - 1, 0), max(len(lines) - 1, 0))
+    col = max((exc.offset or 1) - 1, 0)
+    header = AFTER_HEADER.search(exc.msg or "")
+    if header and 0 < int(header.group(1)) <= len(lines):
+        # Reported on the line after the header, which may be the next statement: the
+        # header is what is broken.
+        line = int(header.group(1)) - 1
+        col = len(lines[line]) - len(lines[line].lstrip())
+    return line, col, exc.msg
+
+
+def _block(lines: list[str], line: int, narrow: bool) -> tuple[int, int, str | None]:
+    """The lines to blank for an error on `line`: [start, end), and the member's indentation
+    when it is one statement of a top-level class body."""
+    start = line
+    while start > 0 and not _starts_block(lines[start]):
+        start -= 1
+    end = line + 1
+    while end < len(lines) and not _starts_block(lines[end]):
+        end += 1
+    if narrow and line > start and CLASS_LINE.match(lines[start]):
+        indent = next((body[:len(body) - len(body.lstrip())] for body in lines[start + 1:end]
+                       if body.strip() and not body.lstrip().startswith("#")), "")
+        if indent:
+            first = line
+            while first > start and not _starts_member(lines[first], indent):
+                first -= 1
+            last = line + 1
+            while last < end and not _starts_member(lines[last], indent):
+                last += 1
+            if first > start:
+                return first, last, indent
+    return start, end, None
+
+
+def _starts_member(line: str, indent: str) -> bool:
+    return line.startswith(indent) and _starts_block(line[len(indent):])
+
+
+def _add(blocks: list[Broken], block: Broken) -> None:
+    """Add `block`, merged with those it overlaps; kept in line order."""
+    for other in [b for b in blocks if b.start < block.end and block.start < b.end]:
+        blocks.remove(other)
+        block = Broken(min(block.start, other.start), max(block.end, other.end), other.errors + block.errors,
+                       block.member and other.member)
+    blocks.append(block)
+    blocks.sort(key=lambda b: b.start)
 
 
 def _blank(line: str) -> str:
@@ -155,17 +231,37 @@ def _class(header: Span, children: list[Span]) -> Span:
                 children)
 
 
-def _check(checker: Checker, stmts: list[ast.stmt]) -> list[Span]:
-    spans = []
+def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> list[Span]:
+    """Spans of the statements, and of the blocks recovery blanked out, in line order."""
+    spans = [_broken(checker, b) for b in blocks if not b.member]
     module_scope = checker.module.scope
     for stmt in stmts:
         if type(stmt) is not ast.ClassDef:
             spans.append(_statement(checker, stmt, module_scope))
             continue
-        header = _walk(checker, class_header(stmt, module_scope), _span_start(stmt), stmt.end_lineno - 1, False)
-        scope = Scope(module_scope, CLASS, class_members(stmt.body))
-        spans.append(_class(header, [_statement(checker, child, scope) for child in stmt.body]))
+        first, last = _span_start(stmt), stmt.end_lineno - 1
+        inside = [b for b in blocks if b.member and first < b.start <= last]
+        body = [child for child in stmt.body if not any(b.start <= child.lineno - 1 < b.end for b in inside)]
+        end = max([last] + [b.end - 1 for b in inside])
+        header = _walk(checker, class_header(stmt, module_scope), first, end, False)
+        scope = Scope(module_scope, CLASS, class_members(body))
+        children = [_member(checker, child, scope) for child in body] + [_broken(checker, b) for b in inside]
+        children.sort(key=lambda span: span.start)
+        spans.append(_class(header, children))
+    spans.sort(key=lambda span: span.start)
     return spans
+
+
+def _member(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
+    span = _statement(checker, stmt, scope)
+    if span.binds:
+        span.class_imports = dict(scope.imports)
+    return span
+
+
+def _broken(checker: Checker, block: Broken) -> Span:
+    findings = [_syntax_finding(checker.source, line, col, msg, checker.settings) for line, col, msg in block.errors]
+    return Span(block.start, block.end - 1, findings, False, broken=block)
 
 
 def _module_findings(checker: Checker, spans: list[Span]) -> list[Finding]:
@@ -182,8 +278,7 @@ def _module_findings(checker: Checker, spans: list[Span]) -> list[Finding]:
 
 
 def _finish(source: SourceText, settings: Settings, tables: Tables | None, path: str | None, spans: list[Span],
-            extra: list[Finding], errors: list[str], module: ModuleContext | None, syntax_errors: int,
-            walked: int) -> Analysis:
+            extra: list[Finding], errors: list[str], module: ModuleContext | None, walked: int) -> Analysis:
     noqa = noqa_map(source)
     ignored = settings.ignored_in(path)
     findings = [f for span in spans for f in span.findings]
@@ -191,7 +286,13 @@ def _finish(source: SourceText, settings: Settings, tables: Tables | None, path:
     kept = [f for f in findings
             if not suppressed(f, noqa) and not (ignored and f.code != "E999" and f.code.startswith(ignored))]
     kept.sort(key=lambda f: (f.range, f.code))
+    syntax_errors = sum(len(b.errors) for b in _blocks(spans))
     return Analysis(kept, errors, spans, module, syntax_errors, settings, tables, _digest(source.text), walked)
+
+
+def _blocks(spans: list[Span]) -> list[Broken]:
+    """The blanked-out blocks among the spans and their class members."""
+    return [s.broken for span in spans for s in [span, *(span.children or ())] if s.broken is not None]
 
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
@@ -217,15 +318,14 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
         incremental = _reanalyze(source, settings, tables, path, previous, edit)
         if incremental is not None:
             return incremental
-    tree, syntax = parse(text)
+    tree, blocks = parse(text)
     module = module_context(tree)
     checker = Checker(source, module, settings, tables, path)
     if references:
         checker.references = []
-    spans = _check(checker, tree.body)
-    extra = [_syntax_finding(source, line, col, msg, settings) for line, col, msg in syntax]
-    extra += _module_findings(checker, spans)
-    analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(syntax), len(spans))
+    spans = _check(checker, tree.body, blocks)
+    extra = _module_findings(checker, spans)
+    analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(spans))
     if references:
         analysis.references = [(source.range_of(ref.node), ref.qualname, ref.call is not None, ref.type_only)
                                for ref in checker.references]
@@ -267,10 +367,12 @@ def _move(rng: Range, delta: int, first: int) -> Range:
 
 def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, path: str | None,
                previous: Analysis, edit: TextEdit) -> Analysis | None:
-    """Re-walk only the statements the edit touched; None when that is not sound."""
-    if previous.syntax_errors or previous.module is None or previous.settings != settings \
-            or previous.tables is not tables:
+    """Re-walk only the statements the edit touched, recovering from syntax errors among
+    them as a full analysis would; None when that is not sound."""
+    if previous.module is None or previous.settings != settings or previous.tables is not tables:
         return None
+    if any(not b.local for b in _blocks(previous.spans)):
+        return None  # an error elsewhere may depend on the edited lines
     module = previous.module
     if edit.first < module.import_line:
         return None  # the edit is among the imports
@@ -287,57 +389,104 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     region_end = (after[0].start + edit.delta - 1) if after else len(source.lines) - 1
     checker = Checker(source, module, settings, tables, path)
     if len(touched) == 1 and spans[touched[0]].children is not None:
-        middle = _reanalyze_member(checker, spans[touched[0]], edit)
+        middle = _reanalyze_member(checker, spans[touched[0]], edit, previous.syntax_errors)
         if middle is not None:
             return _assemble(checker, source, settings, path, module, before, middle, after, edit)
     # Blank lines before the region keep ast's line numbers right (cheaper than shifting them).
     chunk = "\n" * region_start + "".join(source.lines[region_start:region_end + 1])
-    try:
-        tree = ast.parse(chunk)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree, blocks = parse(chunk)
+    if not _recovered_alike(source.lines, blocks, region_start, region_end, previous.syntax_errors):
         return None
     if any(_binds(stmt) for stmt in tree.body):
         return None
-    middle = _check(checker, tree.body)
+    middle = _check(checker, tree.body, blocks)
     return _assemble(checker, source, settings, path, module, before, middle, after, edit)
 
 
-def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit) -> list[Span] | None:
+def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) -> list[Span] | None:
     """Re-walk the one statement of a class body that the edit lies within, or None."""
     inside = [c for c in cls.children if c.start <= edit.first and edit.last <= c.end]
-    if len(inside) != 1 or any(c.binds for c in cls.children):
+    if len(inside) != 1 or inside[0].binds:
         return None
     child = inside[0]
+    index = cls.children.index(child)
+    # What the class body's imports before it bound (methods do not see them; decorators
+    # and default values do).
+    imports = next((c.class_imports for c in reversed(cls.children[:index]) if c.class_imports is not None), {})
     end = child.end + edit.delta
     lines = checker.source.lines
     chunk = "\n" * (child.start - 1) + "class _:\n" + "".join(lines[child.start:end + 1])
-    try:
-        tree = ast.parse(chunk)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    body = tree.body[0].body if tree.body else []
-    if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 != end:
-        return None
-    old, now = child.member, class_member(body[0])
-    if (old and old.value) != (now and now.value):
-        return None  # the class's string constants changed, and they are read together
-    members = tuple(now if c is child else c.member for c in cls.children if c.member is not None)
-    new = _statement(checker, body[0], Scope(checker.module.scope, CLASS, members))
-    index = cls.children.index(child)
+    tree, blocks = parse(chunk)
+    body = tree.body[0].body if tree.body and type(tree.body[0]) is ast.ClassDef else []
+    if blocks:
+        # Broken: recovery of the chunk blanks what a full analysis would blank when the
+        # whole member is broken, its errors lie in it, and the class around it leads the
+        # full recovery to the same member.
+        if not all(b.member and b.local and b.start == child.start and b.errors[-1][0] <= end for b in blocks) \
+                or any(not any(b.start <= stmt.lineno - 1 < b.end for b in blocks) for stmt in body) \
+                or child.member is not None or not _member_recovery_reaches(lines, cls, child) \
+                or errors + sum(len(b.errors) for b in blocks) >= MAX_RECOVERIES:
+            return None
+        new = _broken(checker, blocks[0]) if len(blocks) == 1 else None
+        if new is None:
+            return None
+    else:
+        if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 > end \
+                or _binds(body[0]):
+            return None
+        old, now = child.member, class_member(body[0])
+        if (old and old.value) != (now and now.value):
+            return None  # the class's string constants changed, and they are read together
+        members = tuple(now if c is child else c.member for c in cls.children if c.member is not None)
+        scope = Scope(checker.module.scope, CLASS, members)
+        scope.imports.update(imports)
+        new = _statement(checker, body[0], scope)
     later = [_moved(c, edit) for c in cls.children[index + 1:]]
     header = Span(cls.header.start, cls.header.end + edit.delta, cls.header.findings, False, cls.header.facts)
     return [_class(header, cls.children[:index] + [new] + later)]
+
+
+def _recovered_alike(lines: list[str], blocks: list[Broken], first: int, last: int, errors: int) -> bool:
+    """Whether recovery in lines [first, last] alone blanked what it blanks in the whole text:
+    each block begins inside, its errors depend on its own lines, and one that runs to the
+    end stops there in the whole text too."""
+    if errors + sum(len(b.errors) for b in blocks) >= MAX_RECOVERIES:
+        return False
+    for block in blocks:
+        if block.start < first or not block.local or any(line > last for line, _, _ in block.errors):
+            return False
+        if block.end > last and last + 1 < len(lines) and not _starts_block(lines[last + 1]):
+            return False
+    return True
+
+
+def _member_recovery_reaches(lines: list[str], cls: Span, child: Span) -> bool:
+    """Whether recovery in the whole text, going back from inside `child` to its top-level
+    block, stops at the class line and narrows to members at `child`'s indentation."""
+    head = next((i for i in range(cls.start, child.start) if CLASS_LINE.match(lines[i])), None)
+    if head is None or any(_starts_block(lines[i]) for i in range(head + 1, child.start)):
+        return False
+    first = lines[child.start]
+    indent = next((body[:len(body) - len(body.lstrip())] for body in lines[head + 1:child.start + 1]
+                   if body.strip() and not body.lstrip().startswith("#")), "")
+    return bool(indent) and first.startswith(indent) and _starts_block(first[len(indent):])
 
 
 def _moved(span: Span, edit: TextEdit) -> Span:
     return Span(span.start + edit.delta, span.end + edit.delta, _shift(span.findings, edit.delta, edit.first),
                 span.binds, {fact: _move(where, edit.delta, edit.first) for fact, where in span.facts.items()},
                 _moved(span.header, edit) if span.header else None,
-                [_moved(c, edit) for c in span.children] if span.children is not None else None, span.member)
+                [_moved(c, edit) for c in span.children] if span.children is not None else None, span.member,
+                _moved_block(span.broken, edit.delta) if span.broken else None, span.class_imports)
+
+
+def _moved_block(block: Broken, delta: int) -> Broken:
+    return Broken(block.start + delta, block.end + delta, [(line + delta, col, msg) for line, col, msg in block.errors],
+                  block.member)
 
 
 def _assemble(checker: Checker, source: SourceText, settings: Settings, path: str | None, module: ModuleContext,
               before: list[Span], middle: list[Span], after: list[Span], edit: TextEdit) -> Analysis:
     all_spans = before + middle + [_moved(s, edit) for s in after]
     extra = _module_findings(checker, all_spans)
-    return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, 0, len(middle))
+    return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, len(middle))
