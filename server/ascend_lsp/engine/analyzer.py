@@ -84,19 +84,15 @@ def _digest(text: str) -> str:
 @dataclass(slots=True)
 class Broken:
     """Lines [start, end) that recovery blanked out, and the syntax errors (0-based line,
-    column, message) that made it. A `member` is one statement of a top-level class body."""
+    column, message) that made it. A `member` is one statement of a top-level class body.
+    `local`: a parse of these lines alone finds the same errors, so an edit elsewhere
+    cannot change them (an open bracket above can make a line an error that is not)."""
 
     start: int
     end: int
     errors: list[tuple[int, int, str]]
     member: bool
-
-    @property
-    def local(self) -> bool:
-        """Whether the errors depend only on these lines, so that a re-parse of the lines
-        around them alone finds the same (a triple-quoted string swallows the rest)."""
-        return all(self.start <= line < self.end and "triple-quoted" not in msg and "EOF" not in msg
-                   for line, _, msg in self.errors)
+    local: bool
 
 
 CLASS_LINE = re.compile(r"class\b")
@@ -119,7 +115,7 @@ def parse(text: str) -> tuple[ast.Module, list[Broken]]:
         except SyntaxError as exc:
             error = _error(lines, exc)
         except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
-            _add(blocks, Broken(0, max(len(lines), 1), [(0, 0, str(exc) or type(exc).__name__)], False))
+            _add(blocks, Broken(0, max(len(lines), 1), [(0, 0, str(exc) or type(exc).__name__)], False, False))
             return ast.Module(body=[], type_ignores=[]), blocks
         if not lines:
             break
@@ -127,12 +123,26 @@ def parse(text: str) -> tuple[ast.Module, list[Broken]]:
         # Blanking a member did not help (its stand-in `pass` is wrong there): the whole block.
         narrow = not any(b.member and b.start <= line < b.end for b in blocks)
         start, end, indent = _block(lines, line, narrow)
+        local = _alone(lines, start, end, indent) == error and "triple-quoted" not in error[2]
         for index in range(start, end):
             lines[index] = _blank(lines[index])
         if indent is not None:  # keep the class body non-empty
             lines[start] = indent + "pass" + lines[start][1:]
-        _add(blocks, Broken(start, end, [error], indent is not None))
+        _add(blocks, Broken(start, end, [error], indent is not None, local))
     return ast.Module(body=[], type_ignores=[]), blocks
+
+
+def _alone(lines: list[str], start: int, end: int, indent: str | None) -> tuple[int, int, str] | None:
+    """The first syntax error of lines [start, end) parsed alone (a member inside a class)."""
+    head = "\n" * start if indent is None else "\n" * (start - 1) + "class _:\n"
+    chunk = split_lines(head + "".join(lines[start:end]))
+    try:
+        ast.parse("".join(chunk))
+    except SyntaxError as exc:
+        return _error(chunk, exc)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
 
 
 def _error(lines: list[str], exc: SyntaxError) -> tuple[int, int, str]:
@@ -180,7 +190,7 @@ def _add(blocks: list[Broken], block: Broken) -> None:
     for other in [b for b in blocks if b.start < block.end and block.start < b.end]:
         blocks.remove(other)
         block = Broken(min(block.start, other.start), max(block.end, other.end), other.errors + block.errors,
-                       block.member and other.member)
+                       block.member and other.member, block.local and other.local)
     blocks.append(block)
     blocks.sort(key=lambda b: b.start)
 
@@ -352,11 +362,20 @@ def _shift(findings: list[Finding], delta: int, first: int) -> list[Finding]:
         return _move(rng, delta, first)
 
     return [
-        Finding(f.code, move(f.range), f.message, f.severity,
+        Finding(f.code, move(f.range), _renumbered(f.message, delta) if f.code == "E999" else f.message, f.severity,
                 tuple(replace(fix, edits=tuple(replace(e, range=move(e.range)) for e in fix.edits)) for fix in f.fixes),
                 f.deprecated, f.origin, f.extra)
         for f in findings
     ]
+
+
+LINE_NUMBER = re.compile(r"(on line |at line )(\d+)")
+
+
+def _renumbered(message: str, delta: int) -> str:
+    """A syntax error message that names a line ("... after 'for' statement on line 24") of
+    a block that moved."""
+    return LINE_NUMBER.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + delta}", message)
 
 
 def _move(rng: Range, delta: int, first: int) -> Range:
@@ -373,8 +392,10 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
         return None
     if any(not b.local for b in _blocks(previous.spans)):
         return None  # an error elsewhere may depend on the edited lines
+    if _tangled(previous.spans) or any(_tangled(s.children) for s in previous.spans if s.children):
+        return None  # recovery blanked lines inside a statement it then parsed (a header split in two)
     module = previous.module
-    if edit.first < module.import_line:
+    if edit.first <= module.import_line:
         return None  # the edit is among the imports
     spans = previous.spans
     touched = [i for i, s in enumerate(spans) if s.end >= edit.first and s.start <= edit.last]
@@ -391,7 +412,7 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     if len(touched) == 1 and spans[touched[0]].children is not None:
         middle = _reanalyze_member(checker, spans[touched[0]], edit, previous.syntax_errors)
         if middle is not None:
-            return _assemble(checker, source, settings, path, module, before, middle, after, edit)
+            return _assemble(checker, source, settings, path, module, before, middle, after, edit)  # None: full
     # Blank lines before the region keep ast's line numbers right (cheaper than shifting them).
     chunk = "\n" * region_start + "".join(source.lines[region_start:region_end + 1])
     tree, blocks = parse(chunk)
@@ -417,7 +438,9 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
     lines = checker.source.lines
     chunk = "\n" * (child.start - 1) + "class _:\n" + "".join(lines[child.start:end + 1])
     tree, blocks = parse(chunk)
-    body = tree.body[0].body if tree.body and type(tree.body[0]) is ast.ClassDef else []
+    if len(tree.body) != 1 or type(tree.body[0]) is not ast.ClassDef:
+        return None  # the edit made a top-level statement of its own
+    body = tree.body[0].body
     if blocks:
         # Broken: recovery of the chunk blanks what a full analysis would blank when the
         # whole member is broken, its errors lie in it, and the class around it leads the
@@ -432,7 +455,7 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
             return None
     else:
         if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 > end \
-                or _binds(body[0]):
+                or _binds(body[0]) or not _indented_like_siblings(lines, cls, child, edit):
             return None
         old, now = child.member, class_member(body[0])
         if (old and old.value) != (now and now.value):
@@ -444,6 +467,35 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
     later = [_moved(c, edit) for c in cls.children[index + 1:]]
     header = Span(cls.header.start, cls.header.end + edit.delta, cls.header.findings, False, cls.header.facts)
     return [_class(header, cls.children[:index] + [new] + later)]
+
+
+def _tangled(spans: list[Span]) -> bool:
+    return any(a.end >= b.start for a, b in zip(spans, spans[1:]))
+
+
+def _indented_like_siblings(lines: list[str], cls: Span, child: Span, edit: TextEdit) -> bool:
+    """Whether the re-parsed member starts where its siblings do: alone under `class _:`
+    any indentation parses, in its class a different one is an error."""
+    index = cls.children.index(child)
+    if index > 0:
+        sibling = lines[cls.children[index - 1].start]
+    elif index + 1 < len(cls.children):
+        sibling = lines[cls.children[index + 1].start + edit.delta]
+    else:
+        return True
+    first = lines[child.start]
+    return _indentation(first) == _indentation(sibling)
+
+
+def _indentation(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _unclosed_among_others(spans: list[Span]) -> bool:
+    """An open bracket, and another syntax error somewhere. Python tokenizes the whole file
+    to report an open bracket, and what it says then depends on every other error."""
+    blocks = _blocks(spans)
+    return len(blocks) > 1 and any("never closed" in msg for block in blocks for _, _, msg in block.errors)
 
 
 def _recovered_alike(lines: list[str], blocks: list[Broken], first: int, last: int, errors: int) -> bool:
@@ -481,12 +533,15 @@ def _moved(span: Span, edit: TextEdit) -> Span:
 
 
 def _moved_block(block: Broken, delta: int) -> Broken:
-    return Broken(block.start + delta, block.end + delta, [(line + delta, col, msg) for line, col, msg in block.errors],
-                  block.member)
+    return Broken(block.start + delta, block.end + delta,
+                  [(line + delta, col, _renumbered(msg, delta)) for line, col, msg in block.errors],
+                  block.member, block.local)
 
 
 def _assemble(checker: Checker, source: SourceText, settings: Settings, path: str | None, module: ModuleContext,
-              before: list[Span], middle: list[Span], after: list[Span], edit: TextEdit) -> Analysis:
+              before: list[Span], middle: list[Span], after: list[Span], edit: TextEdit) -> Analysis | None:
     all_spans = before + middle + [_moved(s, edit) for s in after]
+    if _unclosed_among_others(all_spans):
+        return None
     extra = _module_findings(checker, all_spans)
     return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, len(middle))
