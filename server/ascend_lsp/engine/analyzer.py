@@ -95,6 +95,9 @@ class Broken:
     local: bool
 
 
+# Errors whose report depends on the rest of the file: Python tokenizes all of it to look
+# for these, so one elsewhere can take their place (a triple-quoted string swallows it).
+UNSTABLE = ("triple-quoted", "EOF", "unmatched", "unexpected indent", "unindent does not match")
 CLASS_LINE = re.compile(r"class\b")
 AFTER_HEADER = re.compile(r"expected an indented block after .* on line (\d+)$")
 
@@ -123,7 +126,7 @@ def parse(text: str) -> tuple[ast.Module, list[Broken]]:
         # Blanking a member did not help (its stand-in `pass` is wrong there): the whole block.
         narrow = not any(b.member and b.start <= line < b.end for b in blocks)
         start, end, indent = _block(lines, line, narrow)
-        local = _alone(lines, start, end, indent) == error and "triple-quoted" not in error[2]
+        local = _alone(lines, start, end, indent) == error and not any(kind in error[2] for kind in UNSTABLE)
         for index in range(start, end):
             lines[index] = _blank(lines[index])
         if indent is not None:  # keep the class body non-empty
