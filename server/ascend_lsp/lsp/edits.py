@@ -4,7 +4,7 @@ engine can re-walk only the top-level statements they touched."""
 from __future__ import annotations
 
 from ..engine.analyzer import TextEdit
-from ..engine.text import LINE_BREAK
+from ..engine.text import line_texts
 
 
 def compose(a: TextEdit, b: TextEdit) -> TextEdit:
@@ -18,7 +18,7 @@ def compose(a: TextEdit, b: TextEdit) -> TextEdit:
 
 def split_lines(text: str) -> list[str]:
     """Lines as the client counts them (only \\r\\n, \\r and \\n break a line), without endings."""
-    return LINE_BREAK.split(text)
+    return line_texts(text)
 
 
 def changed_span(old: str, new: str) -> tuple[int, int, str]:
