@@ -1,6 +1,7 @@
 """Latency of the language server as a client sees it, over stdio, on a real 2,000-line file.
 
-    python benchmarks/lsp_latency.py [--edits 200] [--documents 100]
+    python benchmarks/lsp_latency.py [--edits 200] [--documents 100] [--corpus DIR]
+    python benchmarks/lsp_latency.py --typing [--statements 4] [--corpus DIR]
 
 Uses the transformers 5.23.0 wheel's sources (downloaded into benchmarks/.bench/ once)
 and a minimal JSON-RPC client in this process, and prints:
@@ -11,7 +12,11 @@ and a minimal JSON-RPC client in this process, and prints:
   textDocument/diagnostic) and pushed (didChange of a line break, which moves every
   finding below it, until the publishDiagnostics for that version); the edits are
   spaced like typing, so the debounce (leading edge) does not delay them;
-- resident memory of the server with 100 documents open and analysed.
+- resident memory of the server with 100 documents open and analysed;
+- with --typing: statements (`torch.cuda.synchronize()`, ...) typed letter by letter into
+  the middle of the largest function of three long files (Enter, then one keystroke at a
+  time, pulling diagnostics after each; most of the intermediate texts are not valid
+  Python), keystroke → diagnostics.
 
 Budgets (DESIGN.md): p95 ≤ 50 ms; start → first diagnostics ≤ 0.5 s beyond the import.
 """
@@ -19,6 +24,7 @@ Budgets (DESIGN.md): p95 ≤ 50 ms; start → first diagnostics ≤ 0.5 s beyond
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import json
 import keyword
@@ -41,11 +47,20 @@ FILES = (
     "transformers/models/whisper/generation_whisper.py",  # 2,091 lines, 7 findings; one class of 1,850 lines
     "transformers/models/blip_2/modeling_blip_2.py",  # 2,040 lines in 25 classes
 )
+TYPING_FILES = (
+    "transformers/models/wav2vec2/modeling_wav2vec2.py",  # 2,027 lines
+    "transformers/training_args.py",  # 2,962 lines, one dataclass of 2,500 lines
+    "transformers/trainer.py",  # 4,760 lines, one class of 4,300 lines
+)
+STATEMENTS = ("torch.cuda.synchronize()", 'x = torch.ones(2, device="cuda")', "if torch.cuda.is_available():")
 SERVER = [sys.executable, "-m", "ascend_lsp.lsp.server"]
 TYPING = 0.1  # seconds between edits: a fast typist (bursts faster than the debounce are coalesced)
 
 
-def corpus() -> Path:
+def corpus(given: str | None = None) -> Path:
+    """The unpacked transformers 5.23.0 sources: `given`, or the wheel fetched once."""
+    if given:
+        return Path(given)
     target = SCRATCH / "transformers-5.23.0"
     if not (target / "transformers").is_dir():
         SCRATCH.mkdir(exist_ok=True)
@@ -137,6 +152,10 @@ class Client:
                 raise TimeoutError(f"no diagnostics for version {version}")
             await asyncio.sleep(0.0005)
         return self.arrivals[(uri, version)]
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def rss_mib(self) -> float:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
@@ -233,6 +252,49 @@ async def pushed_latency(root: Path, path: Path, text: str, edits: int) -> list[
     return samples
 
 
+def typing_spots(text: str, count: int) -> list[tuple[int, str]]:
+    """(line, indentation) of statement ends nearest the middle of the largest function,
+    where the cursor goes before pressing Enter."""
+    tree = ast.parse(text)
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    largest = max(functions, key=lambda f: f.end_lineno - f.lineno)
+    middle = (largest.lineno + largest.end_lineno) // 2
+    lines = re.split(r"\r\n|\r|\n", text)
+    ends = sorted({(n.end_lineno - 1, n.col_offset) for n in ast.walk(largest) if isinstance(n, ast.stmt)
+                   and n is not largest and not hasattr(n, "body") and n.lineno == n.end_lineno},
+                  key=lambda spot: abs(spot[0] - middle))
+    return [(line, " " * col) for line, col in ends[:count] if not lines[line].rstrip().endswith("\\")]
+
+
+async def typing_latency(root: Path, path: Path, text: str, statements: int) -> tuple[list[float], list[float]]:
+    """Keystroke → pulled diagnostics while typing statements into the largest function,
+    and the server's CPU time for each (what a busy machine's scheduler cannot inflate)."""
+    client = await Client.start()
+    await client.initialize(root, pull=True)
+    uri = client.open(path, text)
+    await client.pull(uri)
+    lines = re.split(r"\r\n|\r|\n", text)
+    samples, cpu_samples, version = [], [], 1
+    for n, (line, indent) in enumerate(typing_spots(text, statements)):
+        statement, col = STATEMENTS[n % len(STATEMENTS)], len(lines[line])
+        keys = [((line, col), "\n" + indent)] + [((line + 1, len(indent) + k), ch) for k, ch in enumerate(statement)]
+        for (at_line, at_col), key in keys:
+            version += 1
+            await asyncio.sleep(TYPING)
+            start, cpu = time.perf_counter(), client.cpu_seconds()
+            client.change(uri, version, at_line, at_col, at_col, key)
+            await client.pull(uri)
+            samples.append(time.perf_counter() - start)
+            cpu_samples.append(client.cpu_seconds() - cpu)
+        version += 1  # take the typed line back out, as an undo would
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+            {"range": {"start": {"line": line, "character": col},
+                       "end": {"line": line + 1, "character": len(indent) + len(statement)}}, "text": ""}]})
+        await client.pull(uri)
+    await client.close()
+    return samples, cpu_samples
+
+
 async def memory_with_documents(root: Path, count: int) -> tuple[float, float, int]:
     files = sorted(root.glob("transformers/models/*/modeling_*.py"))[:count]
     client = await Client.start()
@@ -255,8 +317,19 @@ async def main() -> int:
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--documents", type=int, default=100)
     parser.add_argument("--file", action="append", help="a file of the corpus (default: two 2,000-line files)")
+    parser.add_argument("--corpus", help="unpacked transformers 5.23.0 sources (default: fetch the wheel once)")
+    parser.add_argument("--typing", action="store_true", help="only the typed statements, on three long files")
+    parser.add_argument("--statements", type=int, default=4, help="statements typed per file (with --typing)")
     args = parser.parse_args()
-    root = corpus()
+    root = corpus(args.corpus)
+    if args.typing:
+        for name in args.file or TYPING_FILES:
+            text = (root / name).read_text(encoding="utf-8")
+            samples, cpu = await typing_latency(root, root / name, text, args.statements)
+            print(f"{name} ({text.count(chr(10)):,} lines)\n  keystroke -> diagnostics, pulled   {summary(samples)}"
+                  f"\n  server CPU per keystroke, mean     {sum(cpu) / len(cpu) * 1000:6.1f} ms"
+                  "   (clock ticks of 10 ms: too coarse for percentiles)")
+        return 0
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} cores")
     bare = import_seconds("import pygls, lsprotocol")
     loaded = import_seconds("import pygls.lsp.server, lsprotocol.types")

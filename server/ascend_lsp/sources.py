@@ -10,6 +10,8 @@ import tokenize
 from stat import S_ISDIR, S_ISFIFO, S_ISREG
 from dataclasses import dataclass, field
 
+from .engine.text import split_lines
+
 CELL_MARK = "# %% ascend-lsp cell {index}\n"
 CELL_MARK_RE = re.compile(r"^# %% ascend-lsp cell (\d+)$")
 MAGIC = re.compile(r"^\s*[%!]")
@@ -122,8 +124,8 @@ def _notebook(path: str, raw: bytes, mtime_ns: int) -> Source:
             continue
         code = "".join(cell.get("source", "")) if isinstance(cell.get("source"), list) else cell.get("source", "")
         # Magics and shell escapes are not Python: comment them out, keeping line numbers.
-        lines = [MAGIC_MARK + text if MAGIC.match(text) else text for text in code.splitlines(keepends=True)]
-        if lines and not lines[-1].endswith("\n"):
+        lines = [MAGIC_MARK + text if MAGIC.match(text) else text for text in split_lines(code)]
+        if lines and not lines[-1].endswith(("\n", "\r")):
             lines[-1] += "\n"
         parts.append(CELL_MARK.format(index=index))
         line += 1
@@ -141,8 +143,8 @@ def encode(source: Source, text: str) -> bytes:
     notebook = json.loads(json.dumps(source.notebook))
     original = {index: line for index, line in source.cells}
     current, chunks = None, {}  # type: tuple[int | None, dict[int, list[str]]]
-    for line in text.splitlines(keepends=True):
-        mark = CELL_MARK_RE.match(line.rstrip("\n"))
+    for line in split_lines(text):
+        mark = CELL_MARK_RE.match(line.rstrip("\r\n"))
         if mark:
             current = int(mark.group(1))
             chunks[current] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import random
 from pathlib import Path
@@ -115,3 +116,48 @@ def test_a_changed_extra_table_is_read_again(tmp_path) -> None:
     edited = text.replace("x = 1", "x = 2")
     incremental = analyze(edited, settings, previous=before, edit=TextEdit(3, 3, 0))
     assert snapshot(incremental) == snapshot(analyze(edited, settings)) == []
+
+
+BIG_CLASS = """import torch
+
+
+class Big:
+    from os import path
+
+    def a(self):
+        torch.cuda.synchronize()
+
+    def b(self):
+        y = 2
+        return y
+
+    def c(self):
+        torch.cuda.empty_cache()
+"""
+
+
+def test_a_syntax_error_inside_a_method_reparses_that_method_only(monkeypatch) -> None:
+    parsed: list[int] = []
+    real_parse = ast.parse
+
+    def counting_parse(source, *args, **kwargs):
+        parsed.append(sum(1 for line in source.splitlines() if line.strip()))
+        return real_parse(source, *args, **kwargs)
+
+    settings = Settings()
+    base = analyze(BIG_CLASS, settings)
+    monkeypatch.setattr(ast, "parse", counting_parse)
+    previous, text = base, BIG_CLASS
+    line = BIG_CLASS.splitlines().index("        y = 2")
+    for typed in ("        torch.cuda.synchronize(", "        torch.cuda.synchronize()"):
+        lines = text.splitlines(keepends=True)
+        new = "".join(lines[:line + 1] + [typed + "\n"] + lines[line + 1 + (typed.endswith(")")):])
+        edit = TextEdit(line + 1, line + 1, 0) if typed.endswith(")") else TextEdit(line, line, 1)
+        parsed.clear()
+        incremental = analyze(new, settings, previous=previous, edit=edit)
+        assert max(parsed) <= 5, parsed  # `class _:` and the method, never the file
+        assert snapshot(incremental) == snapshot(analyze(new, settings))
+        codes = [(f.code, f.range.start_line) for f in incremental.findings]
+        assert ("NPU103", 7) in codes and ("NPU103", 15) in codes
+        assert (("E999", line + 1) in codes) == typed.endswith("(")
+        previous, text = incremental, new

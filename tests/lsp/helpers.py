@@ -13,6 +13,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pygls.protocol import default_converter
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from ascend_lsp.engine.text import split_lines
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "train_cuda.py"
 CLIENTS = ("visual-studio-code", "neovim")  # VS Code 1.65 is push-only; Neovim 0.11 pulls, and negotiates utf-8
@@ -104,7 +106,7 @@ def units(client: LanguageClient, text: str) -> int:
 
 
 def offset(client: LanguageClient, text: str, position: types.Position) -> int:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     before = sum(len(line) for line in lines[:position.line])
     line = lines[position.line] if position.line < len(lines) else ""
     col = 0
@@ -139,3 +141,24 @@ async def resolved(client: LanguageClient, action: types.CodeAction) -> types.Co
     if action.edit is None:
         action = await asyncio.wait_for(client.code_action_resolve_async(action), TIMEOUT)
     return action
+
+
+def position(client: LanguageClient, text: str, at: int) -> types.Position:
+    """The client position of offset `at` in `text` (lines break at \\r\\n, \\r, \\n only)."""
+    lines = split_lines(text[:at])
+    line = lines[-1] if lines and not lines[-1].endswith(("\n", "\r")) else ""
+    count = len(lines) - (1 if line else 0)
+    return types.Position(count, units(client, line))
+
+
+def change(client: LanguageClient, uri: str, text: str, steps: list[tuple[int, int, str]], version: int) -> str:
+    """Apply incremental changes, each replacing text[start:end] (of the text the ones
+    before it left) with new text, in one didChange; the new text."""
+    changes = []
+    for start, end, new in steps:
+        changes.append(types.TextDocumentContentChangePartial(
+            types.Range(position(client, text, start), position(client, text, end)), new))
+        text = text[:start] + new + text[end:]
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=version, uri=uri), changes))
+    return text

@@ -4,10 +4,10 @@ adoption path besides a baseline. Pure text in, text out; check.py does the writ
 from __future__ import annotations
 
 import ast
-import io
 import tokenize
 
 from ..engine.noqa import add_noqa, suppressible
+from ..engine.text import split_lines
 
 
 def comment_safe_lines(text: str) -> set[int]:
@@ -15,8 +15,11 @@ def comment_safe_lines(text: str) -> set[int]:
     NL token. A line that ends inside a multi-line string, or is continued with a
     backslash, has neither, and a `#` added there would change the code."""
     safe: set[int] = set()
+    # One "\n" per line: tokenize reads lines itself and knows neither lone CRs nor that
+    # a form feed does not end a line.
+    lines = iter([line.rstrip("\r\n") + "\n" if line.endswith(("\r", "\n")) else line for line in split_lines(text)])
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        for token in tokenize.generate_tokens(lambda: next(lines, "")):
             if token.type in (tokenize.NEWLINE, tokenize.NL):
                 safe.add(token.start[0] - 1)
     except (tokenize.TokenError, SyntaxError):
@@ -27,7 +30,7 @@ def comment_safe_lines(text: str) -> set[int]:
 def with_noqa(text: str, targets: list[tuple[int, str]]) -> tuple[str, list[tuple[int, str, str]]]:
     """`text` with `# noqa: CODE` for each (0-based line, code); also the targets that were
     left alone, as (line, code, why)."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     safe = comment_safe_lines(text)
     refused = []
     for line, code in targets:

@@ -8,9 +8,13 @@ imports alone and the file parses; otherwise it analyses the whole text.
 from __future__ import annotations
 
 import ast
+import gc
 import hashlib
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .checker import Checker, RuleSet
 from .config import Settings
@@ -38,6 +42,9 @@ class Span:
     header: "Span | None" = None  # a class: its decorators and bases
     children: "list[Span] | None" = None  # a class: its body statements
     member: ast.Constant | None = None  # a class body statement: the string it assigns (walk.class_member)
+    broken: Broken | None = None  # lines recovery blanked out; `findings` are their syntax errors
+    # A class body import: the class scope's imports after it, for re-walking a later member.
+    class_imports: dict[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -76,42 +83,135 @@ def _digest(text: str) -> str:
 
 
 # --- parsing with recovery -----------------------------------------------------------------
+@dataclass(slots=True)
+class Broken:
+    """Lines [start, end) that recovery blanked out, and the syntax errors (0-based line,
+    column, message) that made it. A `member` is one statement of a top-level class body.
+    `local`: a parse of these lines alone finds the same errors, so an edit elsewhere
+    cannot change them (an open bracket above can make a line an error that is not)."""
+
+    start: int
+    end: int
+    errors: list[tuple[int, int, str]]
+    member: bool
+    local: bool
+
+
+# Errors whose report depends on the rest of the file: Python tokenizes all of it to look
+# for these, so one elsewhere can take their place (a triple-quoted string swallows it).
+UNSTABLE = ("triple-quoted", "EOF", "unmatched", "unexpected indent", "unindent does not match")
+CLASS_LINE = re.compile(r"class\b")
+AFTER_HEADER = re.compile(r"expected an indented block after .* on line (\d+)$")
+
+
 def _starts_block(line: str) -> bool:
     return bool(line) and not line[0].isspace() and line[0] != "#" and not line.startswith(BLOCK_CONTINUATIONS)
 
 
-def parse(text: str) -> tuple[ast.Module, list[tuple[int, int, str]]]:
-    """The module's AST and its syntax errors (0-based line, column, message). A broken
-    top-level block is blanked out and the rest parsed again, so the statements before
-    and after it are still checked."""
+def parse(text: str) -> tuple[ast.Module, list[Broken]]:
+    """The module's AST and the blocks recovery blanked out. A broken statement of a
+    top-level class body (a method being typed), or else the broken top-level block, is
+    blanked and the rest parsed again, so the statements around it are still checked."""
     lines = split_lines(text)
-    errors: list[tuple[int, int, str]] = []
+    blocks: list[Broken] = []
     if "\0" in text:
         # Python refuses the whole text for a NUL byte and names no place: report the first
         # one where it is, and parse the rest with spaces in their place.
         line = next(index for index, content in enumerate(lines) if "\0" in content)
-        errors.append((line, lines[line].index("\0"), "source contains a NUL byte (a binary file?)"))
+        error = (line, lines[line].index("\0"), "source contains a NUL byte (a binary file?)")
+        _add(blocks, Broken(line, line + 1, [error], False, True))
         lines = [content.replace("\0", " ") for content in lines]
     for _ in range(MAX_RECOVERIES):
         try:
-            return ast.parse("".join(lines)), errors
+            return ast.parse("".join(lines)), blocks
         except SyntaxError as exc:
-            line = min(max((exc.lineno or 1) - 1, 0), max(len(lines) - 1, 0))
-            errors.append((line, max((exc.offset or 1) - 1, 0), exc.msg))
+            error = _error(lines, exc)
         except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
-            errors.append((0, 0, str(exc) or type(exc).__name__))
-            return ast.Module(body=[], type_ignores=[]), errors
+            _add(blocks, Broken(0, max(len(lines), 1), [(0, 0, str(exc) or type(exc).__name__)], False, False))
+            return ast.Module(body=[], type_ignores=[]), blocks
         if not lines:
             break
-        start = line
-        while start > 0 and not _starts_block(lines[start]):
-            start -= 1
-        end = line + 1
-        while end < len(lines) and not _starts_block(lines[end]):
-            end += 1
+        line = error[0]
+        # Blanking a member did not help (its stand-in `pass` is wrong there): the whole block.
+        narrow = not any(b.member and b.start <= line < b.end for b in blocks)
+        start, end, indent = _block(lines, line, narrow)
+        local = _alone(lines, start, end, indent) == error and not any(kind in error[2] for kind in UNSTABLE)
         for index in range(start, end):
-            lines[index] = "\n"
-    return ast.Module(body=[], type_ignores=[]), errors
+            lines[index] = _blank(lines[index])
+        if indent is not None:  # keep the class body non-empty
+            lines[start] = indent + "pass" + lines[start][1:]
+        _add(blocks, Broken(start, end, [error], indent is not None, local))
+    return ast.Module(body=[], type_ignores=[]), blocks
+
+
+def _alone(lines: list[str], start: int, end: int, indent: str | None) -> tuple[int, int, str] | None:
+    """The first syntax error of lines [start, end) parsed alone (a member inside a class)."""
+    head = "\n" * start if indent is None else "\n" * (start - 1) + "class _:\n"
+    chunk = split_lines(head + "".join(lines[start:end]))
+    try:
+        ast.parse("".join(chunk))
+    except SyntaxError as exc:
+        return _error(chunk, exc)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
+def _error(lines: list[str], exc: SyntaxError) -> tuple[int, int, str]:
+    line = min(max((exc.lineno or 1) - 1, 0), max(len(lines) - 1, 0))
+    col = max((exc.offset or 1) - 1, 0)
+    header = AFTER_HEADER.search(exc.msg or "")
+    if header and 0 < int(header.group(1)) <= len(lines):
+        # Reported on the line after the header, which may be the next statement: the
+        # header is what is broken.
+        line = int(header.group(1)) - 1
+        col = len(lines[line]) - len(lines[line].lstrip())
+    return line, col, exc.msg
+
+
+def _block(lines: list[str], line: int, narrow: bool) -> tuple[int, int, str | None]:
+    """The lines to blank for an error on `line`: [start, end), and the member's indentation
+    when it is one statement of a top-level class body."""
+    start = line
+    while start > 0 and not _starts_block(lines[start]):
+        start -= 1
+    end = line + 1
+    while end < len(lines) and not _starts_block(lines[end]):
+        end += 1
+    if narrow and line > start and CLASS_LINE.match(lines[start]):
+        indent = next((body[:len(body) - len(body.lstrip())] for body in lines[start + 1:end]
+                       if body.strip() and not body.lstrip().startswith("#")), "")
+        if indent:
+            first = line
+            while first > start and not _starts_member(lines[first], indent):
+                first -= 1
+            last = line + 1
+            while last < end and not _starts_member(lines[last], indent):
+                last += 1
+            if first > start:
+                return first, last, indent
+    return start, end, None
+
+
+def _starts_member(line: str, indent: str) -> bool:
+    return line.startswith(indent) and _starts_block(line[len(indent):])
+
+
+def _add(blocks: list[Broken], block: Broken) -> None:
+    """Add `block`, merged with those it overlaps; kept in line order."""
+    for other in [b for b in blocks if b.start < block.end and block.start < b.end]:
+        blocks.remove(other)
+        block = Broken(min(block.start, other.start), max(block.end, other.end), other.errors + block.errors,
+                       block.member and other.member, block.local and other.local)
+    blocks.append(block)
+    blocks.sort(key=lambda b: b.start)
+
+
+def _blank(line: str) -> str:
+    """A blank line with the same line break. The space keeps a "\n" apart from a lone
+    "\r" ending the line before, which would otherwise make them one break."""
+    ending = line[len(line.rstrip("\r\n")):]
+    return " " + ending if ending else ""
 
 
 def _span_start(stmt: ast.stmt) -> int:
@@ -153,17 +253,37 @@ def _class(header: Span, children: list[Span]) -> Span:
                 children)
 
 
-def _check(checker: Checker, stmts: list[ast.stmt]) -> list[Span]:
-    spans = []
+def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> list[Span]:
+    """Spans of the statements, and of the blocks recovery blanked out, in line order."""
+    spans = [_broken(checker, b) for b in blocks if not b.member]
     module_scope = checker.module.scope
     for stmt in stmts:
         if type(stmt) is not ast.ClassDef:
             spans.append(_statement(checker, stmt, module_scope))
             continue
-        header = _walk(checker, class_header(stmt, module_scope), _span_start(stmt), stmt.end_lineno - 1, False)
-        scope = Scope(module_scope, CLASS, class_members(stmt.body))
-        spans.append(_class(header, [_statement(checker, child, scope) for child in stmt.body]))
+        first, last = _span_start(stmt), stmt.end_lineno - 1
+        inside = [b for b in blocks if b.member and first < b.start <= last]
+        body = [child for child in stmt.body if not any(b.start <= child.lineno - 1 < b.end for b in inside)]
+        end = max([last] + [b.end - 1 for b in inside])
+        header = _walk(checker, class_header(stmt, module_scope), first, end, False)
+        scope = Scope(module_scope, CLASS, class_members(body))
+        children = [_member(checker, child, scope) for child in body] + [_broken(checker, b) for b in inside]
+        children.sort(key=lambda span: span.start)
+        spans.append(_class(header, children))
+    spans.sort(key=lambda span: span.start)
     return spans
+
+
+def _member(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
+    span = _statement(checker, stmt, scope)
+    if span.binds:
+        span.class_imports = dict(scope.imports)
+    return span
+
+
+def _broken(checker: Checker, block: Broken) -> Span:
+    findings = [_syntax_finding(checker.source, line, col, msg, checker.settings, checker.rules) for line, col, msg in block.errors]
+    return Span(block.start, block.end - 1, findings, False, broken=block)
 
 
 def _module_findings(checker: Checker, spans: list[Span]) -> list[Finding]:
@@ -180,8 +300,7 @@ def _module_findings(checker: Checker, spans: list[Span]) -> list[Finding]:
 
 
 def _finish(source: SourceText, settings: Settings, tables: Tables | None, path: str | None, spans: list[Span],
-            extra: list[Finding], errors: list[str], module: ModuleContext | None, syntax_errors: int,
-            walked: int) -> Analysis:
+            extra: list[Finding], errors: list[str], module: ModuleContext | None, walked: int) -> Analysis:
     noqa = noqa_map(source)
     ignored = settings.ignored_in(path)
     findings = [f for span in spans for f in span.findings]
@@ -189,12 +308,32 @@ def _finish(source: SourceText, settings: Settings, tables: Tables | None, path:
     kept = [f for f in findings
             if not suppressed(f, noqa) and not (ignored and f.code.startswith(ignored) and suppressible(f.code))]
     kept.sort(key=lambda f: (f.range, f.code))
+    syntax_errors = sum(len(b.errors) for b in _blocks(spans))
     return Analysis(kept, errors, spans, module, syntax_errors, settings, tables, _digest(source.text), walked)
+
+
+def _blocks(spans: list[Span]) -> list[Broken]:
+    """The blanked-out blocks among the spans and their class members."""
+    return [s.broken for span in spans for s in [span, *(span.children or ())] if s.broken is not None]
 
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
             previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False, *,
             rules: RuleSet) -> Analysis:
+    # An AST has no reference cycles, but building one triggers the cyclic collector over
+    # and over (a third of the time of a 1 MiB file). Another thread may have paused it
+    # already; only the one that paused it resumes it.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(text, settings, path, previous, edit, references, rules)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _analyze(text: str, settings: Settings | None, path: str | None, previous: Analysis | None,
+             edit: TextEdit | None, references: bool, rules: RuleSet) -> Analysis:
     settings = settings or Settings()
     source = SourceText(text)
     tables = tables_for(settings)
@@ -202,26 +341,26 @@ def analyze(text: str, settings: Settings | None = None, path: str | None = None
         incremental = _reanalyze(source, settings, tables, path, previous, edit, rules)
         if incremental is not None:
             return incremental
-    tree, syntax = parse(text)
+    tree, blocks = parse(text)
     module = module_context(tree)
     checker = Checker(source, module, settings, tables, path, rules)
     if references:
         checker.references = []
-    spans = _check(checker, tree.body)
-    extra = [_syntax_finding(source, line, col, msg, settings, rules) for line, col, msg in syntax]
-    extra += _module_findings(checker, spans)
-    analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(syntax), len(spans))
+    spans = _check(checker, tree.body, blocks)
+    extra = _module_findings(checker, spans)
+    analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(spans))
     if references:
         analysis.references = [(source.range_of(ref.node), ref.qualname, ref.call is not None, ref.type_only)
                                for ref in checker.references]
     return analysis
 
 
-def _syntax_finding(source: SourceText, line: int, col: int, msg: str, settings: Settings, rules: RuleSet) -> Finding:
+def _syntax_finding(source: SourceText, line: int, col: int, msg: str, settings: Settings,
+                    rules: Mapping[str, Any]) -> Finding:
     text = source.line(line)
     col = min(col, len(text))
     end = len(text) if col >= len(text.rstrip()) else col + 1
-    return Finding("E999", Range(line, col, line, max(end, col)), rules.rules["E999"].message.format(name=msg),
+    return Finding("E999", Range(line, col, line, max(end, col)), rules["E999"].message.format(name=msg),
                    settings.severity_for("E999", Severity.ERROR))
 
 
@@ -235,11 +374,20 @@ def _shift(findings: list[Finding], delta: int, first: int) -> list[Finding]:
         return _move(rng, delta, first)
 
     return [
-        Finding(f.code, move(f.range), f.message, f.severity,
+        Finding(f.code, move(f.range), _renumbered(f.message, delta) if f.code == "E999" else f.message, f.severity,
                 tuple(replace(fix, edits=tuple(replace(e, range=move(e.range)) for e in fix.edits)) for fix in f.fixes),
                 f.deprecated, f.origin, f.extra)
         for f in findings
     ]
+
+
+LINE_NUMBER = re.compile(r"(on line |at line )(\d+)")
+
+
+def _renumbered(message: str, delta: int) -> str:
+    """A syntax error message that names a line ("... after 'for' statement on line 24") of
+    a block that moved."""
+    return LINE_NUMBER.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + delta}", message)
 
 
 def _move(rng: Range, delta: int, first: int) -> Range:
@@ -250,12 +398,16 @@ def _move(rng: Range, delta: int, first: int) -> Range:
 
 def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, path: str | None,
                previous: Analysis, edit: TextEdit, rules: RuleSet) -> Analysis | None:
-    """Re-walk only the statements the edit touched; None when that is not sound."""
-    if previous.syntax_errors or previous.module is None or previous.settings != settings \
-            or previous.tables is not tables:
+    """Re-walk only the statements the edit touched, recovering from syntax errors among
+    them as a full analysis would; None when that is not sound."""
+    if previous.module is None or previous.settings != settings or previous.tables is not tables:
         return None
+    if any(not b.local for b in _blocks(previous.spans)):
+        return None  # an error elsewhere may depend on the edited lines
+    if _tangled(previous.spans) or any(_tangled(s.children) for s in previous.spans if s.children):
+        return None  # recovery blanked lines inside a statement it then parsed (a header split in two)
     module = previous.module
-    if edit.first < module.import_line:
+    if edit.first <= module.import_line:
         return None  # the edit is among the imports
     spans = previous.spans
     touched = [i for i, s in enumerate(spans) if s.end >= edit.first and s.start <= edit.last]
@@ -270,57 +422,138 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     region_end = (after[0].start + edit.delta - 1) if after else len(source.lines) - 1
     checker = Checker(source, module, settings, tables, path, rules)
     if len(touched) == 1 and spans[touched[0]].children is not None:
-        middle = _reanalyze_member(checker, spans[touched[0]], edit)
+        middle = _reanalyze_member(checker, spans[touched[0]], edit, previous.syntax_errors)
         if middle is not None:
-            return _assemble(checker, source, settings, path, module, before, middle, after, edit)
+            return _assemble(checker, source, settings, path, module, before, middle, after, edit)  # None: full
     # Blank lines before the region keep ast's line numbers right (cheaper than shifting them).
     chunk = "\n" * region_start + "".join(source.lines[region_start:region_end + 1])
-    try:
-        tree = ast.parse(chunk)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree, blocks = parse(chunk)
+    if not _recovered_alike(source.lines, blocks, region_start, region_end, previous.syntax_errors):
         return None
     if any(_binds(stmt) for stmt in tree.body):
         return None
-    middle = _check(checker, tree.body)
+    middle = _check(checker, tree.body, blocks)
     return _assemble(checker, source, settings, path, module, before, middle, after, edit)
 
 
-def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit) -> list[Span] | None:
+def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) -> list[Span] | None:
     """Re-walk the one statement of a class body that the edit lies within, or None."""
     inside = [c for c in cls.children if c.start <= edit.first and edit.last <= c.end]
-    if len(inside) != 1 or any(c.binds for c in cls.children):
+    if len(inside) != 1 or inside[0].binds:
         return None
     child = inside[0]
+    index = cls.children.index(child)
+    # What the class body's imports before it bound (methods do not see them; decorators
+    # and default values do).
+    imports = next((c.class_imports for c in reversed(cls.children[:index]) if c.class_imports is not None), {})
     end = child.end + edit.delta
     lines = checker.source.lines
     chunk = "\n" * (child.start - 1) + "class _:\n" + "".join(lines[child.start:end + 1])
-    try:
-        tree = ast.parse(chunk)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    body = tree.body[0].body if tree.body else []
-    if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 != end:
-        return None
-    old, now = child.member, class_member(body[0])
-    if (old and old.value) != (now and now.value):
-        return None  # the class's string constants changed, and they are read together
-    members = tuple(now if c is child else c.member for c in cls.children if c.member is not None)
-    new = _statement(checker, body[0], Scope(checker.module.scope, CLASS, members))
-    index = cls.children.index(child)
+    tree, blocks = parse(chunk)
+    if len(tree.body) != 1 or type(tree.body[0]) is not ast.ClassDef:
+        return None  # the edit made a top-level statement of its own
+    body = tree.body[0].body
+    if blocks:
+        # Broken: recovery of the chunk blanks what a full analysis would blank when the
+        # whole member is broken, its errors lie in it, and the class around it leads the
+        # full recovery to the same member.
+        if not all(b.member and b.local and b.start == child.start and b.errors[-1][0] <= end for b in blocks) \
+                or any(not any(b.start <= stmt.lineno - 1 < b.end for b in blocks) for stmt in body) \
+                or child.member is not None or not _member_recovery_reaches(lines, cls, child) \
+                or errors + sum(len(b.errors) for b in blocks) >= MAX_RECOVERIES:
+            return None
+        new = _broken(checker, blocks[0]) if len(blocks) == 1 else None
+        if new is None:
+            return None
+    else:
+        if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 > end \
+                or _binds(body[0]) or not _indented_like_siblings(lines, cls, child, edit):
+            return None
+        old, now = child.member, class_member(body[0])
+        if (old and old.value) != (now and now.value):
+            return None  # the class's string constants changed, and they are read together
+        members = tuple(now if c is child else c.member for c in cls.children if c.member is not None)
+        scope = Scope(checker.module.scope, CLASS, members)
+        scope.imports.update(imports)
+        new = _statement(checker, body[0], scope)
     later = [_moved(c, edit) for c in cls.children[index + 1:]]
     header = Span(cls.header.start, cls.header.end + edit.delta, cls.header.findings, False, cls.header.facts)
     return [_class(header, cls.children[:index] + [new] + later)]
+
+
+def _tangled(spans: list[Span]) -> bool:
+    return any(a.end >= b.start for a, b in zip(spans, spans[1:]))
+
+
+def _indented_like_siblings(lines: list[str], cls: Span, child: Span, edit: TextEdit) -> bool:
+    """Whether the re-parsed member starts where its siblings do: alone under `class _:`
+    any indentation parses, in its class a different one is an error."""
+    index = cls.children.index(child)
+    if index > 0:
+        sibling = lines[cls.children[index - 1].start]
+    elif index + 1 < len(cls.children):
+        sibling = lines[cls.children[index + 1].start + edit.delta]
+    else:
+        return True
+    first = lines[child.start]
+    return _indentation(first) == _indentation(sibling)
+
+
+def _indentation(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _unclosed_among_others(spans: list[Span]) -> bool:
+    """An open bracket, and another syntax error somewhere. Python tokenizes the whole file
+    to report an open bracket, and what it says then depends on every other error."""
+    blocks = _blocks(spans)
+    return len(blocks) > 1 and any("never closed" in msg for block in blocks for _, _, msg in block.errors)
+
+
+def _recovered_alike(lines: list[str], blocks: list[Broken], first: int, last: int, errors: int) -> bool:
+    """Whether recovery in lines [first, last] alone blanked what it blanks in the whole text:
+    each block begins inside, its errors depend on its own lines, and one that runs to the
+    end stops there in the whole text too."""
+    if errors + sum(len(b.errors) for b in blocks) >= MAX_RECOVERIES:
+        return False
+    for block in blocks:
+        if block.start < first or not block.local or any(line > last for line, _, _ in block.errors):
+            return False
+        if block.end > last and last + 1 < len(lines) and not _starts_block(lines[last + 1]):
+            return False
+    return True
+
+
+def _member_recovery_reaches(lines: list[str], cls: Span, child: Span) -> bool:
+    """Whether recovery in the whole text, going back from inside `child` to its top-level
+    block, stops at the class line and narrows to members at `child`'s indentation."""
+    head = next((i for i in range(cls.start, child.start) if CLASS_LINE.match(lines[i])), None)
+    if head is None or any(_starts_block(lines[i]) for i in range(head + 1, child.start)):
+        return False
+    first = lines[child.start]
+    indent = next((body[:len(body) - len(body.lstrip())] for body in lines[head + 1:child.start + 1]
+                   if body.strip() and not body.lstrip().startswith("#")), "")
+    return bool(indent) and first.startswith(indent) and _starts_block(first[len(indent):])
 
 
 def _moved(span: Span, edit: TextEdit) -> Span:
     return Span(span.start + edit.delta, span.end + edit.delta, _shift(span.findings, edit.delta, edit.first),
                 span.binds, {fact: _move(where, edit.delta, edit.first) for fact, where in span.facts.items()},
                 _moved(span.header, edit) if span.header else None,
-                [_moved(c, edit) for c in span.children] if span.children is not None else None, span.member)
+                [_moved(c, edit) for c in span.children] if span.children is not None else None, span.member,
+                _moved_block(span.broken, edit.delta) if span.broken else None, span.class_imports)
+
+
+def _moved_block(block: Broken, delta: int) -> Broken:
+    return Broken(block.start + delta, block.end + delta,
+                  [(line + delta, col, _renumbered(msg, delta)) for line, col, msg in block.errors],
+                  block.member, block.local)
 
 
 def _assemble(checker: Checker, source: SourceText, settings: Settings, path: str | None, module: ModuleContext,
-              before: list[Span], middle: list[Span], after: list[Span], edit: TextEdit) -> Analysis:
+              before: list[Span], middle: list[Span], after: list[Span], edit: TextEdit) -> Analysis | None:
     all_spans = before + middle + [_moved(s, edit) for s in after]
+    if _unclosed_among_others(all_spans):
+        return None
     extra = _module_findings(checker, all_spans)
-    return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, 0, len(middle))
+    return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, len(middle))

@@ -8,13 +8,14 @@ from .model import Finding
 from .text import SourceText
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:[\s,]+[A-Z]+[0-9]*)*))?", re.IGNORECASE)
+ANY_NOQA = re.compile("noqa", re.IGNORECASE)
 ALL = frozenset({""})  # the empty prefix matches every code
 
 
 def noqa_map(source: SourceText) -> dict[int, frozenset[str]]:
     """0-based line → code prefixes suppressed there (ALL for a bare `# noqa`)."""
     out: dict[int, frozenset[str]] = {}
-    if "noqa" not in source.text and "NOQA" not in source.text.upper():
+    if ANY_NOQA.search(source.text) is None:
         return out
     for index, line in enumerate(source.lines):
         if "#" not in line:

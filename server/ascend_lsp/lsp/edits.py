@@ -3,18 +3,8 @@ engine can re-walk only the top-level statements they touched."""
 
 from __future__ import annotations
 
-from lsprotocol import types
-
 from ..engine.analyzer import TextEdit
-from ..engine.text import LINE_BREAK
-
-
-def line_edit(change: types.TextDocumentContentChangeEvent) -> TextEdit | None:
-    """The lines one content change replaced; None for a whole-document change."""
-    if not isinstance(change, types.TextDocumentContentChangePartial):
-        return None
-    start, end = change.range.start.line, change.range.end.line
-    return TextEdit(start, end, len(LINE_BREAK.findall(change.text)) - (end - start))
+from ..engine.text import line_texts
 
 
 def compose(a: TextEdit, b: TextEdit) -> TextEdit:
@@ -28,7 +18,7 @@ def compose(a: TextEdit, b: TextEdit) -> TextEdit:
 
 def split_lines(text: str) -> list[str]:
     """Lines as the client counts them (only \\r\\n, \\r and \\n break a line), without endings."""
-    return LINE_BREAK.split(text)
+    return line_texts(text)
 
 
 def changed_span(old: str, new: str) -> tuple[int, int, str]:

@@ -9,6 +9,7 @@ from lsprotocol import types
 from pygls.workspace import Workspace
 
 from ..sources import CELL_MARK, CELL_MARK_RE, MAGIC, MAGIC_MARK
+from ..engine.text import split_lines
 
 # Python cells of any notebook type. (A selector without `notebook` is also valid LSP, but
 # lsprotocol's converter cannot read it back, which breaks pygls-based clients.)
@@ -37,7 +38,7 @@ def join_cells(notebook: types.NotebookDocument, workspace: Workspace) -> tuple[
         if document is None or document.language_id not in (None, "python"):
             continue
         code = document.source
-        lines = [MAGIC_MARK + text if MAGIC.match(text) else text for text in code.splitlines(keepends=True)]
+        lines = [MAGIC_MARK + text if MAGIC.match(text) else text for text in split_lines(code)]
         if not lines:
             lines = ["\n"]
         elif not lines[-1].endswith(("\n", "\r")):
@@ -54,7 +55,7 @@ def join_cells(notebook: types.NotebookDocument, workspace: Workspace) -> tuple[
 def split_cells(text: str, cells: list[Cell]) -> dict[str, str]:
     """Cell URI → its code, from a joined (and fixed) text."""
     chunks: list[list[str]] = []
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text):
         if CELL_MARK_RE.match(line.rstrip("\r\n")):
             chunks.append([])
         elif chunks:

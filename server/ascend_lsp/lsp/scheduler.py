@@ -6,6 +6,7 @@ published."""
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,7 +38,28 @@ def compute(snapshot: Snapshot) -> Result:
     """The analysis and its diagnostics. Runs in a worker thread."""
     analysis = analyze(snapshot.text, snapshot.settings, snapshot.path,
                        previous=snapshot.previous, edit=snapshot.edit)
-    return Result(snapshot.version, snapshot.generation, analysis, snapshot, convert(analysis, snapshot))
+    result = Result(snapshot.version, snapshot.generation, analysis, snapshot, convert(analysis, snapshot))
+    if snapshot.edit is None:
+        release_memory()  # a full analysis parsed everything; also the one after undoing a paste
+    return result
+
+
+def release_memory() -> None:
+    """Give the memory a parse used back to the system: glibc keeps freed heap memory for
+    the process, so a 1 MiB paste would hold on to its AST's worth for good. Microseconds
+    when there is nothing to give back."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+
+
+def _libc_malloc_trim():
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_malloc_trim = _libc_malloc_trim()
 
 
 class Scheduler:

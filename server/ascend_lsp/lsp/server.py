@@ -23,6 +23,7 @@ from .. import __version__
 from . import actions, commands, completion, hover, pull, runs, settings, sync
 from .documents import Documents
 from .notebooks import NOTEBOOK_SYNC
+from .protocol import Protocol
 from .scheduler import Scheduler
 from .settings import SettingsStore
 
@@ -33,7 +34,7 @@ EXTRA_RULES_ENV = "ASCEND_LSP_EXTRA_RULES"
 class AscendLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("ascend-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         notebook_document_sync=NOTEBOOK_SYNC)
+                         notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=Protocol)
         self.settings = SettingsStore(self.show_config_error)
         self.documents = Documents()
         self.scheduler = Scheduler(self)

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from .edits import compose, line_edit
+from .edits import compose
+from .text_store import Document
 
 if TYPE_CHECKING:
     from .server import AscendLanguageServer
@@ -25,12 +26,13 @@ def register(server: AscendLanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        document = server.workspace.text_documents.get(params.text_document.uri)
+        steps = document.take_edits() if isinstance(document, Document) else [None]
         subject = documents.subjects.get(params.text_document.uri)
         if subject is None:
             return
         edit = None
-        for index, change in enumerate(params.content_changes):
-            step = line_edit(change)
+        for index, step in enumerate(steps):
             if step is None:
                 edit = None
                 break
