@@ -17,7 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MAPPINGS = HERE.parent
-SOURCES = ("torch_npu", "mindspore", "msprobe")
+SOURCES = ("torch_npu", "mindspore", "msprobe", "platform")
 
 
 def main() -> int:

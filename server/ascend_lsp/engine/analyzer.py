@@ -16,6 +16,7 @@ from .checker import Checker
 from .config import Settings
 from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
+from .packaging import document_kind
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
 from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, class_member, class_members, module_context, walk
@@ -189,6 +190,11 @@ def _finish(source: SourceText, settings: Settings, tables: Tables | None, path:
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
             previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False) -> Analysis:
     settings = settings or Settings()
+    kind = document_kind(path)
+    if kind is not None:  # a packaging file (DESIGN: those are documents too)
+        from .documents import analyze_packaging
+
+        return analyze_packaging(text, settings, path, kind)
     source = SourceText(text)
     tables = tables_for(settings)
     if previous is not None and edit is not None and not references:
