@@ -69,6 +69,7 @@ FEATURES = [
     {"name": "jit-compile", "title": "offline (binary) operators by default", "chips": ["910A", "310P"],
      "note": "Atlas training (910A) and Atlas inference (310P) chips compile operators online on first use "
              "(jit_compile defaults to True; A2 defaults to False): the first step can take minutes.",
+     "unknown": ["A3", "950DT"],
      "source": f"{FAILURES} #16: Comfy-Org/ComfyUI#10050 (600 s vs 40 s on 310P), open-mmlab/mmengine#847"},
 ]
 

@@ -179,3 +179,28 @@ def check_compile_mode(checker: Checker, facts: dict) -> None:
     if feature is not None:
         checker.report("NPU116", facts["imports-torch-npu"], chips=", ".join(feature.chips), origin=TABLE,
                        extra={"chip": checker.settings.chip, "chips": list(feature.chips), "feature": feature.name})
+
+
+def feature_of(qualname: str) -> str | None:
+    """The chip feature an API name stands for (for hover), or None."""
+    if qualname in BF16_NAMES or qualname.endswith("is_bf16_supported"):
+        return "bf16"
+    if qualname in FP8_NAMES:
+        return "fp8"
+    if qualname in INF_CHECKS or qualname in INF_CONSTANTS:
+        return "saturation"
+    if qualname in COMPILE_MODE:
+        return "jit-compile"
+    return None
+
+
+def chip_table(settings) -> list[str]:
+    """Markdown: every chip against every feature, the configured chip in bold."""
+    platform = load_platform(settings.torch_npu_version)
+    features = list(platform.features.values())
+    lines = ["| chip | " + " | ".join(f.title for f in features) + " |", "|---" * (len(features) + 1) + "|"]
+    for name, row in platform.chips.items():
+        label = f"**{name}** (configured)" if name == settings.chip else name
+        marks = ["?" if name in f.unknown else ("✘" if name in f.chips else "✔") for f in features]
+        lines.append(f"| {label}: {row['title']} | " + " | ".join(marks) + " |")
+    return lines
