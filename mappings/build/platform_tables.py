@@ -178,19 +178,81 @@ IMAGES = [
 
 
 # --- argument-level limits -----------------------------------------------------------------
-NOT_A_PARAMETER = re.compile(r"不支持`(?P<arg>[A-Za-z_]\w*)`参数")
+# "不支持`dropout`参数" (the parameter is not supported), "不支持`scale_factor`" (a bare
+# name: kept only when torch has a parameter of that name), "不支持`sorted=False`场景" (that value).
+UNSUPPORTED = re.compile(r"不支持`(?P<arg>[A-Za-z_]\w*)(?:=(?P<value>True|False|None|\d+))?`(?P<tail>参数|场景)?")
+
+
+def parameters(torch, api: str) -> dict[str, object] | None:
+    """The API's parameters and their defaults in the installed torch (classes: the first
+    `__init__` in the MRO that names them), or None when torch or a signature is missing."""
+    import inspect
+
+    obj = torch
+    for part in api.split(".")[1:]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    functions = [k.__init__ for k in obj.__mro__] if inspect.isclass(obj) else [obj]
+    for function in functions:
+        try:
+            signature = inspect.signature(function)
+        except (TypeError, ValueError):
+            continue
+        named = {n: p.default for n, p in signature.parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        if len(named) > 1:
+            return named
+    return None
 
 
 def argument_rows(path: Path, version: str) -> list[dict]:
+    try:
+        import torch
+    except ImportError:
+        torch = None
     rows = []
     for row in read_tsv(path):
-        for match in NOT_A_PARAMETER.finditer(row["limitations_zh"]):
-            api = row["api"].split("(")[0]
-            rows.append({"api": api, "argument": match["arg"],
-                         "chips": {c: row[c] == "✔" for c in ("A2", "A3", "950DT")},
-                         "limitation": match.group(0),
-                         "source": support_source(version, row["doc_page"])})
+        api = row["api"].split("(")[0]
+        for match in UNSUPPORTED.finditer(row["limitations_zh"]):
+            if match["arg"] == "jit_compile":
+                continue  # a torch_npu mode (set_compile_mode), not an argument of the API
+            known = parameters(torch, api) if torch is not None else None
+            if match["tail"] != "参数" and match["value"] is None and (known is None or match["arg"] not in known):
+                continue  # a bare name torch does not take: an input or dtype, not a parameter
+            default = (known or {}).get(match["arg"])
+            entry = {"api": api, "argument": match["arg"],
+                     "value": match["value"],
+                     # as Python source: the runtime compares literals with it
+                     "default": repr(default) if isinstance(default, (bool, int, float)) else None,
+                     "chips": {c: row[c] == "✔" for c in ("A2", "A3", "950DT")},
+                     "limitation": match.group(0), "source": support_source(version, row["doc_page"])}
+            rows.append({k: v for k, v in entry.items() if v is not None})
     return rows
+
+
+# Ops real projects hit that fall back to the CPU or are pathologically slow on the NPU.
+FALLBACK_SO = "torch_npu-2.14.0 wheel: CPU-fallback warning strings (shared/data/torch_npu/cpu_fallback_messages_wheel.txt)"
+FALLBACKS = [
+    {"api": "torch.isin", "note": "torch.isin fell back to the CPU (aten::isin.Tensor_Tensor_out) in torch_npu 2.2 and "
+     "ended in an AICPU exception on some stacks; Hugging Face generate() calls it in its stopping criteria. "
+     "Upgrade torch_npu and check the log for the CPU-fallback warning.",
+     "source": f"{FAILURES} #8: Ascend/pytorch#40, opendatalab/MinerU#1941, pytorch/pytorch#136302"},
+    {"api": "torchvision.ops.nms", "note": "torchvision's nms runs on the CPU on the NPU (a CPU-fallback warning per "
+     "call); use the NPU NMS of torch_npu or mmcv.", "source": f"{FAILURES} #8: opendatalab/MinerU#1695, #1941"},
+    {"api": "torchvision.ops.batched_nms", "note": "torchvision's nms runs on the CPU on the NPU; use the NPU NMS of "
+     "torch_npu or mmcv.", "source": f"{FAILURES} #8: opendatalab/MinerU#1695"},
+    {"api": "torch.nn.TransformerEncoderLayer", "note": "In eval under no_grad the fast path "
+     "(_transformer_encoder_layer_fwd, _transform_bias_rescale_qkv) falls back to the CPU; turn it off with "
+     "torch.backends.mha.set_fastpath_enabled(False).",
+     "source": f"{FAILURES} #8: Ascend/pytorch#51; {FALLBACK_SO} (_transform_bias_rescale_qkv)"},
+    {"api": "torch.nn.functional.interpolate", "keyword": "mode", "value": "linear",
+     "note": "Linear interpolation of long 1-D signals runs slower on the NPU than on the CPU.",
+     "source": f"{FAILURES} #8: Ascend/pytorch#69"},
+    {"api": "torch.linalg.eig", "note": "torch.linalg.eig takes a path on the NPU that errors; run small "
+     "eigen-decompositions on the CPU explicitly.", "source": f"{FAILURES} #8: pytorch/pytorch#116504"},
+    {"api": "torch.linalg.eigvals", "note": "torch.linalg.eigvals takes a path on the NPU that errors; run small "
+     "eigen-decompositions on the CPU explicitly.", "source": f"{FAILURES} #8: pytorch/pytorch#116504"},
+]
 
 
 def build(data_dir: Path, out_dir: Path) -> list[Path]:
@@ -214,4 +276,8 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
             "title": f"Arguments Ascend's native API support list marks unsupported, torch {version}",
             "version": version, "sources": [f"{PT_SHORT}:docs/zh/api/native_api/pytorch_{version.replace('.', '-')}/"],
         }, [("argument", rows)]))
+    written.append(write_toml(out_dir / "fallback.toml", {
+        "title": "Ops that fall back to the CPU or are pathologically slow on the NPU",
+        "sources": [f"{FAILURES} #8", FALLBACK_SO],
+    }, [("fallback", FALLBACKS)]))
     return written

@@ -29,6 +29,7 @@ class Platform:
     indexes: tuple[dict, ...]
     images: tuple[dict, ...]
     arguments: dict[str, list[dict]] = field(default_factory=dict)  # API → its unsupported arguments
+    fallbacks: dict[str, list[dict]] = field(default_factory=dict)  # API → known CPU fallbacks / slow paths
     origin: str = "mappings/platform/"
 
     def torch_for(self, torch_npu: str) -> dict | None:
@@ -58,6 +59,9 @@ def load_platform(torch_npu_version: str) -> Platform:
     if limits.is_file():
         for row in read_table(limits).get("argument", ()):
             arguments.setdefault(row["api"], []).append(row)
+    fallbacks: dict[str, list[dict]] = {}
+    for row in read_table(root / "fallback.toml").get("fallback", ()):
+        fallbacks.setdefault(row["api"], []).append(row)
     features = {
         row["name"]: Feature(row["name"], row["title"], tuple(row["chips"]), tuple(row.get("unknown", ())),
                              row["note"], row["source"])
@@ -65,4 +69,5 @@ def load_platform(torch_npu_version: str) -> Platform:
     }
     return Platform({row["name"]: row for row in chips.get("chip", ())}, features,
                     tuple(packaging.get("pairing", ())), tuple(packaging.get("package", ())),
-                    tuple(packaging.get("index", ())), tuple(packaging.get("image", ())), arguments)
+                    tuple(packaging.get("index", ())), tuple(packaging.get("image", ())), arguments,
+                    fallbacks)
