@@ -8,7 +8,7 @@ from ..engine.config import Settings
 from .base import EVENT_KINDS, HANDLERS, RULES, Doc, Rule
 from .table import TABLE, TABLE_FILES
 from . import syntax, cuda_usage, npu_support, third_party, npu_traps, mindspore_api, mindspore_traps, run_results  # noqa: F401
-from . import packaging, chips, argument_limits  # noqa: F401
+from . import packaging, chips, argument_limits, mindspore_tensor  # noqa: F401
 
 __all__ = ["RULES", "Doc", "Rule", "active_codes", "active_handlers", "rules_for"]
 
