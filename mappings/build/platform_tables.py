@@ -183,6 +183,11 @@ IMAGES = [
 UNSUPPORTED = re.compile(r"不支持`(?P<arg>[A-Za-z_]\w*)(?:=(?P<value>True|False|None|\d+))?`(?P<tail>参数|场景)?")
 
 
+# Arguments that only relax a guarantee: an NPU that ignores them still keeps the contract
+# (`topk(sorted=False)` allows any order, and sorted output is one).
+PERMISSIONS = {("torch.topk", "sorted")}
+
+
 def parameters(torch, api: str) -> dict[str, object] | None:
     """The API's parameters and their defaults in the installed torch (classes: the first
     `__init__` in the MRO that names them), or None when torch or a signature is missing."""
@@ -216,6 +221,8 @@ def argument_rows(path: Path, version: str) -> list[dict]:
         for match in UNSUPPORTED.finditer(row["limitations_zh"]):
             if match["arg"] == "jit_compile":
                 continue  # a torch_npu mode (set_compile_mode), not an argument of the API
+            if (api, match["arg"]) in PERMISSIONS:
+                continue
             known = parameters(torch, api) if torch is not None else None
             if match["tail"] != "参数" and match["value"] is None and (known is None or match["arg"] not in known):
                 continue  # a bare name torch does not take: an input or dtype, not a parameter
@@ -233,10 +240,8 @@ def argument_rows(path: Path, version: str) -> list[dict]:
 # Ops real projects hit that fall back to the CPU or are pathologically slow on the NPU.
 FALLBACK_SO = "torch_npu-2.14.0 wheel: CPU-fallback warning strings (shared/data/torch_npu/cpu_fallback_messages_wheel.txt)"
 FALLBACKS = [
-    {"api": "torch.isin", "note": "torch.isin fell back to the CPU (aten::isin.Tensor_Tensor_out) in torch_npu 2.2 and "
-     "ended in an AICPU exception on some stacks; Hugging Face generate() calls it in its stopping criteria. "
-     "Upgrade torch_npu and check the log for the CPU-fallback warning.",
-     "source": f"{FAILURES} #8: Ascend/pytorch#40, opendatalab/MinerU#1941, pytorch/pytorch#136302"},
+    # torch.isin is left out: its fallback is evidenced for torch_npu 2.2 (Ascend/pytorch#40), and the
+    # 2.13.0 support list marks it supported.
     {"api": "torchvision.ops.nms", "note": "torchvision's nms runs on the CPU on the NPU (a CPU-fallback warning per "
      "call); use the NPU NMS of torch_npu or mmcv.", "source": f"{FAILURES} #8: opendatalab/MinerU#1695, #1941"},
     {"api": "torchvision.ops.batched_nms", "note": "torchvision's nms runs on the CPU on the NPU; use the NPU NMS of "

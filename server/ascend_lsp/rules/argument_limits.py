@@ -15,16 +15,16 @@ from .base import handles, rule
 FAILURES = "`shared/data/torch_npu/real_world_failures.md`"
 
 rule(
-    code="NPU208", name="known-slow-op", severity=Severity.WARNING, fix="never",
+    code="NPU208", name="known-slow-op", severity=Severity.INFO, fix="never",
     table="mappings/platform/fallback.toml",
     message="`{name}` falls back to the CPU or is pathologically slow on the NPU.",
     doc=dict(
         what="Finds ops that real projects found to fall back to the CPU or to be much slower (or to error) on "
-             "the NPU: `torch.isin`, `torchvision.ops.nms` / `batched_nms`, `nn.TransformerEncoderLayer` (its "
+             "the NPU: `torchvision.ops.nms` / `batched_nms`, `nn.TransformerEncoderLayer` (its "
              "inference fast path), `F.interpolate(mode=\"linear\")`, `torch.linalg.eig` / `eigvals`.",
         why="A CPU fallback copies the tensors to the host and back on every call and prints a CAUTION warning; "
-            "in a loop (NMS per image, `isin` per generated token) it dominates the step time. These are not "
-            "marked in Ascend's support list, which lists the API as supported.",
+            "in a loop (NMS per image) it dominates the step time. Ascend's support list does not mark these. "
+            "`torch.isin` is not reported: its fallback is evidenced for torch_npu 2.2 only.",
         example="keep = torchvision.ops.nms(boxes, scores, 0.5)  # NPU208\n\n"
                 "layer = nn.TransformerEncoderLayer(512, 8)  # NPU208\n"
                 "torch.backends.mha.set_fastpath_enabled(False)",
@@ -35,15 +35,17 @@ rule(
 )
 
 rule(
-    code="NPU209", name="unsupported-argument", severity=Severity.WARNING, fix="never",
+    code="NPU209", name="unsupported-argument", severity=Severity.INFO, fix="never",
     table="mappings/platform/arguments-<torch_npu version>.toml",
     message="`{argument}` of `{api}` is not supported on the NPU ({chip}).",
     doc=dict(
         what="Finds arguments that Ascend's native API support list marks unsupported for an API that is "
              "otherwise supported: `nn.LSTM(dropout=…, proj_size=…)`, `nn.GRU(dropout=…)`, "
-             "`F.interpolate(scale_factor=…)`, `torch.sum(dtype=…)`, `torch.topk(sorted=False)`. The finding is "
-             "on the argument; passing the default (`dropout=0.0`) is fine.",
-        why="The API runs, but the argument is not honoured or the call fails on the NPU.",
+             "`F.interpolate(scale_factor=…)`, `torch.sum(dtype=…)`. The finding is on the argument; passing the "
+             "default (`dropout=0.0`) is fine. Arguments that only relax a guarantee (`topk(sorted=False)`) are "
+             "left out: sorted output keeps that contract.",
+        why="Ascend marks the argument unsupported; the list does not say whether the call then fails or "
+            "ignores the argument, so this is advice (info) to test that call on the NPU.",
         example="rnn = nn.LSTM(256, 256, num_layers=2, dropout=0.1)  # NPU209 on `dropout=0.1`\n\n"
                 "# apply dropout between the layers yourself\n\n"
                 "layers = [nn.LSTM(256, 256) for _ in range(2)]\ndrop = nn.Dropout(0.1)",
