@@ -170,6 +170,23 @@ INDEXES = [
                "Requires-Dist (torch==X+cpu)"},
 ]
 
+# torch loads the packages named in the `torch.backends` entry-point group on `import torch`
+# (device-backend autoload, torch 2.5+); which torch-npu wheels declare it, read from
+# each wheel's *.dist-info/entry_points.txt (pip download --no-deps torch-npu==X).
+AUTOLOAD_ENTRY = "[torch.backends] torch_npu = torch_npu:_autoload"
+AUTOLOAD = [
+    {"torch-npu": "2.4.0", "autoload": False,
+     "source": "torch_npu-2.4.0-cp310-cp310-manylinux_2_17_x86_64.manylinux2014_x86_64.whl: entry_points.txt "
+               "has no [torch.backends] group"},
+    {"torch-npu": "2.5.1", "autoload": True,
+     "source": f"torch_npu-2.5.1-cp310-cp310-manylinux_2_17_x86_64.manylinux2014_x86_64.whl: entry_points.txt "
+               f"{AUTOLOAD_ENTRY}"},
+    {"torch-npu": "2.7.1", "autoload": True,
+     "source": f"torch_npu-2.7.1-cp311-cp311-manylinux_2_28_x86_64.whl: entry_points.txt {AUTOLOAD_ENTRY}"},
+    {"torch-npu": "2.13.0", "autoload": True,
+     "source": f"torch_npu-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl: entry_points.txt {AUTOLOAD_ENTRY}"},
+]
+
 IMAGES = [
     {"match": "nvidia/cuda", "rule": "NPU504", "source": f"{FAILURES} #2 (Dockerfiles)"},
     {"match": "nvcr.io/nvidia/", "rule": "NPU504", "source": f"{FAILURES} #2 (Dockerfiles)"},
@@ -272,7 +289,8 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
         "title": "Packaging files: torch <-> torch-npu pairing, CUDA-only packages, wheel indexes, base images",
         "sources": ["PyPI torch-npu release metadata (mappings/build/pypi/torch-npu-releases.json)",
                     FAILURES, TRD],
-    }, [("pairing", pairing), ("package", PACKAGES), ("index", INDEXES), ("image", IMAGES)]))
+    }, [("pairing", pairing), ("package", PACKAGES), ("index", INDEXES), ("image", IMAGES),
+        ("autoload", AUTOLOAD)]))
     for version in ("2.13.0",):
         rows = argument_rows(d / f"native_api_support_{version}.tsv", version)
         if not rows:

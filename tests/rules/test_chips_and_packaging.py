@@ -69,3 +69,43 @@ def test_discovery_takes_packaging_files_while_selected(tmp_path: Path) -> None:
     assert found == {"a.py", "requirements.txt", "Dockerfile"}
     without = {Path(p).name for p in discover([str(tmp_path)], Settings(ignore=("NPU5",)))}
     assert without == {"a.py"}
+
+
+def test_autoload_follows_the_torch_npu_wheels() -> None:
+    from ascend_lsp.engine.platform_tables import load_platform
+
+    platform = load_platform("2.13.0")
+    assert platform.autoloaded("2.4.0") is None  # its wheel has no torch.backends entry point
+    assert platform.autoloaded("2.5.1")["torch-npu"] == "2.5.1"
+    assert platform.autoloaded("2.13.0")["torch-npu"] == "2.13.0"
+
+
+MULTI_BACKEND = '''import torch
+
+
+def clear(device_type):
+    if device_type == "cuda":
+        torch.cuda.empty_cache()
+    elif device_type == "npu":
+        torch.npu.empty_cache()
+    else:
+        torch.cuda.synchronize()
+
+
+def plain():
+    torch.cuda.empty_cache()
+    if not is_npu_available():
+        torch.cuda.synchronize()
+    return "npu" if is_npu_available() else "cuda"
+'''
+
+
+def test_cuda_code_beside_an_npu_branch_is_advice() -> None:
+    found = analyze(MULTI_BACKEND, Settings(), "x.py").findings
+    severities = {(f.range.start_line + 1, f.code): f.severity.name for f in found}
+    assert severities == {
+        (5, "NPU101"): "INFO", (6, "NPU103"): "INFO", (8, "NPU109"): "INFO", (10, "NPU103"): "INFO",
+        (14, "NPU103"): "WARNING", (16, "NPU103"): "WARNING", (17, "NPU101"): "INFO",
+    }
+    assert all(f.message.endswith("handles the NPU.)") for f in found if f.severity.name == "INFO"
+               and f.code != "NPU109")

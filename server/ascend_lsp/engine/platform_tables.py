@@ -30,7 +30,18 @@ class Platform:
     images: tuple[dict, ...]
     arguments: dict[str, list[dict]] = field(default_factory=dict)  # API → its unsupported arguments
     fallbacks: dict[str, list[dict]] = field(default_factory=dict)  # API → known CPU fallbacks / slow paths
+    autoload: tuple[dict, ...] = ()  # torch-npu wheels checked for the `torch.backends` entry point
     origin: str = "mappings/platform/"
+
+    def autoloaded(self, torch_npu: str) -> dict | None:
+        """The checked wheel at or below `torch_npu` that shows whether `import torch` loads
+        torch_npu, if it does; None when it does not or nothing is known."""
+        def key(version: str) -> tuple[int, ...]:
+            return tuple(int(p) for p in version.split(".")[:3] if p.isdigit())
+
+        known = [row for row in self.autoload if key(row["torch-npu"]) <= key(torch_npu)]
+        newest = max(known, key=lambda row: key(row["torch-npu"]), default=None)
+        return newest if newest is not None and newest["autoload"] else None
 
     def torch_for(self, torch_npu: str) -> dict | None:
         """The pairing row of a torch-npu release, or None when the registry has none."""
@@ -70,4 +81,4 @@ def load_platform(torch_npu_version: str) -> Platform:
     return Platform({row["name"]: row for row in chips.get("chip", ())}, features,
                     tuple(packaging.get("pairing", ())), tuple(packaging.get("package", ())),
                     tuple(packaging.get("index", ())), tuple(packaging.get("image", ())), arguments,
-                    fallbacks)
+                    fallbacks, tuple(packaging.get("autoload", ())))
