@@ -30,6 +30,8 @@ export const PACKAGING_FILES = [
     '**/environment.yaml',
     '**/Dockerfile',
     '**/*.Dockerfile',
+    '**/*.dockerfile',
+    '**/Containerfile',
     '**/Dockerfile.*',
 ];
 

@@ -18,36 +18,57 @@ CUDA_WORD = re.compile(r"(?<![a-z])(?:cuda|nccl)(?![a-z])")
 
 def _mentions(test: ast.expr) -> tuple[bool, bool]:
     """(tests for the NPU, tests for CUDA): names, attributes, calls and compared strings;
-    a negated test (`not is_npu_available()`) tests for neither."""
+    a negated test (`not is_npu_available()`, `!= "npu"`) tests for neither. Runs for every
+    `if` in a file, so it walks by hand and looks at a word twice only when it may match."""
     npu = cuda = False
-    for node in ast.walk(test):
+    stack = [test]
+    while stack:
+        node = stack.pop()
         kind = type(node)
-        if kind is ast.UnaryOp and type(node.op) is ast.Not:
-            return False, False
-        if kind is ast.Compare and any(type(op) in (ast.NotEq, ast.IsNot, ast.NotIn) for op in node.ops):
-            return False, False
         if kind is ast.Name:
             word = node.id.lower()
         elif kind is ast.Attribute:
             word = node.attr.lower()
-        elif kind is ast.Constant and type(node.value) is str:
+            stack.append(node.value)
+        elif kind is ast.Constant:
+            if type(node.value) is not str:
+                continue
             word = node.value.lower()
-        else:
+        elif kind is ast.Call:
+            stack.append(node.func)
+            stack.extend(node.args)
+            stack.extend(kw.value for kw in node.keywords)
             continue
-        npu = npu or NPU_WORD.search(word) is not None
-        cuda = cuda or CUDA_WORD.search(word) is not None
+        elif kind is ast.UnaryOp and type(node.op) is ast.Not:
+            return False, False
+        elif kind is ast.Compare:
+            if any(type(op) in (ast.NotEq, ast.IsNot, ast.NotIn) for op in node.ops):
+                return False, False
+            stack.append(node.left)
+            stack.extend(node.comparators)
+            continue
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+            continue
+        if not npu and ("npu" in word or "hccl" in word or "ascend" in word):
+            npu = NPU_WORD.search(word) is not None
+        if not cuda and ("cuda" in word or "nccl" in word):
+            cuda = CUDA_WORD.search(word) is not None
     return npu, cuda
 
 
-def _chain(node: ast.If | ast.IfExp) -> list[tuple[ast.expr | None, object]]:
-    """(test, branch) for each branch of an if/elif/else chain; the else has no test."""
+def _chain(node: ast.If | ast.IfExp, links: set) -> list[tuple[ast.expr | None, object]]:
+    """(test, branch) for each branch of an if/elif/else chain; the else has no test. The
+    `elif` nodes (and nested conditional expressions) are added to `links`."""
     out: list[tuple[ast.expr | None, object]] = []
     current: object = node
     while True:
         if type(current) is ast.IfExp:
             out.append((current.test, current.body))
             current = current.orelse
-            if type(current) is not ast.IfExp:
+            if type(current) is ast.IfExp:
+                links.add(current)
+            else:
                 out.append((None, current))
                 return out
         else:
@@ -55,16 +76,18 @@ def _chain(node: ast.If | ast.IfExp) -> list[tuple[ast.expr | None, object]]:
             orelse = current.orelse
             if len(orelse) == 1 and type(orelse[0]) is ast.If:
                 current = orelse[0]
+                links.add(current)
                 continue
             if orelse:
                 out.append((None, orelse))
             return out
 
 
-def backend_branches(node: ast.If | ast.IfExp) -> tuple[list, list] | None:
+def backend_branches(node: ast.If | ast.IfExp, links: set) -> tuple[list, list] | None:
     """(branches that never run on the NPU, branches that run only there), each a node or a
-    list of statements; None when the chain has no NPU branch."""
-    branches = _chain(node)
+    list of statements; None when the chain has no NPU branch. The chain's later links go
+    into `links`, so that the walker does not read them again."""
+    branches = _chain(node, links)
     tests = [(_mentions(test) if test is not None else (False, False)) for test, _ in branches]
     first_npu = next((i for i, (npu, cuda) in enumerate(tests) if npu and not cuda), None)
     if first_npu is None:

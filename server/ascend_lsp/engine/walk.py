@@ -217,6 +217,7 @@ def walk(items: list, module_scope: Scope) -> Events:
     events = Events()
     imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
     assigns = events.assigns
+    elifs: set = set()  # the later links of an if/elif chain already read from its head
     stack: list = list(reversed(items))
     push = stack.append
     Attribute, Name, Call, Constant, JoinedStr = ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.JoinedStr
@@ -361,8 +362,8 @@ def walk(items: list, module_scope: Scope) -> Events:
             for child in iter_children(node):
                 push((child, inner, sctx, None))
             continue
-        if kind is ast.If or kind is ast.IfExp:
-            branches = backend_branches(node)
+        if (kind is ast.If or kind is ast.IfExp) and node not in elifs:
+            branches = backend_branches(node, elifs)
             if branches is not None:
                 events.backends.append(branches)
         if isinstance(node, ast.stmt):

@@ -6,6 +6,7 @@ are in mappings/platform/chips.toml."""
 from __future__ import annotations
 
 import ast
+import functools
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
@@ -104,6 +105,17 @@ rule(
 )
 
 
+@functools.lru_cache(maxsize=16)
+def _limits(chip: str, version: str) -> frozenset[str]:
+    """The features the chip lacks: handlers return at once for the others (every call,
+    reference and string of a file passes through them)."""
+    return frozenset(name for name, f in load_platform(version).features.items() if chip in f.chips)
+
+
+def _lacks(checker: Checker) -> frozenset[str]:
+    return _limits(checker.settings.chip, checker.settings.torch_npu_version)
+
+
 def _applies(checker: Checker, feature_name: str) -> Feature | None:
     feature = load_platform(checker.settings.torch_npu_version).features.get(feature_name)
     if feature is None or checker.settings.chip not in feature.chips:
@@ -124,6 +136,8 @@ def _report(checker: Checker, code: str, feature_name: str, where: ast.AST, name
 
 @handles("reference", "NPU204", "NPU205", "NPU408", "NPU116")
 def check_chip_reference(checker: Checker, ref: Reference) -> None:
+    if not _lacks(checker):
+        return
     name = ref.qualname
     if name in BF16_NAMES:
         _report(checker, "NPU204", "bf16", ref.node, name)
@@ -137,12 +151,15 @@ def check_chip_reference(checker: Checker, ref: Reference) -> None:
 
 @handles("import", "NPU116")
 def note_torch_npu_import(checker: Checker, stmt: ast.stmt, alias: ast.alias, qualname: str) -> None:
-    if qualname == "torch_npu" or qualname.startswith("torch_npu."):
+    if "jit-compile" in _lacks(checker) and (qualname == "torch_npu" or qualname.startswith("torch_npu.")):
         checker.note("imports-torch-npu", alias)
 
 
 @handles("call", "NPU204", "NPU205", "NPU408")
 def check_chip_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    lacks = _lacks(checker)
+    if "bf16" not in lacks and "saturation" not in lacks:
+        return
     for kw in call.keywords:
         value = kw.value
         if kw.arg in BF16_KEYWORDS and type(value) is ast.Constant and value.value is True:
@@ -159,6 +176,8 @@ def check_chip_call(checker: Checker, call: ast.Call, qualname: str | None) -> N
 
 @handles("string", "NPU204", "NPU205", "NPU116")
 def check_chip_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if not _lacks(checker):
+        return
     if context.kind == "compare" and value == "__main__":
         checker.note("entry-script", node)
         return
