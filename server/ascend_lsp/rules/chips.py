@@ -134,19 +134,26 @@ def _report(checker: Checker, code: str, feature_name: str, where: ast.AST, name
                           "source": feature.source})
 
 
+# qualified name → (code, feature, only when called)
+REFERENCES = {
+    **{name: ("NPU204", "bf16", False) for name in BF16_NAMES},
+    **{name: ("NPU205", "fp8", False) for name in FP8_NAMES},
+    **{name: ("NPU408", "saturation", False) for name in INF_CONSTANTS},
+    **{name: ("NPU408", "saturation", True) for name in INF_CHECKS},
+    **{name: ("NPU116", "jit-compile", False) for name in COMPILE_MODE},
+}
+
+
 @handles("reference", "NPU204", "NPU205", "NPU408", "NPU116")
 def check_chip_reference(checker: Checker, ref: Reference) -> None:
-    if not _lacks(checker):
+    hit = REFERENCES.get(ref.qualname)
+    if hit is None:
         return
-    name = ref.qualname
-    if name in BF16_NAMES:
-        _report(checker, "NPU204", "bf16", ref.node, name)
-    elif name in FP8_NAMES:
-        _report(checker, "NPU205", "fp8", ref.node, name)
-    elif name in INF_CONSTANTS or (name in INF_CHECKS and ref.call is not None):
-        _report(checker, "NPU408", "saturation", ref.node, name)
-    elif name in COMPILE_MODE:
+    code, feature, called = hit
+    if code == "NPU116":
         checker.note("set-compile-mode", ref.node)
+    elif ref.call is not None or not called:
+        _report(checker, code, feature, ref.node, ref.qualname)
 
 
 @handles("import", "NPU116")
@@ -176,12 +183,11 @@ def check_chip_call(checker: Checker, call: ast.Call, qualname: str | None) -> N
 
 @handles("string", "NPU204", "NPU205", "NPU116")
 def check_chip_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
-    if not _lacks(checker):
+    if context.kind == "compare":
+        if value == "__main__":
+            checker.note("entry-script", node)
         return
-    if context.kind == "compare" and value == "__main__":
-        checker.note("entry-script", node)
-        return
-    if context.kind != "arg" or context.keyword is None:
+    if context.kind != "arg" or (context.keyword not in DTYPE_KEYWORDS and context.keyword not in FP8_KEYWORDS):
         return
     lowered = value.lower()
     if context.keyword in DTYPE_KEYWORDS and lowered in BF16_STRINGS:
