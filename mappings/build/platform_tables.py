@@ -221,7 +221,8 @@ def parameters(torch, api: str) -> dict[str, object] | None:
             signature = inspect.signature(function)
         except (TypeError, ValueError):
             continue
-        named = {n: p.default for n, p in signature.parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        named = {n: p.default for n, p in signature.parameters.items()
+                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
         if len(named) > 1:
             return named
     return None
@@ -255,7 +256,8 @@ def argument_rows(path: Path, version: str) -> list[dict]:
 
 
 # Ops real projects hit that fall back to the CPU or are pathologically slow on the NPU.
-FALLBACK_SO = "torch_npu-2.14.0 wheel: CPU-fallback warning strings (shared/data/torch_npu/cpu_fallback_messages_wheel.txt)"
+FALLBACK_SO = ("torch_npu-2.14.0 wheel: CPU-fallback warning strings "
+               "(shared/data/torch_npu/cpu_fallback_messages_wheel.txt)")
 FALLBACKS = [
     # torch.isin is left out: its fallback is evidenced for torch_npu 2.2 (Ascend/pytorch#40), and the
     # 2.13.0 support list marks it supported.

@@ -1,8 +1,8 @@
 """MindSpore Tensor methods that share a name with PyTorch's but not its meaning, on values
 the file shows are MindSpore tensors: a name assigned from `mindspore.Tensor(...)`,
 `Parameter(...)` or a `mindspore.ops` / `mint` / `numpy` function earlier in the same
-top-level statement (a function, a method), or such a call itself (`ms.Tensor(a).std()`). Each claim is checked against MindSpore 2.10 on
-the CPU in tests/mindspore/test_tensor_methods.py."""
+top-level statement (a function, a method), or such a call itself (`ms.Tensor(a).std()`).
+Each claim is checked against MindSpore 2.10 on the CPU in tests/mindspore/test_tensor_methods.py."""
 
 from __future__ import annotations
 

@@ -160,8 +160,9 @@ def _index(checker: Checker, item: Item) -> None:
         fixes = ()
         if tail is not None:  # an index URL; a wheel's own URL has no CPU twin at the same path
             start = r.start_col + at + len(row["match"]) - 2
+            end = start + len(tail.group().rstrip("/"))
             fixes = (checker.fix("Use the CPU wheel index", Applicability(row["fix"]),
-                                 checker.replace(Range(r.start_line, start, r.start_line, start + len(tail.group().rstrip("/"))), "cpu")),)
+                                 checker.replace(Range(r.start_line, start, r.start_line, end), "cpu")),)
         checker.report("NPU501", r, checker.rules["NPU501"].message.format(name=item.text) + " " + row["note"],
                        fixes, origin=TABLE)
         return
