@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
 NPU_WORD = re.compile(r"(?<![a-z])(?:npu|hccl|ascend)(?![a-z])")
@@ -21,7 +22,7 @@ def _mentions(test: ast.expr) -> tuple[bool, bool]:
     a negated test (`not is_npu_available()`, `!= "npu"`) tests for neither. Runs for every
     `if` in a file, so it walks by hand and looks at a word twice only when it may match."""
     npu = cuda = False
-    stack = [test]
+    stack: list[Any] = [test]  # AST nodes, read by their exact type
     while stack:
         node = stack.pop()
         kind = type(node)
@@ -61,7 +62,7 @@ def _chain(node: ast.If | ast.IfExp, links: set) -> list[tuple[ast.expr | None, 
     """(test, branch) for each branch of an if/elif/else chain; the else has no test. The
     `elif` nodes (and nested conditional expressions) are added to `links`."""
     out: list[tuple[ast.expr | None, object]] = []
-    current: object = node
+    current: Any = node
     while True:
         if type(current) is ast.IfExp:
             out.append((current.test, current.body))

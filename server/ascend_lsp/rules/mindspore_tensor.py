@@ -64,8 +64,8 @@ rule(
 )
 
 
-def _is_tensor_maker(checker: Checker, node: ast.expr, scope: Scope) -> bool:
-    if type(node) is not ast.Call:
+def _is_tensor_maker(checker: Checker, node: ast.expr | None, scope: Scope) -> bool:
+    if not isinstance(node, ast.Call):
         return False
     qualname = checker.qualname(node.func, scope)
     return qualname in ("mindspore.Tensor", "mindspore.Parameter") or bool(qualname and qualname.startswith(MAKERS))
@@ -78,7 +78,8 @@ def _report(checker: Checker, call: ast.Call) -> None:
     if code == "MS260":
         if any(kw.arg in ("ddof", "correction", "unbiased") for kw in call.keywords):
             return
-        last = max((*call.args, *call.keywords), key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
+        last = max((*call.args, *call.keywords), default=None,
+                   key=lambda n: (getattr(n, "end_lineno", 0) or 0, getattr(n, "end_col_offset", 0) or 0))
         if last is None:
             end = checker.range(call)
             edit = Edit(Range(end.end_line, end.end_col - 1, end.end_line, end.end_col - 1), "ddof=1")
@@ -121,7 +122,7 @@ def check_method(checker: Checker, call: ast.Call, qualname: str | None) -> None
 def note_tensor(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     if not _is_tensor_maker(checker, node.value, scope):
         return
-    targets = node.targets if type(node) is ast.Assign else [node.target]
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     pending = _PENDING.get(checker, {})
     for target in targets:
         if type(target) is not ast.Name:

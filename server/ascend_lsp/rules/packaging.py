@@ -11,7 +11,7 @@ import ast
 import re
 
 from ..engine.checker import Checker
-from ..engine.model import Applicability, Range, Severity
+from ..engine.model import Applicability, Fix, Range, Severity
 from ..engine.packaging import Item, string_requirement
 from ..engine.platform_tables import Platform, load_platform
 from ..engine.walk import StringContext, last_name
@@ -109,7 +109,7 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
     row = platform.package(name)
     if row is not None and not (item.conda and name.startswith("nvidia-")):
         text = checker.rules["NPU502"].message.format(name=item.text) + " " + row["note"]
-        fixes = ()
+        fixes: tuple[Fix, ...] = ()
         if row.get("replacement") and item.name_range is not None and item.document != "setup.py":
             named = item.name_range
             end = item.spec_range or named  # the version belongs to the old package
@@ -157,7 +157,7 @@ def _index(checker: Checker, item: Item) -> None:
             continue
         r = item.range
         tail = re.match(r"cu\d+/?$", item.text[at + len(row["match"]) - 2:])
-        fixes = ()
+        fixes: tuple[Fix, ...] = ()
         if tail is not None:  # an index URL; a wheel's own URL has no CPU twin at the same path
             start = r.start_col + at + len(row["match"]) - 2
             end = start + len(tail.group().rstrip("/"))
