@@ -24,4 +24,6 @@ def analyze_packaging(text: str, settings: Settings, path: str, kind: str) -> An
         for item in items:
             checker._call(handlers, item, items)
     span = Span(0, max(len(source.lines) - 1, 0), checker.findings, False)
-    return _finish(source, settings, tables, path, [span], [], checker.errors, None, 0, 1)
+    analysis = _finish(source, settings, tables, path, [span], [], checker.errors, None, 0, 1)
+    analysis.references = []  # no Python API is named in a packaging file
+    return analysis
