@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
@@ -29,6 +30,7 @@ INF_CHECKS = frozenset({"torch.isnan", "torch.isinf", "torch.isfinite", "torch.i
                         "torch.nan_to_num"})
 INF_METHODS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "nan_to_num"})
 INF_CONSTANTS = frozenset({"torch.inf", "torch.nan", "math.inf", "math.nan"})
+DTYPE_TEST = re.compile(r"(?:==|!=|\bin|\bis(?:\s+not)?)\s*[\[({]?[\w.,\s]*$")
 COMPILE_MODE = frozenset({"torch_npu.npu.set_compile_mode", "torch.npu.set_compile_mode"})
 
 
@@ -152,8 +154,17 @@ def check_chip_reference(checker: Checker, ref: Reference) -> None:
     code, feature, called = hit
     if code == "NPU116":
         checker.note("set-compile-mode", ref.node)
+    elif code in ("NPU204", "NPU205") and _dtype_test(checker, ref.node):
+        return  # `x.dtype == torch.bfloat16`, `dtype in [torch.float8_e4m3fn, ...]`: asks, makes nothing
     elif ref.call is not None or not called:
         _report(checker, code, feature, ref.node, ref.qualname)
+
+
+def _dtype_test(checker: Checker, node: ast.AST) -> bool:
+    """The dtype is an operand of a comparison on its line (`==`, `!=`, `in`, `is`), alone or
+    in the display it is compared with."""
+    where = checker.range(node)
+    return DTYPE_TEST.search(checker.source.line(where.start_line)[:where.start_col]) is not None
 
 
 @handles("import", "NPU116")
