@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from .engine.config import Settings
+from .engine.packaging import document_kind
 
 EXTENSIONS = (".py", ".pyi", ".ipynb")
 # Never worth descending into (Ruff excludes the same kind of folders by default).
@@ -16,6 +17,17 @@ DEFAULT_EXCLUDE = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     "__pycache__", "node_modules", "site-packages", "build", "dist", ".eggs", ".lsp-check-cache",
 })
+
+
+PACKAGING_CODES = ("NPU501", "NPU502", "NPU503", "NPU504")
+
+
+def _wanted(name: str, settings: Settings) -> bool:
+    """Python files and notebooks; packaging files (requirements*.txt, pyproject.toml,
+    setup.cfg, environment.yml, Dockerfile) while a packaging rule is selected."""
+    if name.endswith(EXTENSIONS):
+        return True
+    return document_kind(name) is not None and any(settings.enabled(code) for code in PACKAGING_CODES)
 
 
 class DiscoveryError(Exception):
@@ -67,7 +79,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False,
                 for file in _walk(path, settings, unreadable if unreadable is not None else []):
                     found[file] = None
             elif path.exists() or path.is_symlink():
-                if glob.has_magic(raw) and not match.endswith(EXTENSIONS):
+                if glob.has_magic(raw) and not _wanted(match, settings):
                     continue
                 if (glob.has_magic(raw) or force_exclude) and _excluded(path, settings):
                     continue
@@ -87,7 +99,7 @@ def _walk(folder: Path, settings: Settings, unreadable: list[tuple[str, str]]) -
     for root, dirs, files in os.walk(folder, onerror=failed):
         dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info"))
         for name in files:
-            if not name.endswith(EXTENSIONS):
+            if not _wanted(name, settings):
                 continue
             path = Path(root) / name
             if tracked is not None and str(path.resolve()) not in tracked:

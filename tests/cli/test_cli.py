@@ -172,7 +172,8 @@ def test_broken_config_is_a_clear_error(project: Path, capsys) -> None:
     write(project / "a.py", CUDA)
     code, out, err = run(capsys, "a.py")
     assert code == 2
-    assert "chip` must be one of A2, A3, 950DT, got 'H100'" in err and "Traceback" not in err
+    assert "chip` must be one of 910A, 310P, A2, A3, 950DT (or 910, 910ProB, 910B, 910C, 950), got 'H100'" in err
+    assert "Traceback" not in err
     write(project / "pyproject.toml", "[tool.ascend-lsp\n")
     code, _, err = run(capsys, "a.py")
     assert code == 2 and "pyproject.toml: cannot read" in err

@@ -95,6 +95,24 @@ async def test_hover_support_list(client, workspace):
     assert "Ascend support list (torch_npu 2.13.0)" in hover.contents.value
 
 
+async def test_hover_chip_table(client, workspace):
+    text = "import torch\n\nx = torch.zeros(2, dtype=torch.bfloat16)\n"
+    uri = open_document(client, workspace / "hover_chip.py", text)
+    await diagnostics(client, uri, 1)
+    hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(2, 34))), TIMEOUT)
+    assert "| chip | bfloat16 |" in hover.contents.value
+    assert "| **A2** (configured): Atlas A2 (Ascend 910B) | ✔ |" in hover.contents.value
+    assert "| 910A: Atlas training series (Ascend 910A / 910ProB) | ✘ |" in hover.contents.value
+
+
+async def test_packaging_file_diagnostics(client, workspace):
+    uri = open_document(client, workspace / "requirements.txt", "flash-attn==2.5.8\ntorch==2.1.0+cu121\n")
+    found = await diagnostics(client, uri, 1)
+    assert [(d.code, d.range.start.line, d.range.start.character, d.range.end.character) for d in found] == [
+        ("NPU502", 0, 0, 10), ("NPU501", 1, 12, 18)]
+
+
 @pytest.mark.parametrize(("line", "expected"), [
     ("torch.npu.", {"synchronize", "amp", "Stream"}),
     ("torch_npu.", {"npu", "npu_fusion_attention"}),

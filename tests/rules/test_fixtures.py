@@ -18,9 +18,16 @@ MARKER = "# --- not flagged ---"
 CODES = sorted(code for code in RULES if not code.startswith("RUN"))  # RUN: the runner reports them
 
 
-def settings_for(code: str) -> Settings:
+SETTINGS_LINE = "# settings: "  # a fixture's first line may set `chip=910A` (space-separated key=value)
+
+
+def settings_for(code: str, text: str = "") -> Settings:
     target = "mindspore" if code.startswith("MS") else "torch_npu"
-    return Settings(target=target, select=(code,))
+    settings = Settings(target=target, select=(code,))
+    if text.startswith(SETTINGS_LINE):
+        pairs = text[len(SETTINGS_LINE):].partition("\n")[0].split()
+        settings = settings.merged(dict(pair.split("=", 1) for pair in pairs))
+    return settings
 
 
 def render(findings) -> str:
@@ -42,25 +49,38 @@ def check_or_update(path: Path, actual: str, update: bool) -> None:
     assert path.read_text(encoding="utf-8") == actual
 
 
-@pytest.mark.parametrize("code", CODES)
-def test_fixture(code: str, update_fixtures: bool) -> None:
-    source_path = FIXTURES / f"{code}.py"
+def fixture_files(code: str) -> list[Path]:
+    """`CODE.py`, or for packaging rules the files in `CODE/` (requirements.txt, Dockerfile, …:
+    the file name decides how the engine reads it)."""
+    folder = FIXTURES / code
+    if folder.is_dir():
+        return sorted(p for p in folder.iterdir() if not p.name.endswith((".expected", ".fixed")))
+    return [FIXTURES / f"{code}.py"]
+
+
+CASES = [(code, path) for code in CODES for path in fixture_files(code)]
+
+
+@pytest.mark.parametrize(("code", "source_path"), CASES, ids=[f"{c}-{p.name}" for c, p in CASES])
+def test_fixture(code: str, source_path: Path, update_fixtures: bool) -> None:
     assert source_path.exists(), f"rule {code} has no fixture {source_path.name}"
     text = source_path.read_text(encoding="utf-8")
     assert MARKER in text, f"{source_path.name} lacks the '{MARKER}' section"
     marker_line = text[: text.index(MARKER)].count("\n")
     assert text[text.index(MARKER) + len(MARKER):].strip(), "the not-flagged section is empty"
 
-    settings = settings_for(code)
+    settings = settings_for(code, text)
     analysis = analyze(text, settings, str(source_path))
     assert not analysis.errors, analysis.errors
     assert analysis.findings, f"{code} fires nowhere in its fixture"
     assert {f.code for f in analysis.findings} == {code}
     late = [f for f in analysis.findings if f.range.start_line > marker_line]
     assert not late, f"fired in the not-flagged section: {render(late)}"
-    check_or_update(FIXTURES / f"{code}.expected", render(analysis.findings), update_fixtures)
+    in_folder = source_path.parent != FIXTURES
+    expected = source_path.with_name(source_path.name + ".expected") if in_folder else FIXTURES / f"{code}.expected"
+    check_or_update(expected, render(analysis.findings), update_fixtures)
 
-    fixed_path = FIXTURES / f"{code}.fixed.py"
+    fixed_path = source_path.with_name(source_path.name + ".fixed") if in_folder else FIXTURES / f"{code}.fixed.py"
     fixed = fix_text(text, settings, str(source_path), unsafe=True)
     if not fixed.applied:
         assert RULES[code].fix != "always", f"{code} promises a fix but none applied"
@@ -69,7 +89,8 @@ def test_fixture(code: str, update_fixtures: bool) -> None:
             fixed_path.unlink()
         return
     assert RULES[code].fix != "never", f"{code} says it has no fix but one applied"
-    ast.parse(fixed.text)
+    if source_path.suffix == ".py":
+        ast.parse(fixed.text)
     check_or_update(fixed_path, fixed.text, update_fixtures)
     again = fix_text(fixed.text, settings, str(source_path), unsafe=True)
     assert again.applied == 0 and again.text == fixed.text, "fixes are not idempotent"

@@ -20,6 +20,21 @@ import { pythonExtensionInterpreter } from './python';
 import { RestartBudget } from './restartBudget';
 import { getLaunchSettings, getServerSettings } from './configuration';
 
+/** Packaging files the server checks too (docs/packaging-and-chips.md). */
+export const PACKAGING_FILES = [
+    '**/requirements*.txt',
+    '**/requirements/*.txt',
+    '**/pyproject.toml',
+    '**/setup.cfg',
+    '**/environment.yml',
+    '**/environment.yaml',
+    '**/Dockerfile',
+    '**/*.Dockerfile',
+    '**/*.dockerfile',
+    '**/Containerfile',
+    '**/Dockerfile.*',
+];
+
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 
 const CRASH_RESTARTS = 4;
@@ -101,6 +116,7 @@ export class ServerController implements Disposable {
                 { scheme: 'file', language: 'python' },
                 { scheme: 'untitled', language: 'python' },
                 { scheme: 'vscode-notebook-cell', language: 'python' },
+                ...PACKAGING_FILES.map((pattern) => ({ scheme: 'file', pattern })),
             ],
             outputChannel: this.output,
             traceOutputChannel: this.output,

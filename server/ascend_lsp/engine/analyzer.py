@@ -20,6 +20,7 @@ from .checker import Checker, RuleSet
 from .config import Settings
 from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed, suppressible
+from .packaging import document_kind
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
 from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, class_member, class_members, module_context, walk
@@ -335,6 +336,11 @@ def analyze(text: str, settings: Settings | None = None, path: str | None = None
 def _analyze(text: str, settings: Settings | None, path: str | None, previous: Analysis | None,
              edit: TextEdit | None, references: bool, rules: RuleSet) -> Analysis:
     settings = settings or Settings()
+    kind = document_kind(path)
+    if kind is not None:  # a packaging file (DESIGN: those are documents too)
+        from .documents import analyze_packaging
+
+        return analyze_packaging(text, settings, path, kind, rules)
     source = SourceText(text)
     tables = tables_for(settings)
     if previous is not None and edit is not None and not references:

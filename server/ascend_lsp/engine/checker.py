@@ -39,6 +39,14 @@ class RuleSet(Protocol):
     def handlers(self, settings: Settings) -> dict[str, list[Callable]]: ...  # event kind → handlers
 
 
+OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
+
+
+def _within(rng: Range, regions: list[Range]) -> bool:
+    return any((r.start_line, r.start_col) <= (rng.start_line, rng.start_col)
+               and (rng.end_line, rng.end_col) <= (r.end_line, r.end_col) for r in regions)
+
+
 class Checker:
     """The view of a file that rule handlers get, and where they report."""
 
@@ -60,6 +68,9 @@ class Checker:
         # per-object facts handlers derive once, not once per element (id → (object, fact)):
         # the strings of a 10,000-element list each ask about the same list
         self.derived: dict[int, tuple[object, object]] = {}
+        # the current statement's multi-backend branches (engine/guards.py): never / only on the NPU
+        self.off_npu: list[Range] = []
+        self.on_npu: list[Range] = []
 
     def note(self, fact: str, where: ast.AST | Range) -> None:
         """Record a fact about the file (first place wins) for the "module" handlers."""
@@ -79,6 +90,12 @@ class Checker:
         if self.in_type_only and not rule.on_type_only:
             return
         rng = where if isinstance(where, Range) else self.source.range_of(where)
+        if (self.off_npu or self.on_npu) and code[:3] == "NPU" and code[3:4] in "1234":
+            if _within(rng, self.off_npu):
+                severity = Severity.INFO
+                message = (message if message is not None else rule.message.format(**fmt)) + OFF_NPU
+            elif code == "NPU109" and _within(rng, self.on_npu):
+                severity = Severity.INFO
         self.findings.append(Finding(
             code=code,
             range=rng,
@@ -116,6 +133,20 @@ class Checker:
 
     # --- running -----------------------------------------------------------------------
     def run(self, events: Events) -> None:
+        self.off_npu = [self._branch(b) for never, _ in events.backends for b in never]
+        self.on_npu = [self._branch(b) for _, only in events.backends for b in only]
+        try:
+            self._run(events)
+        finally:
+            self.off_npu, self.on_npu = [], []
+
+    def _branch(self, branch: ast.AST | list[ast.stmt]) -> Range:
+        if not isinstance(branch, list):
+            return self.source.range_of(branch)
+        first, last = self.source.range_of(branch[0]), self.source.range_of(branch[-1])
+        return Range(first.start_line, first.start_col, last.end_line, last.end_col)
+
+    def _run(self, events: Events) -> None:
         handlers = self.handlers
         if events.imports and handlers["import"]:
             for stmt, alias, qualname, _scope in events.imports:

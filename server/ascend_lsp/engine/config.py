@@ -18,7 +18,13 @@ else:  # pragma: no cover
 from .model import Severity
 
 TARGETS = ("torch_npu", "mindspore")
-CHIPS = ("A2", "A3", "950DT")
+# Atlas training (910A), Atlas inference (310P), Atlas A2 (910B), Atlas A3, Ascend 950DT;
+# mappings/platform/chips.toml says what each lacks.
+CHIPS = ("910A", "310P", "A2", "A3", "950DT")
+CHIP_ALIASES = {"910": "910A", "910ProB": "910A", "910B": "A2", "910C": "A3", "950": "950DT"}
+# Ascend's support list has columns for A2, A3 and 950DT only; the older chips are read
+# from A2's column (they support no more than A2 does).
+SUPPORT_COLUMN = {"910A": "A2", "310P": "A2"}
 
 
 class ConfigError(Exception):
@@ -39,6 +45,11 @@ class Settings:
     exclude: tuple[str, ...] = ()
     root: str = ""  # folder of the config file: base for per-file-ignores and exclude
     docs_url: str = ""  # where diagnostics link the rule pages; "" is $ASCEND_LSP_DOCS_URL or the default
+
+    @property
+    def support_chip(self) -> str:
+        """The support-list column that describes the configured chip."""
+        return SUPPORT_COLUMN.get(self.chip, self.chip)
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the most specific matching prefix of select/ignore decides."""
@@ -114,9 +125,11 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
                 raise ConfigError(f"`{key}` must be a string such as \"2.13.0\", got {value!r}")
             changes[key.replace("-", "_")] = value
         elif key == "chip":
-            if value not in CHIPS:
-                raise ConfigError(f"`chip` must be one of {', '.join(CHIPS)}, got {value!r}")
-            changes["chip"] = value
+            chip = CHIP_ALIASES.get(value, value) if isinstance(value, str) else value
+            if chip not in CHIPS:
+                raise ConfigError(f"`chip` must be one of {', '.join(CHIPS)} (or {', '.join(CHIP_ALIASES)}), "
+                                  f"got {value!r}")
+            changes["chip"] = chip
         elif key == "exclude":
             changes[key] = _strings(key, value)
         elif key in ("select", "ignore"):
@@ -199,4 +212,4 @@ def load_settings(start: Path, base: Settings | None = None) -> Settings:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-__all__ = ["CHIPS", "TARGETS", "ConfigError", "Settings", "check_codes", "from_mapping", "load_settings"]
+__all__ = ["CHIP_ALIASES", "CHIPS", "TARGETS", "ConfigError", "Settings", "check_codes", "from_mapping", "load_settings"]

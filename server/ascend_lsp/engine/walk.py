@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from .guards import backend_branches
+
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
 # Calls whose string arguments are prose for people, not values: a "cuda" in them is a
@@ -161,6 +163,8 @@ class Events:
     calls: list = field(default_factory=list)  # (Call, scope)
     strings: list = field(default_factory=list)  # (Constant | JoinedStr, value, StringContext)
     assigns: list = field(default_factory=list)  # (Assign | AnnAssign with a value, scope)
+    # branches of multi-backend code (engine/guards.py): (never on the NPU, only on the NPU)
+    backends: list = field(default_factory=list)
 
 
 def last_name(node: ast.expr) -> str:
@@ -213,6 +217,7 @@ def walk(items: list, module_scope: Scope) -> Events:
     events = Events()
     imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
     assigns = events.assigns
+    elifs: set = set()  # the later links of an if/elif chain already read from its head
     stack: list = list(reversed(items))
     push = stack.append
     Attribute, Name, Call, Constant, JoinedStr = ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.JoinedStr
@@ -360,6 +365,10 @@ def walk(items: list, module_scope: Scope) -> Events:
             for child in iter_children(node):
                 push((child, inner, sctx, None))
             continue
+        if (kind is ast.If or kind is ast.IfExp) and node not in elifs:
+            branches = backend_branches(node, elifs)
+            if branches is not None:
+                events.backends.append(branches)
         if isinstance(node, ast.stmt):
             sctx = VALUE
         for child in iter_children(node):

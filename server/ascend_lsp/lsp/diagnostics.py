@@ -131,12 +131,14 @@ WORKSPACE_SUFFIXES = (".py", ".pyi")
 
 
 def workspace_files(folders: dict[str, Settings]) -> list[str]:
-    """The .py files of the workspace folders (folder → its settings), as `lsp-check`
-    would find them."""
+    """The .py and packaging files of the workspace folders (folder → its settings), as
+    `lsp-check` would find them."""
     from ..discovery import discover
+    from ..engine.packaging import document_kind
 
     found: list[str] = []
     for folder, settings in folders.items():
         if os.path.isdir(folder):
-            found.extend(p for p in discover([folder], settings) if p.endswith(WORKSPACE_SUFFIXES))
+            found.extend(p for p in discover([folder], settings)
+                         if p.endswith(WORKSPACE_SUFFIXES) or document_kind(p) is not None)
     return found

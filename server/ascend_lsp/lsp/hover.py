@@ -15,6 +15,7 @@ from ..engine.analyzer import tables_for
 from ..engine.tables import TableError
 from ..rules import RULES
 from ..rules.base import rule_url
+from ..rules.chips import chip_table, feature_of
 from ..rules.describe import describe_api
 from ..rules.docs import page
 from ..rules.mindspore_api import describe_counterpart
@@ -60,7 +61,17 @@ def mindspore_section(qualname: str, settings: Settings) -> list[str]:
     return describe_counterpart(entry) if entry is not None else []
 
 
-SECTIONS: tuple[Section, ...] = (torch_npu_section, mindspore_section)
+def chip_section(qualname: str, settings: Settings) -> list[str]:
+    """For dtypes and checks whose support differs by chip (bf16, FP8, inf/nan): the chip table."""
+    if settings.target != "torch_npu" or feature_of(qualname) is None:
+        return []
+    try:
+        return ["Ascend chips (`chip` setting; mappings/platform/chips.toml):", "", *chip_table(settings)]
+    except TableError:
+        return []
+
+
+SECTIONS: tuple[Section, ...] = (torch_npu_section, mindspore_section, chip_section)
 
 
 def name_at(line: str, col: int) -> tuple[str, int, int] | None:

@@ -10,6 +10,7 @@ from .table import TABLE, TABLE_FILES
 from . import syntax, cuda_usage, npu_support, third_party, npu_traps, mindspore_api, mindspore_traps, run_results  # noqa: F401
 from . import port_markers  # noqa: F401
 from . import real_world  # noqa: F401
+from . import packaging, chips, argument_limits, mindspore_tensor  # noqa: F401
 
 __all__ = ["RULES", "RULE_SET", "Doc", "Rule", "active_codes", "active_handlers", "rules_for"]
 

@@ -72,7 +72,9 @@ RULES: dict[str, Rule] = {}
 HANDLERS: dict[str, list[tuple[frozenset[str], Callable]]] = defaultdict(list)
 # "module" handlers run once per file, after every statement, on the facts the statement
 # handlers noted (Checker.note): conclusions about the whole file ("never calls set_train").
-EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "module")
+# "packaging" handlers get the items of a packaging file (engine/packaging.py: a
+# requirement, a wheel index URL, a base image).
+EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "module", "packaging")
 
 
 def rule(**fields) -> Rule:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Severity
+from ..engine.platform_tables import load_platform
 from .base import handles, rule
 from .table import TRANSFER_NOTE as TRANSFER
 
@@ -147,10 +148,16 @@ rule(
     message="`{name}` needs `import torch_npu`.",
     doc=dict(
         what="Finds uses of `torch.npu` in a file that never imports `torch_npu`.",
-        why="`torch.npu` is registered by `import torch_npu`; without it, `torch.npu` raises `AttributeError`.",
+        why="`torch.npu` is registered by `import torch_npu`; without it, `torch.npu` raises `AttributeError`. "
+            "torch_npu 2.5.1 and later declare a `torch.backends` entry point, so `import torch` (2.5+) loads "
+            "them by itself unless `TORCH_DEVICE_BACKEND_AUTOLOAD=0`: for such a `torch-npu-version` the "
+            "finding is info. It is info too inside a branch that tests for the NPU "
+            "(`if is_torch_npu_available(): torch.npu...`).",
         example="torch.npu.set_device(0)  # AttributeError\n\n# becomes\n\nimport torch_npu\ntorch.npu.set_device(0)",
         fix="Safe: adds `import torch_npu` below the file's imports.",
-        source="Ascend/pytorch README: `import torch_npu` registers the `npu` device and `torch.npu`.",
+        source="Ascend/pytorch README: `import torch_npu` registers the `npu` device and `torch.npu`; "
+               "entry_points.txt of the torch_npu 2.4.0, 2.5.1, 2.7.1 and 2.13.0 wheels "
+               "(mappings/platform/packaging.toml [[autoload]]).",
     ),
 )
 
@@ -184,5 +191,12 @@ def check_torch_npu_import(checker: Checker, ref: Reference) -> None:
         return  # imported in the function that uses it (often guarded by an availability check)
     if ref.qualname != "torch.npu" and not ref.qualname.startswith("torch.npu."):
         return
-    checker.report("NPU109", ref.node, name=ref.qualname,
-                   fixes=(checker.fix("Add `import torch_npu`", Applicability.SAFE, checker.require_module("torch_npu")),))
+    fix = checker.fix("Add `import torch_npu`", Applicability.SAFE, checker.require_module("torch_npu"))
+    autoload = load_platform(checker.settings.torch_npu_version).autoloaded(checker.settings.torch_npu_version)
+    if autoload is None:
+        checker.report("NPU109", ref.node, name=ref.qualname, fixes=(fix,))
+        return
+    message = (f"`{ref.qualname}` relies on `import torch` loading torch_npu {checker.settings.torch_npu_version} "
+               "(device-backend autoload, its `torch.backends` entry point), which TORCH_DEVICE_BACKEND_AUTOLOAD=0 "
+               "turns off; `import torch_npu` says it.")
+    checker.report("NPU109", ref.node, message, (fix,), severity=Severity.INFO)

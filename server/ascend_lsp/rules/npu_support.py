@@ -78,7 +78,7 @@ def check_support(checker: Checker, node: ast.AST, qualname: str) -> None:
     if entry is None or tables.lookup(qualname) is not None:
         return  # unknown to the list, or a more specific rule owns the name
     chip, version = checker.settings.chip, tables.support_version
-    if not entry.supported_on(chip):
+    if not entry.supported_on(checker.settings.support_chip):
         message = checker.rules["NPU201"].message.format(name=qualname, chip=chip, version=version)
         if entry.limitations:
             message += f" Ascend notes: {entry.limitations}"

@@ -15,7 +15,7 @@ from .base import handles, rule
 from .table import carried_by_import, is_prose, report, replacement_for
 
 TABLE = "mappings/torch_npu/realworld.toml [[api]]"
-FACTS = "shared/data/torch_npu/real_world_failures.md"
+FACTS = "mappings/upstream/torch_npu/real_world_failures.md"
 # Reported at each call too: apex, flash_attn, xformers, CUDA extensions. Not bitsandbytes (its NF4
 # calls run on the NPU) nor triton (triton-ascend replaces the package; `tl.*` calls in a kernel are its body).
 THIRD_PARTY_CODES = ("NPU301", "NPU302", "NPU303", "NPU306")

@@ -1,0 +1,29 @@
+"""Packaging documents through the engine: their items go to the rules' "packaging"
+handlers, and the findings come back as an `Analysis` like a Python file's (noqa,
+per-file ignores and selection apply the same way)."""
+
+from __future__ import annotations
+
+import ast
+
+from .analyzer import Analysis, Span, _finish, tables_for
+from .checker import Checker, RuleSet
+from .config import Settings
+from .packaging import items_of
+from .text import SourceText
+from .walk import module_context
+
+
+def analyze_packaging(text: str, settings: Settings, path: str, kind: str, rules: RuleSet) -> Analysis:
+    source = SourceText(text)
+    tables = tables_for(settings)
+    checker = Checker(source, module_context(ast.Module(body=[], type_ignores=[])), settings, tables, path, rules)
+    handlers = checker.handlers["packaging"]
+    if handlers:
+        items = items_of(kind, source)
+        for item in items:
+            checker._call(handlers, item, items)
+    span = Span(0, max(len(source.lines) - 1, 0), checker.findings, False)
+    analysis = _finish(source, settings, tables, path, [span], [], checker.errors, None, 1)
+    analysis.references = []  # no Python API is named in a packaging file
+    return analysis

@@ -1,0 +1,277 @@
+"""Packaging files as documents: requirements files, pyproject.toml, setup.cfg,
+environment.yml and Dockerfiles, each read by a small parser of its own into the items
+the NPU5xx rules check (a requirement, a wheel index URL, a base image), with exact
+positions. (`setup.py` is Python: its `install_requires` strings reach the same rules
+through the ordinary walk.)"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import PurePath
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .model import Range
+from .text import SourceText
+
+REQUIREMENT = re.compile(
+    r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*"
+    r"(?P<spec>(?:===|==|~=|!=|<=|>=|<|>|=)\s*[^\s,;#'\"]+(?:\s*,\s*(?:===|==|~=|!=|<=|>=|<|>)\s*[^\s,;#'\"]+)*)?")
+URL = re.compile(r"https?://[^\s'\"\\,\]]+")
+QUOTED = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'([^'\n]*)'")
+PIP_INSTALL = re.compile(r"\bpip3?\s+install\b|\bpip\s+download\b")
+VALUE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",
+                           "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform",
+                           "--python-version", "--implementation", "--abi", "--upgrade-strategy", "-e",
+                           "--editable", "--src", "--cache-dir", "--log", "--progress-bar", "--trusted-host"})
+DOCKER_FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?P<image>\S+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One thing a packaging file names."""
+
+    kind: str  # "requirement" | "index" | "image"
+    text: str  # the requirement, URL or image as written
+    range: Range
+    name: str = ""  # requirement: normalised project name (PEP 503)
+    name_range: Range | None = None
+    spec: str = ""  # requirement: the version specifier as written ("==2.1.0+cu121")
+    spec_range: Range | None = None
+    conda: bool = False  # a conda package (environment.yml), not a pip one
+    document: str = ""  # the document kind it came from
+
+
+def document_kind(path: str | None) -> str | None:
+    """The kind of packaging file `path` names, or None for Python and anything else."""
+    if not path:
+        return None
+    p = PurePath(path)
+    name = p.name
+    lower = name.lower()
+    if lower.endswith((".py", ".pyi", ".ipynb")):
+        return None
+    if lower == "pyproject.toml":
+        return "pyproject"
+    if lower == "setup.cfg":
+        return "setup.cfg"
+    if lower in ("environment.yml", "environment.yaml") or (lower.startswith("environment") and
+                                                           lower.endswith((".yml", ".yaml"))):
+        return "environment"
+    if name == "Dockerfile" or name.startswith("Dockerfile.") or lower.endswith(".dockerfile") \
+            or lower == "containerfile":
+        return "dockerfile"
+    if lower.endswith((".txt", ".in")) and (lower.startswith("requirements") or p.parent.name == "requirements"):
+        return "requirements"
+    return None
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_at(text: str, line: int, col: int, document: str, conda: bool = False) -> Item | None:
+    """The requirement `text` (which starts at `line`, `col`), or None when it is not one."""
+    match = REQUIREMENT.match(text)
+    if match is None or match.end("name") == 0:
+        return None
+    rest = text[match.end():].lstrip()
+    if rest and rest[0] not in ";@#" and not conda:
+        return None  # free text, not a requirement
+    spec = match.group("spec") or ""
+    name_range = Range(line, col + match.start("name"), line, col + match.end("name"))
+    spec_range = Range(line, col + match.start("spec"), line, col + match.end("spec")) if spec else None
+    end = len(text.rstrip())
+    return Item("requirement", text.strip(), Range(line, col, line, col + end), normalise(match.group("name")),
+                name_range, spec, spec_range, conda, document)
+
+
+def _strip_comment(line: str) -> str:
+    """The line before a `#` comment (at the start or after whitespace, as pip reads it)."""
+    for match in re.finditer(r"(?:^|\s)#", line):
+        return line[:match.start()]
+    return line
+
+
+def _urls(source: SourceText, document: str) -> list[Item]:
+    items = []
+    for index, line in enumerate(source.lines):
+        code = _strip_comment(line)
+        for match in URL.finditer(code):
+            items.append(Item("index", match.group(), Range(index, match.start(), index, match.end()),
+                              document=document))
+    return items
+
+
+def _requirements(source: SourceText) -> list[Item]:
+    items = []
+    for index, line in enumerate(source.lines):
+        code = _strip_comment(line).rstrip("\r\n")
+        stripped = code.lstrip()
+        if not stripped or stripped.startswith(("-", "http://", "https://", "git+", ".", "/")):
+            continue
+        item = requirement_at(stripped.split(" --", 1)[0], index, len(code) - len(stripped), "requirements")
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def _pyproject(source: SourceText) -> list[Item]:
+    try:
+        data = tomllib.loads(source.text)
+    except tomllib.TOMLDecodeError:
+        return []
+    wanted: set[str] = set()
+    project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
+    groups = [project.get("dependencies"), data.get("build-system", {}).get("requires")]
+    for table in (project.get("optional-dependencies"), data.get("dependency-groups")):
+        if isinstance(table, dict):
+            groups.extend(table.values())
+    for group in groups:
+        if isinstance(group, list):
+            wanted.update(d for d in group if isinstance(d, str))
+    items = []
+    for index, line in enumerate(source.lines):
+        if '"' not in line and "'" not in line:
+            continue
+        for match in QUOTED.finditer(_strip_comment(line) if "#" in line else line):
+            body = match.group(1) if match.group(1) is not None else match.group(2)
+            if body in wanted and "\\" not in body:
+                item = requirement_at(body, index, match.start() + 1, "pyproject")
+                if item is not None:
+                    items.append(item)
+    return items
+
+
+def _setup_cfg(source: SourceText) -> list[Item]:
+    items, section, in_list = [], "", False
+    for index, line in enumerate(source.lines):
+        code = _strip_comment(line).rstrip("\r\n")
+        if not code.strip():
+            continue
+        if code.startswith("["):
+            section, in_list = code.strip().strip("[]").strip(), False
+            continue
+        indented = code[0].isspace()
+        if not indented:
+            key, sep, value = code.partition("=")
+            in_list = bool(sep) and (section == "options.extras_require" or
+                                     (section == "options" and key.strip() in ("install_requires", "setup_requires")))
+            if not in_list or not value.strip():
+                continue
+            start = len(key) + 1 + (len(value) - len(value.lstrip()))
+            item = requirement_at(value.strip(), index, start, "setup.cfg")
+        elif in_list:
+            stripped = code.lstrip()
+            item = requirement_at(stripped, index, len(code) - len(stripped), "setup.cfg")
+        else:
+            continue
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def _environment(source: SourceText) -> list[Item]:
+    """Read `dependencies:` line by line (no YAML library on the linting path): conda specs
+    (`pytorch-cuda=12.1`, `nvidia::cudatoolkit`) and the pip list under `- pip:`."""
+    items, in_deps, pip_indent = [], False, -1
+    for index, line in enumerate(source.lines):
+        code = _strip_comment(line).rstrip("\r\n")
+        if not code.strip():
+            continue
+        indent = len(code) - len(code.lstrip())
+        if indent == 0:
+            in_deps = code.strip() == "dependencies:"
+            pip_indent = -1
+            continue
+        stripped = code.lstrip()
+        if not in_deps or not stripped.startswith("- "):
+            continue
+        if pip_indent >= 0 and indent <= pip_indent:
+            pip_indent = -1
+        value = stripped[2:].strip()
+        if value.rstrip(":") == "pip" and value.endswith(":"):
+            pip_indent = indent
+            continue
+        col = indent + 2 + (len(stripped[2:]) - len(stripped[2:].lstrip()))
+        if value[:1] in "\"'" and value[-1:] == value[:1]:
+            value, col = value[1:-1], col + 1
+        conda = pip_indent < 0
+        if conda and "::" in value:
+            channel, _, value = value.partition("::")
+            col += len(channel) + 2
+        item = requirement_at(value, index, col, "environment", conda)
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def _dockerfile(source: SourceText) -> list[Item]:
+    items = []
+    lines = source.lines
+    continuing = False  # inside a `pip install` that goes on over `\` lines
+    for index, line in enumerate(lines):
+        match = DOCKER_FROM.match(line)
+        if match is not None:
+            items.append(Item("image", match["image"], Range(index, match.start("image"), index, match.end("image")),
+                              document="dockerfile"))
+            continue
+        start = 0
+        if not continuing:
+            found = PIP_INSTALL.search(line)
+            if found is None or line.lstrip().startswith("#"):
+                continue
+            start = found.end()
+        continuing, skip_next = False, False
+        for token in re.finditer(r"\"[^\"]*\"|'[^']*'|[^\s]+", line[start:].rstrip("\r\n")):
+            word = token.group()
+            if word in ("&&", ";", "|", "||") or word.startswith(("&&", ";", "|")):
+                break
+            if word == "\\":
+                continuing = True
+                break
+            if skip_next:
+                skip_next = False
+                continue
+            if word.startswith("-"):
+                skip_next = word in VALUE_OPTIONS
+                continue
+            col = start + token.start()
+            if word[0] in "\"'":
+                word, col = word[1:-1], col + 1
+            item = requirement_at(word, index, col, "dockerfile")
+            if item is not None and "/" not in word and "$" not in word:
+                items.append(item)
+    return items
+
+
+PARSERS = {"requirements": _requirements, "pyproject": _pyproject, "setup.cfg": _setup_cfg,
+           "environment": _environment, "dockerfile": _dockerfile}
+
+
+def items_of(kind: str, source: SourceText) -> list[Item]:
+    """What a packaging document of `kind` names: its requirements (or base images) and
+    every URL outside comments (wheel indexes)."""
+    return PARSERS[kind](source) + _urls(source, kind)
+
+
+def string_requirement(source: SourceText, node: ast.Constant, value: str) -> Item | None:
+    """A requirement written as a Python string literal (setup.py), positioned inside
+    the quotes when the literal is a plain one-line string."""
+    whole = source.range_of(node)
+    line, col = whole.start_line, whole.start_col
+    text = source.line(line)
+    plain = node.end_lineno == node.lineno and text[col:col + 1] in "\"'" and text[col:col + 3] not in ('"""', "'''")
+    if plain and text[col + 1:col + 1 + len(value)] == value:
+        return requirement_at(value, line, col + 1, "setup.py")
+    item = requirement_at(value, line, col, "setup.py")
+    if item is None:
+        return None
+    return Item("requirement", item.text, whole, item.name, whole, item.spec, whole if item.spec else None,
+                document="setup.py")

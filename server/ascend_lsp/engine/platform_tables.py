@@ -1,0 +1,84 @@
+"""mappings/platform/: chip profiles, packaging facts and argument-level limits, loaded once."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from .tables import mappings_root, read_table
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    """Something some chips lack (bf16, IEEE inf/nan, FP8, offline operators)."""
+
+    name: str
+    title: str
+    chips: tuple[str, ...]  # where the limit applies
+    unknown: tuple[str, ...]  # chips the facts say nothing about
+    note: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    chips: dict[str, dict]  # chip → its row (title, aliases, source)
+    features: dict[str, Feature]
+    pairing: tuple[dict, ...]  # torch-npu release → the torch it requires
+    packages: tuple[dict, ...]
+    indexes: tuple[dict, ...]
+    images: tuple[dict, ...]
+    arguments: dict[str, list[dict]] = field(default_factory=dict)  # API → its unsupported arguments
+    fallbacks: dict[str, list[dict]] = field(default_factory=dict)  # API → known CPU fallbacks / slow paths
+    autoload: tuple[dict, ...] = ()  # torch-npu wheels checked for the `torch.backends` entry point
+    origin: str = "mappings/platform/"
+
+    def autoloaded(self, torch_npu: str) -> dict | None:
+        """The checked wheel at or below `torch_npu` that shows whether `import torch` loads
+        torch_npu, if it does; None when it does not or nothing is known."""
+        def key(version: str) -> tuple[int, ...]:
+            return tuple(int(p) for p in version.split(".")[:3] if p.isdigit())
+
+        known = [row for row in self.autoload if key(row["torch-npu"]) <= key(torch_npu)]
+        newest = max(known, key=lambda row: key(row["torch-npu"]), default=None)
+        return newest if newest is not None and newest["autoload"] else None
+
+    def torch_for(self, torch_npu: str) -> dict | None:
+        """The pairing row of a torch-npu release, or None when the registry has none."""
+        return next((row for row in self.pairing if row["torch-npu"] == torch_npu), None)
+
+    def torch_versions(self) -> frozenset[str]:
+        return frozenset(row["torch"] for row in self.pairing)
+
+    def package(self, name: str) -> dict | None:
+        for row in self.packages:
+            if row.get("prefix"):
+                if name.startswith(row["name"]) and (not row.get("suffix") or name.endswith(tuple(row["suffix"]))):
+                    return row
+            elif name == row["name"]:
+                return row
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def load_platform(torch_npu_version: str) -> Platform:
+    root = mappings_root() / "platform"
+    chips = read_table(root / "chips.toml")
+    packaging = read_table(root / "packaging.toml")
+    arguments: dict[str, list[dict]] = {}
+    limits = root / f"arguments-{torch_npu_version}.toml"
+    if limits.is_file():
+        for row in read_table(limits).get("argument", ()):
+            arguments.setdefault(row["api"], []).append(row)
+    fallbacks: dict[str, list[dict]] = {}
+    for row in read_table(root / "fallback.toml").get("fallback", ()):
+        fallbacks.setdefault(row["api"], []).append(row)
+    features = {
+        row["name"]: Feature(row["name"], row["title"], tuple(row["chips"]), tuple(row.get("unknown", ())),
+                             row["note"], row["source"])
+        for row in chips.get("feature", ())
+    }
+    return Platform({row["name"]: row for row in chips.get("chip", ())}, features,
+                    tuple(packaging.get("pairing", ())), tuple(packaging.get("package", ())),
+                    tuple(packaging.get("index", ())), tuple(packaging.get("image", ())), arguments,
+                    fallbacks, tuple(packaging.get("autoload", ())))

@@ -1,0 +1,201 @@
+"""NPU5xx: packaging and environment files — what a project installs before any code runs.
+
+The items come from engine/packaging.py (requirements files, pyproject.toml, setup.cfg,
+environment.yml, Dockerfiles) and from `setup(install_requires=[...])` strings in
+setup.py; the facts from mappings/platform/packaging.toml.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..engine.checker import Checker
+from ..engine.model import Applicability, Fix, Range, Severity
+from ..engine.packaging import Item, string_requirement
+from ..engine.platform_tables import Platform, load_platform
+from ..engine.walk import StringContext, last_name
+from .base import handles, rule
+
+TABLE = "mappings/platform/packaging.toml"
+FAILURES = "`mappings/upstream/torch_npu/real_world_failures.md` #2"
+TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "pytorch"})
+CUDA_LOCAL = re.compile(r"\+cu\d+")
+SETUP_KEYWORDS = frozenset({"install_requires", "setup_requires", "tests_require", "extras_require", "requires"})
+EXACT = re.compile(r"^===?\s*(?P<version>\d+(?:\.\d+)*)(?P<star>\.\*)?(?:\+\w+)?$")
+
+rule(
+    code="NPU501", name="cuda-torch-build", severity=Severity.ERROR, fix="sometimes", table=TABLE,
+    message="`{name}` installs a CUDA build of PyTorch; torch_npu needs the CPU build.",
+    doc=dict(
+        what="Finds CUDA builds of PyTorch in packaging files: a `+cu121` local version on `torch`, "
+             "`torchvision` or `torchaudio`, and a CUDA wheel index (`--index-url "
+             "https://download.pytorch.org/whl/cu121`, `[[tool.uv.index]]`, a Dockerfile's `pip install`). "
+             "Packaging files are requirements files, `pyproject.toml`, `setup.cfg`, `setup.py`, "
+             "`environment.yml` and Dockerfiles.",
+        why="torch_npu pins the CPU build of torch (on x86 every torch-npu release up to 2.11 requires "
+            "`torch==X+cpu`), and importing torch_npu next to a torch built with another accelerator fails "
+            "(\"Two accelerators cannot be used at the same time\"). pip rejects the combination or installs "
+            "the wrong wheel.",
+        example="--index-url https://download.pytorch.org/whl/cu121  # NPU501\ntorch==2.1.0+cu121  # NPU501\n\n"
+                "# becomes\n\n--index-url https://download.pytorch.org/whl/cpu\ntorch==2.1.0+cpu\ntorch-npu==2.1.0.post17",
+        fix="Unsafe, for index URLs: points the URL at the CPU index. The version pin needs a person (the "
+            "local part depends on the platform: `+cpu` on x86, none on aarch64).",
+        source=f"{FAILURES} (vllm-project/vllm-ascend#7089, kvcache-ai/ktransformers#1544); PyPI torch-npu "
+               "Requires-Dist of every release (mappings/platform/packaging.toml); `FACTS.md` §2 import "
+               "constraint (torch_npu/__init__.py).",
+    ),
+)
+
+rule(
+    code="NPU502", name="cuda-only-package", severity=Severity.ERROR, fix="sometimes", table=TABLE,
+    message="`{name}` is built for CUDA GPUs.",
+    doc=dict(
+        what="Finds packages that only work with NVIDIA GPUs in packaging files: flash-attn, xformers, "
+             "community triton, apex, bitsandbytes (8-bit), cupy-cuda*, `nvidia-*-cu12` runtime wheels, "
+             "auto-gptq/autoawq, pynvml/nvidia-ml-py/GPUtil.",
+        why="They fail to build or install on an Ascend host, or install and then fail at import. "
+            "The install step is the first thing a migration hits.",
+        example="flash-attn==2.5.8  # NPU502\ntriton==3.0.0  # NPU502\n\n# becomes\n\ntriton-ascend",
+        fix="Unsafe, for triton: renames it to triton-ascend (same API, Atlas A2/A3; pin a triton-ascend "
+            "version yourself). The others have no package to swap in: the code that uses them needs porting.",
+        source=f"{FAILURES}; `third_party_replacements.tsv` (flash_attn, xformers, apex, bitsandbytes, triton "
+               "rows); real_world_failures.md #13, #29.",
+    ),
+)
+
+rule(
+    code="NPU503", name="torch-without-torch-npu", severity=Severity.WARNING, fix="sometimes", table=TABLE,
+    message="`{name}` has no matching torch-npu release.",
+    doc=dict(
+        what="Finds exact torch pins (`torch==2.5.0`) that no torch-npu release on PyPI pairs with, and a "
+             "torch pin that disagrees with the torch the pinned `torch-npu` requires (error).",
+        why="Each torch-npu release requires one exact torch build (its Requires-Dist) and torch-npu trails "
+            "torch by 2–3 months, so a torch version without a torch-npu cannot run on the NPU, and a pair "
+            "that disagrees is rejected by pip's resolver.",
+        example="torch==2.5.0  # NPU503: torch-npu pairs with 2.5.1\n\ntorch==2.1.0\ntorch-npu==2.6.0  # NPU503",
+        fix="Unsafe, when torch-npu is pinned in the same file: pins torch to the build that release requires.",
+        source=f"{FAILURES} (vllm-project/vllm-ascend#5710, #2838, #7089; hiyouga/LlamaFactory#5763); the "
+               "pairing is read from the Requires-Dist of every torch-npu release on PyPI when the tables are "
+               "built (mappings/build/platform_tables.py).",
+    ),
+)
+
+rule(
+    code="NPU504", name="cuda-base-image", severity=Severity.ERROR, fix="never", table=TABLE,
+    message="Base image `{name}` is a CUDA image; it has no CANN toolkit or NPU driver libraries.",
+    doc=dict(
+        what="Finds Dockerfile `FROM` lines with an NVIDIA CUDA base image: `nvidia/cuda`, `nvcr.io/nvidia/*`, "
+             "`pytorch/pytorch:*-cuda*`.",
+        why="torch_npu needs the CANN toolkit in the image (and the host's NPU driver mounted); a CUDA image "
+            "carries neither, and its torch is a CUDA build.",
+        example="FROM nvidia/cuda:12.1.0-devel-ubuntu22.04  # NPU504",
+        fix="None automatic: start from an image with CANN (Ascend publishes CANN base images) and install "
+            "the CPU build of torch with the matching torch-npu.",
+        source=f"{FAILURES} (Dockerfiles); `FACTS.md` §2 (torch_npu import constraint).",
+    ),
+)
+
+
+def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
+    platform = load_platform(checker.settings.torch_npu_version)
+    name = item.name
+    local = CUDA_LOCAL.search(item.spec)
+    if name in TORCH_FAMILY and local and item.spec_range is not None:
+        r = item.spec_range
+        where = Range(r.start_line, r.start_col + local.start(), r.end_line, r.start_col + local.end()) \
+            if r.start_line == r.end_line and item.document != "setup.py" else r
+        checker.report("NPU501", where, name=item.text, origin=TABLE)
+    row = platform.package(name)
+    if row is not None and not (item.conda and name.startswith("nvidia-")):
+        text = checker.rules["NPU502"].message.format(name=item.text) + " " + row["note"]
+        fixes: tuple[Fix, ...] = ()
+        if row.get("replacement") and item.name_range is not None and item.document != "setup.py":
+            named = item.name_range
+            end = item.spec_range or named  # the version belongs to the old package
+            fixes = (checker.fix(f"Replace `{item.text}` with `{row['replacement']}`", Applicability(row["fix"]),
+                                 checker.replace(Range(named.start_line, named.start_col, end.end_line, end.end_col),
+                                                 row["replacement"])),)
+            text += f" Use `{row['replacement']}`."
+        checker.report("NPU502", item.name_range or item.range, text, fixes, origin=TABLE,
+                       severity=Severity.parse(row["severity"]) if row.get("severity") else None)
+    if name == "torch" and not item.conda:
+        _pairing(checker, item, items, platform)
+
+
+def _pairing(checker: Checker, item: Item, items: list[Item], platform: Platform) -> None:
+    exact = EXACT.match(item.spec.replace(" ", ""))
+    if exact is None or item.spec_range is None:
+        return
+    version = exact["version"]
+    known = platform.torch_versions()
+    paired = [v for v in known if v == version or (exact["star"] and v.startswith(version + "."))]
+    message = checker.rules["NPU503"].message.format(name=item.text)
+    pins = [i.spec.replace(" ", "").lstrip("=") for i in items
+            if i.name == "torch-npu" and not i.conda and i.spec.startswith("==")]
+    release = next((platform.torch_for(pin) for pin in pins if platform.torch_for(pin)), None)
+    if release is not None:
+        required = release["requirement"]
+        if release["torch"] == version or (exact["star"] and release["torch"].startswith(version + ".")):
+            return
+        fix = checker.fix(f"Pin `{required}`", Applicability.UNSAFE,
+                          checker.replace(item.spec_range, required.removeprefix("torch")))
+        checker.report("NPU503", item.spec_range,
+                       f"`{item.text}` does not match the pinned torch-npu {release['torch-npu']}, which requires "
+                       f"`{required}` (its Requires-Dist on PyPI).", (fix,), origin=TABLE, severity=Severity.ERROR)
+    elif not paired:
+        versions = sorted(known, key=lambda v: tuple(int(p) for p in v.split(".")))
+        checker.report("NPU503", item.spec_range, f"{message} torch-npu pairs with torch {', '.join(versions)} "
+                       "(PyPI, Requires-Dist of each release).", origin=TABLE)
+
+
+def _index(checker: Checker, item: Item) -> None:
+    platform = load_platform(checker.settings.torch_npu_version)
+    for row in platform.indexes:
+        at = item.text.find(row["match"])
+        if at < 0:
+            continue
+        r = item.range
+        tail = re.match(r"cu\d+/?$", item.text[at + len(row["match"]) - 2:])
+        fixes: tuple[Fix, ...] = ()
+        if tail is not None:  # an index URL; a wheel's own URL has no CPU twin at the same path
+            start = r.start_col + at + len(row["match"]) - 2
+            end = start + len(tail.group().rstrip("/"))
+            fixes = (checker.fix("Use the CPU wheel index", Applicability(row["fix"]),
+                                 checker.replace(Range(r.start_line, start, r.start_line, end), "cpu")),)
+        checker.report("NPU501", r, checker.rules["NPU501"].message.format(name=item.text) + " " + row["note"],
+                       fixes, origin=TABLE)
+        return
+
+
+def _image(checker: Checker, item: Item) -> None:
+    platform = load_platform(checker.settings.torch_npu_version)
+    image = item.text.lower()
+    for row in platform.images:
+        head = image.removeprefix("docker.io/")
+        if head.startswith(row["match"]) and row.get("if-contains", "") in head:
+            checker.report("NPU504", item.range, name=item.text, origin=TABLE)
+            return
+
+
+@handles("packaging", "NPU501", "NPU502", "NPU503", "NPU504")
+def check_item(checker: Checker, item: Item, items: list[Item]) -> None:
+    if item.kind == "requirement":
+        _requirement(checker, item, items)
+    elif item.kind == "index":
+        _index(checker, item)
+    else:
+        _image(checker, item)
+
+
+@handles("string", "NPU501", "NPU502", "NPU503")
+def check_setup_requirement(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    """`setup(install_requires=["torch==2.1.0+cu121"])` in setup.py."""
+    if context.kind != "arg" or context.keyword not in SETUP_KEYWORDS or type(node) is not ast.Constant:
+        return
+    if context.call is None or last_name(context.call.func) != "setup" or not checker.path \
+            or not checker.path.endswith("setup.py"):
+        return
+    item = string_requirement(checker.source, node, value)
+    if item is not None:
+        _requirement(checker, item, [])
