@@ -17,7 +17,7 @@ from ascend_lsp.cli.check import EXCERPT, check_file, Options
 from ascend_lsp.cli.main import main
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.rules import active_handlers
-from ascend_lsp.rules.base import HANDLERS
+from ascend_lsp.rules.base import HANDLERS, handles
 from ascend_lsp.sources import SourceError, read_source
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\ntorch.cuda.synchronize()\n"
@@ -46,7 +46,8 @@ def failing_rule(monkeypatch):
         if qualname == "torch.cuda.synchronize":
             raise KeyError("boom")
 
-    monkeypatch.setitem(HANDLERS, "call", [*HANDLERS["call"], (frozenset({"NPU103"}), fail)])
+    monkeypatch.setitem(HANDLERS, "call", list(HANDLERS["call"]))  # restored afterwards
+    handles("call", "NPU103")(fail)
     active_handlers.cache_clear()
     yield
     active_handlers.cache_clear()
