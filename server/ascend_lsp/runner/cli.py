@@ -90,7 +90,7 @@ def compare_dumps_main(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
-    job = Job(path=args.source or "", function="compare-dumps", target="cpu", dumps=(args.bench, args.npu),
+    job = Job(path=args.source or "", function="compare-dumps", target="dumps", dumps=(args.bench, args.npu),
               timeout=args.timeout, interpreter=args.interpreter)
     return _run_and_print(job, args.json)
 

@@ -14,7 +14,7 @@ COLUMNS = ("output", "shape", "dtype", "max abs", "max rel", "cosine", "<1‰", 
 def format_summary(result: RunResult) -> str:
     """One line for a diagnostic message or the output log."""
     where = f"{result.target}{' (emulated)' if result.emulated else ''}"
-    head = f"Run on {where} {result.entry}"
+    head = "Compare msprobe dumps" if result.target == "dumps" else f"Run on {where} {result.entry}"
     if result.status == FAILED:
         return f"{head}: failed: {result.message}"
     seconds = result.timing.get("round_trip_s")

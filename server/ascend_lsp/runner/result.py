@@ -99,7 +99,7 @@ def from_worker(job: Job, answer: dict, round_trip_s: float) -> RunResult:
         return RunResult(status=FAILED, message=answer.get("message", "the worker failed"), error=error,
                          line=(error or {}).get("user_line") or entry_line(job), code=answer.get("code"), **common)
     thresholds = load_thresholds()
-    autocast = bool(job.target == "emulate" and job.emulation.autocast)
+    autocast = bool(job.target == "emulate" and job.emulation.autocast) or bool(job.dumps)
     outputs = []
     for raw in answer.get("outputs", []):
         grade = grade_output(raw, thresholds, autocast)

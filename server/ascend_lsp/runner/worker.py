@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -65,7 +66,9 @@ FP16_MAX = 65504.0
 API_SKIP = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__bool__", "__index__", "__iter__",
                       "__hash__", "__reduce_ex__", "__setstate__", "__deepcopy__", "size", "dim", "numel", "detach",
                       "is_floating_point", "requires_grad_", "item", "tolist", "numpy", "data_ptr", "stride",
-                      "storage_offset", "element_size", "is_contiguous", "type", "__torch_function__"})
+                      "storage_offset", "element_size", "is_contiguous", "type", "__torch_function__",
+                      # uninitialised memory: its bytes are not a result
+                      "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
 
 
 class SetupError(Exception):
@@ -176,7 +179,8 @@ def handle(job: dict, progress) -> dict:
         "status": "ok",
         "target": target.describe(),
         "outputs": outputs,
-        "notes": target.notes + reference.notes + candidate.notes,
+        "notes": [f"emulated: {note}" for note in target.emulation_notes()] + target.notes + reference.notes +
+                 candidate.notes,
         "stdout": {"reference": reference.stdout, "target": candidate.stdout},
         "timing": {"import_s": round(import_s, 4), "reference_s": round(reference.seconds, 6),
                    "target_s": round(candidate.seconds, 6),
@@ -808,6 +812,7 @@ def _patch_emulation(torch, patches: _Patches, emulate: dict) -> None:
         return bool(emulate.get("matmul_hf32") or torch.backends.cuda.matmul.allow_tf32)
 
     def rounding(original, positions, enabled):
+        @functools.wraps(original)
         def run(*args, **kwargs):
             if enabled():
                 args = tuple(round_to_hf32(torch, a) if i in positions and isinstance(a, torch.Tensor) else a
@@ -840,7 +845,8 @@ def _keep_switches(torch, stack: contextlib.ExitStack) -> None:
 def _function_mode(torch, layers, saturate: bool):
     """A TorchFunctionMode that records torch functions and tensor methods (the API level)
     and/or applies fp16 saturation (overflow → ±65504, NaN → 0) to every float16 result."""
-    functional = {id(v) for v in vars(torch.nn.functional).values() if callable(v)}
+    functional = {id(f) for v in vars(torch.nn.functional).values() if callable(v)
+                  for f in (v, getattr(v, "__wrapped__", None)) if f is not None}  # and what emulation wraps
 
     class Mode(torch.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -1263,12 +1269,13 @@ def _patch_module_construction(base, patches: _Patches, layers: Layers) -> None:
     patches.set(base, "__init__", init)
 
 
-def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, by_order: bool = False) -> list[dict]:
+def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_precision: bool = False) -> list[dict]:
     """One entry per reference call, in execution order, with its inputs and outputs compared;
-    calls are paired by (kind, name, call index), then (MindSpore) the rest by call order."""
+    calls are paired by (kind, name, call index), then (MindSpore) the rest by call order.
+    `low_precision`: a float16/bfloat16 target against a float32 reference is graded in its dtype."""
     params = (metrics.get("rel_err_cutoffs", [0.01, 0.001, 0.0001]), metrics.get("rel_err_eps", {}),
-              metrics.get("small_value", {}), bool(target.emulate and target.emulate.get("autocast")))
-    pairs = _pair_calls(ref.calls, cand.calls, by_order or target.name == "mindspore")
+              metrics.get("small_value", {}), low_precision or bool(target.emulate and target.emulate.get("autocast")))
+    pairs = _pair_calls(ref.calls, cand.calls, target.name == "mindspore")
     memo: dict[tuple, dict] = {}
 
     def compare(label: str, i: int | None, j: int | None) -> dict:
@@ -1497,7 +1504,8 @@ def compare_dump_dirs(job: dict) -> dict:
     except SetupError as exc:
         return _failed(exc.code, str(exc))
     target = Target("dumps", "dump")
-    layers = compare_layers(torch, bench, npu, job.get("metrics", {}), target)
+    # msprobe matches float16, float32 and bfloat16 with each other (DTYPE_MATCH_GROUPS)
+    layers = compare_layers(torch, bench, npu, job.get("metrics", {}), target, low_precision=True)
     for entry, call in zip(layers, bench.calls):
         entry["stack"] = call["stack"]
     return {"status": "ok", "target": target.describe(), "outputs": [], "layers": layers,
