@@ -227,11 +227,14 @@ def run_data(result) -> dict:
 
 def make_job(server: AscendLanguageServer, document, request: dict):
     """The runner job for a run request, or a message saying why there is none."""
-    from ..runner import Job, extract_targets
+    from ..runner import Emulation, Job, extract_targets
 
     options = server.settings.options.runner
     path = subject_path(document.uri) or "<untitled>.py"
+    # emulate follows the project's `chip` (fp16 saturation on 910A/310P, HF32 on A2/A3)
+    chip = server.settings.for_path(subject_path(document.uri)).chip if options.target == "emulate" else None
     common = dict(path=path, text=document.source, target=options.target, timeout=float(options.timeout),
+                  emulation=Emulation(chip=chip),
                   interpreter=options.interpreter, command=options.command,
                   layers=request.get("layers") if request.get("layers") in ("module", "api") else None)
     if request.get("function"):
