@@ -186,6 +186,26 @@ def test_compare_dumps_names_a_missing_dump(pool, tmp_path):
     assert result.message == f"no dump.json under {tmp_path}"
 
 
+def test_a_statistics_only_dump_is_refused_with_a_reason(pool, tmp_path):
+    from ascend_lsp.runner import worker
+
+    layers = worker.Layers(torch, "model.py")
+    with worker._Patches() as patches:
+        worker._patch_module_construction(torch.nn.Module, patches, layers)
+        net = torch.nn.Sequential(torch.nn.Linear(2, 2))
+    index = layers.enter("module", net[0], "Linear", (torch.ones(1, 2),), {})
+    layers.exit(index, net[0](torch.ones(1, 2)))
+    layers.name_modules([net])
+    for side in ("bench", "npu"):
+        worker.write_dump(torch, layers, str(tmp_path / side), tensors=False)
+    dumped = json.loads((tmp_path / "bench" / "step0" / "rank" / "dump.json").read_text())
+    assert list(dumped["data"]) == ["Module.0.Linear.forward.0"] and dumped["task"] == "statistics"
+    result = pool.run(Job(path="", function="compare-dumps", target="dumps",
+                          dumps=(str(tmp_path / "bench"), str(tmp_path / "npu"))))
+    assert result.status == "failed" and result.code == "bad-dump"
+    assert result.message.startswith("this dump holds statistics only")
+
+
 def msprobe(*args, cwd=None):
     code = "import sys; from msprobe.msprobe import main; sys.argv[0] = 'msprobe'; sys.exit(main())"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600, cwd=cwd)
