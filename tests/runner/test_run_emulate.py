@@ -73,8 +73,12 @@ def conv_no_tf32():
 
 
 def test_the_hf32_switches_the_code_sets_decide_and_do_not_outlive_the_run(pool, snippet):
-    assert pool.run(snippet(SWITCHES, "linear_tf32", target="emulate")).outputs[0].metrics["max_abs"] > 0
-    assert pool.run(snippet(SWITCHES, "conv_no_tf32", target="emulate")).outputs[0].metrics["max_abs"] == 0
+    on = pool.run(snippet(SWITCHES, "linear_tf32", target="emulate"))
+    assert on.outputs[0].metrics["max_abs"] > 0
+    assert "fp32 matmul in HF32: the code set torch.backends.cuda.matmul.allow_tf32 = True" in on.notes
+    off = pool.run(snippet(SWITCHES, "conv_no_tf32", target="emulate"))
+    assert off.outputs[0].metrics["max_abs"] == 0
+    assert "fp32 convolutions kept in fp32: the code set torch.backends.cudnn.allow_tf32 = False" in off.notes
     # the same warm worker: matmul HF32 is off again, convolution HF32 on again
     assert pool.run(snippet(SWITCHES, "linear", target="emulate")).outputs[0].metrics["max_abs"] == 0
     assert pool.run(snippet(SWITCHES, "conv", target="emulate")).outputs[0].metrics["max_abs"] > 0

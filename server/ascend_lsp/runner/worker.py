@@ -512,7 +512,7 @@ def run_torch_side(torch, source: Source, job: dict, target: Target, side: str) 
             torch.set_default_device(target.device)
             stack.callback(torch.set_default_device, previous)
         if emulate is not None:
-            _patch_emulation(torch, patches, emulate)
+            _patch_emulation(torch, patches, emulate, result.notes)
             if emulate.get("autocast"):
                 stack.enter_context(torch.autocast("cpu", dtype=getattr(torch, emulate["autocast"])))
         saturate = bool(emulate and emulate.get("fp16_saturation"))
@@ -801,15 +801,25 @@ def round_to_hf32(torch, tensor):
     return torch.where(finite, tensor + (rounded - tensor).detach(), tensor)
 
 
-def _patch_emulation(torch, patches: _Patches, emulate: dict) -> None:
+def _patch_emulation(torch, patches: _Patches, emulate: dict, notes: list[str]) -> None:
     # The switches the code itself sets decide at call time, as on the NPU: under
     # transfer_to_npu, `torch.backends.cudnn.allow_tf32` is `torch.npu.conv.allow_hf32` and
     # `torch.backends.cuda.matmul.allow_tf32` is `torch.npu.matmul.allow_hf32`.
     def conv_on() -> bool:
-        return bool(emulate.get("conv_hf32", True) and torch.backends.cudnn.allow_tf32)
+        on = bool(emulate.get("conv_hf32", True) and torch.backends.cudnn.allow_tf32)
+        if not on and emulate.get("conv_hf32", True):
+            said("fp32 convolutions kept in fp32: the code set torch.backends.cudnn.allow_tf32 = False")
+        return on
 
     def matmul_on() -> bool:
-        return bool(emulate.get("matmul_hf32") or torch.backends.cuda.matmul.allow_tf32)
+        if not emulate.get("matmul_hf32") and torch.backends.cuda.matmul.allow_tf32:
+            said("fp32 matmul in HF32: the code set torch.backends.cuda.matmul.allow_tf32 = True")
+            return True
+        return bool(emulate.get("matmul_hf32"))
+
+    def said(note: str) -> None:
+        if note not in notes:
+            notes.append(note)
 
     def rounding(original, positions, enabled):
         @functools.wraps(original)
