@@ -271,3 +271,13 @@ def test_cli_layers_json_and_compare_dumps(tmp_path):
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("Compare msprobe dumps: ERROR: first divergence: blocks.1.fc1 (Linear) ERROR")
     assert cli("compare-dumps", str(tmp_path / "nothing"), str(tmp_path)).returncode == 2
+
+
+def test_a_dump_json_that_is_not_msprobes_is_refused_with_a_reason(pool, tmp_path):
+    for side in ("bench", "npu"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "dump.json").write_text('["not", "a", "dump"]')
+    result = pool.run(Job(path="", function="compare-dumps", target="dumps",
+                          dumps=(str(tmp_path / "bench"), str(tmp_path / "npu"))))
+    assert (result.status, result.code) == ("failed", "bad-dump")
+    assert result.message == f"{tmp_path / 'bench' / 'dump.json'} is not an msprobe dump.json (no \"data\" object)"

@@ -1415,13 +1415,12 @@ def read_dump(torch, root: str) -> tuple[Layers, dict]:
     forward rows become calls, parents from construct.json, call lines from stack.json."""
     path = _find_dump_json(root)
     rank = os.path.dirname(path)
-    with open(path, encoding="utf-8") as f:
-        dump = json.load(f)
-    construct = _read_json(os.path.join(rank, "construct.json")) or {}
-    frames = {}
-    for names, stack in (_read_json(os.path.join(rank, "stack.json")) or {}).values():
-        for name in names:
-            frames[name] = stack
+    dump = _read_json(path)
+    if not isinstance(dump, dict) or not isinstance(dump.get("data"), dict):
+        raise SetupError("bad-dump", f"{path} is not an msprobe dump.json (no \"data\" object)")
+    construct = _read_json(os.path.join(rank, "construct.json"))
+    construct = construct if isinstance(construct, dict) else {}
+    frames = _stack_frames(_read_json(os.path.join(rank, "stack.json")))
     data_dir = dump.get("dump_data_dir")
     if not (data_dir and os.path.isdir(data_dir)):
         data_dir = os.path.join(rank, "dump_tensor_data")
@@ -1429,7 +1428,7 @@ def read_dump(torch, root: str) -> tuple[Layers, dict]:
     index_of: dict[str, int] = {}
     for name, entry in (dump.get("data") or {}).items():
         parsed = _parse_dump_name(name)
-        if parsed is None:
+        if parsed is None or not isinstance(entry, dict):
             continue
         kind, module, cls, call = parsed
 
@@ -1448,6 +1447,19 @@ def read_dump(torch, root: str) -> tuple[Layers, dict]:
                              "outputs": load(entry.get("output")), "source": None,
                              "call_source": None, "stack": frames.get(name, [])})
     return layers, {"dump_json": path, "task": dump.get("task"), "level": dump.get("level")}
+
+
+def _stack_frames(stack) -> dict[str, list[str]]:
+    """row name → its stack frames; stack.json is {"0": [[names...], [frames...]]} (msprobe 26.x)
+    or {name: [frames...]} (older releases)."""
+    frames: dict[str, list[str]] = {}
+    for key, value in (stack.items() if isinstance(stack, dict) else ()):
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, list) for v in value):
+            for name in value[0]:
+                frames[str(name)] = [str(f) for f in value[1]]
+        elif isinstance(value, list):
+            frames[key] = [str(f) for f in value]
+    return frames
 
 
 def _find_dump_json(root: str) -> str:
@@ -1499,8 +1511,8 @@ def _load_dumped(torch, data_dir: str, item: dict):
     try:
         tensor = torch.load(path, map_location="cpu", weights_only=True) if name.endswith(".pt") else \
             torch.from_numpy(__import__("numpy").load(path))
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise SetupError("bad-dump", f"cannot read {path}: {exc}") from None
+    except Exception as exc:  # torch.load raises OSError, RuntimeError, pickle errors...
+        raise SetupError("bad-dump", f"cannot read {path}: {type(exc).__name__}: {exc}") from None
     return tensor
 
 
