@@ -111,6 +111,16 @@ def test_a_faithful_run_reports_no_divergence(pool, model):
     assert "no layer diverges (11 calls compared)" in result.message
 
 
+@pytest.mark.parametrize("target", ["npu", "cuda"])
+def test_layers_on_a_device_target(pool, model, target):
+    result = pool.run(model("faithful", target=target))
+    if result.code in ("missing-package", "no-device"):
+        pytest.skip(f"no {target} here: {result.message}")
+    assert result.ok, result.message
+    assert [layer.module for layer in result.layers][:4] == ["", "blocks", "blocks.0", "blocks.0.fc1"]
+    assert len(result.layers) == 11 and all(layer.problem is None for layer in result.layers)
+
+
 def test_json_contract(pool, model):
     data = pool.run(model("fp16_overflow", target="emulate", emulation=Emulation(autocast="float16"))).to_dict()
     json.dumps(data)  # plain JSON
