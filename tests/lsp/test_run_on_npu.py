@@ -65,7 +65,8 @@ async def test_lens_command_result_diagnostic_and_hover(client, tmp_path, target
     uri = open_document(client, tmp_path / f"run_{target}.py", SOURCE)
     await diagnostics(client, uri, 1)
     found = await lenses(client, uri)
-    assert [(lens.range.start.line, lens.command.title) for lens in found] == [(4, f"▶ Run on NPU ({target})")]
+    assert [(lens.range.start.line, lens.command.title) for lens in found] == [
+        (4, f"▶ Run on NPU ({target})"), (4, "Run on NPU: find the layer")]
     lens = found[0]
     assert lens.command.command == "ascend-lsp.run"
     result, diagnostic = await run_and_wait(client, uri, lens.command.arguments[0])
@@ -87,7 +88,7 @@ async def test_lens_functions_setting(client, tmp_path):
     text = SOURCE + "\n\ndef test_forward():\n    return torch.ones(2)\n"
     uri = open_document(client, tmp_path / "filtered.py", text)
     await diagnostics(client, uri, 1)
-    assert [lens.command.arguments[0]["function"] for lens in await lenses(client, uri)] == ["test_forward"]
+    assert [lens.command.arguments[0]["function"] for lens in await lenses(client, uri)] == ["test_forward"] * 2
 
 
 async def test_run_refused_in_an_untrusted_workspace(client, tmp_path):

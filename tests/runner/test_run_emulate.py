@@ -59,3 +59,35 @@ def test_autocast_grades_the_reduced_dtype(pool, snippet):
     assert "dtype mismatch" not in output.reason
     assert output.threshold.split(":")[0] in ("cosine", "max-abs", "hundredth-low-precision",
                                               "thousandth-low-precision")
+
+
+SWITCHES = CONV + """
+def linear_tf32():
+    torch.backends.cuda.matmul.allow_tf32 = True  # torch.npu.matmul.allow_hf32 under transfer_to_npu
+    return linear()
+
+def conv_no_tf32():
+    torch.backends.cudnn.allow_tf32 = False  # torch.npu.conv.allow_hf32
+    return conv()
+"""
+
+
+def test_the_hf32_switches_the_code_sets_decide_and_do_not_outlive_the_run(pool, snippet):
+    on = pool.run(snippet(SWITCHES, "linear_tf32", target="emulate"))
+    assert on.outputs[0].metrics["max_abs"] > 0
+    assert "fp32 matmul in HF32: the code set torch.backends.cuda.matmul.allow_tf32 = True" in on.notes
+    off = pool.run(snippet(SWITCHES, "conv_no_tf32", target="emulate"))
+    assert off.outputs[0].metrics["max_abs"] == 0
+    assert "fp32 convolutions kept in fp32: the code set torch.backends.cudnn.allow_tf32 = False" in off.notes
+    # the same warm worker: matmul HF32 is off again, convolution HF32 on again
+    assert pool.run(snippet(SWITCHES, "linear", target="emulate")).outputs[0].metrics["max_abs"] == 0
+    assert pool.run(snippet(SWITCHES, "conv", target="emulate")).outputs[0].metrics["max_abs"] > 0
+
+
+def test_chips_without_hf32_do_not_round(pool, snippet):
+    from ascend_lsp.runner import Emulation
+
+    result = pool.run(snippet(CONV, "conv", target="emulate", emulation=Emulation(chip="310P")))
+    assert result.outputs[0].metrics["max_abs"] == 0
+    assert not any("HF32" in note and "emulated as" in note for note in result.notes)
+    assert "emulated: chip 310P: no HF32 emulated" in " ".join(result.notes)

@@ -12,7 +12,7 @@ from .. import __version__
 from ..engine.config import CHIPS, TARGETS, ConfigError, Settings, check_codes, load_settings
 from ..engine.tables import TableError
 
-SUBCOMMANDS = ("check", "report", "rules", "explain", "run", "port", "convert-weights")
+SUBCOMMANDS = ("check", "report", "rules", "explain", "run", "compare-dumps", "port", "convert-weights")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_STATUS = "Exit status: 0 clean, 1 findings, 2 usage, configuration or internal error."
 
@@ -43,7 +43,7 @@ def check_parser() -> argparse.ArgumentParser:
         prog="lsp-check",
         description="Find what keeps PyTorch CUDA code from running on Ascend NPUs (torch_npu) or MindSpore.",
         epilog="Other commands: lsp-check report PATH... -o report.html | rules | explain CODE|API | "
-               "run FILE::FUNC. " + EXIT_STATUS,
+               "run FILE::FUNC [--layers] | compare-dumps BENCH NPU. " + EXIT_STATUS,
     )
     add_common_options(p)
     p.add_argument("--output-format", choices=FORMATS, default="full")
@@ -335,13 +335,20 @@ def run_convert_weights(argv: list[str]) -> int:
     return convert_weights_main(argv)
 
 
+def run_compare_dumps(argv: list[str]) -> int:
+    from ..runner.cli import compare_dumps_main
+
+    return compare_dumps_main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command, rest = ("check", argv)
     if argv and argv[0] in SUBCOMMANDS:
         command, rest = argv[0], argv[1:]
     handler = {"check": run_check, "report": run_report, "rules": run_rules, "explain": run_explain,
-               "run": run_run, "port": run_port, "convert-weights": run_convert_weights}[command]
+               "run": run_run, "compare-dumps": run_compare_dumps, "port": run_port,
+               "convert-weights": run_convert_weights}[command]
     try:
         return handler(rest)
     except BrokenPipeError:

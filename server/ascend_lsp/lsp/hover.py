@@ -20,7 +20,7 @@ from ..rules.describe import describe_api
 from ..rules.docs import page
 from ..rules.mindspore_api import describe_counterpart
 from .edits import split_lines
-from .runs import def_name_at
+from .runs import def_name_at, layer_hover
 from .positions import from_units, to_units
 
 if TYPE_CHECKING:
@@ -109,6 +109,8 @@ def register(server: AscendLanguageServer) -> None:
         if position.line >= len(lines):
             return None
         line = lines[position.line]
+        if (table := layer_hover(server.runs.marks.get(uri, {}), position.line)) is not None:
+            return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, table))
         encoding = server.workspace.position_encoding
         found = name_at(line, from_units(line, position.character, encoding))
         if found is None:

@@ -1,7 +1,9 @@
 """"Run on NPU" in the editor: a code lens above each function that can run without
 arguments, the `ascend-lsp.run` command (a function, or a selection), progress that can
 be cancelled, and the graded result as a RUN001 diagnostic on the function's name with
-the per-output table in its hover.
+the per-output table in its hover. "Find the layer" (`ascend-lsp.runLayers`, a second lens)
+records every module call too: the first divergent module is a RUN002 diagnostic on the
+line that constructs it, with the per-layer table in its hover.
 
 The runner's worker runs the code in its own process; this server only talks to it
 (`ascend_lsp.runner` imports neither torch nor mindspore here). Nothing runs without an
@@ -31,7 +33,9 @@ if TYPE_CHECKING:
     from .server import AscendLanguageServer
 
 RUN_COMMAND = "ascend-lsp.run"
+LAYERS_COMMAND = "ascend-lsp.runLayers"
 CODE = "RUN001"
+LAYER_CODE = "RUN002"
 SEVERITY = {"passed": Severity.INFO, "warning": Severity.WARNING, "error": Severity.ERROR, "failed": Severity.ERROR}
 
 
@@ -44,6 +48,17 @@ class RunMark:
     summary: str  # the diagnostic's message
     markdown: str  # the hover
     data: dict  # the diagnostic's data: status, target, verdict per output
+    layer: LayerMark | None = None  # with "find the layer": where the first divergence is built
+
+
+@dataclass(frozen=True, slots=True)
+class LayerMark:
+    """The first divergent module of a run, on the line of this document that constructs it."""
+
+    line: int  # 0-based
+    severity: Severity
+    summary: str
+    data: dict  # module, class, verdict, call line
 
 
 def def_name_at(line: str, function: str) -> tuple[int, int] | None:
@@ -64,7 +79,21 @@ def run_diagnostics(snapshot: Snapshot, lines: Lines) -> list[types.Diagnostic]:
                     code_description=types.CodeDescription(href=rule_url(CODE, snapshot.settings.docs_url)), source="ascend-lsp",
                     data={"run": mark.data}))
                 break
+        layer = mark.layer
+        if layer is not None and layer.line < len(lines.lines):
+            text = lines.lines[layer.line]
+            start = len(text) - len(text.lstrip())
+            out.append(types.Diagnostic(
+                range=types.Range(lines.position(layer.line, start), lines.position(layer.line, len(text.rstrip()))),
+                message=layer.summary, severity=types.DiagnosticSeverity(int(layer.severity)), code=LAYER_CODE,
+                code_description=types.CodeDescription(href=rule_url(LAYER_CODE, snapshot.settings.docs_url)), source="ascend-lsp",
+                data={"layer": layer.data}))
     return out
+
+
+def layer_hover(marks: dict[str, RunMark], line: int) -> str | None:
+    """The per-layer table, on the line a run's first divergence is constructed."""
+    return next((mark.markdown for mark in marks.values() if mark.layer is not None and mark.layer.line == line), None)
 
 
 def enclosing_function(text: str, line: int) -> str | None:
@@ -122,16 +151,27 @@ def register(server: AscendLanguageServer) -> None:
 
         patterns = options.runner.functions
         return [types.CodeLens(range=types.Range(types.Position(line, 0), types.Position(line, 0)),
-                               data={"uri": document.uri, "function": name})
+                               data={"uri": document.uri, "function": name, **layers})
                 for name, line in extract_targets(document.source)
-                if not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)]
+                if not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+                for layers in ({}, {"layers": "module"})]
 
     @server.feature(types.CODE_LENS_RESOLVE)
     def resolve(lens: types.CodeLens) -> types.CodeLens:
         target = server.settings.options.runner.target
+        if isinstance(lens.data, dict) and lens.data.get("layers"):
+            lens.command = types.Command(title="Run on NPU: find the layer", command=LAYERS_COMMAND,
+                                         arguments=[lens.data])
+            return lens
         lens.command = types.Command(title=f"▶ Run on NPU ({target})" if target != "npu" else "▶ Run on NPU",
                                      command=RUN_COMMAND, arguments=[lens.data])
         return lens
+
+    @server.command(LAYERS_COMMAND)
+    async def run_layers(*args) -> dict:
+        """As `ascend-lsp.run`, recording every module call and locating the first divergence."""
+        request = args[0] if args and isinstance(args[0], dict) else {}
+        return await run({**request, "layers": request.get("layers") if request.get("layers") == "api" else "module"})
 
     @server.command(RUN_COMMAND)
     async def run(*args) -> dict:
@@ -158,9 +198,25 @@ def register(server: AscendLanguageServer) -> None:
         if function:
             runs.marks.setdefault(document.uri, {})[function] = RunMark(
                 function, SEVERITY.get(result.status, Severity.ERROR), summary, format_markdown(result),
-                run_data(result))
+                run_data(result), layer_mark(result, job.path))
             server.scheduler.runs_changed(document.uri)
         return {"status": result.status, "message": summary}
+
+
+def layer_mark(result, path: str) -> LayerMark | None:
+    """RUN002 for the first divergence (else the first warning) when this document constructs it."""
+    layer = result.divergence or result.warning
+    if layer is None or not layer.source or layer.source.get("path") != path:
+        return None
+    from ..runner.layers import describe
+
+    label = "first divergence" if layer is result.divergence else "first warning"
+    summary = f"Run on {result.target}{' (emulated)' if result.emulated else ''}: {label}: {describe(layer)} " \
+              f"{layer.verdict}: {layer.reason}"
+    call = layer.call_source or {}
+    return LayerMark(layer.source["line"] - 1, SEVERITY["error" if layer.verdict == "ERROR" else "warning"], summary,
+                     {"module": layer.module, "class": layer.cls, "verdict": layer.verdict,
+                      "call_line": call.get("line"), "call_path": call.get("path")})
 
 
 def run_data(result) -> dict:
@@ -171,12 +227,16 @@ def run_data(result) -> dict:
 
 def make_job(server: AscendLanguageServer, document, request: dict):
     """The runner job for a run request, or a message saying why there is none."""
-    from ..runner import Job, extract_targets
+    from ..runner import Emulation, Job, extract_targets
 
     options = server.settings.options.runner
     path = subject_path(document.uri) or "<untitled>.py"
+    # emulate follows the project's `chip` (fp16 saturation on 910A/310P, HF32 on A2/A3)
+    chip = server.settings.for_path(subject_path(document.uri)).chip if options.target == "emulate" else None
     common = dict(path=path, text=document.source, target=options.target, timeout=float(options.timeout),
-                  interpreter=options.interpreter, command=options.command)
+                  emulation=Emulation(chip=chip),
+                  interpreter=options.interpreter, command=options.command,
+                  layers=request.get("layers") if request.get("layers") in ("module", "api") else None)
     if request.get("function"):
         return Job(function=request["function"], **common)
     rng = request.get("range")

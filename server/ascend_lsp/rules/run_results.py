@@ -25,3 +25,26 @@ rule(
                "< 0.001 → pass; then the relative-error shares per dtype (mappings/msprobe/thresholds.toml).",
     ),
 )
+
+rule(
+    code="RUN002", name="first-divergent-layer", severity=Severity.ERROR, fix="never",
+    targets=("torch_npu", "mindspore"), message="{summary}",
+    doc=dict(
+        what="Reports where \"Run on NPU: find the layer\" (`lsp-check run SPEC --layers`) located the first "
+             "divergence: on the line that constructs the module (`self.fc2 = nn.Linear(...)`) that introduced an "
+             "ERROR (or a WARNING) while its inputs did not have one. The hover holds the table of every module "
+             "call in execution order: verdict, the verdict of its inputs, max abs error, cosine, construction "
+             "line and the threshold that decided.",
+        why="A wrong output says that a model diverges, not where. Every module downstream of the first "
+            "divergence inherits it; the module to look at is the innermost one whose inputs still agreed. "
+            "msprobe finds it from two dumps and a spreadsheet; this points at the line.",
+        example="class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.fc1 = nn.Linear(16, 32)  # RUN002 first divergence: blocks.1.fc1 (Linear) ERROR: "
+                "nan inf mismatch 256 > 0",
+        fix="None: the result is information. Look at what the module does on the target (fp16 overflow, a "
+            "different default in the MindSpore port, HF32) and run again.",
+        source="Ascend msprobe (mindstudio-probe 26.2.0): per-tensor grading of a module dump (acc_check cascade, "
+               "mappings/msprobe/thresholds.toml) and the first-diff analysis of `msprobe compare` (first row in "
+               "execution order that fails).",
+    ),
+)

@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 
+from .chips import NAMES as CHIP_NAMES
 from .job import DEFAULT_TIMEOUT, TARGETS, Emulation, Job
 from .pool import RunnerPool
 from .report import format_table
@@ -33,9 +34,28 @@ def build_parser(prog: str = "lsp-check run") -> argparse.ArgumentParser:
     parser.add_argument("--matmul-hf32", action="store_true", help="emulate: fp32 matmul in HF32 too")
     parser.add_argument("--no-conv-hf32", action="store_true", help="emulate: keep fp32 convolutions in fp32")
     parser.add_argument("--autocast", choices=("float16", "bfloat16"), help="emulate: run under CPU autocast")
+    parser.add_argument("--chip", choices=CHIP_NAMES, type=str.upper,
+                        help="emulate: what this chip does to numbers (fp16 saturation on 910A/310P, HF32, bf16)")
     parser.add_argument("--mindspore-pair", metavar="NAME", help="mindspore: the port's function name")
     parser.add_argument("--port", metavar="PORT.py", help="mindspore: the file `lsp-check port` wrote (default: "
                                                           "<name>_mindspore.py beside the source, if there)")
+    parser.add_argument("--layers", nargs="?", const="module", choices=("module", "api"),
+                        help="record every nn.Module (MindSpore: Cell) call on both sides and report the first "
+                             "layer that diverges; =api also records torch functions and tensor methods")
+    parser.add_argument("--dump", metavar="DIR",
+                        help="write both sides in msprobe's dump layout: DIR/bench and DIR/npu (implies --layers)")
+    return parser
+
+
+def compare_dumps_parser(prog: str = "lsp-check compare-dumps") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Compare two msprobe dumps (task \"tensor\") call by "
+                                                            "call and report the first layer that diverges.")
+    parser.add_argument("bench", help="the bench (GPU or CPU) dump: a dump.json, or a folder holding one")
+    parser.add_argument("npu", help="the NPU (or target) dump")
+    parser.add_argument("--source", metavar="PATH", help="the model's source file: map calls to its lines")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S")
+    parser.add_argument("--interpreter", metavar="PY", help="Python with torch (default: this one)")
     return parser
 
 
@@ -62,10 +82,26 @@ def main(argv: list[str]) -> int:
               fallback_cpu_disable=args.fallback_cpu_disable, mindspore_pair=args.mindspore_pair,
               mindspore_port=args.port,
               emulation=Emulation(conv_hf32=not args.no_conv_hf32, matmul_hf32=args.matmul_hf32,
-                                  autocast=args.autocast))
+                                  autocast=args.autocast, chip=args.chip),
+              layers=args.layers, dump=args.dump)
+    return _run_and_print(job, args.json)
+
+
+def compare_dumps_main(argv: list[str]) -> int:
+    parser = compare_dumps_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    job = Job(path=args.source or "", function="compare-dumps", target="dumps", dumps=(args.bench, args.npu),
+              timeout=args.timeout, interpreter=args.interpreter)
+    return _run_and_print(job, args.json)
+
+
+def _run_and_print(job: Job, as_json: bool) -> int:
     with RunnerPool() as pool:
         result = pool.run(job)
-    print(json.dumps(result.to_dict(), indent=2, default=str) if args.json else format_table(result))
+    print(json.dumps(result.to_dict(), indent=2, default=str) if as_json else format_table(result))
     if result.status == FAILED:
         return 2
     return 0 if result.status == PASSED else 1

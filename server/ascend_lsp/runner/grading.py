@@ -85,7 +85,18 @@ def grade_output(output: dict, thresholds: tuple[Threshold, ...], autocast: bool
     if output.get("dtype_mismatch") and not (autocast and tgt.get("dtype") in LOW_PRECISION):
         return Grade(ERROR, f"dtype mismatch: reference {ref.get('dtype')} vs target {tgt.get('dtype')}")
     stage = "dropout" if output.get("dropout") and output.get("kind") == "float" else "acc-check"
-    return _cascade(output, stage, thresholds)
+    metrics, numel = output.get("metrics", {}), output.get("numel", 0)
+    compared = metrics.get("compared", numel)
+    if stage == "acc-check" and compared == 0 and not metrics.get("nan_inf_mismatch"):
+        return Grade(PASS, "empty on both sides" if not numel else
+                     f"no element finite on both sides: NaN/Inf in the same {numel} places")
+    grade = _cascade(output, stage, thresholds)
+    if compared < numel:  # say what the metrics were computed over
+        what = "no element" if not compared else f"{compared} of {numel} elements"
+        nan_inf = (f"reference {metrics.get('nan_ref', 0)} NaN {metrics.get('inf_ref', 0)} Inf, "
+                   f"target {metrics.get('nan_target', 0)} NaN {metrics.get('inf_target', 0)} Inf")
+        grade = Grade(grade.verdict, f"{grade.reason} ({what} finite on both sides: {nan_inf})", grade.threshold)
+    return grade
 
 
 def _cascade(output: dict, stage: str, thresholds: tuple[Threshold, ...]) -> Grade:

@@ -14,6 +14,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..engine.tables import mappings_root
+from .chips import chip as find_chip
 from .grading import load_thresholds, metric_parameters
 from .port_pair import PortPairError, port_file, port_options
 from .targets import find_mindspore_pair
@@ -35,6 +36,20 @@ class Emulation:
     conv_hf32: bool = True  # torch_npu's default for fp32 convolutions
     matmul_hf32: bool = False  # off by default; on with torch.npu.matmul.allow_hf32 = True
     autocast: str | None = None  # "float16" or "bfloat16"
+    chip: str | None = None  # 910A, A2 (910B), A3, 310P, 950: what the chip does to numbers (chips.py)
+
+    def to_wire(self) -> dict:
+        wire: dict = {"conv_hf32": self.conv_hf32, "matmul_hf32": self.matmul_hf32, "autocast": self.autocast}
+        if self.chip is None:
+            return wire
+        try:
+            chip = find_chip(self.chip)
+        except ValueError as exc:
+            raise JobError(str(exc)) from None
+        if self.autocast == "bfloat16" and not chip.bf16:
+            raise JobError(f"chip {chip.name} has no bfloat16: autocast to bfloat16 cannot be emulated there")
+        return {**wire, "chip": chip.name, "hf32": chip.hf32, "fp16_saturation": chip.fp16_saturation,
+                "assumptions": [f"chip {chip.name}: {a}" for a in chip.assumptions]}
 
 
 @dataclass
@@ -63,6 +78,9 @@ class Job:
     interpreter: str | None = None
     command: str | None = None
     module: str | None = None  # module name for the file (default: its stem)
+    layers: str | None = None  # "module" (every nn.Module / Cell call) or "api" (also torch functions)
+    dump: str | None = None  # write both sides in msprobe's dump layout under this folder (implies layers)
+    dumps: tuple[str, str] | None = None  # compare two msprobe dumps (bench, npu) instead of running
 
     @property
     def entry(self) -> str:
@@ -77,6 +95,11 @@ class Job:
         return self.text
 
     def to_wire(self) -> dict:
+        if self.dumps:
+            return {"protocol": PROTOCOL, "id": uuid.uuid4().hex, "kind": "compare-dumps",
+                    "bench": str(Path(self.dumps[0]).resolve()), "npu": str(Path(self.dumps[1]).resolve()),
+                    "options": {"memory_limit_mb": self.memory_limit_mb},
+                    "metrics": metric_parameters(load_thresholds())}
         if self.target not in TARGETS:
             raise JobError(f"unknown target {self.target!r} (one of {', '.join(TARGETS)})")
         if not self.function and not self.lines:
@@ -87,7 +110,13 @@ class Job:
         if self.target == "npu":
             options["fallback_cpu_disable"] = self.fallback_cpu_disable
         if self.target == "emulate":
-            options["emulate"] = vars(self.emulation).copy()
+            options["emulate"] = self.emulation.to_wire()
+        if self.layers or self.dump:
+            if self.layers not in (None, "module", "api"):
+                raise JobError(f"layers must be 'module' or 'api', got {self.layers!r}")
+            options["layers"] = self.layers or "module"
+        if self.dump:
+            options["dump"] = {"dir": str(Path(self.dump).resolve()), "tensors": True}
         if self.target == "mindspore":
             if not self.function:
                 raise JobError("the mindspore target pairs functions: name one, not a line range")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from .layers import LayerResult
 from .result import FAILED, OutputResult, RunResult
 
+LAYER_COLUMNS = ("#", "module", "class", "call", "verdict", "inputs", "max abs", "cosine", "built at", "decided by")
+LAYER_ROWS = 40  # a longer list shows the calls that do not pass, and the first divergence
 COLUMNS = ("output", "shape", "dtype", "max abs", "max rel", "cosine", "<1‰", "<1‱", "ULP max/mean", "verdict",
            "decided by")
 
@@ -11,7 +14,7 @@ COLUMNS = ("output", "shape", "dtype", "max abs", "max rel", "cosine", "<1‰", 
 def format_summary(result: RunResult) -> str:
     """One line for a diagnostic message or the output log."""
     where = f"{result.target}{' (emulated)' if result.emulated else ''}"
-    head = f"Run on {where} {result.entry}"
+    head = "Compare msprobe dumps" if result.target == "dumps" else f"Run on {where} {result.entry}"
     if result.status == FAILED:
         return f"{head}: failed: {result.message}"
     seconds = result.timing.get("round_trip_s")
@@ -34,6 +37,12 @@ def format_markdown(result: RunResult) -> str:
             lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
             lines += ["| " + " | ".join(_escape(c) for c in _cells(o)) + " |" for o in result.outputs]
             lines.append("")
+        if result.layers:
+            rows, hidden = _layer_rows(result)
+            lines += ["**Layers** (execution order)", "", "| " + " | ".join(LAYER_COLUMNS) + " |",
+                      "|" + "---|" * len(LAYER_COLUMNS)]
+            lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in rows]
+            lines += [f"_{hidden} passing calls not shown._" if hidden else "", ""]
     lines += [f"- {_escape(note)}" for note in result.notes]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -49,10 +58,38 @@ def format_table(result: RunResult) -> str:
         widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
         lines.append("")
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    if result.status != FAILED and result.layers:
+        layer_rows, hidden = _layer_rows(result)
+        rows = [LAYER_COLUMNS] + layer_rows
+        widths = [max(len(row[i]) for row in rows) for i in range(len(LAYER_COLUMNS))]
+        lines.append("")
+        lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+        if hidden:
+            lines.append(f"({hidden} passing calls not shown)")
     if result.emulated:
         lines += ["", "emulated on the CPU, not measured on an NPU"]
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines)
+
+
+def _layer_rows(result: RunResult) -> tuple[list[tuple[str, ...]], int]:
+    layers = result.layers or []
+    marks = {result.first_divergence: "first divergence", result.first_warning: "first warning"}
+    shown = [i for i, layer in enumerate(layers)
+             if len(layers) <= LAYER_ROWS or layer.verdict != "PASS" or i in marks]
+    return [_layer_cells(i, layers[i], marks.get(i)) for i in shown], len(layers) - len(shown)
+
+
+def _layer_cells(index: int, layer: LayerResult, mark: str | None) -> tuple[str, ...]:
+    m = layer.metrics
+    built = f"line {layer.source['line']}" if layer.source else "–"
+    name = ("  " * layer.depth) + (layer.module or "(root)")
+    cls = layer.cls or "–"
+    if layer.target_class:
+        cls = f"{cls} ≙ {layer.target_class}"
+    verdict = f"{layer.verdict} ← {mark}" if mark else layer.verdict
+    return (str(index), name, cls, str(layer.call), verdict, layer.input_verdict, _num(m.get("max_abs")),
+            _num(m.get("cosine"), 6), built, layer.reason)
 
 
 def _status(result: RunResult) -> str:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from .grading import ERROR, PASS, WARNING, grade_output, load_thresholds, worst
 from .job import Job
+from .layers import LayerResult, describe, divergence_dict, first_divergence, grade_layers, map_dump_sources
 from .targets import function_line
 
 PASSED, WARNED, ERRORED, FAILED = "passed", "warning", "error", "failed"
@@ -45,6 +47,9 @@ class RunResult:
     worker: dict = field(default_factory=dict)
     inputs: dict | None = None
     code: str | None = None  # why it failed: timeout, cancelled, crashed, exception, no-device, ...
+    layers: list[LayerResult] | None = None  # with `layers`: every module (or API) call, in execution order
+    first_divergence: int | None = None  # index into `layers`: the call that introduced an ERROR
+    first_warning: int | None = None  # likewise for a WARNING with passing inputs
 
     @property
     def verdict(self) -> str | None:
@@ -55,7 +60,23 @@ class RunResult:
         return self.status != FAILED
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if self.layers is None:
+            for key in ("layers", "first_divergence", "first_warning"):
+                data.pop(key)
+            return data
+        data["layers"] = [layer.to_dict() for layer in self.layers]
+        data["first_divergence"] = divergence_dict(self.divergence)
+        data["first_warning"] = divergence_dict(self.warning)
+        return data
+
+    @property
+    def divergence(self) -> LayerResult | None:
+        return self.layers[self.first_divergence] if self.layers and self.first_divergence is not None else None
+
+    @property
+    def warning(self) -> LayerResult | None:
+        return self.layers[self.first_warning] if self.layers and self.first_warning is not None else None
 
 
 def failed(job: Job, code: str, message: str, **extra) -> RunResult:
@@ -71,7 +92,7 @@ def entry_line(job: Job) -> int | None:
 
 def from_worker(job: Job, answer: dict, round_trip_s: float) -> RunResult:
     target = answer.get("target") or {}
-    common = dict(path=str(job.path), entry=job.entry, target=job.target, emulated=bool(target.get("emulated")),
+    common: dict[str, Any] = dict(path=str(job.path), entry=job.entry, target=job.target, emulated=bool(target.get("emulated")),
                   device=target.get("device"), notes=list(answer.get("notes", [])),
                   worker=answer.get("worker", {}), timing={**answer.get("timing", {}), "round_trip_s": round_trip_s})
     if answer.get("status") != "ok":
@@ -79,7 +100,7 @@ def from_worker(job: Job, answer: dict, round_trip_s: float) -> RunResult:
         return RunResult(status=FAILED, message=answer.get("message", "the worker failed"), error=error,
                          line=(error or {}).get("user_line") or entry_line(job), code=answer.get("code"), **common)
     thresholds = load_thresholds()
-    autocast = bool(job.target == "emulate" and job.emulation.autocast)
+    autocast = bool(job.target == "emulate" and job.emulation.autocast) or bool(job.dumps)
     outputs = []
     for raw in answer.get("outputs", []):
         grade = grade_output(raw, thresholds, autocast)
@@ -96,7 +117,29 @@ def from_worker(job: Job, answer: dict, round_trip_s: float) -> RunResult:
         message = f"{overall}: {decisive.path}: {decisive.reason} ({len(outputs)} compared: {counts})"
     else:
         message = f"{PASS}: ran on the reference and the target without error; nothing returned to compare"
+    located: dict[str, Any] = {}
+    if "layers" in answer:
+        layers = grade_layers(answer["layers"], thresholds, autocast)
+        if job.dumps and job.path:
+            map_dump_sources(layers, answer["layers"], str(job.path), job.source_text())
+        located = dict(layers=layers, first_divergence=first_divergence(layers, ERROR),
+                       first_warning=first_divergence(layers, WARNING))
+        message = _layers_message(message, layers, located, bool(job.dumps))
+        if job.dumps:
+            overall = worst(layer.verdict for layer in layers)
     if common["emulated"]:
         message = f"[emulated] {message}"
     return RunResult(status=STATUS[overall], message=message, outputs=outputs, stdout=answer.get("stdout", {}),
-                     inputs=answer.get("inputs"), line=entry_line(job), **common)
+                     inputs=answer.get("inputs"), line=entry_line(job), **located, **common)
+
+
+def _layers_message(message: str, layers: list[LayerResult], located: dict, dumps: bool) -> str:
+    found = [(label, layers[located[key]]) for key, label in (("first_divergence", "first divergence"),
+                                                               ("first_warning", "first warning"))
+             if located[key] is not None]
+    parts = [f"{label}: {describe(layer)} {layer.verdict}: {layer.reason}" +
+             (f" (line {layer.source['line']})" if layer.source else "") for label, layer in found]
+    summary = "; ".join(parts) or f"no layer diverges ({len(layers)} calls compared)"
+    if dumps:
+        return f"{worst(layer.verdict for layer in layers)}: {summary}"
+    return f"{message}; {summary}"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -32,6 +33,7 @@ import textwrap
 import time
 import traceback
 import types
+import weakref
 
 PROTOCOL = 1
 TAIL_CHARS = 4000
@@ -59,6 +61,14 @@ CONV_FUNCTIONS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transp
 # function name → positions of the matrix operands that HF32 matmul rounds (bias is not)
 MATMUL_FUNCTIONS = {"matmul": (0, 1), "mm": (0, 1), "bmm": (0, 1), "addmm": (1, 2), "baddbmm": (1, 2)}
 DROPOUT_FUNCTIONS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+FP16_MAX = 65504.0
+# Calls the API level does not record: attribute access and bookkeeping, no computation.
+API_SKIP = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__bool__", "__index__", "__iter__",
+                      "__hash__", "__reduce_ex__", "__setstate__", "__deepcopy__", "size", "dim", "numel", "detach",
+                      "is_floating_point", "requires_grad_", "item", "tolist", "numpy", "data_ptr", "stride",
+                      "storage_offset", "element_size", "is_contiguous", "type", "__torch_function__",
+                      # uninitialised memory: its bytes are not a result
+                      "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
 
 
 class SetupError(Exception):
@@ -127,6 +137,8 @@ def handle(job: dict, progress) -> dict:
     started = time.perf_counter()
     options = job.get("options", {})
     _apply_memory_limit(options.get("memory_limit_mb"))
+    if job.get("kind") == "compare-dumps":
+        return compare_dump_dirs(job)
     fresh_import = "torch" not in sys.modules
     try:
         torch = _import("torch", "torch")
@@ -152,11 +164,23 @@ def handle(job: dict, progress) -> dict:
         return _failed(exc.code, str(exc), target=target.describe(), worker=worker_info)
     compare_started = time.perf_counter()
     outputs = compare_sides(torch, reference, candidate, job, target)
+    layers = None
+    if reference.layers is not None and candidate.layers is not None:
+        progress("comparing layers")
+        layers = compare_layers(torch, reference.layers, candidate.layers, job.get("metrics", {}), target)
+        dump = options.get("dump")
+        if dump:
+            try:
+                write_dump(torch, reference.layers, os.path.join(dump["dir"], "bench"), dump.get("tensors", True))
+                write_dump(torch, candidate.layers, os.path.join(dump["dir"], "npu"), dump.get("tensors", True))
+            except OSError as exc:
+                return _failed("dump", f"cannot write the dump under {dump['dir']}: {exc}")
     result = {
         "status": "ok",
         "target": target.describe(),
         "outputs": outputs,
-        "notes": target.notes + reference.notes + candidate.notes,
+        "notes": [f"emulated: {note}" for note in target.emulation_notes()] + target.notes + reference.notes +
+                 candidate.notes,
         "stdout": {"reference": reference.stdout, "target": candidate.stdout},
         "timing": {"import_s": round(import_s, 4), "reference_s": round(reference.seconds, 6),
                    "target_s": round(candidate.seconds, 6),
@@ -166,6 +190,8 @@ def handle(job: dict, progress) -> dict:
     }
     if options.get("capture_inputs"):
         result["inputs"] = {"reference": reference.draws, "target": candidate.draws}
+    if layers is not None:
+        result["layers"] = layers
     return result
 
 
@@ -220,13 +246,16 @@ class Target:
         if self.emulate is None:
             return []
         notes = []
-        if self.emulate.get("conv_hf32", True):
+        hf32 = self.emulate.get("hf32", True)
+        if hf32 and self.emulate.get("conv_hf32", True):
             notes.append("fp32 convolutions in HF32 (Ascend A2/A3 default)")
-        if self.emulate.get("matmul_hf32"):
+        if hf32 and self.emulate.get("matmul_hf32"):
             notes.append("fp32 matmul in HF32 (torch.npu.matmul.allow_hf32 = True)")
         if self.emulate.get("autocast"):
             notes.append(f"autocast to {self.emulate['autocast']}")
-        return notes
+        if self.emulate.get("fp16_saturation"):
+            notes.append(f"fp16 saturation mode: overflow gives ±{FP16_MAX:g}, NaN gives 0")
+        return notes + list(self.emulate.get("assumptions", []))
 
     @classmethod
     def prepare(cls, torch, job: dict) -> "Target":
@@ -236,7 +265,8 @@ class Target:
             return cls("cpu", "cpu")
         if name == "emulate":
             target = cls("emulate", "cpu", dict(options.get("emulate") or {}))
-            if target.emulate.get("conv_hf32", True) or target.emulate.get("matmul_hf32"):
+            if target.emulate.get("hf32", True) and (target.emulate.get("conv_hf32", True)
+                                                     or target.emulate.get("matmul_hf32")):
                 target.notes.append(HF32_NOTE)
             return target
         if name == "cuda":
@@ -411,6 +441,7 @@ class Side:
         self.top_calls: list[tuple[object, tuple]] = []
         self.initial_state: dict[int, dict] = {}
         self.module_names: dict[int, str] = {}
+        self.layers: Layers | None = None  # every module / cell call, with `--layers`
 
 
 class Recorder:
@@ -425,6 +456,7 @@ class Recorder:
         self.leaves: dict[int, object] = {}
         self.draws: list[list] = []
         self.dropout = False
+        self.layers: Layers | None = None
 
     def drew(self, name: str, cpu_tensor) -> None:
         if self.capture:
@@ -462,22 +494,31 @@ def run_torch_side(torch, source: Source, job: dict, target: Target, side: str) 
     options = job.get("options", {})
     on_cpu = side == "reference" or target.on_cpu
     rec = Recorder(torch, bool(options.get("capture_inputs")))
+    if options.get("layers"):
+        rec.layers = Layers(torch, source.path, api=options["layers"] == "api")
+    emulate = target.emulate if side == "target" else None
     result = Side()
     stdout = io.StringIO()
     with contextlib.ExitStack() as stack:
         patches = stack.enter_context(_Patches())
+        _keep_switches(torch, stack)
         _patch_random(torch, patches, rec, on_cpu)
         _patch_module_calls(torch, patches, rec)
+        if rec.layers is not None:
+            _patch_module_construction(torch.nn.Module, patches, rec.layers)
         if on_cpu:
             _patch_devices_to_cpu(torch, patches)
         else:
             previous = torch.get_default_device()
             torch.set_default_device(target.device)
             stack.callback(torch.set_default_device, previous)
-        if side == "target" and target.emulate is not None:
-            _patch_emulation(torch, patches, target.emulate)
-            if target.emulate.get("autocast"):
-                stack.enter_context(torch.autocast("cpu", dtype=getattr(torch, target.emulate["autocast"])))
+        if emulate is not None:
+            _patch_emulation(torch, patches, emulate, result.notes)
+            if emulate.get("autocast"):
+                stack.enter_context(torch.autocast("cpu", dtype=getattr(torch, emulate["autocast"])))
+        saturate = bool(emulate and emulate.get("fp16_saturation"))
+        if saturate or (rec.layers is not None and rec.layers.api):
+            stack.enter_context(_function_mode(torch, rec.layers, saturate))
         stack.enter_context(contextlib.redirect_stdout(stdout))
         _seed(torch, options.get("seed", 0))
         started = time.perf_counter()
@@ -496,6 +537,9 @@ def run_torch_side(torch, source: Source, job: dict, target: Target, side: str) 
     result.outputs = _flatten(torch, "out", value)
     result.dropout = rec.dropout
     result.draws = rec.draws
+    if rec.layers is not None:
+        rec.layers.name_modules(rec.modules)
+        result.layers = rec.layers
     names = rec.module_names()
     result.state = _changed_state(torch, rec, names)
     if options.get("grad"):
@@ -724,7 +768,13 @@ def _patch_module_calls(torch, patches: _Patches, rec: Recorder) -> None:
             return original_call(self, *args, **kwargs)
         finally:
             rec.depth -= 1
-    patches.set(torch.nn.Module, "__call__", call)
+
+    def recording_call(self, *args, **kwargs):
+        index = rec.layers.enter("module", self, type(self).__name__, args, kwargs)
+        output = call(self, *args, **kwargs)
+        rec.layers.exit(index, output)
+        return output
+    patches.set(torch.nn.Module, "__call__", call if rec.layers is None else recording_call)
 
     functional = torch.nn.functional
     for name in DROPOUT_FUNCTIONS:
@@ -752,26 +802,102 @@ def round_to_hf32(torch, tensor):
     return torch.where(finite, tensor + (rounded - tensor).detach(), tensor)
 
 
-def _patch_emulation(torch, patches: _Patches, emulate: dict) -> None:
-    def rounding(original, positions):
+def _patch_emulation(torch, patches: _Patches, emulate: dict, notes: list[str]) -> None:
+    # The switches the code itself sets decide at call time, as on the NPU: under
+    # transfer_to_npu, `torch.backends.cudnn.allow_tf32` is `torch.npu.conv.allow_hf32` and
+    # `torch.backends.cuda.matmul.allow_tf32` is `torch.npu.matmul.allow_hf32`.
+    def conv_on() -> bool:
+        on = bool(emulate.get("conv_hf32", True) and torch.backends.cudnn.allow_tf32)
+        if not on and emulate.get("conv_hf32", True):
+            said("fp32 convolutions kept in fp32: the code set torch.backends.cudnn.allow_tf32 = False")
+        return on
+
+    def matmul_on() -> bool:
+        if not emulate.get("matmul_hf32") and torch.backends.cuda.matmul.allow_tf32:
+            said("fp32 matmul in HF32: the code set torch.backends.cuda.matmul.allow_tf32 = True")
+            return True
+        return bool(emulate.get("matmul_hf32"))
+
+    def said(note: str) -> None:
+        if note not in notes:
+            notes.append(note)
+
+    def rounding(original, positions, enabled):
+        @functools.wraps(original)
         def run(*args, **kwargs):
-            args = tuple(round_to_hf32(torch, a) if i in positions and isinstance(a, torch.Tensor) else a
-                         for i, a in enumerate(args))
+            if enabled():
+                args = tuple(round_to_hf32(torch, a) if i in positions and isinstance(a, torch.Tensor) else a
+                             for i, a in enumerate(args))
             return original(*args, **kwargs)
         return run
 
     functional = torch.nn.functional
-    if emulate.get("conv_hf32", True):
+    if emulate.get("hf32", True):
         for name in CONV_FUNCTIONS:
-            patches.set(functional, name, rounding(getattr(functional, name), (0, 1)))
-            patches.set(torch, name, rounding(getattr(torch, name), (0, 1)))
-    if emulate.get("matmul_hf32"):
+            patches.set(functional, name, rounding(getattr(functional, name), (0, 1), conv_on))
+            patches.set(torch, name, rounding(getattr(torch, name), (0, 1), conv_on))
         for name, positions in MATMUL_FUNCTIONS.items():
-            patches.set(torch, name, rounding(getattr(torch, name), positions))
+            patches.set(torch, name, rounding(getattr(torch, name), positions, matmul_on))
             if name in ("matmul", "mm", "bmm"):
-                patches.set(torch.Tensor, name, rounding(getattr(torch.Tensor, name), positions))
-        patches.set(torch.Tensor, "__matmul__", rounding(torch.Tensor.__matmul__, (0, 1)))
-        patches.set(functional, "linear", rounding(functional.linear, (0, 1)))
+                patches.set(torch.Tensor, name, rounding(getattr(torch.Tensor, name), positions, matmul_on))
+        patches.set(torch.Tensor, "__matmul__", rounding(torch.Tensor.__matmul__, (0, 1), matmul_on))
+        patches.set(functional, "linear", rounding(functional.linear, (0, 1), matmul_on))
+
+
+def _keep_switches(torch, stack: contextlib.ExitStack) -> None:
+    """The code may set the TF32/HF32 switches; a warm worker must not carry them to the next run."""
+    saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+
+    def restore() -> None:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+    stack.callback(restore)
+
+
+def _function_mode(torch, layers, saturate: bool):
+    """A TorchFunctionMode that records torch functions and tensor methods (the API level)
+    and/or applies fp16 saturation (overflow → ±65504, NaN → 0) to every float16 result."""
+    functional = {id(f) for v in vars(torch.nn.functional).values() if callable(v)
+                  for f in (v, getattr(v, "__wrapped__", None)) if f is not None}  # and what emulation wraps
+
+    class Mode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            name = _api_name(func, functional) if layers is not None and layers.api and not layers.busy else None
+            index = layers.enter("api", None, name, args, kwargs) if name else None
+            result = func(*args, **kwargs)
+            if saturate:
+                result = _saturate(torch, func, result)
+            if index is not None:
+                layers.exit(index, result)
+            return result
+    return Mode()
+
+
+def _api_name(func, functional: set) -> str | None:
+    name = getattr(func, "__name__", None)
+    if not name or name in API_SKIP or (name.startswith("_") and not name.startswith("__")):
+        return None
+    if id(func) in functional:
+        return f"Functional.{name}"
+    qualname = getattr(func, "__qualname__", "") or ""
+    if qualname.startswith(("Tensor.", "TensorBase.", "_TensorBase.")):
+        return f"Tensor.{name}"
+    return f"Torch.{name}"
+
+
+def _saturate(torch, func, result):
+    if isinstance(result, torch.Tensor):
+        if result.dtype != torch.float16:
+            return result
+        in_place = getattr(func, "__name__", "").endswith("_")
+        with torch.no_grad() if in_place else contextlib.nullcontext():
+            if in_place:
+                return result.nan_to_num_(0.0, FP16_MAX, -FP16_MAX)
+        return torch.nan_to_num(result, nan=0.0, posinf=FP16_MAX, neginf=-FP16_MAX)
+    if isinstance(result, (tuple, list)) and any(isinstance(r, torch.Tensor) for r in result):
+        items = [_saturate(torch, func, r) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    return result
 
 
 # --------------------------------------------------------------------------- mindspore
@@ -817,6 +943,9 @@ def run_mindspore_side(torch, source: Source, job: dict, reference: Side) -> Sid
 
     stdout = io.StringIO()
     with _Patches() as patches, contextlib.redirect_stdout(stdout):
+        if reference.layers is not None:
+            result.layers = Layers(torch, source.path)
+            original_call = _record_cells(mindspore, patches, result.layers, original_call)
         patches.set(mindspore.nn.Cell, "__call__", call)
         random.seed(options.get("seed", 0))
         numpy.random.seed(options.get("seed", 0))
@@ -840,6 +969,8 @@ def run_mindspore_side(torch, source: Source, job: dict, reference: Side) -> Sid
             value = torch.from_numpy(numpy.array(params[ms_name].asnumpy(), copy=True))
             result.state.append((f"state:{cell_names[cell_id]}.{key}", value))
     result.dropout = reference.dropout
+    if result.layers is not None:
+        result.layers.name_modules(list(cells.values()), names_of=lambda cell: cell.cells_and_names())
     if reference.top_calls and not loaded_cells:
         result.notes.append("the MindSpore port called no Cell: torch weights and inputs were not transferred")
     return result
@@ -852,6 +983,18 @@ def _port_source(job: dict, source: Source) -> Source:
         return source
     return Source({"file": port, "entry": {"function": job["options"]["mindspore"]["pair"]},
                    "options": job.get("options", {})})
+
+
+def _record_cells(mindspore, patches: _Patches, layers: Layers, original_call):
+    """Every Cell call, recorded after the outermost call's inputs were replaced by torch's."""
+    _patch_module_construction(mindspore.nn.Cell, patches, layers)
+
+    def recording(cell, *args, **kwargs):
+        index = layers.enter("module", cell, type(cell).__name__, args, kwargs)
+        output = original_call(cell, *args, **kwargs)
+        layers.exit(index, output)
+        return output
+    return recording
 
 
 def _load_weights(mindspore, numpy, cell, module, initial: dict, renames: dict, side: Side) -> dict[str, str]:
@@ -938,7 +1081,7 @@ def _describe(torch, value) -> dict:
     return {"repr": repr(value)[:200]}
 
 
-def compare_values(torch, path, ref, cand, cutoffs, eps_overrides, small_values, autocast) -> dict:
+def compare_values(torch, path, ref, cand, cutoffs, eps_overrides, small_values, autocast, ulp=True) -> dict:
     report = {"path": path, "reference": _describe(torch, ref)}
     if cand is _MISSING:
         report["problem"] = "missing-target"
@@ -965,28 +1108,61 @@ def compare_values(torch, path, ref, cand, cutoffs, eps_overrides, small_values,
     if not grade_dtype.is_floating_point:
         grade_dtype = torch.float32
     report.update(kind="float", grade_dtype=str(grade_dtype).removeprefix("torch."), numel=ref.numel(),
-                  metrics=_float_metrics(torch, ref.double(), cand.double(), grade_dtype, cutoffs, eps_overrides,
-                                         small_values))
+                  metrics=_float_metrics(torch, ref, cand, grade_dtype, cutoffs, eps_overrides, small_values, ulp))
     return report
 
 
-def _float_metrics(torch, r, t, grade_dtype, cutoffs, eps_overrides, small_values) -> dict:
+def _float_metrics(torch, r, t, grade_dtype, cutoffs, eps_overrides, small_values, ulp: bool = True) -> dict:
     numel = r.numel()
-    mismatch = ((torch.isnan(r) != torch.isnan(t)) | (torch.isposinf(r) != torch.isposinf(t)) |
-                (torch.isneginf(r) != torch.isneginf(t)))
-    finite = torch.isfinite(r) & torch.isfinite(t)
-    rf, tf = r[finite], t[finite]
+    if numel and r.dtype == t.dtype and torch.equal(r, t):
+        # Bit-identical (so no NaN): decided by comparison, not by a reduction's rounding.
+        infinite, zeros = int(torch.isinf(r).sum()), int((r == 0).sum())
+        return {"max_abs": 0.0, "max_rel": 0.0, "mean_rel": 0.0, "cosine": 1.0,
+                "rel_err_share": {format(c, "g"): 1.0 for c in cutoffs}, "ulp_max": 0.0, "ulp_mean": 0.0,
+                "compared": numel - infinite, "nan_inf_mismatch": 0, "nan_ref": 0, "inf_ref": infinite,
+                "nan_target": 0, "inf_target": infinite, "zeros_ref": zeros, "zeros_target": zeros,
+                "zero_count_diff_ratio": 0.0}
+    # counted in the tensors' own dtype (float64 copies cost memory bandwidth), measured in float64
+    nan_inf = [int(torch.isnan(r).sum()), int(torch.isinf(r).sum()), int(torch.isnan(t).sum()),
+               int(torch.isinf(t).sum())]
+    zeros_ref, zeros_target = int((r == 0).sum()), int((t == 0).sum())
+    r, t = r.double(), t.double()
+    if any(nan_inf):
+        mismatch = int(((torch.isnan(r) != torch.isnan(t)) | (torch.isposinf(r) != torch.isposinf(t)) |
+                        (torch.isneginf(r) != torch.isneginf(t))).sum())
+        finite = torch.isfinite(r) & torch.isfinite(t)
+        rf, tf = r[finite], t[finite]
+    else:  # the common case: no mask, no copy
+        mismatch, rf, tf = 0, r.reshape(-1), t.reshape(-1)
+    counts = {
+        "compared": rf.numel(),  # the elements finite on both sides: what every metric below is over
+        "nan_inf_mismatch": mismatch,
+        "nan_ref": nan_inf[0], "inf_ref": nan_inf[1], "nan_target": nan_inf[2], "inf_target": nan_inf[3],
+        "zeros_ref": zeros_ref, "zeros_target": zeros_target,
+        "zero_count_diff_ratio": abs(zeros_target - zeros_ref) / max(numel, 1),
+    }
+    if rf.numel() == 0:  # nothing finite on both sides: no number to show, not a perfect one
+        return {"max_abs": None, "max_rel": None, "mean_rel": None, "cosine": None,
+                "rel_err_share": {format(c, "g"): None for c in cutoffs}, "ulp_max": None, "ulp_mean": None,
+                **counts}
+    if torch.equal(rf, tf):  # equal where both are finite: decided by comparison, not by a reduction
+        return {"max_abs": 0.0, "max_rel": 0.0, "mean_rel": 0.0, "cosine": 1.0,
+                "rel_err_share": {format(c, "g"): 1.0 for c in cutoffs}, "ulp_max": 0.0, "ulp_mean": 0.0, **counts}
     diff = (tf - rf).abs()
     info = torch.finfo(grade_dtype)
     eps = eps_overrides.get(str(grade_dtype).removeprefix("torch."), info.eps)
     rel = diff / (rf.abs() + eps)
-    # ULP of the reference value in the graded dtype, over msprobe's non-small values only.
-    mantissa = round(-torch.log2(torch.tensor(info.eps)).item())
-    min_exponent = round(torch.log2(torch.tensor(info.tiny, dtype=torch.float64)).item())
-    large = rf.abs() >= small_values.get(str(grade_dtype).removeprefix("torch."), 0.0)
-    _, exponent = torch.frexp(rf[large])
-    ulp = torch.ldexp(torch.ones_like(rf[large]), (exponent - 1).clamp(min=min_exponent) - mantissa)
-    ulp_err = diff[large] / ulp
+    ulp_max = ulp_mean = None
+    if ulp:  # shown, not graded: the per-layer comparison leaves it out
+        # ULP of the reference value in the graded dtype, over msprobe's non-small values only.
+        mantissa = round(-torch.log2(torch.tensor(info.eps)).item())
+        min_exponent = round(torch.log2(torch.tensor(info.tiny, dtype=torch.float64)).item())
+        large = rf.abs() >= small_values.get(str(grade_dtype).removeprefix("torch."), 0.0)
+        _, exponent = torch.frexp(rf[large])
+        ulp_err = diff[large] / torch.ldexp(torch.ones_like(rf[large]), (exponent - 1).clamp(min=min_exponent) -
+                                            mantissa)
+        ulp_max = float(ulp_err.max()) if ulp_err.numel() else 0.0
+        ulp_mean = float(ulp_err.mean()) if ulp_err.numel() else 0.0
     norm_r, norm_t = rf.norm(), tf.norm()
     if norm_r == 0 and norm_t == 0:
         cosine = 1.0
@@ -994,22 +1170,390 @@ def _float_metrics(torch, r, t, grade_dtype, cutoffs, eps_overrides, small_value
         cosine = 0.0
     else:
         cosine = float((rf @ tf) / (norm_r * norm_t))
-    zeros_ref, zeros_target = int((r == 0).sum()), int((t == 0).sum())
-    has = diff.numel() > 0
     return {
-        "max_abs": float(diff.max()) if has else 0.0,
-        "max_rel": float(rel.max()) if has else 0.0,
-        "mean_rel": float(rel.mean()) if has else 0.0,
+        "max_abs": float(diff.max()),
+        "max_rel": float(rel.max()),
+        "mean_rel": float(rel.mean()),
         "cosine": min(cosine, 1.0),
-        "rel_err_share": {format(c, "g"): float((rel < c).double().mean()) if has else 1.0 for c in cutoffs},
-        "ulp_max": float(ulp_err.max()) if ulp_err.numel() else 0.0,
-        "ulp_mean": float(ulp_err.mean()) if ulp_err.numel() else 0.0,
-        "nan_inf_mismatch": int(mismatch.sum()),
-        "nan_ref": int(torch.isnan(r).sum()), "inf_ref": int(torch.isinf(r).sum()),
-        "nan_target": int(torch.isnan(t).sum()), "inf_target": int(torch.isinf(t).sum()),
-        "zeros_ref": zeros_ref, "zeros_target": zeros_target,
-        "zero_count_diff_ratio": abs(zeros_target - zeros_ref) / max(numel, 1),
+        "rel_err_share": {format(c, "g"): int((rel < c).sum()) / rel.numel() for c in cutoffs},
+        "ulp_max": ulp_max,
+        "ulp_mean": ulp_mean,
+        **counts,
     }
+
+
+# --------------------------------------------------------------------------- layers
+
+
+class Layers:
+    """Every nn.Module (or MindSpore Cell) call of one run, and at the API level every torch
+    function and tensor method, with CPU copies of their tensors. A tensor handed unchanged
+    from one call to the next (same object, same version counter) is stored once."""
+
+    def __init__(self, torch, path: str, api: bool = False):
+        self.torch, self.path, self.api = torch, path, api
+        self.calls: list[dict] = []
+        self.tensors: list = []
+        self.built: dict[int, dict] = {}  # id(module or cell) → where the user's file constructed it
+        self.busy = False  # our own copies must not be recorded as API calls
+        self._objects: dict[int, object] = {}  # call index → module (until named)
+        self._live: dict[int, tuple] = {}  # id(live tensor) → (weakref, version, index)
+        self._open: list[int] = []
+        self._api_counts: dict[str, int] = {}
+
+    def user_frame(self, owner=None) -> dict | None:
+        """The innermost frame in the user's file (outside `owner`'s own __init__ chain)."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            code = frame.f_code
+            if code.co_filename == self.path and not (
+                    owner is not None and code.co_name == "__init__" and frame.f_locals.get("self") is owner):
+                return {"path": self.path, "line": frame.f_lineno, "function": code.co_name}
+            frame = frame.f_back
+        return None
+
+    def constructed(self, obj) -> None:
+        if id(obj) not in self.built:
+            self.built[id(obj)] = self.user_frame(obj)
+
+    def enter(self, kind: str, obj, name: str, args: tuple, kwargs: dict) -> int:
+        self.busy = True
+        try:
+            inputs = [self._index(t) for t in self._tensors((args, kwargs))]
+            index = len(self.calls)
+            self.calls.append({"kind": kind, "name": name, "class": name if kind == "module" else None,
+                               "parent": self._open[-1] if self._open else None, "depth": len(self._open),
+                               "inputs": inputs, "outputs": [], "call_source": self.user_frame(),
+                               "source": self.built.get(id(obj)) if obj is not None else None})
+            if obj is not None:
+                self._objects[index] = obj
+            self._open.append(index)
+            return index
+        finally:
+            self.busy = False
+
+    def exit(self, index: int, output) -> None:
+        self.busy = True
+        try:
+            self._open.pop()
+            call = self.calls[index]
+            call["outputs"] = [self._index(t) for t in self._tensors(output)]
+            if call["kind"] == "api":
+                if not any(self.tensors[i].is_floating_point() for i in call["outputs"]):
+                    if index == len(self.calls) - 1:
+                        self.calls.pop()  # no float result: bookkeeping, not computation
+                    return
+                count = self._api_counts.get(call["name"], 0)
+                self._api_counts[call["name"]] = count + 1
+                call["call"] = count
+        finally:
+            self.busy = False
+
+    def _tensors(self, value) -> list:
+        return [t for _, t in _flatten(self.torch, "", value, detach=False) if isinstance(t, self.torch.Tensor)]
+
+    def _index(self, tensor) -> int:
+        entry = self._live.get(id(tensor))
+        if entry is not None and entry[0]() is tensor and entry[1] == tensor._version:
+            return entry[2]
+        self.tensors.append(tensor.detach().to("cpu", copy=True))
+        index = len(self.tensors) - 1
+        try:
+            self._live[id(tensor)] = (weakref.ref(tensor), tensor._version, index)
+        except TypeError:
+            pass
+        return index
+
+    def name_modules(self, tops: list, names_of=None) -> None:
+        """Module paths as `named_modules()` gives them (prefixed by the top module's index
+        when the run called several), then a call index per path, in call order."""
+        names: dict[int, str] = {}
+        for number, top in enumerate(tops):
+            prefix = f"{number}." if len(tops) > 1 else ""
+            for path, module in (names_of or _named_modules)(top):
+                names.setdefault(id(module), (prefix + path).rstrip("."))
+        counts: dict[str, int] = {}
+        for index, call in enumerate(self.calls):
+            if call["kind"] != "module":
+                continue
+            obj = self._objects.get(index)
+            call["name"] = names.get(id(obj), f"<{call['class']}>")
+            call["call"] = counts.get(call["name"], 0)
+            counts[call["name"]] = call["call"] + 1
+        self._objects.clear()
+        self._live.clear()
+
+
+def _named_modules(module):
+    return module.named_modules()
+
+
+def _patch_module_construction(base, patches: _Patches, layers: Layers) -> None:
+    """Remember where the user's file constructs each module (or cell)."""
+    original_init = base.__init__
+
+    def init(self, *args, **kwargs):
+        layers.constructed(self)
+        original_init(self, *args, **kwargs)
+    patches.set(base, "__init__", init)
+
+
+def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_precision: bool = False) -> list[dict]:
+    """One entry per reference call, in execution order, with its inputs and outputs compared;
+    calls are paired by (kind, name, call index), then (MindSpore) the rest by call order.
+    `low_precision`: a float16/bfloat16 target against a float32 reference is graded in its dtype."""
+    params = (metrics.get("rel_err_cutoffs", [0.01, 0.001, 0.0001]), metrics.get("rel_err_eps", {}),
+              metrics.get("small_value", {}), low_precision or bool(target.emulate and target.emulate.get("autocast")))
+    pairs = _pair_calls(ref.calls, cand.calls, target.name == "mindspore")
+    memo: dict[tuple, dict] = {}
+
+    def compare(label: str, i: int | None, j: int | None) -> dict:
+        if (i, j) not in memo:
+            if i is None:
+                memo[i, j] = {"problem": "missing-reference", "target": _describe(torch, cand.tensors[j])}
+            else:
+                memo[i, j] = compare_values(torch, label, ref.tensors[i],
+                                            cand.tensors[j] if j is not None else _MISSING, *params, ulp=False)
+        return {**memo[i, j], "path": label}
+
+    layers = []
+    for index, call in enumerate(ref.calls):
+        other = pairs.get(index)
+        entry = {"module": call["name"], "class": call["class"], "kind": call["kind"], "call": call.get("call", 0),
+                 "parent": call["parent"], "depth": call["depth"], "source": call["source"],
+                 "call_source": call["call_source"]}
+        if other is None:
+            entry["problem"] = "missing-target"
+            entry["outputs"] = [compare(f"output.{k}", i, None) for k, i in enumerate(call["outputs"])]
+            entry["inputs"] = []
+        else:
+            theirs = cand.calls[other]
+            if theirs.get("class") and theirs["class"] != call["class"]:
+                entry["target_class"] = theirs["class"]
+            if target.name == "mindspore":
+                entry["source"], entry["reference_source"] = theirs["source"] or call["source"], call["source"]
+            entry["outputs"] = _compare_lists(compare, "output", call["outputs"], theirs["outputs"])
+            entry["inputs"] = _compare_lists(compare, "input", call["inputs"], theirs["inputs"])
+        layers.append(entry)
+    matched = set(pairs.values())
+    for other, call in enumerate(cand.calls):
+        if other not in matched:
+            layers.append({"module": call["name"], "class": call["class"], "kind": call["kind"],
+                           "call": call.get("call", 0), "parent": None, "depth": call["depth"],
+                           "source": call["source"], "call_source": call["call_source"],
+                           "problem": "missing-reference", "inputs": [],
+                           "outputs": [compare(f"output.{k}", None, j) for k, j in enumerate(call["outputs"])]})
+    return layers
+
+
+def _compare_lists(compare, label: str, mine: list, theirs: list) -> list[dict]:
+    return [compare(f"{label}.{k}", mine[k] if k < len(mine) else None, theirs[k] if k < len(theirs) else None)
+            for k in range(max(len(mine), len(theirs)))]
+
+
+def _pair_calls(mine: list[dict], theirs: list[dict], by_order: bool) -> dict[int, int]:
+    keys = {(c["kind"], c["name"], c.get("call", 0)): j for j, c in enumerate(theirs)}
+    pairs = {}
+    for i, call in enumerate(mine):
+        j = keys.pop((call["kind"], call["name"], call.get("call", 0)), None)
+        if j is not None:
+            pairs[i] = j
+    if by_order:
+        rest = [j for j in range(len(theirs)) if j not in set(pairs.values()) and theirs[j]["kind"] == "module"]
+        for i in (i for i, c in enumerate(mine) if i not in pairs and c["kind"] == "module"):
+            if not rest:
+                break
+            pairs[i] = rest.pop(0)
+    return pairs
+
+
+# --------------------------------------------------------------------------- msprobe dumps
+
+
+def dump_name(call: dict) -> str:
+    """msprobe's row names: Module.{path}.{Class}.forward.{n}, or {Api}.{n}.forward."""
+    if call["kind"] == "module":
+        return f"Module.{call['name']}.{call['class']}.forward.{call.get('call', 0)}"
+    return f"{call['name']}.{call.get('call', 0)}.forward"
+
+
+def write_dump(torch, layers: Layers, root: str, tensors: bool = True) -> str:
+    """Write one side in msprobe's layout (step0/rank/dump.json, construct.json, stack.json,
+    dump_tensor_data/*.pt); the root module is not dumped, as msprobe does not."""
+    rank = os.path.join(root, "step0", "rank")
+    data_dir = os.path.join(rank, "dump_tensor_data")
+    os.makedirs(data_dir if tensors else rank, exist_ok=True)
+    data: dict = {}
+    construct: dict = {}
+    stack: dict = {}
+    names = [dump_name(c) if c["name"] else None for c in layers.calls]
+
+    def stat(index: int, file_name: str) -> dict:
+        tensor = layers.tensors[index]
+        entry = {"type": "torch.Tensor", "dtype": str(tensor.dtype), "shape": list(tensor.shape),
+                 "requires_grad": False, **_statistics(torch, tensor)}
+        if tensors:
+            torch.save(tensor.contiguous(), os.path.join(data_dir, file_name))
+            entry["data_name"] = file_name
+        return entry
+
+    for index, call in enumerate(layers.calls):
+        name = names[index]
+        if name is None:
+            continue
+        data[name] = {"input_args": [stat(i, f"{name}.input.{k}.pt") for k, i in enumerate(call["inputs"])],
+                      "input_kwargs": {},
+                      "output": [stat(i, f"{name}.output.{k}.pt") for k, i in enumerate(call["outputs"])]}
+        if call["kind"] == "module":
+            data[name]["parameters"] = {}
+        parent = call["parent"]
+        while parent is not None and names[parent] is None:
+            parent = layers.calls[parent]["parent"]
+        construct[name] = names[parent] if parent is not None else None
+        frame = call["call_source"]
+        if frame:
+            stack[str(len(stack))] = [[name], [f"File {frame['path']}, line {frame['line']}, in {frame['function']}, "
+                                               f"\n {linecache.getline(frame['path'], frame['line']).strip()}"]]
+    header = {"task": "tensor" if tensors else "statistics", "level": "L0" if not layers.api else "mix",
+              "framework": "pytorch", "dump_data_dir": data_dir if tensors else None}
+    for file_name, value in (("dump.json", {**header, "data": data}), ("construct.json", construct),
+                             ("stack.json", stack)):
+        with open(os.path.join(rank, file_name), "w", encoding="utf-8") as f:
+            json.dump(value, f, indent=1)
+    return rank
+
+
+def _statistics(torch, tensor) -> dict:
+    if tensor.numel() == 0:
+        return {"Max": None, "Min": None, "Mean": None, "Norm": None}
+    value = tensor.double() if not tensor.is_complex() else tensor.abs().double()
+    return {"Max": float(value.max()), "Min": float(value.min()), "Mean": float(value.mean()),
+            "Norm": float(value.norm())}
+
+
+def read_dump(torch, root: str) -> tuple[Layers, dict]:
+    """One side of an msprobe dump (a dump.json, its rank directory, or a tree holding one):
+    forward rows become calls, parents from construct.json, call lines from stack.json."""
+    path = _find_dump_json(root)
+    rank = os.path.dirname(path)
+    dump = _read_json(path)
+    if not isinstance(dump, dict) or not isinstance(dump.get("data"), dict):
+        raise SetupError("bad-dump", f"{path} is not an msprobe dump.json (no \"data\" object)")
+    construct = _read_json(os.path.join(rank, "construct.json"))
+    construct = construct if isinstance(construct, dict) else {}
+    frames = _stack_frames(_read_json(os.path.join(rank, "stack.json")))
+    data_dir = dump.get("dump_data_dir")
+    if not (data_dir and os.path.isdir(data_dir)):
+        data_dir = os.path.join(rank, "dump_tensor_data")
+    layers = Layers(torch, "", api=dump.get("level") != "L0")
+    index_of: dict[str, int] = {}
+    for name, entry in (dump.get("data") or {}).items():
+        parsed = _parse_dump_name(name)
+        if parsed is None or not isinstance(entry, dict):
+            continue
+        kind, module, cls, call = parsed
+
+        def load(items) -> list[int]:
+            out = []
+            for item in _dump_tensors(items):
+                tensor = _load_dumped(torch, data_dir, item)
+                layers.tensors.append(tensor)
+                out.append(len(layers.tensors) - 1)
+            return out
+        parent = index_of.get(construct.get(name) or "")
+        index_of[name] = len(layers.calls)
+        layers.calls.append({"kind": kind, "name": module, "class": cls, "call": call, "parent": parent,
+                             "depth": 0 if parent is None else layers.calls[parent]["depth"] + 1,
+                             "inputs": load([entry.get("input_args"), entry.get("input_kwargs")]),
+                             "outputs": load(entry.get("output")), "source": None,
+                             "call_source": None, "stack": frames.get(name, [])})
+    return layers, {"dump_json": path, "task": dump.get("task"), "level": dump.get("level")}
+
+
+def _stack_frames(stack) -> dict[str, list[str]]:
+    """row name → its stack frames; stack.json is {"0": [[names...], [frames...]]} (msprobe 26.x)
+    or {name: [frames...]} (older releases)."""
+    frames: dict[str, list[str]] = {}
+    for key, value in (stack.items() if isinstance(stack, dict) else ()):
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, list) for v in value):
+            for name in value[0]:
+                frames[str(name)] = [str(f) for f in value[1]]
+        elif isinstance(value, list):
+            frames[key] = [str(f) for f in value]
+    return frames
+
+
+def _find_dump_json(root: str) -> str:
+    if os.path.isfile(root):
+        return root
+    found = sorted(os.path.join(folder, "dump.json") for folder, _, files in os.walk(root) if "dump.json" in files)
+    if not found:
+        raise SetupError("bad-dump", f"no dump.json under {root}")
+    if len(found) > 1:
+        raise SetupError("bad-dump", f"{len(found)} dump.json files under {root} (one per step and rank): name one "
+                                     f"rank directory, e.g. {os.path.dirname(found[0])}")
+    return found[0]
+
+
+def _read_json(path: str):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _parse_dump_name(name: str):
+    """("module", path, Class, n) or ("api", "Functional.conv2d", None, n); None for backward rows."""
+    parts = name.split(".")
+    if parts[0] == "Module" and len(parts) >= 5 and parts[-2] == "forward" and parts[-1].isdigit():
+        return "module", ".".join(parts[1:-3]), parts[-3], int(parts[-1])
+    if len(parts) >= 4 and parts[-1] == "forward" and parts[-2].isdigit():
+        return "api", ".".join(parts[:-2]), None, int(parts[-2])
+    return None
+
+
+def _dump_tensors(value) -> list[dict]:
+    if isinstance(value, dict) and "type" in value and "shape" in value:
+        return [value] if value.get("type") in ("torch.Tensor", "mindspore.Tensor", "numpy.ndarray") else []
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in _dump_tensors(item)]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _dump_tensors(item)]
+    return []
+
+
+def _load_dumped(torch, data_dir: str, item: dict):
+    name = item.get("data_name")
+    if not name:
+        raise SetupError("bad-dump", "this dump holds statistics only (task \"statistics\"): compare-dumps needs "
+                                     "tensors (dump with task \"tensor\")")
+    path = os.path.join(data_dir, name)
+    try:
+        tensor = torch.load(path, map_location="cpu", weights_only=True) if name.endswith(".pt") else \
+            torch.from_numpy(__import__("numpy").load(path))
+    except Exception as exc:  # torch.load raises OSError, RuntimeError, pickle errors...
+        raise SetupError("bad-dump", f"cannot read {path}: {type(exc).__name__}: {exc}") from None
+    return tensor
+
+
+def compare_dump_dirs(job: dict) -> dict:
+    """kind "compare-dumps": two msprobe dumps (bench, npu), compared call by call."""
+    started = time.perf_counter()
+    try:
+        torch = _import("torch", "torch")
+        bench, bench_info = read_dump(torch, job["bench"])
+        npu, npu_info = read_dump(torch, job["npu"])
+    except SetupError as exc:
+        return _failed(exc.code, str(exc))
+    target = Target("dumps", "dump")
+    # msprobe matches float16, float32 and bfloat16 with each other (DTYPE_MATCH_GROUPS)
+    layers = compare_layers(torch, bench, npu, job.get("metrics", {}), target, low_precision=True)
+    for entry, call in zip(layers, bench.calls):
+        entry["stack"] = call["stack"]
+    return {"status": "ok", "target": target.describe(), "outputs": [], "layers": layers,
+            "notes": [f"bench: {bench_info['dump_json']}", f"npu: {npu_info['dump_json']}"],
+            "timing": {"total_s": round(time.perf_counter() - started, 6)}, "worker": {"torch": torch.__version__}}
 
 
 if __name__ == "__main__":
