@@ -3,7 +3,7 @@
 Usage: python mappings/build [--data ../shared/data]
 
 Each sibling module `<folder>_tables.py`, named after a `mappings/` folder (torch_npu,
-mindspore, msprobe), exposes `build(data_dir: Path, out_dir: Path) -> list[Path]` and
+mindspore, msprobe, ascend_tools), exposes `build(data_dir: Path, out_dir: Path) -> list[Path]` and
 writes that folder's TOML files. (Not `<folder>.py`: a builder named `mindspore` would
 shadow the real package it checks the tables against.) Nothing at run time reads `--data`: only the output is shipped.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MAPPINGS = HERE.parent
-SOURCES = ("torch_npu", "mindspore", "msprobe")
+SOURCES = ("torch_npu", "mindspore", "msprobe", "ascend_tools")
 
 
 def main() -> int:

@@ -161,6 +161,8 @@ class Events:
     calls: list = field(default_factory=list)  # (Call, scope)
     strings: list = field(default_factory=list)  # (Constant | JoinedStr, value, StringContext)
     assigns: list = field(default_factory=list)  # (Assign | AnnAssign with a value, scope)
+    functions: list = field(default_factory=list)  # (FunctionDef | AsyncFunctionDef, its own scope)
+    loops: list = field(default_factory=list)  # (For | AsyncFor | While, scope)
 
 
 def last_name(node: ast.expr) -> str:
@@ -320,6 +322,7 @@ def walk(items: list, module_scope: Scope) -> Events:
                 push((node.body, inner, VALUE, None))
                 continue
             scope.stores.add(node.name)
+            events.functions.append((node, inner))
             for decorator in node.decorator_list:
                 push((decorator, scope, VALUE, None))
             if node.returns is not None:
@@ -359,6 +362,8 @@ def walk(items: list, module_scope: Scope) -> Events:
             continue
         if isinstance(node, ast.stmt):
             sctx = VALUE
+            if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
+                events.loops.append((node, scope))
         for child in iter_children(node):
             push((child, scope, sctx, None))
     return events

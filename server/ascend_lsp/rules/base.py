@@ -32,6 +32,9 @@ class Rule:
     doc: Doc
     table: str = ""  # the mappings/ file a table-driven rule reads
     on_type_only: bool = True  # False: a class only named in a type hint or isinstance() is not reported
+    # Off unless a `select`/`extend-select` entry with digits names it ("NPU6", "NPU615"), like
+    # Ruff's preview rules: advice whose precision on real code is too low to show by default.
+    opt_in: str = ""  # why (shown on the rule page); empty: on by default
 
     @property
     def url(self) -> str:
@@ -44,7 +47,7 @@ RULES: dict[str, Rule] = {}
 HANDLERS: dict[str, list[tuple[frozenset[str], Callable]]] = defaultdict(list)
 # "module" handlers run once per file, after every statement, on the facts the statement
 # handlers noted (Checker.note): conclusions about the whole file ("never calls set_train").
-EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "module")
+EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "function", "loop", "module")
 
 
 def rule(**fields) -> Rule:

@@ -1,0 +1,118 @@
+"""Helpers shared by the advice families (NPU6xx performance, NPU7xx reproducibility):
+the advice table, function- and loop-local reading of the AST, literal values."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from ..engine.checker import Checker
+from ..engine.tables import Tables
+
+ADVICE_TABLE = "mappings/ascend_tools/advice.toml"
+NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+_INDEXES: dict[tuple[int, str, str], tuple[Tables, dict[str, list[dict]]]] = {}
+
+
+def rows(checker: Checker, section: str, key: str) -> dict[str, list[dict]]:
+    """The advice table's `section` rows, by `key` (indexed once per loaded tables)."""
+    tables = checker.tables
+    if tables is None:
+        return {}
+    cached = _INDEXES.get((id(tables), section, key))
+    if cached is not None and cached[0] is tables:
+        return cached[1]
+    out: dict[str, list[dict]] = {}
+    for row in tables.advice.get(section, ()):
+        out.setdefault(row[key], []).append(row)
+    if len(_INDEXES) > 64:
+        _INDEXES.clear()
+    _INDEXES[(id(tables), section, key)] = (tables, out)
+    return out
+
+
+def text_of(checker: Checker, node: ast.stmt) -> str:
+    """The source lines of `node` (a cheap substring test before reading its AST)."""
+    return "".join(checker.source.lines[node.lineno - 1:node.end_lineno])
+
+
+def own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of `body`, not descending into nested functions and classes (which are
+    read on their own)."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, NESTED):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def call_name(call: ast.Call) -> str:
+    func = call.func
+    if type(func) is ast.Attribute:
+        return func.attr
+    return func.id if type(func) is ast.Name else ""
+
+
+def literal(node: ast.expr | None) -> object:
+    """The value of a constant (`-1` included); `...` (Ellipsis) when not a literal."""
+    if type(node) is ast.Constant:
+        return node.value
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
+            and type(node.operand.value) in (int, float):
+        return -node.operand.value
+    return ...
+
+
+def argument(call: ast.Call, keyword: str, position: int | None) -> tuple[bool, ast.expr | None]:
+    """(passed, the expression) of a parameter given by keyword or 0-based position."""
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return True, kw.value
+    if position is not None and position < len(call.args) and not any(
+            type(a) is ast.Starred for a in call.args[:position + 1]):
+        return True, call.args[position]
+    return False, None
+
+
+def open_ended(call: ast.Call) -> bool:
+    """`f(*args)` or `f(**kwargs)`: what is passed cannot be read."""
+    return any(kw.arg is None for kw in call.keywords) or any(type(a) is ast.Starred for a in call.args)
+
+
+def assignments(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
+    """Local name → the values assigned to it (`a, b = x.chunk(2)` assigns the call to both)."""
+    out: dict[str, list[ast.expr]] = {}
+    for node in nodes:
+        if type(node) is ast.Assign:
+            for target in node.targets:
+                names = [target] if type(target) is ast.Name else getattr(target, "elts", ())
+                for name in names:
+                    if type(name) is ast.Name:
+                        out.setdefault(name.id, []).append(node.value)
+        elif type(node) in (ast.AnnAssign, ast.AugAssign) and type(node.target) is ast.Name and node.value is not None:
+            out.setdefault(node.target.id, []).append(node.value)
+    return out
+
+
+def reaches(expr: ast.AST, test, values: dict[str, list[ast.expr]], depth: int = 4) -> bool:
+    """Whether `expr`, or a value a local name in it was assigned (up to `depth` steps
+    back), contains a node for which `test` holds."""
+    seen: set[str] = set()
+    frontier = [expr]
+    for _ in range(depth + 1):
+        following = []
+        for root in frontier:
+            for node in ast.walk(root):
+                if test(node):
+                    return True
+                if type(node) is ast.Name and node.id not in seen:
+                    seen.add(node.id)
+                    following.extend(values.get(node.id, ()))
+        if not following:
+            return False
+        frontier = following
+    return False
