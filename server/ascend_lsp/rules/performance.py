@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Severity
+from ..engine.model import Applicability, Range, Severity
 from ..engine.walk import Scope
 from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, literal, open_ended, own_nodes, reaches, rows,
                      text_of)
@@ -293,20 +293,18 @@ ANOMALY = {"torch.autograd.set_detect_anomaly": "torch.autograd.set_detect_anoma
 ENV_SETTERS = ("os.environ.setdefault", "os.putenv", "os.environ.update")
 LINEAR = ("torch.nn.Linear", "torch.nn.modules.linear.Linear")
 TRAINING_STEP = "training-step"
-CALL_NAMES = frozenset({"backward", "Adam", "AdamW", "SGD", "RMSprop", "Adadelta", "DataLoader",
+CALL_NAMES = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adadelta", "DataLoader",
                         "DistributedDataParallel", "set_detect_anomaly", "detect_anomaly", "setdefault", "putenv",
                         "update", "Linear"})
 
 
 @handles("call", "NPU601", "NPU610", "NPU612", "NPU613", "NPU614", "NPU615")
 def check_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
-    name = call_name(call)
-    if name not in CALL_NAMES:
-        return
-    if name == "backward":
-        checker.note(TRAINING_STEP, call)
-        return
     if qualname is None:
+        if type(call.func) is ast.Attribute and call.func.attr == "backward":
+            checker.note(TRAINING_STEP, call)
+        return
+    if qualname.rpartition(".")[2] not in CALL_NAMES:  # the imported name, whatever the alias
         return
     if qualname.startswith("torch.optim."):
         _optimizer(checker, call, qualname)
@@ -612,7 +610,10 @@ FUNCTION_MARKS = ("rsqrt", "cat", "silu", "softmax")
 def check_function(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
     for row in rows(checker, "affinity", "name").get(func.name, ()):
         if row["kind"] == "function" and _parameters(func) == row["parameters"]:
-            checker.report("NPU607", func, name=func.name, replacement=row["replacement"])
+            line = func.lineno - 1
+            col = checker.source.line(line).find(func.name, func.col_offset)
+            where = Range(line, col, line, col + len(func.name)) if col >= 0 else func
+            checker.report("NPU607", where, name=func.name, replacement=row["replacement"])
     text = text_of(checker, func)
     marks = [mark for mark in FUNCTION_MARKS if mark in text]
     if not marks:

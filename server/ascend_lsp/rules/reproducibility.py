@@ -38,8 +38,8 @@ rule(
                 "idx = np.random.permutation(n)\n\n# becomes\n\nrandom.seed(seed)\ntorch.manual_seed(seed)\n"
                 'os.environ["PYTHONHASHSEED"] = str(seed)\nnp.random.seed(seed)\nidx = np.random.permutation(n)',
         fix="Unsafe (the random streams change): after the first seeding statement, inserts the seeds of every "
-            "generator the file does not seed yet, with the same seed expression, so the file seeds what "
-            "`seed_all(seed)` seeds; adds the imports. Offered when the first seeding call is a statement of its "
+            "generator the file does not seed yet (and `PYTHONHASHSEED`, unless the file sets it), with the same "
+            "seed expression, so the file seeds what `seed_all(seed)` seeds; adds the imports. Offered when the first seeding call is a statement of its "
             "own with a plain seed argument.",
         source=SEED_ALL + f"; {MSPROBE} config_check random checker (only `torch.manual_seed` is tracked).",
     ),
@@ -143,12 +143,11 @@ NAMES = frozenset({"seed", "manual_seed", "use_deterministic_algorithms", "DataL
 
 @handles("call", "NPU701", "NPU702", "NPU704")
 def check_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
-    name = call_name(call)
-    if name not in NAMES:
-        return
     if qualname is None:
-        if "seed" in name.lower():
+        if "seed" in call_name(call).lower():
             checker.note("seed all", call)  # a helper this file cannot see into
+        return
+    if qualname.rpartition(".")[2] not in NAMES:  # the imported name, whatever the alias
         return
     generator = SEEDS.get(qualname)
     if generator is not None:
@@ -245,9 +244,12 @@ def _seed_fix(checker: Checker, facts: dict[str, Range], generators: list[str]):
     block: list[str] = []
     if "random" in generators:
         random, edit = _binding(checker, "random")
-        os_name, os_edit = _binding(checker, "os")
-        imports += [edit, os_edit]
-        block += [f"{random}.seed({seed})", f'{os_name}.environ["PYTHONHASHSEED"] = str({seed})']
+        imports.append(edit)
+        block.append(f"{random}.seed({seed})")
+    if "PYTHONHASHSEED" not in source.text:
+        os_name, edit = _binding(checker, "os")
+        imports.append(edit)
+        block.append(f'{os_name}.environ["PYTHONHASHSEED"] = str({seed})')
     if "numpy" in generators:
         numpy, edit = _binding(checker, "numpy")
         imports.append(edit)
@@ -264,6 +266,6 @@ def _seed_fix(checker: Checker, facts: dict[str, Range], generators: list[str]):
     merged: dict[Range, str] = {}
     for edit in imports:
         if edit is not None:
-            merged[edit.range] = merged.get(edit.range, "") + edit.text
+            merged[edit.range] = merged.get(edit.range, "") + edit.new_text
     edits = [Edit(rng, new) for rng, new in merged.items()] + [insert]
     return checker.fix("Seed every generator, as msprobe's seed_all does", Applicability.UNSAFE, *edits)
