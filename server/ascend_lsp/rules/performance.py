@@ -480,13 +480,32 @@ def _is_square(node: ast.AST) -> bool:
     return False
 
 
+def _squared(node: ast.AST) -> ast.AST | None:
+    """What `node` squares: `x` for `x ** 2`, `x.pow(2)`, `x * x`, `x.square()`."""
+    if type(node) is ast.BinOp:
+        return node.left if _is_square(node) else None
+    if type(node) is ast.Call and _is_square(node):
+        func = node.func
+        if type(func) is ast.Attribute and not _module_like(func.value):
+            return func.value
+        return node.args[0] if node.args else None
+    return None
+
+
 def _mean_of_square(node: ast.AST) -> bool:
+    """`mean(x²)` of an uncentred `x`: RMSNorm's statistic. `mean((x - mean)²)` is a
+    variance, LayerNorm's."""
     if type(node) is not ast.Call or call_name(node) != "mean":
         return False
     func = node.func
-    operand = node.args[0] if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in (
-        "torch", "np") and node.args else getattr(func, "value", None)
-    return operand is not None and _is_square(operand)
+    operand = node.args[0] if type(func) is ast.Attribute and _module_like(func.value) and node.args \
+        else getattr(func, "value", None)
+    if operand is None or not _is_square(operand):
+        return False
+    base = _squared(operand)
+    while type(base) is ast.Call and call_name(base) in ("to", "float", "type", "type_as"):
+        base = getattr(base.func, "value", None)
+    return not (type(base) is ast.BinOp and type(base.op) is ast.Sub)
 
 
 def _rms_norm(checker: Checker, nodes: list[ast.AST], values: dict[str, list[ast.expr]]) -> None:
@@ -525,10 +544,10 @@ def _half_of(node: ast.expr, values: dict[str, list[ast.expr]]) -> tuple[str, st
     """(what is split, which part) for a half of one tensor: a name unpacked from
     `x.chunk(2)`, `x[..., :d]`, or `parts[0]` of `parts = x.chunk(2)`."""
     if type(node) is ast.Name:
-        for value in values.get(node.id, ()):
-            if type(value) is ast.Call and call_name(value) in SPLITS:
-                return ast.dump(value), node.id
-        return None
+        assigned = values.get(node.id, ())
+        if len(assigned) == 1 and type(assigned[0]) is ast.Call and call_name(assigned[0]) in SPLITS:
+            return ast.dump(assigned[0]), node.id
+        return None  # not a split, or changed after it (`gate = gate.clamp(...)`): not the fused op
     if type(node) is ast.Subscript:
         base = node.value
         if type(base) is ast.Name and any(type(v) is ast.Call and call_name(v) in SPLITS

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.checker import Checker
+from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Range, Severity
-from ..engine.walk import Scope
-from .advice import ADVICE_TABLE, argument, call_name, literal
+from ..engine.walk import CLASS, FUNCTION, Scope
+from .advice import ADVICE_TABLE, argument, call_name, literal, own_nodes, text_of
 from .base import handles, rule
 
 MSPROBE = "msprobe (mindstudio-probe 26.2.0)"
@@ -144,20 +144,14 @@ NAMES = frozenset({"seed", "manual_seed", "use_deterministic_algorithms", "DataL
 @handles("call", "NPU701", "NPU702", "NPU704")
 def check_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname is None:
-        if "seed" in call_name(call).lower():
+        name = call_name(call)
+        if "seed" in name.lower() and name not in ("seed", "manual_seed", "manual_seed_all"):
             checker.note("seed all", call)  # a helper this file cannot see into
         return
     if qualname.rpartition(".")[2] not in NAMES:  # the imported name, whatever the alias
         return
-    generator = SEEDS.get(qualname)
-    if generator is not None:
-        checker.note(f"seed {generator}", call)
-        if "seed-site" not in checker.facts:
-            checker.note("seed-site", call)
-            seed = call.args[0] if len(call.args) == 1 and not call.keywords else None
-            if type(seed) in (ast.Name, ast.Constant, ast.Attribute):
-                checker.note("seed-arg", seed)
-        return
+    if qualname in SEEDS:
+        return  # check_seed: it needs the scope
     if qualname in COMPLETE:
         checker.note("seed all", call)
         if qualname.endswith("seed_all") and literal(argument(call, "rm_dropout", 2)[1]) is True:
@@ -168,13 +162,49 @@ def check_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
         checker.note(f"draw {GENERATOR[module]}", call)
     elif qualname == "torch.use_deterministic_algorithms":
         if literal(argument(call, "mode", 0)[1]) is True:
-            checker.note("deterministic", call)
+            checker.note(f"deterministic @{call.lineno}:{call.col_offset}", call)
     elif qualname in DROPOUTS:
         passed, p = argument(call, "p", 0 if qualname.startswith("torch.nn.D") else 1)
         if not passed or literal(p) != 0:
             checker.note(f"NPU704 dropout `{qualname}` @{call.lineno}:{call.col_offset}", call)
     elif qualname in DATALOADERS and literal(argument(call, "shuffle", 2)[1]) is True:
         checker.note(f"NPU704 shuffle @{call.lineno}:{call.col_offset}", call)
+
+
+@handles("reference", "NPU701")
+def check_seed(checker: Checker, ref: Reference) -> None:
+    """A seed set for the run, not inside a method (a model reseeding its own sampling,
+    as BigBird's attention does, is not the run's seeding)."""
+    generator = SEEDS.get(ref.qualname)
+    call = ref.call
+    if generator is None or type(call) is not ast.Call or call.func is not ref.node:
+        return
+    scope = ref.scope
+    if scope.kind == FUNCTION and scope.parent is not None and scope.parent.kind == CLASS:
+        return
+    checker.note(f"seed {generator}", call)
+    if "seed-site" not in checker.facts:
+        checker.note("seed-site", call)
+        seed = call.args[0] if len(call.args) == 1 and not call.keywords else None
+        if type(seed) in (ast.Name, ast.Constant, ast.Attribute):
+            checker.note("seed-arg", seed)
+
+
+OTHER_DEVICES = ("xpu", "mlu", "hpu", "mps", "musa", "sdaa", "xla")
+
+
+@handles("function", "NPU702")
+def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
+    """`use_deterministic_algorithms(True)` under `if is_torch_xpu_available():` is about
+    another accelerator: note it so NPU702 leaves it alone."""
+    if "use_deterministic_algorithms" not in text_of(checker, func):
+        return
+    for node in own_nodes(func.body):
+        if type(node) is not ast.If or not any(d in ast.unparse(node.test).lower() for d in OTHER_DEVICES):
+            continue
+        for inner in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if type(inner) is ast.Call and call_name(inner) == "use_deterministic_algorithms":
+                checker.note(f"other device @{inner.lineno}:{inner.col_offset}", inner)
 
 
 @handles("assign", "NPU703")
@@ -190,9 +220,12 @@ def check_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scop
 @handles("module", "NPU701", "NPU702", "NPU703", "NPU704")
 def check_module(checker: Checker, facts: dict[str, Range]) -> None:
     _seeds(checker, facts)
-    if "deterministic" in facts and "HCCL_DETERMINISTIC" not in checker.source.text:
-        checker.report("NPU702", facts["deterministic"])
-    if "cudnn-deterministic" in facts and "deterministic" not in facts:
+    deterministic = [(fact, where) for fact, where in facts.items() if fact.startswith("deterministic @")]
+    if deterministic and "HCCL_DETERMINISTIC" not in checker.source.text:
+        for fact, where in deterministic:
+            if "other device @" + fact.partition(" @")[2] not in facts:
+                checker.report("NPU702", where)
+    if "cudnn-deterministic" in facts and not deterministic:
         checker.report("NPU703", facts["cudnn-deterministic"])
     if checker.module.imports_module("msprobe"):
         for fact, where in facts.items():
