@@ -11,8 +11,8 @@ import ast
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..engine.walk import Scope
-from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, literal, open_ended, own_nodes, reaches, rows,
-                     text_of)
+from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, literal, open_ended, own_nodes,
+                     reaches, rows, text_of)
 from .base import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
@@ -48,7 +48,8 @@ rule(
     message="Hand-written RMSNorm: `{replacement}` fuses it (CANN >= {cann}). {note}",
     doc=dict(
         what="Finds `rsqrt(mean(x²) + eps)` — `x.pow(2).mean(-1, keepdim=True)`, `x * x`, `x ** 2`, `x.square()` — "
-             "directly or through a local variable, in one function. " + ON + "the shape is RMSNorm's and nothing "
+             "directly or through a local variable, in one function; not a variance (`mean((x - m)²)`, "
+             "`mean(x²) - m²`), which is LayerNorm's. " + ON + "the shape is RMSNorm's and nothing "
              "else's.",
         why="The advisor matches the operator sequence `pow-mean-add-rsqrt-mul` in a profile and recommends "
             "`torch_npu.npu_rms_norm`, one kernel instead of five.",
@@ -514,9 +515,24 @@ def _rms_norm(checker: Checker, nodes: list[ast.AST], values: dict[str, list[ast
             continue
         operand = node.args[0] if node.args else getattr(node.func, "value", None)
         if type(operand) is ast.BinOp and type(operand.op) is ast.Add and (
-                reaches(operand.left, _mean_of_square, values, 2)
-                or reaches(operand.right, _mean_of_square, values, 2)):
+                _rms_statistic(operand.left, values) or _rms_statistic(operand.right, values)):
             _report_fused(checker, "NPU602", node)
+
+
+def _rms_statistic(node: ast.AST, values: dict[str, list[ast.expr]], depth: int = 2) -> bool:
+    """`mean(x²)` itself, a cast of it, or a local name assigned only that: not
+    `mean(x²) - mean(x)²` (a variance, LayerNorm's)."""
+    if _mean_of_square(node):
+        return True
+    if depth == 0:
+        return False
+    if type(node) is ast.Name:
+        assigned = values.get(node.id, ())
+        return len(assigned) == 1 and _rms_statistic(assigned[0], values, depth - 1)
+    if type(node) is ast.Call and call_name(node) in ("to", "float", "type", "type_as") \
+            and type(node.func) is ast.Attribute:
+        return _rms_statistic(node.func.value, values, depth - 1)
+    return False
 
 
 def _last_axis(call: ast.Call) -> bool:

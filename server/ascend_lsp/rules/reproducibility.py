@@ -50,8 +50,10 @@ rule(
     message="`torch.use_deterministic_algorithms(True)` without `HCCL_DETERMINISTIC`: collective reductions on "
             "the NPU stay non-deterministic.",
     doc=dict(
-        what="Finds `torch.use_deterministic_algorithms(True)` in a file that never mentions `HCCL_DETERMINISTIC`. "
-             + ON + "the file shows the intent and not the NPU half of it.",
+        what="Finds `torch.use_deterministic_algorithms(True)` in a file that never mentions `HCCL_DETERMINISTIC`; "
+             "not a call under a test for another accelerator (`if is_torch_xpu_available():`), nor one switched "
+             "back in the same function (a test harness restoring the previous state). " + ON + "the file shows "
+             "the intent and not the NPU half of it.",
         why="On the NPU, deterministic kernels come from `use_deterministic_algorithms`, but HCCL's all-reduce "
             "order is fixed only by `HCCL_DETERMINISTIC`; msprobe's `seed_all(mode=True)` sets both, and "
             "config_check compares `HCCL_DETERMINISTIC` (GPU: `NCCL_DETERMINISTIC`) between the runs.",
@@ -195,16 +197,23 @@ OTHER_DEVICES = ("xpu", "mlu", "hpu", "mps", "musa", "sdaa", "xla")
 
 @handles("function", "NPU702")
 def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
-    """`use_deterministic_algorithms(True)` under `if is_torch_xpu_available():` is about
-    another accelerator: note it so NPU702 leaves it alone."""
+    """Note the `use_deterministic_algorithms(True)` calls NPU702 leaves alone: under `if
+    is_torch_xpu_available():` (another accelerator), or switched back in the same function."""
     if "use_deterministic_algorithms" not in text_of(checker, func):
         return
-    for node in own_nodes(func.body):
+    nodes = list(own_nodes(func.body))
+    toggles = [n for n in nodes if type(n) is ast.Call and call_name(n) == "use_deterministic_algorithms"]
+    if any(literal(argument(n, "mode", 0)[1]) is not True for n in toggles):
+        # switched on and back (a test harness restoring the previous state): not a run setting
+        for inner in toggles:
+            checker.note(f"excluded @{inner.lineno}:{inner.col_offset}", inner)
+        return
+    for node in nodes:
         if type(node) is not ast.If or not any(d in ast.unparse(node.test).lower() for d in OTHER_DEVICES):
             continue
         for inner in ast.walk(ast.Module(body=node.body, type_ignores=[])):
             if type(inner) is ast.Call and call_name(inner) == "use_deterministic_algorithms":
-                checker.note(f"other device @{inner.lineno}:{inner.col_offset}", inner)
+                checker.note(f"excluded @{inner.lineno}:{inner.col_offset}", inner)
 
 
 @handles("assign", "NPU703")
@@ -223,7 +232,7 @@ def check_module(checker: Checker, facts: dict[str, Range]) -> None:
     deterministic = [(fact, where) for fact, where in facts.items() if fact.startswith("deterministic @")]
     if deterministic and "HCCL_DETERMINISTIC" not in checker.source.text:
         for fact, where in deterministic:
-            if "other device @" + fact.partition(" @")[2] not in facts:
+            if "excluded @" + fact.partition(" @")[2] not in facts:
                 checker.report("NPU702", where)
     if "cudnn-deterministic" in facts and not deterministic:
         checker.report("NPU703", facts["cudnn-deterministic"])
