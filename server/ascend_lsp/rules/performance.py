@@ -165,12 +165,14 @@ rule(
 
 rule(
     code="NPU610", name="dataloader-settings", severity=Severity.INFO, fix="never", table=ADVICE_TABLE,
-    message="DataLoader {problems} in a file that trains: {advice}",
+    message="DataLoader {problems} feeds a training loop: {advice}",
     doc=dict(
         what="Finds `torch.utils.data.DataLoader(...)` without `pin_memory=True` (missing or literal `False`) or "
-             "with `num_workers` missing or `0`, in a file that runs a training step (`.backward()`). Arguments "
-             "passed as `**kwargs` or through variables are not judged (msFmkTransplt compares the source text, "
-             "so it flags `pin_memory=args.pin` too). " + ON + "the arguments are read, not guessed.",
+             "with `num_workers` missing or `0`, assigned to a name (`train_loader = ...`, `self.loader = ...`) that "
+             "a training loop in the same file iterates (`for x in train_loader`, `enumerate(self.loader)`). "
+             "Arguments passed as `**kwargs` or through variables are not judged (msFmkTransplt compares the "
+             "source text, so it flags `pin_memory=args.pin` too). " + ON + "the loader feeds the training step, "
+             "and the arguments are read, not guessed.",
         why="The advisor's slow-dataloader rule and msFmkTransplt both ask for pinned host memory (faster, "
             "asynchronous copies to the device) and worker processes (loading overlapped with the step).",
         example="loader = DataLoader(ds, batch_size=32)  # NPU610\n\n"
@@ -293,24 +295,17 @@ ANOMALY = {"torch.autograd.set_detect_anomaly": "torch.autograd.set_detect_anoma
            "torch.autograd.anomaly_mode.detect_anomaly": "torch.autograd.detect_anomaly"}
 ENV_SETTERS = ("os.environ.setdefault", "os.putenv", "os.environ.update")
 LINEAR = ("torch.nn.Linear", "torch.nn.modules.linear.Linear")
-TRAINING_STEP = "training-step"
-CALL_NAMES = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adadelta", "DataLoader",
+CALL_NAMES = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adadelta",
                         "DistributedDataParallel", "set_detect_anomaly", "detect_anomaly", "setdefault", "putenv",
                         "update", "Linear"})
 
 
-@handles("call", "NPU601", "NPU610", "NPU612", "NPU613", "NPU614", "NPU615")
+@handles("call", "NPU601", "NPU612", "NPU613", "NPU614", "NPU615")
 def check_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
-    if qualname is None:
-        if type(call.func) is ast.Attribute and call.func.attr == "backward":
-            checker.note(TRAINING_STEP, call)
-        return
-    if qualname.rpartition(".")[2] not in CALL_NAMES:  # the imported name, whatever the alias
+    if qualname is None or qualname.rpartition(".")[2] not in CALL_NAMES:  # the imported name, whatever the alias
         return
     if qualname.startswith("torch.optim."):
         _optimizer(checker, call, qualname)
-    elif qualname in DATALOADERS:
-        _dataloader(checker, call)
     elif qualname in ANOMALY:
         _anomaly(checker, call, ANOMALY[qualname])
     elif qualname in DDP:
@@ -343,7 +338,9 @@ def _optimizer(checker: Checker, call: ast.Call, qualname: str) -> None:
                    cann=row["cann"], note=row["note"])
 
 
-def _dataloader(checker: Checker, call: ast.Call) -> None:
+def _dataloader(checker: Checker, call: ast.Call, name: str) -> None:
+    """Note what a DataLoader assigned to `name` lacks; the module handler reports it if a
+    training loop iterates `name`."""
     if open_ended(call):
         return
     problems = []
@@ -356,8 +353,7 @@ def _dataloader(checker: Checker, call: ast.Call) -> None:
         elif "unexpected" in row and literal(value) == int(row["unexpected"]):
             problems.append(f"with `{row['parameter']}={row['unexpected']}`")
     if problems:
-        # reported by the module handler, once the file is known to train
-        checker.note(f"NPU610 {' and '.join(problems)} @{call.lineno}:{call.col_offset}", call.func)
+        checker.note(f"NPU610 {' and '.join(problems)} @{call.lineno}:{call.col_offset} ={name}", call.func)
 
 
 def _anomaly(checker: Checker, call: ast.Call, name: str) -> None:
@@ -412,11 +408,18 @@ def _env_call(checker: Checker, call: ast.Call, qualname: str) -> None:
         _judge_env(checker, call, call.args[0].value, call.args[1])
 
 
-@handles("assign", "NPU608", "NPU614")
+@handles("assign", "NPU608", "NPU610", "NPU614")
 def check_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
-    if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.targets[0]) is not ast.Subscript:
+    if type(node) is not ast.Assign or len(node.targets) != 1:
         return
     target = node.targets[0]
+    if type(target) in (ast.Name, ast.Attribute):
+        value = node.value
+        if type(value) is ast.Call and checker.qualname(value.func, scope) in DATALOADERS:
+            _dataloader(checker, value, target.id if type(target) is ast.Name else target.attr)
+        return
+    if type(target) is not ast.Subscript:
+        return
     index = target.slice
     if type(index) is ast.Constant and type(index.value) is str:
         if checker.qualname(target.value, scope) == "os.environ":
@@ -697,7 +700,7 @@ def _loop_nodes(loop: ast.For | ast.AsyncFor | ast.While) -> list[tuple[ast.AST,
     return out
 
 
-@handles("loop", "NPU611", "NPU616")
+@handles("loop", "NPU610", "NPU611", "NPU616")
 def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
     text = text_of(checker, loop)
     if not any(mark in text for mark in LOOP_MARKS):
@@ -707,6 +710,10 @@ def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope
         return
     if any(type(n) in LOOPS and any(_trains(m) for m in ast.walk(n)) for n, _ in nodes):
         return  # an inner loop is the training loop: it gets its own event
+    if type(loop) is not ast.While:  # what the training loop iterates: NPU610 judges those loaders
+        for node in ast.walk(loop.iter):
+            if type(node) in (ast.Name, ast.Attribute):
+                checker.note(f"iterated {node.id if type(node) is ast.Name else node.attr}", node)
     losses = {n.func.value.id for n, _ in nodes if type(n) is ast.Call and type(n.func) is ast.Attribute
               and n.func.attr == "backward" and type(n.func.value) is ast.Name}
     for node, periodic in nodes:
@@ -739,11 +746,9 @@ def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope
 
 @handles("module", "NPU610")
 def check_module(checker: Checker, facts: dict) -> None:
-    if TRAINING_STEP not in facts:
-        return
-    row = _advice(checker, "parameter", "api", DATALOADERS[0])
     advice = "; ".join(r["advice"] for r in rows(checker, "parameter", "api").get(DATALOADERS[0], ()))
     for fact, where in facts.items():
         if fact.startswith("NPU610 "):
-            problems = fact[len("NPU610 "):].rpartition(" @")[0]
-            checker.report("NPU610", where, problems=problems, advice=advice if row else "")
+            problems, _, name = fact[len("NPU610 "):].rpartition(" =")
+            if f"iterated {name}" in facts:
+                checker.report("NPU610", where, problems=problems.rpartition(" @")[0], advice=advice)

@@ -39,8 +39,8 @@ rule(
                 'os.environ["PYTHONHASHSEED"] = str(seed)\nnp.random.seed(seed)\nidx = np.random.permutation(n)',
         fix="Unsafe (the random streams change): after the first seeding statement, inserts the seeds of every "
             "generator the file does not seed yet (and `PYTHONHASHSEED`, unless the file sets it), with the same "
-            "seed expression, so the file seeds what `seed_all(seed)` seeds; adds the imports. Offered when the first seeding call is a statement of its "
-            "own with a plain seed argument.",
+            "seed expression, so the file seeds what `seed_all(seed)` seeds; adds the imports. Offered when the "
+            "first seeding call is a statement of its own with a plain seed argument.",
         source=SEED_ALL + f"; {MSPROBE} config_check random checker (only `torch.manual_seed` is tracked).",
     ),
 )
