@@ -4,8 +4,6 @@ the advice table, function- and loop-local reading of the AST, literal values.""
 from __future__ import annotations
 
 import ast
-from typing import Iterator
-
 from ..engine.checker import Checker
 from ..engine.tables import Tables
 
@@ -38,16 +36,28 @@ def text_of(checker: Checker, node: ast.stmt) -> str:
     return "".join(checker.source.lines[node.lineno - 1:node.end_lineno])
 
 
-def own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node of `body`, not descending into nested functions and classes (which are
-    read on their own)."""
-    stack: list[ast.AST] = list(reversed(body))
+def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every node of `body` in source order, not descending into nested functions and
+    classes (which are read on their own). Reads `_fields` directly: `ast.iter_child_nodes`
+    costs twice as much, and this runs on every function that shows a pattern."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = body[::-1]
+    pop, extend, append, AST = stack.pop, stack.extend, out.append, ast.AST
     while stack:
-        node = stack.pop()
-        yield node
+        node = pop()
+        append(node)
         if isinstance(node, NESTED):
             continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        children: list[ast.AST] = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                children.extend(v for v in value if isinstance(v, AST))
+            elif isinstance(value, AST) and name != "ctx":
+                children.append(value)
+        children.reverse()
+        extend(children)
+    return out
 
 
 def call_name(call: ast.Call) -> str:

@@ -7,6 +7,7 @@ environment variables. All `info`; the noisy ones are opt-in."""
 from __future__ import annotations
 
 import ast
+import re
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
@@ -338,6 +339,16 @@ def _optimizer(checker: Checker, call: ast.Call, qualname: str) -> None:
                    cann=row["cann"], note=row["note"])
 
 
+def _may_be_dataloader(checker: Checker, func: ast.expr) -> bool:
+    """A cheap test before resolving the callee: `DataLoader(...)`, `data.DataLoader(...)`,
+    or a name imported as DataLoader under another name."""
+    if type(func) is ast.Attribute:
+        return func.attr == "DataLoader"
+    if type(func) is ast.Name:
+        return func.id == "DataLoader" or checker.module.scope.imports.get(func.id, "").endswith(".DataLoader")
+    return False
+
+
 def _dataloader(checker: Checker, call: ast.Call, name: str) -> None:
     """Note what a DataLoader assigned to `name` lacks; the module handler reports it if a
     training loop iterates `name`."""
@@ -415,7 +426,8 @@ def check_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scop
     target = node.targets[0]
     if type(target) in (ast.Name, ast.Attribute):
         value = node.value
-        if type(value) is ast.Call and checker.qualname(value.func, scope) in DATALOADERS:
+        if type(value) is ast.Call and _may_be_dataloader(checker, value.func) \
+                and checker.qualname(value.func, scope) in DATALOADERS:
             _dataloader(checker, value, target.id if type(target) is ast.Name else target.attr)
         return
     if type(target) is not ast.Subscript:
@@ -641,7 +653,22 @@ def _names_from(call: ast.Call, nodes: list[ast.AST]) -> set[str]:
     return names
 
 
-FUNCTION_MARKS = ("rsqrt", "cat", "silu", "softmax")
+ROTATE_HALF_TEXT = re.compile(r"cat\(\s*[(\[]\s*-")  # torch.cat((-x2, ...  /  torch.concat([-b, ...
+
+
+def _marks(text: str) -> list[str]:
+    """The patterns a function's text can hold. Most functions show none, and reading a
+    function's AST again costs about as much as the walk did."""
+    marks = []
+    if "rsqrt" in text and "mean" in text:
+        marks.append("rsqrt")
+    if "cat(" in text and ROTATE_HALF_TEXT.search(text):
+        marks.append("cat")
+    if "silu" in text and ("chunk" in text or "split" in text or ":" in text):
+        marks.append("silu")
+    if "softmax" in text and ("@" in text or "matmul" in text or "bmm" in text or "einsum" in text):
+        marks.append("softmax")
+    return marks
 
 
 @handles("function", "NPU602", "NPU603", "NPU604", "NPU605", "NPU607")
@@ -652,11 +679,10 @@ def check_function(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDe
             col = checker.source.line(line).find(func.name, func.col_offset)
             where = Range(line, col, line, col + len(func.name)) if col >= 0 else func
             checker.report("NPU607", where, name=func.name, replacement=row["replacement"])
-    text = text_of(checker, func)
-    marks = [mark for mark in FUNCTION_MARKS if mark in text]
+    marks = _marks(text_of(checker, func))
     if not marks:
         return
-    nodes = list(own_nodes(func.body))
+    nodes = own_nodes(func.body)
     values = assignments(nodes)
     if "rsqrt" in marks:
         _rms_norm(checker, nodes, values)

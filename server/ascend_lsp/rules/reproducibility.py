@@ -201,7 +201,7 @@ def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef
     is_torch_xpu_available():` (another accelerator), or switched back in the same function."""
     if "use_deterministic_algorithms" not in text_of(checker, func):
         return
-    nodes = list(own_nodes(func.body))
+    nodes = own_nodes(func.body)
     toggles = [n for n in nodes if type(n) is ast.Call and call_name(n) == "use_deterministic_algorithms"]
     if any(literal(argument(n, "mode", 0)[1]) is not True for n in toggles):
         # switched on and back (a test harness restoring the previous state): not a run setting
@@ -218,7 +218,8 @@ def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef
 
 @handles("assign", "NPU703")
 def check_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
-    if type(node) is not ast.Assign or literal(node.value) is not True:
+    value = node.value
+    if type(node) is not ast.Assign or type(value) is not ast.Constant or value.value is not True:
         return
     for target in node.targets:
         if type(target) is ast.Attribute and target.attr == "deterministic" and \
