@@ -31,9 +31,19 @@ def rows(checker: Checker, section: str, key: str) -> dict[str, list[dict]]:
     return out
 
 
-def text_of(checker: Checker, node: ast.stmt) -> str:
-    """The source lines of `node` (a cheap substring test before reading its AST)."""
-    return "".join(checker.source.lines[node.lineno - 1:node.end_lineno])
+def span_of(checker: Checker, node: ast.stmt) -> tuple[str, int, int]:
+    """(the file's text, start, end) of `node`'s lines: a substring test with
+    `text.find(needle, start, end)` copies nothing."""
+    source = checker.source
+    offsets = source.line_offsets
+    end = offsets[node.end_lineno] if node.end_lineno < len(offsets) else len(source.text)
+    return source.text, offsets[node.lineno - 1], end
+
+
+def has(span: tuple[str, int, int], *needles: str) -> bool:
+    """Whether any of `needles` occurs in the span."""
+    text, start, end = span
+    return any(text.find(needle, start, end) != -1 for needle in needles)
 
 
 def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:

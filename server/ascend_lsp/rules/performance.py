@@ -12,8 +12,8 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..engine.walk import Scope
-from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, literal, open_ended, own_nodes,
-                     reaches, rows, text_of)
+from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, has, literal, open_ended, own_nodes,
+                     reaches, rows, span_of)
 from .base import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
@@ -301,9 +301,11 @@ CALL_NAMES = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adadelta",
                         "update", "Linear"})
 
 
-@handles("call", "NPU601", "NPU612", "NPU613", "NPU614", "NPU615")
-def check_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
-    if qualname is None or qualname.rpartition(".")[2] not in CALL_NAMES:  # the imported name, whatever the alias
+@handles("reference", "NPU601", "NPU612", "NPU613", "NPU614", "NPU615")
+def check_call(checker: Checker, ref: Reference) -> None:
+    """Calls of resolved APIs (a reference event: cheaper than every call)."""
+    call, qualname = ref.call, ref.qualname
+    if type(call) is not ast.Call or call.func is not ref.node or qualname.rpartition(".")[2] not in CALL_NAMES:
         return
     if qualname.startswith("torch.optim."):
         _optimizer(checker, call, qualname)
@@ -646,7 +648,7 @@ def _names_from(call: ast.Call, nodes: list[ast.AST]) -> set[str]:
     """Local names whose value comes from `call` (through later assignments too)."""
     names: set[str] = set()
     for node in nodes:
-        if type(node) is ast.Assign:
+        if type(node) is ast.Assign and node.end_lineno >= call.lineno:
             if any(n is call or (type(n) is ast.Name and n.id in names) for n in ast.walk(node.value)):
                 for target in node.targets:
                     names.update(t.id for t in ast.walk(target) if type(t) is ast.Name)
@@ -656,17 +658,17 @@ def _names_from(call: ast.Call, nodes: list[ast.AST]) -> set[str]:
 ROTATE_HALF_TEXT = re.compile(r"cat\(\s*[(\[]\s*-")  # torch.cat((-x2, ...  /  torch.concat([-b, ...
 
 
-def _marks(text: str) -> list[str]:
+def _marks(span: tuple[str, int, int]) -> list[str]:
     """The patterns a function's text can hold. Most functions show none, and reading a
     function's AST again costs about as much as the walk did."""
     marks = []
-    if "rsqrt" in text and "mean" in text:
+    if has(span, "rsqrt") and has(span, "mean"):
         marks.append("rsqrt")
-    if "cat(" in text and ROTATE_HALF_TEXT.search(text):
+    if has(span, "cat(") and ROTATE_HALF_TEXT.search(*span):
         marks.append("cat")
-    if "silu" in text and ("chunk" in text or "split" in text or ":" in text):
+    if has(span, "silu") and has(span, "chunk", "split", ":"):
         marks.append("silu")
-    if "softmax" in text and ("@" in text or "matmul" in text or "bmm" in text or "einsum" in text):
+    if has(span, "softmax") and has(span, "@", "matmul", "bmm", "einsum"):
         marks.append("softmax")
     return marks
 
@@ -679,7 +681,7 @@ def check_function(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDe
             col = checker.source.line(line).find(func.name, func.col_offset)
             where = Range(line, col, line, col + len(func.name)) if col >= 0 else func
             checker.report("NPU607", where, name=func.name, replacement=row["replacement"])
-    marks = _marks(text_of(checker, func))
+    marks = _marks(span_of(checker, func))
     if not marks:
         return
     nodes = own_nodes(func.body)
@@ -728,8 +730,7 @@ def _loop_nodes(loop: ast.For | ast.AsyncFor | ast.While) -> list[tuple[ast.AST,
 
 @handles("loop", "NPU610", "NPU611", "NPU616")
 def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
-    text = text_of(checker, loop)
-    if not any(mark in text for mark in LOOP_MARKS):
+    if not has(span_of(checker, loop), *LOOP_MARKS):
         return
     nodes = _loop_nodes(loop)
     if not any(_trains(n) for n, _ in nodes):

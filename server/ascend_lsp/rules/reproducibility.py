@@ -5,11 +5,12 @@ switches that mean nothing on the NPU, randomness left on in a comparison run.""
 from __future__ import annotations
 
 import ast
+import re
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Range, Severity
 from ..engine.walk import CLASS, FUNCTION, Scope
-from .advice import ADVICE_TABLE, argument, call_name, literal, own_nodes, text_of
+from .advice import ADVICE_TABLE, argument, call_name, has, literal, own_nodes, span_of
 from .base import handles, rule
 
 MSPROBE = "msprobe (mindstudio-probe 26.2.0)"
@@ -26,10 +27,10 @@ rule(
         what="In a file that seeds at least one generator (`random.seed`, `np.random.seed`, `torch.manual_seed`), "
              "finds a generator it draws from (`random.*`, `np.random.*`, `torch.rand*`, `torch.randperm`, "
              "`torch.normal`, …) but never seeds. Files that call a complete seeding helper (`transformers."
-             "set_seed`, `accelerate.utils.set_seed`, msprobe's `seed_all`, Lightning's `seed_everything`) or an "
-             "unresolved function with `seed` in its name (a project helper the file cannot see into) are not "
-             "reported. " + ON + "the file shows both the intent (a seed) and the gap (a draw from an unseeded "
-             "generator).",
+             "set_seed`, `accelerate.utils.set_seed`, msprobe's `seed_all`, Lightning's `seed_everything`) or any "
+             "other function with `seed` in its name (a project helper the file cannot see into) are not "
+             "reported; nor are seeds set inside a method (a model reseeding its own sampling). " + ON + "the "
+             "file shows both the intent (a seed) and the gap (a draw from an unseeded generator).",
         why="msprobe's `seed_all`, which its dump and config_check documentation ask for before comparing a GPU "
             "run with an NPU run, seeds Python's `random`, `PYTHONHASHSEED`, NumPy and torch (and the device "
             "generators). `torch.manual_seed` also seeds the NPU generators in torch 2.13 once torch_npu is "
@@ -143,17 +144,15 @@ NAMES = frozenset({"seed", "manual_seed", "use_deterministic_algorithms", "DataL
                   | {q.rpartition(".")[2] for q in DROPOUTS})
 
 
-@handles("call", "NPU701", "NPU702", "NPU704")
-def check_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
-    if qualname is None:
-        name = call_name(call)
-        if "seed" in name.lower() and name not in ("seed", "manual_seed", "manual_seed_all"):
-            checker.note("seed all", call)  # a helper this file cannot see into
-        return
-    if qualname.rpartition(".")[2] not in NAMES:  # the imported name, whatever the alias
+@handles("reference", "NPU701", "NPU702", "NPU704")
+def check_call(checker: Checker, ref: Reference) -> None:
+    """Calls of resolved APIs (a reference event: cheaper than every call)."""
+    call, qualname = ref.call, ref.qualname
+    if type(call) is not ast.Call or call.func is not ref.node or qualname.rpartition(".")[2] not in NAMES:
         return
     if qualname in SEEDS:
-        return  # check_seed: it needs the scope
+        _seed(checker, ref, call, SEEDS[qualname])
+        return
     if qualname in COMPLETE:
         checker.note("seed all", call)
         if qualname.endswith("seed_all") and literal(argument(call, "rm_dropout", 2)[1]) is True:
@@ -173,14 +172,9 @@ def check_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
         checker.note(f"NPU704 shuffle @{call.lineno}:{call.col_offset}", call)
 
 
-@handles("reference", "NPU701")
-def check_seed(checker: Checker, ref: Reference) -> None:
+def _seed(checker: Checker, ref: Reference, call: ast.Call, generator: str) -> None:
     """A seed set for the run, not inside a method (a model reseeding its own sampling,
     as BigBird's attention does, is not the run's seeding)."""
-    generator = SEEDS.get(ref.qualname)
-    call = ref.call
-    if generator is None or type(call) is not ast.Call or call.func is not ref.node:
-        return
     scope = ref.scope
     if scope.kind == FUNCTION and scope.parent is not None and scope.parent.kind == CLASS:
         return
@@ -199,7 +193,7 @@ OTHER_DEVICES = ("xpu", "mlu", "hpu", "mps", "musa", "sdaa", "xla")
 def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
     """Note the `use_deterministic_algorithms(True)` calls NPU702 leaves alone: under `if
     is_torch_xpu_available():` (another accelerator), or switched back in the same function."""
-    if "use_deterministic_algorithms" not in text_of(checker, func):
+    if not has(span_of(checker, func), "use_deterministic_algorithms"):
         return
     nodes = own_nodes(func.body)
     toggles = [n for n in nodes if type(n) is ast.Call and call_name(n) == "use_deterministic_algorithms"]
@@ -249,9 +243,16 @@ def check_module(checker: Checker, facts: dict[str, Range]) -> None:
 GENERATORS = ("random", "numpy", "torch")
 
 
+# a call of a seeding helper the file cannot see into (`set_seed(...)`, `utils.seed_everything(...)`)
+SEED_HELPER = re.compile(r"(?<!def )\b(\w*[sS]eed\w*)\s*\(")
+
+
 def _seeds(checker: Checker, facts: dict[str, Range]) -> None:
     seeded = [g for g in GENERATORS if f"seed {g}" in facts]
     if not seeded or "seed all" in facts:
+        return
+    if any(m.group(1) not in ("seed", "manual_seed", "manual_seed_all")
+           for m in SEED_HELPER.finditer(checker.source.text)):
         return
     missing = [g for g in GENERATORS if f"draw {g}" in facts and g not in seeded]
     if not missing:
