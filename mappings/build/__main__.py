@@ -3,7 +3,7 @@
 Usage: python mappings/build [--data DIR] [folder ...]
 
 Each sibling module `<folder>_tables.py`, named after a `mappings/` folder (torch_npu,
-mindspore, msprobe), exposes `build(data_dir: Path, out_dir: Path) -> list[Path]` and
+mindspore, msprobe, ascend_tools), exposes `build(data_dir: Path, out_dir: Path) -> list[Path]` and
 writes that folder's TOML files. (Not `<folder>.py`: a builder named `mindspore` would
 shadow the real package it checks the tables against.) The facts default to the vendored copy
 in mappings/upstream/ (see upstream.py). Nothing at run time reads them: only the output is shipped.
@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE))
 from upstream import DATA  # noqa: E402  (the build folder is on sys.path from here on)
 
 MAPPINGS = HERE.parent
-SOURCES = ("torch_npu", "mindspore", "msprobe", "platform", "schema")
+SOURCES = ("torch_npu", "mindspore", "msprobe", "platform", "ascend_tools", "schema")
 
 
 def main() -> int:

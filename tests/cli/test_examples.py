@@ -26,6 +26,7 @@ EXPECTED = {
     72: ["NPU103"],  # torch.cuda.device_count
     73: ["NPU403"],  # nn.DataParallel
     81: ["NPU103"],  # torch.cuda.manual_seed_all
+    87: ["NPU610"],  # advice: the DataLoader feeding the training loop has no num_workers
     90: ["NPU203"],  # Adam(fused=True)
     92: ["NPU103"],  # torch.cuda.Event
     93: ["NPU103"],

@@ -257,3 +257,48 @@ def test_html_report_in_headless_chromium_shows_the_json_numbers(repo: Path) -> 
     assert counts == sorted(counts, reverse=True) and sorted(by_findings.rows) == sorted(expected)
     by_name = Page(rendered(repo / "report.html", "#sort=path"))
     assert [row[0] for row in by_name.rows] == sorted(f["path"] for f in data["files"])
+
+
+TRAINING = """\
+import torch
+import torch.nn.functional as F
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def train(model, loader):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for x in loader:
+        loss = model(x)
+        loss.backward()
+        opt.step()
+        print(loss.item())
+        torch.cuda.synchronize()
+"""
+
+
+def test_performance_section_in_every_format(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(TRAINING)
+    (tmp_path / "plain.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    data = report(tmp_path, ".")
+    performance = data["performance"]
+    assert performance["files"] == [{"path": "train.py", "fused_apis": 2, "host_syncs": 2, "other_advice": 0}]
+    assert performance["totals"] == {"fused_apis": 2, "host_syncs": 2, "other_advice": 0}
+    assert {r["code"]: r["count"] for r in performance["by_rule"]} == {"NPU601": 1, "NPU603": 1, "NPU611": 2}
+    # advice is not migration work: train.py's torch.cuda.synchronize is its only finding
+    train = next(f for f in data["files"] if f["path"] == "train.py")
+    assert train["findings"] == 1 and train["effort"] == "low"
+
+    lsp_check(tmp_path, "report", ".", "-o", "r.csv", "--exit-zero")
+    rows = {r["path"]: r for r in csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text()))}
+    assert (rows["train.py"]["fused_apis"], rows["train.py"]["host_syncs"]) == ("2", "2")
+    assert (rows["TOTAL"]["fused_apis"], rows["TOTAL"]["host_syncs"]) == ("2", "2")
+    lsp_check(tmp_path, "report", ".", "-o", "r.md", "--exit-zero")
+    md = (tmp_path / "r.md").read_text()
+    assert "## Performance" in md and "| train.py | 2 | 2 | 0 |" in md
+    lsp_check(tmp_path, "report", ".", "-o", "r.html", "--exit-zero")
+    html = (tmp_path / "r.html").read_text()
+    assert '<table id="performance">' in html and "<tr><td>train.py</td><td>2</td><td>2</td><td>0</td></tr>" in html

@@ -10,7 +10,9 @@ references found:
   unsafe > safe;
 - a site without findings is supported, unknown or other (see STATUSES).
 
-Syntax errors (E999) are findings but not sites.
+Syntax errors (E999) are findings but not sites. Advice (NPU6xx performance, NPU7xx
+reproducibility) is not migration work: it has its own section (fused-API opportunities and
+host synchronisations per file) and counts neither as a site nor towards the effort.
 """
 
 from __future__ import annotations
@@ -55,6 +57,10 @@ EFFORT_RULE = ("none: no finding. high: 3 or more unsupported sites, or more tha
                "(manual + unsafe). medium: 1–2 unsupported, or 4–15 that need a person. low: the rest "
                "(at most 3 that need a person; safe fixes are free).")
 TOP = 10
+ADVICE_RULES = ("NPU6", "NPU7")
+FUSED_RULES = ("NPU601", "NPU602", "NPU603", "NPU604", "NPU605", "NPU606", "NPU607", "NPU608")
+HOST_SYNC_RULES = ("NPU611",)
+PERFORMANCE_COLUMNS = ("path", "fused_apis", "host_syncs", "other_advice")
 
 
 def finding_status(record: Record) -> str:
@@ -94,13 +100,15 @@ class FileReport:
         self.path = result.path
         self.error = result.error
         self.lines = result.lines
-        self.findings = len(result.records)
-        self.rules = Counter(r.code for r in result.records)
-        self.fixable = {kind: Counter(r.code for r in result.records if r.fix_applicability == kind)
+        records = [r for r in result.records if not r.code.startswith(ADVICE_RULES)]
+        self.advice = Counter(r.code for r in result.records if r.code.startswith(ADVICE_RULES))
+        self.findings = len(records)
+        self.rules = Counter(r.code for r in records)
+        self.fixable = {kind: Counter(r.code for r in records if r.fix_applicability == kind)
                         for kind in ("safe", "unsafe")}
         sites: dict[tuple, str] = {}
         self.unsupported_apis: Counter = Counter()
-        for record in result.records:
+        for record in records:
             if record.code == "E999":
                 continue
             where = (record.line, record.col, record.end_line, record.end_col)
@@ -129,7 +137,12 @@ class FileReport:
     def row(self) -> dict:
         return {"path": self.path, "lines": self.lines, "references": self.references,
                 **{key: self.counts[key] for key in STATUS_KEYS}, "findings": self.findings,
-                "effort": self.effort, "error": self.error or None}
+                "effort": self.effort, "error": self.error or None, **self.performance()}
+
+    def performance(self) -> dict:
+        fused = sum(n for code, n in self.advice.items() if code in FUSED_RULES)
+        syncs = sum(n for code, n in self.advice.items() if code in HOST_SYNC_RULES)
+        return {"fused_apis": fused, "host_syncs": syncs, "other_advice": sum(self.advice.values()) - fused - syncs}
 
 
 def build(results: list[FileResult], settings_of: Callable[[str], Settings], base: Settings) -> dict:
@@ -142,7 +155,9 @@ def build(results: list[FileResult], settings_of: Callable[[str], Settings], bas
     unsupported: Counter = Counter()
     unknown: Counter = Counter()
     calls: Counter = Counter()
+    advice: Counter = Counter()
     for f in files:
+        advice.update(f.advice)
         totals.update(f.counts)
         totals.update(lines=f.lines, references=f.references, findings=f.findings)
         rules.update(f.rules)
@@ -170,6 +185,14 @@ def build(results: list[FileResult], settings_of: Callable[[str], Settings], bas
         "unknown_apis": [{"api": api, "count": count}
                          for api, count in sorted(unknown.items(), key=lambda item: (-item[1], item[0]))],
         "mindspore": None,
+        "performance": {
+            "rules": "fused_apis: " + ", ".join(FUSED_RULES) + "; host_syncs: " + ", ".join(HOST_SYNC_RULES)
+                     + "; other_advice: the other NPU6xx/NPU7xx rules; opt-in rules count only when selected",
+            "totals": {key: sum(f.performance()[key] for f in files) for key in PERFORMANCE_COLUMNS[1:]},
+            "files": [{"path": f.path, **f.performance()} for f in files if f.advice],
+            "by_rule": [{"code": code, "name": RULES[code].name if code in RULES else "", "count": count}
+                        for code, count in sorted(advice.items(), key=lambda item: (-item[1], item[0]))],
+        },
     }
     if base.target == "mindspore":
         total = sum(calls.values())
@@ -187,17 +210,19 @@ def as_json(report: dict) -> str:
 
 
 COLUMNS = ("path", "lines", "references", *STATUS_KEYS, "findings", "effort")
+CSV_COLUMNS = (*COLUMNS, *PERFORMANCE_COLUMNS[1:])
 
 
 def as_csv(report: dict) -> str:
-    """The per-file table, then a TOTAL row."""
+    """The per-file table (migration, then the performance advice), then a TOTAL row."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    writer.writerow(CSV_COLUMNS)
     for row in report["files"]:
-        writer.writerow([row[c] for c in COLUMNS])
-    totals = report["totals"]
-    writer.writerow(["TOTAL", *(totals[c] for c in COLUMNS[1:-1]), ""])
+        writer.writerow([row[c] for c in CSV_COLUMNS])
+    totals, performance = report["totals"], report["performance"]["totals"]
+    writer.writerow(["TOTAL", *(totals[c] for c in COLUMNS[1:-1]), "",
+                     *(performance[c] for c in PERFORMANCE_COLUMNS[1:])])
     return out.getvalue().rstrip("\n")
 
 
@@ -235,6 +260,7 @@ def as_markdown(report: dict) -> str:
     lines += ["", "## Top rules", "", "| rule | name | findings | safe fix | unsafe fix |", "|---|---|---:|---:|---:|"]
     lines += [f"| {r['code']} | {r['name']} | {r['count']} | {r['safe']} | {r['unsafe']} |"
               for r in report["top_rules"]]
+    lines += ["", *performance_markdown(report["performance"])]
     lines += ["", "## Top unsupported APIs", ""]
     lines += [f"- `{u['api']}` ({u['code']}): {u['count']}" for u in report["top_unsupported"]] or ["None."]
     lines += ["", "## Unknown APIs", "", "The tables know nothing about these; check each one on the target.", ""]
@@ -242,6 +268,26 @@ def as_markdown(report: dict) -> str:
     lines += ["", "## What the columns mean", ""]
     lines += [f"- **{s['label']}**: {s['meaning']}" for s in report["statuses"]]
     return "\n".join(lines)
+
+
+def performance_sentence(performance: dict) -> str:
+    totals = performance["totals"]
+    fused = totals["fused_apis"]
+    return (f"{fused} fused-API {'opportunity' if fused == 1 else 'opportunities'}, "
+            f"{plural(totals['host_syncs'], 'host synchronisation')} in a training loop, "
+            f"{totals['other_advice']} other advice ({performance['rules']})")
+
+
+def performance_markdown(performance: dict) -> list[str]:
+    lines = ["## Performance", "", performance_sentence(performance) + ".", ""]
+    if not performance["files"]:
+        return lines + ["No advice."]
+    lines += ["| file | fused APIs | host syncs | other advice |", "|---|---:|---:|---:|"]
+    lines += [f"| {_md_cell(f['path'])} | {f['fused_apis']} | {f['host_syncs']} | {f['other_advice']} |"
+              for f in performance["files"]]
+    lines += ["", "| rule | name | findings |", "|---|---|---:|"]
+    lines += [f"| {r['code']} | {r['name']} | {r['count']} |" for r in performance["by_rule"]]
+    return lines
 
 
 def plural(count: int, noun: str) -> str:

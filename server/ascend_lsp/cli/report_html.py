@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .report import COLUMNS, EFFORT, STATUS_KEYS, mindspore_sentence, plural, target_line
+from .report import COLUMNS, EFFORT, STATUS_KEYS, mindspore_sentence, performance_sentence, plural, target_line
 
 COLOURS = {"supported": "#2e7d32", "safe": "#66bb6a", "unsafe": "#ffb300", "manual": "#fb8c00",
            "unsupported": "#d32f2f", "unknown": "#9e9e9e", "other": "#cfd8dc"}
@@ -136,6 +136,10 @@ def as_html(report: dict) -> str:
     unknown = "".join(f"<li><code>{escape(u['api'])}</code>: {u['count']}</li>"
                       for u in report["unknown_apis"]) or "<li>None.</li>"
     legend = "".join(f"<dt>{escape(s['label'])}</dt><dd>{escape(s['meaning'])}</dd>" for s in report["statuses"])
+    performance = report["performance"]
+    perf_rows = "".join(f"<tr><td>{escape(f['path'])}</td><td>{f['fused_apis']}</td><td>{f['host_syncs']}</td>"
+                        f"<td>{f['other_advice']}</td></tr>" for f in performance["files"])
+    perf_rules = "".join(f"<li>{r['code']} {escape(r['name'])}: {r['count']}</li>" for r in performance["by_rule"])
     mindspore = (f'<h2>MindSpore</h2><p id="mindspore">{escape(mindspore_sentence(report["mindspore"]))}</p>'
                  if report["mindspore"] is not None else "")
     return f"""<!DOCTYPE html>
@@ -158,6 +162,9 @@ def as_html(report: dict) -> str:
 <table id="rules">
 <thead><tr><th>Rule</th><th>Name</th><th>Findings</th><th>Safe fix</th><th>Unsafe fix</th></tr></thead>
 <tbody>{rules}</tbody></table>
+<h2>Performance</h2><p id="performance-summary">{escape(performance_sentence(performance))}.</p>
+<table id="performance"><thead><tr><th>File</th><th>Fused APIs</th><th>Host syncs</th><th>Other advice</th></tr>
+</thead><tbody>{perf_rows}</tbody></table><ul id="performance-rules">{perf_rules}</ul>
 <h2>Top unsupported APIs</h2><ul id="unsupported">{unsupported}</ul>
 <h2>Unknown APIs</h2><p>The tables know nothing about these; check each one on the target.</p>
 <ul id="unknown">{unknown}</ul>

@@ -177,6 +177,12 @@ class Checker:
         if events.assigns and handlers["assign"]:
             for node, scope in events.assigns:
                 self._call(handlers["assign"], node, scope)
+        if events.functions and handlers["function"]:
+            for node, scope in events.functions:
+                self._call(handlers["function"], node, scope)
+        if events.loops and handlers["loop"]:
+            for node, scope in events.loops:
+                self._call(handlers["loop"], node, scope)
 
     def run_module(self, facts: dict[str, Range]) -> None:
         self._call(self.handlers["module"], facts)

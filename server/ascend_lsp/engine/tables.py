@@ -132,6 +132,9 @@ class Tables:
     counterparts: dict[str, Counterpart] = field(default_factory=dict)  # torch API → MindSpore row
     counterparts_version: str = ""  # the mapping table's MindSpore version
     traps: dict[str, list[Trap]] = field(default_factory=dict)  # API → its traps
+    # mappings/ascend_tools/advice.toml beyond its [[api]]/[[env]] rows: section → rows, as
+    # read (the NPU6xx/NPU7xx rules index what they need)
+    advice: dict[str, list[dict]] = field(default_factory=dict)
 
     def lookup(self, qualname: str) -> Entry | None:
         """The entry for `qualname`: exact, else the longest `prefix` entry above it."""
@@ -277,6 +280,9 @@ def load_tables(torch_npu_version: str, mindspore_version: str = "2.10",
         name = f"api-{version}.toml"
         _merge_mindspore(tables, read_table(ms_root / name), f"mappings/mindspore/{name}")
     _merge_traps(tables, read_table(ms_root / "traps.toml"))
+    advice = read_table(mappings_root() / "ascend_tools" / "advice.toml")
+    _merge(tables, advice, "mappings/ascend_tools/advice.toml")
+    tables.advice = {k: v for k, v in advice.items() if k not in ("meta", "api", "env")}
     for extra_path, _mtime in extra:
         data = read_table(Path(extra_path))
         validate_user_table(data, extra_path)

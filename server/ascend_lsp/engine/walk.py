@@ -165,6 +165,8 @@ class Events:
     assigns: list = field(default_factory=list)  # (Assign | AnnAssign with a value, scope)
     # branches of multi-backend code (engine/guards.py): (never on the NPU, only on the NPU)
     backends: list = field(default_factory=list)
+    functions: list = field(default_factory=list)  # (FunctionDef | AsyncFunctionDef, its own scope)
+    loops: list = field(default_factory=list)  # (For | AsyncFor | While, scope)
 
 
 def last_name(node: ast.expr) -> str:
@@ -325,6 +327,7 @@ def walk(items: list, module_scope: Scope) -> Events:
                 push((node.body, inner, VALUE, None))
                 continue
             scope.stores.add(node.name)
+            events.functions.append((node, inner))
             for decorator in node.decorator_list:
                 push((decorator, scope, VALUE, None))
             if node.returns is not None:
@@ -371,6 +374,8 @@ def walk(items: list, module_scope: Scope) -> Events:
                 events.backends.append(branches)
         if isinstance(node, ast.stmt):
             sctx = VALUE
+            if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
+                events.loops.append((node, scope))
         for child in iter_children(node):
             push((child, scope, sctx, None))
     return events

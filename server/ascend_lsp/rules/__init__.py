@@ -11,12 +11,20 @@ from . import syntax, cuda_usage, npu_support, third_party, npu_traps, mindspore
 from . import port_markers  # noqa: F401
 from . import real_world  # noqa: F401
 from . import packaging, chips, argument_limits, mindspore_tensor  # noqa: F401
+from . import performance, reproducibility  # noqa: F401
 
 __all__ = ["RULES", "RULE_SET", "Doc", "Rule", "active_codes", "active_handlers", "rules_for"]
 
 
 def rules_for(settings: Settings) -> list[Rule]:
-    return [r for r in RULES.values() if settings.target in r.targets and settings.enabled(r.code)]
+    return [r for r in RULES.values() if settings.target in r.targets and settings.enabled(r.code)
+            and (not r.opt_in or named(settings, r.code))]
+
+
+def named(settings: Settings, code: str) -> bool:
+    """An opt-in rule runs only when a selection entry with digits covers it (`NPU6`,
+    `NPU615`), never through a bare family (`NPU`, the default)."""
+    return any(code.startswith(p) and any(c.isdigit() for c in p) for p in settings.select)
 
 
 @functools.lru_cache(maxsize=32)

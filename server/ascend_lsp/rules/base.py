@@ -38,6 +38,9 @@ class Rule:
     on_type_only: bool = True  # False: a class only named in a type hint or isinstance() is not reported
     module: str = ""  # the module that declared it (set by rule())
     suppressible: bool = True  # False: neither noqa comments nor per-file-ignores hide it (a syntax error)
+    # Off unless a `select`/`extend-select` entry with digits names it ("NPU6", "NPU615"), like
+    # Ruff's preview rules: advice whose precision on real code is too low to show by default.
+    opt_in: str = ""  # why (shown on the rule page); empty: on by default
 
     @property
     def doc(self) -> Doc:
@@ -74,7 +77,8 @@ HANDLERS: dict[str, list[tuple[frozenset[str], Callable]]] = defaultdict(list)
 # handlers noted (Checker.note): conclusions about the whole file ("never calls set_train").
 # "packaging" handlers get the items of a packaging file (engine/packaging.py: a
 # requirement, a wheel index URL, a base image).
-EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "module", "packaging")
+EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "function", "loop", "module",
+               "packaging")
 
 
 def rule(**fields) -> Rule:

@@ -21,10 +21,13 @@ def page(rule: Rule) -> str:
     what = doc.what if rule.on_type_only else (
         doc.what + " A class that is only named in a type hint or in `isinstance()`/`issubclass()` is not reported: "
         "naming it runs nothing.")
+    opt_in = (f"\n**Default:** off. Opt-in because {rule.opt_in}: enable it with "
+              f"`extend-select = [\"{rule.code}\"]` (or a prefix with digits, such as `\"{rule.code[:4]}\"`).  "
+              if rule.opt_in else "")
     return (
         f"# {rule.code}: {rule.name}\n\n"
         f"**Severity:** {rule.severity.name.lower()} · **Fix:** {FIX_TEXT[rule.fix]} · "
-        f"**Targets:** {', '.join(rule.targets)}  {table}\n\n"
+        f"**Targets:** {', '.join(rule.targets)}  {table}{opt_in}\n\n"
         f"## What it does\n\n{what}\n\n"
         f"## Why\n\n{doc.why}\n\n"
         f"## Example\n\n```python\n{doc.example}\n```\n\n"

@@ -14,7 +14,7 @@ from ..engine.walk import StringContext, last_name
 from .base import handles
 
 TABLE = "table"  # handler code set meaning "every rule these tables drive"
-TABLE_FILES = "mappings/torch_npu/"
+TABLE_FILES = ("mappings/torch_npu/", "mappings/ascend_tools/")
 TRANSFER_NOTE = "torch_npu `transfer_to_npu` (torch_npu-2.14.0 wheel: torch_npu/contrib/transfer_to_npu.py)"
 
 # "cuda", "cuda:0", f"cuda:{rank}", "cuda:%d" % rank, "cuda:" + str(rank)

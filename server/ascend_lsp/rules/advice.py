@@ -1,0 +1,138 @@
+"""Helpers shared by the advice families (NPU6xx performance, NPU7xx reproducibility):
+the advice table, function- and loop-local reading of the AST, literal values."""
+
+from __future__ import annotations
+
+import ast
+from ..engine.checker import Checker
+from ..engine.tables import Tables
+
+ADVICE_TABLE = "mappings/ascend_tools/advice.toml"
+NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+_INDEXES: dict[tuple[int, str, str], tuple[Tables, dict[str, list[dict]]]] = {}
+
+
+def rows(checker: Checker, section: str, key: str) -> dict[str, list[dict]]:
+    """The advice table's `section` rows, by `key` (indexed once per loaded tables)."""
+    tables = checker.tables
+    if tables is None:
+        return {}
+    cached = _INDEXES.get((id(tables), section, key))
+    if cached is not None and cached[0] is tables:
+        return cached[1]
+    out: dict[str, list[dict]] = {}
+    for row in tables.advice.get(section, ()):
+        out.setdefault(row[key], []).append(row)
+    if len(_INDEXES) > 64:
+        _INDEXES.clear()
+    _INDEXES[(id(tables), section, key)] = (tables, out)
+    return out
+
+
+def span_of(checker: Checker, node: ast.stmt) -> tuple[str, int, int]:
+    """(the file's text, start, end) of `node`'s lines: a substring test with
+    `text.find(needle, start, end)` copies nothing."""
+    source = checker.source
+    offsets = source.line_offsets
+    end = offsets[node.end_lineno] if node.end_lineno < len(offsets) else len(source.text)
+    return source.text, offsets[node.lineno - 1], end
+
+
+def has(span: tuple[str, int, int], *needles: str) -> bool:
+    """Whether any of `needles` occurs in the span."""
+    text, start, end = span
+    return any(text.find(needle, start, end) != -1 for needle in needles)
+
+
+def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every node of `body` in source order, not descending into nested functions and
+    classes (which are read on their own). Reads `_fields` directly: `ast.iter_child_nodes`
+    costs twice as much, and this runs on every function that shows a pattern."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = body[::-1]
+    pop, extend, append, AST = stack.pop, stack.extend, out.append, ast.AST
+    while stack:
+        node = pop()
+        append(node)
+        if isinstance(node, NESTED):
+            continue
+        children: list[ast.AST] = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                children.extend(v for v in value if isinstance(v, AST))
+            elif isinstance(value, AST) and name != "ctx":
+                children.append(value)
+        children.reverse()
+        extend(children)
+    return out
+
+
+def call_name(call: ast.Call) -> str:
+    func = call.func
+    if type(func) is ast.Attribute:
+        return func.attr
+    return func.id if type(func) is ast.Name else ""
+
+
+def literal(node: ast.expr | None) -> object:
+    """The value of a constant (`-1` included); `...` (Ellipsis) when not a literal."""
+    if type(node) is ast.Constant:
+        return node.value
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
+            and type(node.operand.value) in (int, float):
+        return -node.operand.value
+    return ...
+
+
+def argument(call: ast.Call, keyword: str, position: int | None) -> tuple[bool, ast.expr | None]:
+    """(passed, the expression) of a parameter given by keyword or 0-based position."""
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return True, kw.value
+    if position is not None and position < len(call.args) and not any(
+            type(a) is ast.Starred for a in call.args[:position + 1]):
+        return True, call.args[position]
+    return False, None
+
+
+def open_ended(call: ast.Call) -> bool:
+    """`f(*args)` or `f(**kwargs)`: what is passed cannot be read."""
+    return any(kw.arg is None for kw in call.keywords) or any(type(a) is ast.Starred for a in call.args)
+
+
+def assignments(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
+    """Local name → the values assigned to it (`a, b = x.chunk(2)` assigns the call to both)."""
+    out: dict[str, list[ast.expr]] = {}
+    for node in nodes:
+        if type(node) is ast.Assign:
+            for target in node.targets:
+                names = [target] if type(target) is ast.Name else getattr(target, "elts", ())
+                for name in names:
+                    if type(name) is ast.Name:
+                        out.setdefault(name.id, []).append(node.value)
+        elif type(node) in (ast.AnnAssign, ast.AugAssign) and type(node.target) is ast.Name and node.value is not None:
+            out.setdefault(node.target.id, []).append(node.value)
+    return out
+
+
+def reaches(expr: ast.AST, test, values: dict[str, list[ast.expr]], depth: int = 4) -> bool:
+    """Whether `expr`, or a value a local name in it was assigned (up to `depth` steps
+    back), contains a node for which `test` holds."""
+    seen: set[str] = set()
+    frontier = [expr]
+    for _ in range(depth + 1):
+        following: list[ast.AST] = []
+        for root in frontier:
+            for node in ast.walk(root):
+                if test(node):
+                    return True
+                if type(node) is ast.Name and node.id not in seen:
+                    seen.add(node.id)
+                    following.extend(values.get(node.id, ()))
+        if not following:
+            return False
+        frontier = following
+    return False
