@@ -16,7 +16,7 @@ from ..engine.walk import StringContext
 from .base import handles, rule
 
 TABLE = "mappings/platform/chips.toml"
-FAILURES = "`shared/data/torch_npu/real_world_failures.md`"
+FAILURES = "`mappings/upstream/torch_npu/real_world_failures.md`"
 
 BF16_NAMES = frozenset({"torch.bfloat16"})
 BF16_KEYWORDS = frozenset({"bf16", "bf16_full_eval"})  # TrainingArguments and friends

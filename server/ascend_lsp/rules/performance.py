@@ -18,7 +18,7 @@ from .base import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
 TRANSPLT = "Ascend/mstt msFmkTransplt"
-FACTS = "(via shared/data/ascend_tools, Ascend/mstt @99c2e0f99)"
+FACTS = "(via mappings/upstream/ascend_tools, Ascend/mstt @99c2e0f99)"
 ON = "On by default: "
 
 rule(

@@ -14,7 +14,7 @@ from .advice import ADVICE_TABLE, argument, call_name, has, literal, own_nodes, 
 from .base import handles, rule
 
 MSPROBE = "msprobe (mindstudio-probe 26.2.0)"
-FACTS = "(via shared/data/ascend_tools, Ascend/mstt @99c2e0f99)"
+FACTS = "(via mappings/upstream/ascend_tools, Ascend/mstt @99c2e0f99)"
 SEED_ALL = (f"{MSPROBE} msprobe/pytorch/reproducibility/random_reproducibility.py `set_reproducibility`, called "
             "by `seed_all`; determinism_seed_all.tsv " + FACTS)
 ON = "On by default: "
