@@ -84,12 +84,13 @@ def test_extra_table_rows_are_validated(project, capsys, row, message) -> None:
 
 # --- unknown codes ---------------------------------------------------------------------------
 @pytest.mark.parametrize("args, config, message", [
-    (("--select", "NPU99"), "", "error: --select: unknown rule code or prefix `NPU99` (did you mean `NPU40`?)"),
+    (("--select", "NPU99"), "", "error: --select: unknown rule code or prefix `NPU99` (did you mean `NPU70`?)"),
     (("--extend-select", "NPU1,XYZ"), "", "error: --extend-select: unknown rule code or prefix `XYZ`;"),
     (("--ignore", "npu1"), "", "error: --ignore: unknown rule code or prefix `npu1` (did you mean `NPU1`?)"),
     ((), 'select = ["NPU999"]', "pyproject.toml: `select`: unknown rule code or prefix `NPU999` (did you mean "
-                                "`NPU109`?)"),
-    ((), 'extend-select = ["MS3"]', "pyproject.toml: `extend-select`: unknown rule code or prefix `MS3`"),
+                                "`NPU409`?)"),
+    ((), 'extend-select = ["MS9"]', "pyproject.toml: `extend-select`: unknown rule code or prefix `MS9` (did you "
+                                   "mean `MS3`?)"),
     ((), '[tool.ascend-lsp.per-file-ignores]\n"tests/*" = ["NPX1"]',
      "pyproject.toml: `per-file-ignores` \"tests/*\": unknown rule code or prefix `NPX1` (did you mean `NPU1`?)"),
     ((), '[tool.ascend-lsp.severity]\nNPU1O1 = "info"', "`severity`: unknown rule code or prefix `NPU1O1`"),
