@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ascend_lsp.engine import Settings, analyze
+from ascend_lsp.analysis import analyze
+from ascend_lsp.engine import Settings
 from ascend_lsp.engine.config import from_mapping
 from ascend_lsp.rules import RULES, active_codes
 

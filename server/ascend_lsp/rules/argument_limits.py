@@ -36,7 +36,7 @@ rule(
 
 rule(
     code="NPU209", name="unsupported-argument", severity=Severity.INFO, fix="never",
-    table="mappings/platform/arguments-<torch_npu version>.toml",
+    table="mappings/platform/arguments-<version>.toml",
     message="`{argument}` of `{api}` is not supported on the NPU ({chip}).",
     doc=dict(
         what="Finds arguments that Ascend's native API support list marks unsupported for an API that is "

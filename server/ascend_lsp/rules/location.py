@@ -9,6 +9,7 @@ Computed from the registry and the files, never written by hand, so a new rule's
 from __future__ import annotations
 
 import ast
+import dataclasses
 import fnmatch
 import functools
 from dataclasses import dataclass
@@ -109,22 +110,33 @@ def _builder_functions() -> tuple[_Function, ...]:
     out = []
     for module in sorted(build.glob("*_tables.py")):
         tree = ast.parse(module.read_text(encoding="utf-8"))
+        # module-level string constants (FACTS = "x.md"): a function that names one reads it
+        constants = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                     and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                     for target in node.targets if isinstance(target, ast.Name)}
+        functions = []
         for node in tree.body:
             if isinstance(node, ast.FunctionDef):
-                strings, patterns = _strings(node)
+                strings, patterns = _strings(node, constants)
                 named = tuple(f for f in facts if any(fnmatch.fnmatch(f.rpartition("/")[2], p) for p in patterns))
-                out.append(_Function(f"mappings/build/{module.name}", node.name, frozenset(strings), patterns, named))
+                functions.append(_Function(f"mappings/build/{module.name}", node.name, frozenset(strings), patterns,
+                                           named))
+        # a function handed its facts by the module's build() reads what build() names
+        read = tuple(sorted({fact for f in functions for fact in f.facts}))
+        out.extend(f if f.facts else dataclasses.replace(f, facts=read) for f in functions)
     return tuple(out)
 
 
-def _strings(node: ast.AST) -> tuple[set[str], tuple[str, ...]]:
+def _strings(node: ast.AST, constants: dict[str, str]) -> tuple[set[str], tuple[str, ...]]:
     strings: set[str] = set()
     patterns: list[str] = []
     for child in ast.walk(node):
-        if isinstance(child, ast.Constant) and isinstance(child.value, str):
-            strings.add(child.value)
-            if "." in child.value and " " not in child.value:
-                patterns.append(child.value)
+        value = child.value if isinstance(child, ast.Constant) else \
+            constants.get(child.id) if isinstance(child, ast.Name) else None
+        if isinstance(value, str):
+            strings.add(value)
+            if "." in value and " " not in value:
+                patterns.append(value)
         elif isinstance(child, ast.JoinedStr):
             pattern = "".join(str(v.value) if isinstance(v, ast.Constant) else "*" for v in child.values)
             if "." in pattern and " " not in pattern and "/" not in pattern:
