@@ -107,14 +107,14 @@ def _builder_functions() -> tuple[_Function, ...]:
         return ()
     facts = sorted(p.relative_to(upstream.parent.parent).as_posix() for p in upstream.rglob("*")
                    if p.suffix in FACT_SUFFIXES and p.parent != upstream)
-    out = []
+    out: list[_Function] = []
     for module in sorted(build.glob("*_tables.py")):
         tree = ast.parse(module.read_text(encoding="utf-8"))
         # module-level string constants (FACTS = "x.md"): a function that names one reads it
         constants = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
                      and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
                      for target in node.targets if isinstance(target, ast.Name)}
-        functions = []
+        functions: list[_Function] = []
         for node in tree.body:
             if isinstance(node, ast.FunctionDef):
                 strings, patterns = _strings(node, constants)
