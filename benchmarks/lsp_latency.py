@@ -60,7 +60,7 @@ TYPING = 0.1  # seconds between edits: a fast typist (bursts faster than the deb
 def corpus(given: str | None = None) -> Path:
     """The unpacked transformers 5.23.0 sources: `given`, or the wheel fetched once."""
     if given:
-        return Path(given)
+        return Path(given).resolve()
     target = SCRATCH / "transformers-5.23.0"
     if not (target / "transformers").is_dir():
         SCRATCH.mkdir(exist_ok=True)
