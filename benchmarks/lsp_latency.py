@@ -323,12 +323,16 @@ async def main() -> int:
     args = parser.parse_args()
     root = corpus(args.corpus)
     if args.typing:
+        typed = []
         for name in args.file or TYPING_FILES:
             text = (root / name).read_text(encoding="utf-8")
             samples, cpu = await typing_latency(root, root / name, text, args.statements)
             print(f"{name} ({text.count(chr(10)):,} lines)\n  keystroke -> diagnostics, pulled   {summary(samples)}"
                   f"\n  server CPU per keystroke, mean     {sum(cpu) / len(cpu) * 1000:6.1f} ms"
                   "   (clock ticks of 10 ms: too coarse for percentiles)")
+            typed.append(f"{Path(name).name} {p95_ms(samples):.0f} ms")
+        if not args.file:
+            record("typing", ", ".join(typed))
         return 0
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} cores")
     bare = import_seconds("import pygls, lsprotocol")
