@@ -21,7 +21,7 @@ def recorded_rows() -> set[str]:
 
 def test_every_recorded_row_is_in_the_doc() -> None:
     rows = recorded_rows()
-    assert rows == {"cli", "edit", "start", "run", "report"}
+    assert rows == {"cli", "edit", "typing", "start", "run", "report"}
     text = speed_doc.DOC.read_text(encoding="utf-8")
     assert {m for m in re.findall(r"<!-- speed:(\w+) -->", text)} == rows
 
