@@ -44,7 +44,10 @@ def read_regular(path: str, limit: int = MAX_BYTES) -> tuple[bytes, int]:
             if stat.st_size > limit:
                 raise SourceError(f"too large to check ({stat.st_size / 2**20:.1f} MiB; the limit is "
                                   f"{limit / 2**20:.0f} MiB)")
-            raw = handle.read(limit + 1)  # a file growing while read stays bounded
+            # The size first: asking for `limit` bytes would allocate that much for every file.
+            raw = handle.read(stat.st_size + 1)
+            if len(raw) > stat.st_size:  # growing while read: bounded still
+                raw += handle.read(limit + 1 - len(raw))
         except OSError as exc:
             raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > limit:

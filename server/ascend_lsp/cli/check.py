@@ -95,8 +95,10 @@ def excerpt(text: SourceText, line: int, col: int) -> tuple[str, int]:
 
 
 def records_of(source: Source, findings: list[Finding]) -> list[Record]:
+    out: list[Record] = []
+    if not findings:  # most files: no line index to build
+        return out
     text = SourceText(source.text)
-    out = []
     for f in findings:
         cell, cell_line = source.location(f.range.start_line)
         fix = f.fix

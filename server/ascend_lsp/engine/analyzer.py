@@ -113,6 +113,11 @@ def parse(text: str) -> tuple[ast.Module, list[Broken]]:
     """The module's AST and the blocks recovery blanked out. A broken statement of a
     top-level class body (a method being typed), or else the broken top-level block, is
     blanked and the rest parsed again, so the statements around it are still checked."""
+    if "\0" not in text:
+        try:
+            return ast.parse(text), []  # almost every file: no copy of its lines
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass  # parsed again below, where the error is located and recovered from
     lines = split_lines(text)
     blocks: list[Broken] = []
     if "\0" in text:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,7 +36,9 @@ class RuleSet(Protocol):
 
     def codes(self, settings: Settings) -> frozenset[str]: ...  # the codes enabled for these settings
 
-    def handlers(self, settings: Settings) -> dict[str, list[Callable]]: ...  # event kind → handlers
+    # event kind → handlers. An "attribute" handler with a `names` attribute (a collection,
+    # or a function of the tables giving one) is called only for those attribute names.
+    def handlers(self, settings: Settings) -> dict[str, list[Callable]]: ...
 
 
 OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
@@ -59,6 +61,7 @@ class Checker:
         self.path = path
         self.rules = rules.rules
         self.handlers = rules.handlers(settings)
+        self.by_attribute, self.any_attribute = attribute_dispatch(self.handlers["attribute"], tables)
         self.active = rules.codes(settings)
         self.findings: list[Finding] = []
         self.errors: list[str] = []  # rule crashes, for the adapter's log
@@ -152,14 +155,13 @@ class Checker:
             for stmt, alias, qualname, _scope in events.imports:
                 self._call(handlers["import"], stmt, alias, qualname)
         if events.names and (handlers["reference"] or handlers["attribute"] or self.references is not None):
+            by_attribute, any_attribute = self.by_attribute, self.any_attribute
             for node, root, attrs, scope, call, type_only in events.names:
-                if root is None:
-                    self._call(handlers["attribute"], node, attrs[-1], call)
-                    continue
-                binding = scope.lookup(root.id)
-                if binding is None:
+                if root is None or (binding := scope.lookup(root.id)) is None:
                     if attrs:
-                        self._call(handlers["attribute"], node, attrs[-1], call)
+                        on_attribute = by_attribute.get(attrs[-1], any_attribute)
+                        if on_attribute:
+                            self._call(on_attribute, node, attrs[-1], call)
                     continue
                 qualname = binding + "." + ".".join(attrs) if attrs else binding
                 ref = Reference(node, qualname, binding, call, scope, type_only)
@@ -205,6 +207,33 @@ class Checker:
                 func(self, *args)
             except Exception as exc:  # a broken rule must not take the others down, nor go unnoticed
                 self.errors.append(rule_failure(func, args[0] if args else None, exc))
+
+
+_DISPATCH: dict[tuple[int, int], tuple[list, Tables | None, dict[str, tuple], tuple]] = {}
+
+
+def attribute_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict[str, tuple], tuple]:
+    """(attribute name → the handlers to call, in registry order; the handlers for any other
+    name). Most attributes (`self.weight`, `x.shape`) concern no handler, and calling every
+    handler to find that out cost more than walking to them. Built once per handler list
+    and tables."""
+    known = _DISPATCH.get((id(handlers), id(tables)))
+    if known is not None and known[0] is handlers and known[1] is tables:
+        return known[2], known[3]
+    reads: list[Collection[str] | None] = []
+    for func in handlers:
+        names = getattr(func, "names", None)
+        if callable(names):
+            names = names(tables) if tables is not None else ()  # a table rule without tables reads nothing
+        reads.append(names)
+    every = tuple(func for func, names in zip(handlers, reads) if names is None)
+    named = {name for names in reads if names is not None for name in names}
+    by_name = {name: tuple(func for func, names in zip(handlers, reads) if names is None or name in names)
+               for name in named}
+    if len(_DISPATCH) > 64:
+        _DISPATCH.clear()
+    _DISPATCH[(id(handlers), id(tables))] = (handlers, tables, by_name, every)
+    return by_name, every
 
 
 def rule_failure(func: Callable, subject: object, exc: Exception) -> str:

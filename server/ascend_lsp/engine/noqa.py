@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .model import Finding
 from .text import SourceText
 
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:[\s,]+[A-Z]+[0-9]*)*))?", re.IGNORECASE)
-ANY_NOQA = re.compile("noqa", re.IGNORECASE)
+# Spaces but no line break (`[^\S\r\n]`): a comment ends with its line, so the whole text can be
+# searched at once.
+NOQA = re.compile(r"#[^\S\r\n]*noqa(?::[^\S\r\n]*(?P<codes>[A-Z]+[0-9]*(?:(?:[^\S\r\n]|,)+[A-Z]+[0-9]*)*))?",
+                  re.IGNORECASE)
 ALL = frozenset({""})  # the empty prefix matches every code
 
 
 def noqa_map(source: SourceText) -> dict[int, frozenset[str]]:
     """0-based line → code prefixes suppressed there (ALL for a bare `# noqa`)."""
     out: dict[int, frozenset[str]] = {}
-    if ANY_NOQA.search(source.text) is None:
-        return out
-    for index, line in enumerate(source.lines):
-        if "#" not in line:
-            continue
-        found = NOQA.search(line)
-        if found is None:
-            continue
+    offsets = None
+    for found in NOQA.finditer(source.text):
+        if offsets is None:
+            offsets = source.line_offsets
+        index = bisect.bisect_right(offsets, found.start()) - 1
+        if index in out:
+            continue  # the first on a line counts
         codes = found.group("codes")
         out[index] = ALL if not codes else frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c)
     return out

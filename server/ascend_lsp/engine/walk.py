@@ -223,7 +223,7 @@ def walk(items: list, module_scope: Scope) -> Events:
     stack: list = list(reversed(items))
     push = stack.append
     Attribute, Name, Call, Constant, JoinedStr = ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.JoinedStr
-    Load = ast.Load
+    Load, AST = ast.Load, ast.AST
     iter_children = ast.iter_child_nodes
     while stack:
         node, scope, sctx, parent_call = stack.pop()
@@ -261,12 +261,16 @@ def walk(items: list, module_scope: Scope) -> Events:
                     push((kw.value, scope, MESSAGE, None))
                 continue
             type_test = type(node.func) is Name and node.func.id in ("isinstance", "issubclass")
+            # A name, an attribute or a call reads only `type_only` of its context, which
+            # VALUE shares with an argument's: no context object for the most common arguments.
             for index, arg in enumerate(node.args):
-                push((arg, scope, TYPE_ONLY if type_test and index == 1 else StringContext("arg", node, None, index),
-                      None))
+                push((arg, scope, TYPE_ONLY if type_test and index == 1 else
+                      VALUE if type(arg) in _CONTEXT_FREE else StringContext("arg", node, None, index), None))
             for kw in node.keywords:
-                ctx = MESSAGE if kw.arg in MESSAGE_KEYWORDS else StringContext("arg", node, kw.arg)
-                push((kw.value, scope, ctx, None))
+                value = kw.value
+                ctx = MESSAGE if kw.arg in MESSAGE_KEYWORDS else VALUE if type(value) in _CONTEXT_FREE else \
+                    StringContext("arg", node, kw.arg)
+                push((value, scope, ctx, None))
             continue
         if kind is JoinedStr:
             strings.append((node, _fstring_value(node), sctx))
@@ -355,7 +359,7 @@ def walk(items: list, module_scope: Scope) -> Events:
             if value is not None:
                 assigns.append((node, scope))
                 member = scope.kind == CLASS and value in scope.members
-                if kind is ast.Assign and any(type(t) is Name and t.id == "__all__" for t in node.targets):
+                if kind is ast.Assign and _assigns_all(node.targets):
                     push((value, scope, MESSAGE, None))  # names of the module's attributes, not values
                 else:
                     push((value, scope, StringContext("value", siblings=scope.members) if member else VALUE, None))
@@ -372,13 +376,40 @@ def walk(items: list, module_scope: Scope) -> Events:
             branches = backend_branches(node, elifs)
             if branches is not None:
                 events.backends.append(branches)
-        if isinstance(node, ast.stmt):
+        shape = _SHAPES.get(kind)
+        if shape is None:
+            shape = _SHAPES[kind] = _shape(kind)
+        fields, statement = shape
+        if statement:
             sctx = VALUE
             if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
                 events.loops.append((node, scope))
-        for child in iter_children(node):
-            push((child, scope, sctx, None))
+        for name in fields:  # as ast.iter_child_nodes, without its two generators per node
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, AST):
+                        push((child, scope, sctx, None))
+            elif isinstance(value, AST):
+                push((value, scope, sctx, None))
     return events
+
+
+_CONTEXT_FREE = frozenset({ast.Name, ast.Attribute, ast.Call})
+# node type → (its child fields but `ctx` and `op`, whose Load/Add/... nodes hold nothing a
+# rule reads; whether it is a statement), filled as types are met
+_SHAPES: dict[type, tuple[tuple[str, ...], bool]] = {}
+
+
+def _shape(kind: type) -> tuple[tuple[str, ...], bool]:
+    return tuple(name for name in kind._fields if name not in ("ctx", "op")), issubclass(kind, ast.stmt)
+
+
+def _assigns_all(targets: list[ast.expr]) -> bool:
+    for target in targets:
+        if type(target) is ast.Name and target.id == "__all__":
+            return True
+    return False
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

@@ -4,6 +4,8 @@ the advice table, function- and loop-local reading of the AST, literal values.""
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from ..engine.checker import Checker
 from ..engine.tables import Tables
 
@@ -32,18 +34,41 @@ def rows(checker: Checker, section: str, key: str) -> dict[str, list[dict]]:
 
 
 def span_of(checker: Checker, node: ast.stmt) -> tuple[str, int, int]:
-    """(the file's text, start, end) of `node`'s lines: a substring test with
-    `text.find(needle, start, end)` copies nothing."""
+    """(the file's text, start, end) of `node`'s lines: a regex search of the span with
+    `pattern.search(text, start, end)` copies nothing."""
     source = checker.source
     offsets = source.line_offsets
     end = offsets[node.end_lineno] if node.end_lineno < len(offsets) else len(source.text)
     return source.text, offsets[node.lineno - 1], end
 
 
-def has(span: tuple[str, int, int], *needles: str) -> bool:
-    """Whether any of `needles` occurs in the span."""
-    text, start, end = span
+def has(checker: Checker, node: ast.stmt, *needles: str) -> bool:
+    """Whether any of `needles` occurs in `node`'s lines (a search of those lines)."""
+    text, start, end = span_of(checker, node)
     return any(text.find(needle, start, end) != -1 for needle in needles)
+
+
+def mentions(checker: Checker, node: ast.stmt, needle: str) -> bool:
+    """Whether `needle`, a word most code lacks, occurs in `node`'s lines. Its places in the
+    file are found once: functions nest and loops sit in functions, so searching each
+    one's lines again would read the file many times over."""
+    _text, start, end = span_of(checker, node)
+    places = _places(checker, needle)
+    first = bisect.bisect_left(places, start)
+    return first < len(places) and places[first] + len(needle) <= end
+
+
+def _places(checker: Checker, needle: str) -> list[int]:
+    """Where `needle` starts in the file's text, in order (kept for the file's analysis)."""
+    text = checker.source.text
+    known = checker.derived.get(id(text))
+    if known is None:
+        known = checker.derived[id(text)] = (text, {})
+    index: dict[str, list[int]] = known[1]  # type: ignore[assignment]
+    places = index.get(needle)
+    if places is None:
+        places = index[needle] = [found.start() for found in re.finditer(re.escape(needle), text)]
+    return places
 
 
 def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:

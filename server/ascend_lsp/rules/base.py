@@ -8,10 +8,12 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Collection
 from typing import Callable
 
 from .. import DOCS_URL
 from ..engine.model import Severity
+from ..engine.tables import Tables
 
 
 @dataclass(frozen=True)
@@ -95,14 +97,21 @@ def rule(**fields) -> Rule:
     return new
 
 
-def handles(kind: str, *codes: str) -> Callable:
-    """Register the decorated function for events of `kind`, reporting `codes`."""
+def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], Collection[str]] | None = None
+            ) -> Callable:
+    """Register the decorated function for events of `kind`, reporting `codes`. For
+    "attribute" events, `names` (or `names(tables)`) are the only attribute names it reads:
+    the engine calls it for those alone (engine.checker.Dispatch)."""
     if kind not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}")
+    if names is not None and kind != "attribute":
+        raise ValueError("names= narrows attribute events only")
 
     def register(func: Callable) -> Callable:
         HANDLERS[kind].append((frozenset(codes), func))
         func.codes = getattr(func, "codes", frozenset()) | frozenset(codes)  # type: ignore[attr-defined]  # named if it fails
+        if names is not None:
+            func.names = names  # type: ignore[attr-defined]
         return func
 
     return register

@@ -351,7 +351,7 @@ def note_training(checker: Checker, call: ast.Call, qualname: str | None) -> Non
         checker.note("ms-mode-layer", call.func)
 
 
-@handles("attribute", "MS202")
+@handles("attribute", "MS202", names=("set_train",))
 def note_set_train(checker: Checker, node: ast.Attribute, attr: str, call) -> None:
     if attr == "set_train" and call is not None:
         checker.note("set-train", node)
@@ -384,7 +384,7 @@ def check_buffer_parameter(checker: Checker, node: ast.Assign | ast.AnnAssign, s
                    "Pass `requires_grad=False`.", (fix,) if fix else ())
 
 
-@handles("attribute", "MS232")
+@handles("attribute", "MS232", names=("register_buffer",))
 def check_register_buffer(checker: Checker, node: ast.Attribute, attr: str, call) -> None:
     if attr != "register_buffer" or call is None or checker.module.imports_module("mindspore"):
         return

@@ -12,8 +12,8 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..engine.walk import Scope
-from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, has, literal, open_ended, own_nodes,
-                     reaches, rows, span_of)
+from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, has, literal, mentions, open_ended,
+                     own_nodes, reaches, rows, span_of)
 from .base import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
@@ -658,17 +658,17 @@ def _names_from(call: ast.Call, nodes: list[ast.AST]) -> set[str]:
 ROTATE_HALF_TEXT = re.compile(r"cat\(\s*[(\[]\s*-")  # torch.cat((-x2, ...  /  torch.concat([-b, ...
 
 
-def _marks(span: tuple[str, int, int]) -> list[str]:
+def _marks(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The patterns a function's text can hold. Most functions show none, and reading a
     function's AST again costs about as much as the walk did."""
     marks = []
-    if has(span, "rsqrt") and has(span, "mean"):
+    if mentions(checker, func, "rsqrt") and has(checker, func, "mean"):
         marks.append("rsqrt")
-    if has(span, "cat(") and ROTATE_HALF_TEXT.search(*span):
+    if mentions(checker, func, "cat(") and ROTATE_HALF_TEXT.search(*span_of(checker, func)):
         marks.append("cat")
-    if has(span, "silu") and has(span, "chunk", "split", ":"):
+    if mentions(checker, func, "silu") and has(checker, func, "chunk", "split", ":"):
         marks.append("silu")
-    if has(span, "softmax") and has(span, "@", "matmul", "bmm", "einsum"):
+    if mentions(checker, func, "softmax") and has(checker, func, "@", "matmul", "bmm", "einsum"):
         marks.append("softmax")
     return marks
 
@@ -681,7 +681,7 @@ def check_function(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDe
             col = checker.source.line(line).find(func.name, func.col_offset)
             where = Range(line, col, line, col + len(func.name)) if col >= 0 else func
             checker.report("NPU607", where, name=func.name, replacement=row["replacement"])
-    marks = _marks(span_of(checker, func))
+    marks = _marks(checker, func)
     if not marks:
         return
     nodes = own_nodes(func.body)
@@ -730,7 +730,7 @@ def _loop_nodes(loop: ast.For | ast.AsyncFor | ast.While) -> list[tuple[ast.AST,
 
 @handles("loop", "NPU610", "NPU611", "NPU616")
 def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
-    if not has(span_of(checker, loop), *LOOP_MARKS):
+    if not any(mentions(checker, loop, mark) for mark in LOOP_MARKS):
         return
     nodes = _loop_nodes(loop)
     if not any(_trains(n) for n, _ in nodes):

@@ -634,7 +634,7 @@ def on_reference(checker: Checker, ref: Reference) -> None:
         check_cuda_or_cpu_argument(checker, call, ref.scope)
 
 
-@handles("attribute", "NPU112", "NPU113")
+@handles("attribute", "NPU112", "NPU113", names=("to",))
 def on_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call | None) -> None:
     """`x.to(...)` on any value."""
     if attr == "to" and call is not None and call.func is node and call.args:

@@ -233,7 +233,7 @@ def torch_method_shape(entry: Entry, node: ast.Attribute, call: ast.Call | None)
     return all(kw.arg is None or kw.arg in entry.parameters for kw in call.keywords)
 
 
-@handles("attribute", TABLE)
+@handles("attribute", TABLE, names=lambda tables: tables.methods)
 def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call | None) -> None:
     entry = checker.tables.methods.get(attr)
     if entry is None or entry.call != (call is not None) or not torch_method_shape(entry, node, call):
