@@ -64,7 +64,7 @@ def _places(checker: Checker, needle: str) -> list[int]:
     known = checker.derived.get(id(text))
     if known is None:
         known = checker.derived[id(text)] = (text, {})
-    index: dict[str, list[int]] = known[1]  # type: ignore[assignment]
+    index: dict[str, list[int]] = known[1]
     places = index.get(needle)
     if places is None:
         places = index[needle] = [found.start() for found in re.finditer(re.escape(needle), text)]
