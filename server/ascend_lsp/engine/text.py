@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 
 from .model import Range
@@ -72,11 +73,7 @@ class SourceText:
     @property
     def line_offsets(self) -> list[int]:
         if self._offsets is None:
-            offsets, total = [], 0
-            for line in self.lines:
-                offsets.append(total)
-                total += len(line)
-            self._offsets = offsets
+            self._offsets = list(itertools.accumulate(map(len, self.lines[:-1]), initial=0)) if self.lines else []
         return self._offsets
 
     def offset(self, line: int, col: int) -> int:

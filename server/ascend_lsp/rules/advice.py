@@ -42,17 +42,17 @@ def span_of(checker: Checker, node: ast.stmt) -> tuple[str, int, int]:
     return source.text, offsets[node.lineno - 1], end
 
 
-def has(checker: Checker, node: ast.stmt, *needles: str) -> bool:
-    """Whether any of `needles` occurs in `node`'s lines (a search of those lines)."""
-    text, start, end = span_of(checker, node)
+def has(span: tuple[str, int, int], *needles: str) -> bool:
+    """Whether any of `needles` occurs in the span (a search of it)."""
+    text, start, end = span
     return any(text.find(needle, start, end) != -1 for needle in needles)
 
 
-def mentions(checker: Checker, node: ast.stmt, needle: str) -> bool:
-    """Whether `needle`, a word most code lacks, occurs in `node`'s lines. Its places in the
-    file are found once: functions nest and loops sit in functions, so searching each
-    one's lines again would read the file many times over."""
-    _text, start, end = span_of(checker, node)
+def mentions(checker: Checker, span: tuple[str, int, int], needle: str) -> bool:
+    """Whether `needle`, a word most code lacks, occurs in the span. Its places in the file
+    are found once: functions nest and loops sit in functions, so searching each one's
+    lines again would read the file many times over."""
+    _text, start, end = span
     places = _places(checker, needle)
     first = bisect.bisect_left(places, start)
     return first < len(places) and places[first] + len(needle) <= end

@@ -661,14 +661,15 @@ ROTATE_HALF_TEXT = re.compile(r"cat\(\s*[(\[]\s*-")  # torch.cat((-x2, ...  /  t
 def _marks(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The patterns a function's text can hold. Most functions show none, and reading a
     function's AST again costs about as much as the walk did."""
+    span = span_of(checker, func)
     marks = []
-    if mentions(checker, func, "rsqrt") and has(checker, func, "mean"):
+    if mentions(checker, span, "rsqrt") and has(span, "mean"):
         marks.append("rsqrt")
-    if mentions(checker, func, "cat(") and ROTATE_HALF_TEXT.search(*span_of(checker, func)):
+    if mentions(checker, span, "cat(") and ROTATE_HALF_TEXT.search(*span):
         marks.append("cat")
-    if mentions(checker, func, "silu") and has(checker, func, "chunk", "split", ":"):
+    if mentions(checker, span, "silu") and has(span, "chunk", "split", ":"):
         marks.append("silu")
-    if mentions(checker, func, "softmax") and has(checker, func, "@", "matmul", "bmm", "einsum"):
+    if mentions(checker, span, "softmax") and has(span, "@", "matmul", "bmm", "einsum"):
         marks.append("softmax")
     return marks
 
@@ -730,7 +731,8 @@ def _loop_nodes(loop: ast.For | ast.AsyncFor | ast.While) -> list[tuple[ast.AST,
 
 @handles("loop", "NPU610", "NPU611", "NPU616")
 def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
-    if not any(mentions(checker, loop, mark) for mark in LOOP_MARKS):
+    span = span_of(checker, loop)
+    if not any(mentions(checker, span, mark) for mark in LOOP_MARKS):
         return
     nodes = _loop_nodes(loop)
     if not any(_trains(n) for n, _ in nodes):
