@@ -1,6 +1,6 @@
 """Time `lsp-check` over a real corpus: the sources of the transformers 5.23.0 wheel.
 
-    python benchmarks/cli_corpus.py [--jobs N] [--keep]
+    python benchmarks/cli_corpus.py [--jobs N] [--cost-of CODES]
 
 Downloads the wheel (pure Python, ~1.2 M lines, full of CUDA-specific code) into
 benchmarks/.bench/, then runs lsp-check cold (empty result cache) and warm (unchanged
@@ -8,6 +8,8 @@ files), and `ruff check --select ALL --no-cache` over the same files in the same
 is installed), and prints lines, files, findings, wall and CPU seconds, lines/s and peak RSS.
 Budget (DESIGN.md): cold no slower than ruff (and under 30 s), warm under 3 s, on 2 cores.
 Wall time is what a user waits; CPU time is what to compare on a machine other jobs share.
+`--cost-of NPU6,NPU7` also times cold runs with those codes ignored, alternating with
+runs that check them (the lowest of each kind counts), and prints what the codes cost.
 """
 
 from __future__ import annotations
@@ -71,12 +73,14 @@ def ruff(root: Path, env: dict) -> tuple[float, float] | None:
     return wall, cpu
 
 
-def run(root: Path, jobs: int | None, env: dict) -> tuple[float, float, int, int]:
+def run(root: Path, jobs: int | None, env: dict, ignore: str = "") -> tuple[float, float, int, int]:
     exe = shutil.which("lsp-check", path=str(Path(sys.executable).parent)) or shutil.which("lsp-check") or "lsp-check"
     cmd = [exe, "transformers", "--output-format", "json", "-o",
            str(SCRATCH / "findings.json"), "--exit-zero"]
     if jobs:
         cmd += ["--jobs", str(jobs)]
+    if ignore:
+        cmd += ["--ignore", ignore, "--no-cache"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     proc, wall, cpu = timed(cmd, root, env)
     if proc.returncode != 0:
@@ -90,6 +94,8 @@ def setup(doc: str) -> tuple[argparse.Namespace, Path, int, int, dict]:
     """Arguments, the corpus, its size, and the environment the timed runs get."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--cost-of", default="", metavar="CODES",
+                        help="also time cold runs without these comma-separated codes or prefixes")
     args = parser.parse_args()
     root = corpus()
     files, lines = count_lines(root / "transformers")
@@ -110,10 +116,26 @@ def main() -> int:
     if floor is not None:
         print(f"ruff       {floor[0]:.2f} s wall, {floor[1]:.2f} s CPU  (ruff check --select ALL, same run)")
     print(f"peak RSS   {peak / 1024:.0f} MiB (largest process)")
+    if args.cost_of:
+        cost_of(root, args, env, cold, cold_cpu)
     versus = f"; ruff --select ALL {floor[0]:.1f} s" if floor is not None else ""
     record("cli", f"{cold:.1f} s / {warm:.1f} s{versus}")
     slower_than_ruff = floor is not None and cold > floor[0]
     return 0 if cold < 30 and warm < 3 and not slower_than_ruff else 1
+
+
+def cost_of(root: Path, args: argparse.Namespace, env: dict, cold: float, cold_cpu: float) -> None:
+    """Cold runs without `args.cost_of`, alternating with cold runs with everything."""
+    without: list[tuple[float, float]] = []
+    full = [(cold, cold_cpu)]
+    for _ in range(2):
+        without.append(run(root, args.jobs, env, ignore=args.cost_of)[:2])
+        shutil.rmtree(root / ".lsp-check-cache", ignore_errors=True)
+        full.append(run(root, args.jobs, env)[:2])
+    (wall, cpu), (base_wall, base_cpu) = min(full), min(without)
+    print(f"cost of    {args.cost_of}: {wall - base_wall:+.2f} s wall ({(wall / base_wall - 1) * 100:+.1f}%), "
+          f"{cpu - base_cpu:+.2f} s CPU ({(cpu / base_cpu - 1) * 100:+.1f}%); lowest of {len(full)} cold runs "
+          f"with them, {len(without)} without")
 
 
 if __name__ == "__main__":

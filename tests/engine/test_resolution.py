@@ -120,3 +120,37 @@ def test_the_engine_takes_its_rules_as_an_argument() -> None:
     text = "import torch\nx = torch.ones(1).cuda()\ntorch.cuda.synchronize()\n"
     assert {f.code for f in analyze_with(text, Settings(), rules=RULE_SET).findings} == {"NPU102", "NPU103"}
     assert [f.code for f in analyze_with(text, Settings(), rules=OnlyNPU102()).findings] == ["NPU102"]
+
+
+def test_attribute_handlers_with_names_see_only_those() -> None:
+    """An attribute handler that names what it reads is called for those names alone, one
+    without names for every attribute, each in the registry's order."""
+    from ascend_lsp.engine.analyzer import analyze as analyze_with
+    from ascend_lsp.rules import RULE_SET
+
+    seen: list[tuple[str, str]] = []
+
+    def every(checker, node, attr, call):
+        seen.append(("every", attr))
+
+    def named(checker, node, attr, call):
+        seen.append(("named", attr))
+
+    named.names = lambda tables: {"to", "shape"}  # type: ignore[attr-defined]
+
+    handlers = {**{kind: [] for kind in RULE_SET.handlers(Settings())}, "attribute": [named, every]}
+
+    class Recording:
+        rules = RULE_SET.rules
+
+        @staticmethod
+        def codes(settings):
+            return RULE_SET.codes(settings)
+
+        @staticmethod
+        def handlers(settings):
+            return handlers
+
+    analyze_with("x.to(0)\ny = x.shape\nz = x.weight\n", Settings(), rules=Recording())
+    assert seen == [
+        ("named", "to"), ("every", "to"), ("named", "shape"), ("every", "shape"), ("every", "weight")]
