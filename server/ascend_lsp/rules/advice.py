@@ -48,27 +48,25 @@ def has(span: tuple[str, int, int], *needles: str) -> bool:
     return any(text.find(needle, start, end) != -1 for needle in needles)
 
 
-def mentions(checker: Checker, span: tuple[str, int, int], needle: str) -> bool:
-    """Whether `needle`, a word most code lacks, occurs in the span. Its places in the file
-    are found once: functions nest and loops sit in functions, so searching each one's
-    lines again would read the file many times over."""
-    _text, start, end = span
-    places = _places(checker, needle)
-    first = bisect.bisect_left(places, start)
-    return first < len(places) and places[first] + len(needle) <= end
-
-
-def _places(checker: Checker, needle: str) -> list[int]:
-    """Where `needle` starts in the file's text, in order (kept for the file's analysis)."""
-    text = checker.source.text
+def mentions(checker: Checker, span: tuple[str, int, int], *needles: str) -> list[str]:
+    """Which of `needles`, words most code lacks, occur in the span. Each one's places in
+    the file are found once: functions nest and loops sit in functions, so searching each
+    one's lines again would read the file many times over."""
+    text, start, end = span
     known = checker.derived.get(id(text))
     if known is None:
         known = checker.derived[id(text)] = (text, {})
     index: dict[str, list[int]] = known[1]
-    places = index.get(needle)
-    if places is None:
-        places = index[needle] = [found.start() for found in re.finditer(re.escape(needle), text)]
-    return places
+    out = []
+    for needle in needles:
+        places = index.get(needle)
+        if places is None:
+            places = index[needle] = [found.start() for found in re.finditer(re.escape(needle), text)]
+        if places:
+            first = bisect.bisect_left(places, start)
+            if first < len(places) and places[first] + len(needle) <= end:
+                out.append(needle)
+    return out
 
 
 def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:

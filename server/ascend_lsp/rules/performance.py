@@ -662,14 +662,17 @@ def _marks(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef) -> li
     """The patterns a function's text can hold. Most functions show none, and reading a
     function's AST again costs about as much as the walk did."""
     span = span_of(checker, func)
-    marks = []
-    if mentions(checker, span, "rsqrt") and has(span, "mean"):
+    gates = mentions(checker, span, "rsqrt", "cat(", "silu", "softmax")
+    marks: list[str] = []
+    if not gates:
+        return marks
+    if "rsqrt" in gates and has(span, "mean"):
         marks.append("rsqrt")
-    if mentions(checker, span, "cat(") and ROTATE_HALF_TEXT.search(*span):
+    if "cat(" in gates and ROTATE_HALF_TEXT.search(*span):
         marks.append("cat")
-    if mentions(checker, span, "silu") and has(span, "chunk", "split", ":"):
+    if "silu" in gates and has(span, "chunk", "split", ":"):
         marks.append("silu")
-    if mentions(checker, span, "softmax") and has(span, "@", "matmul", "bmm", "einsum"):
+    if "softmax" in gates and has(span, "@", "matmul", "bmm", "einsum"):
         marks.append("softmax")
     return marks
 
@@ -732,7 +735,7 @@ def _loop_nodes(loop: ast.For | ast.AsyncFor | ast.While) -> list[tuple[ast.AST,
 @handles("loop", "NPU610", "NPU611", "NPU616")
 def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
     span = span_of(checker, loop)
-    if not any(mentions(checker, span, mark) for mark in LOOP_MARKS):
+    if not mentions(checker, span, *LOOP_MARKS):
         return
     nodes = _loop_nodes(loop)
     if not any(_trains(n) for n, _ in nodes):
