@@ -89,7 +89,7 @@ class OpIndex:
 
 # --- C++ ----------------------------------------------------------------------------------
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_BLOCK = re.compile(r"\bTORCH_LIBRARY(?:_FRAGMENT|_EXPAND|_IMPL|_IMPL_EXPAND)?\s*\(\s*(\w+)\s*,\s*(\w+)\s*"
+_BLOCK = re.compile(r"\b(?:STABLE_)?TORCH_LIBRARY(?:_FRAGMENT|_EXPAND|_IMPL|_IMPL_EXPAND)?\s*\(\s*(\w+(?:\s*\([^()]*\))?)\s*,\s*(\w+)\s*"
                     r"(?:,\s*(\w+)\s*)?\)\s*\{")
 _CPP_CALL = re.compile(r"\b(\w+)\s*\.\s*(def|impl)\s*\(\s*(?:TORCH_SELECTIVE_SCHEMA\s*\(\s*|TORCH_SELECTIVE_NAME\s*\(\s*)?"
                        r"\"([\w.]+)")
@@ -119,7 +119,12 @@ def _past_strings(text: str) -> str:
 
 
 def _namespace(token: str) -> str:
-    return ANY_NAMESPACE if token.isupper() else token
+    """`ns`; a macro (`TORCH_EXTENSION_NAME`, the build names it) matches any; vLLM's
+    `CONCAT(_C, _ascend)` is `_C_ascend`."""
+    concat = re.fullmatch(r"CONCAT\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)", token)
+    if concat is not None:
+        return concat.group(1) + concat.group(2)
+    return ANY_NAMESPACE if token.isupper() or "(" in token else token
 
 
 def scan_cpp(text: str, path: str, index: OpIndex) -> None:

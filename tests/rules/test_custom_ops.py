@@ -40,7 +40,9 @@ def test_fixture_project_index() -> None:
         ("myops", "topk_fast"): ["CUDA", "CompositeImplicitAutograd"],
         ("myops", "dropout_fast"): ["CUDA", "PrivateUse1"],
         ("myops", "gather_rows"): ["Meta"],
+        ("myops", "stable_op"): ["CUDA"],
         ("*", "silu_and_mul"): ["CUDA"],
+        ("_C_npu", "silu_and_mul"): ["PrivateUse1"],
         ("pyops", "bias_add"): ["CUDA"],
         ("pyops", "clip"): ["CUDA"],
         ("pyops", "everywhere"): ["default"],
@@ -56,7 +58,7 @@ def test_cuda_and_cpu_kernels_are_a_warning() -> None:
     settings = Settings(select=("NPU308",), root=str(FIXTURE))
     found = {f.range.start_line + 1: f.severity for f in analyze(text, settings, str(FIXTURE / "calls.py")).findings}
     assert found[8] == Severity.WARNING  # fused_norm: CPU and CUDA kernels
-    assert {line for line, severity in found.items() if severity == Severity.ERROR} == {5, 6, 7, 9, 17, 25, 30}
+    assert {line for line, severity in found.items() if severity == Severity.ERROR} == {5, 6, 7, 9, 10, 18, 26, 31}
 
 
 def test_vendored_excluded_and_large_files_are_skipped(tmp_path: Path) -> None:
