@@ -65,7 +65,8 @@ def test_recognised_classes() -> None:
     assert kind("class CudaHelper: pass") is None  # no scheme it is one backend of
     assert kind("class CudaKernel(torch.nn.Module): pass") is None
     assert kind("class Barracuda(Platform): pass") is None  # "cuda" inside a word
-    assert kind("class CudaToNpuBackend(Backend): pass") is None  # names both
+    assert kind("class CudaToNpuPlatform(Platform): pass") is None  # names both
+    assert kind("class CudaAttentionBackend(AttentionBackend): pass") is None  # kernels, not a device
 
 
 def test_cuda_backend_class_is_advice() -> None:

@@ -106,9 +106,11 @@ def backend_branches(node: ast.If | ast.IfExp, links: set) -> tuple[list, list] 
 # --- a class per backend ---------------------------------------------------------------------
 # The words of a class name: `CUDA_Accelerator`, `CudaPlatform`, `NvmlCudaPlatform`, `NPUPlatform`.
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-# What a base of a per-backend scheme is called: DeepSpeed's `DeepSpeedAccelerator`, vLLM's
-# `Platform` / `CudaPlatformBase`, `…Backend`, `…DeviceInterface`.
-_SCHEME_WORDS = frozenset({"accelerator", "platform", "backend", "device"})
+# What the base of a scheme of device backends is called: DeepSpeed's `DeepSpeedAccelerator`,
+# ColossalAI's `BaseAccelerator`, Lightning's `Accelerator`, vLLM's `Platform` /
+# `CudaPlatformBase`, `…DeviceInterface`. Not "backend": an `AttentionBackend` is a choice of
+# kernels, and its CUDA one may be the one an NPU run picks (ColossalAI's `use_cuda_kernel`).
+_SCHEME_WORDS = frozenset({"accelerator", "platform", "device"})
 
 
 def _words(name: str) -> set[str]:
@@ -121,7 +123,7 @@ def _base_name(base: ast.expr) -> str:
 
 def backend_class(node: ast.ClassDef) -> str | None:
     """"cuda" or "npu" for a class that is one backend of a per-backend scheme: its name
-    says CUDA (or the NPU) and it subclasses an accelerator / platform / backend / device
+    says CUDA (or the NPU) and it subclasses an accelerator / platform / device
     base (`class CUDA_Accelerator(DeepSpeedAccelerator)`, `class CudaPlatform(Platform)`).
     Such a class runs only where its backend was chosen. Runs for every class, so the name
     is tested with a substring first."""
