@@ -163,6 +163,8 @@ def scan_cpp(text: str, path: str, index: OpIndex) -> None:
 _PY_OP = re.compile(r"\b(custom_op|register_kernel|impl)\s*\(\s*[\"'](\w+)::([\w.]+)[\"']")
 _LIBRARY = re.compile(r"\b(\w+)\s*=\s*(?:torch\.library\.|library\.)?Library\s*\(\s*[\"'](\w+)[\"']")
 _STRING = re.compile(r"[\"'](\w+)[\"']")
+# the function a decorator call ends above: `...)` then more decorators, then `def name`
+_DECORATED = re.compile(r"[^\n]*\n(?:\s*@[^\n]*\n)*\s*(?:async\s+)?def\s+(\w+)")
 # a device (type) argument: a string, a tuple or list of strings, or None (every device)
 _DEVICE_ARG = r"(\([^)]*\)|\[[^\]]*\]|[\"'][^\"']*[\"']|None\b)"
 
@@ -198,6 +200,11 @@ def scan_python(text: str, path: str, index: OpIndex) -> None:
         if kind == "custom_op":  # device_types=None (the default): every device
             types = re.search(r"\bdevice_types\s*=\s*" + _DEVICE_ARG, tail)
             keys = _devices(types.group(1)) if types else ["default"]
+            # and the kernels the decorated function adds: `@fn.register_kernel("npu")`
+            decorated = _DECORATED.match(text, text.index("(", match.start()) + len(rest) + 2)  # past its `)`
+            if decorated is not None:
+                for method in re.finditer(rf"\b{decorated.group(1)}\.register_kernel\(\s*" + _DEVICE_ARG, text):
+                    keys += _devices(method.group(1))
         else:  # register_kernel / impl: ("ns::op", device types, …)
             types = re.match(r"\s*,\s*(?:device_types\s*=\s*|types\s*=\s*)?" + _DEVICE_ARG, tail)
             keys = _devices(types.group(1)) if types else []

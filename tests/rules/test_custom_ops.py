@@ -49,6 +49,7 @@ def test_fixture_project_index() -> None:
         ("pyops", "two"): ["CUDA", "NPU"],
         ("pyops", "clamp"): ["CUDA", "NPU"],
         ("libops", "swap"): ["CUDA"],
+        ("pyops", "method_kernel"): ["CUDA", "NPU"],
     }
     assert index.where(index.verdict("myops", "fused_gelu").cuda) == "csrc/kernels.cu:4"
 

@@ -119,7 +119,7 @@ rule(
              "`Library(\"ns\", ...).impl(\"op\", fn, \"CUDA\")`. An op is not reported when it also has a composite "
              "(`CompositeImplicitAutograd`, `CompositeExplicitAutograd`), catch-all (`m.def(\"op(...)\", fn)`, "
              "`m.impl` without a key in `TORCH_LIBRARY`, `custom_op` without `device_types`), `PrivateUse1` or `npu` "
-             "kernel. The project root is the configured one (the folder of the `[tool.ascend-lsp]` pyproject.toml), "
+             "kernel (also one the decorated function adds: `@fn.register_kernel(\"npu\")`). The project root is the configured one (the folder of the `[tool.ascend-lsp]` pyproject.toml), "
              "else the nearest folder above the file with a pyproject.toml, setup.py or .git; vendored folders "
              "(`third_party`, `3rdparty`, `vendor`, `external`, build output) and `exclude` patterns are skipped.",
         why="The dispatcher picks a kernel by the tensors' device. torch_npu tensors dispatch to `PrivateUse1`; an op "
