@@ -5,6 +5,7 @@ exact text after applying them all (`CODE.fixed.py`), which must parse and be st
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,15 +19,20 @@ MARKER = "# --- not flagged ---"
 CODES = sorted(code for code in RULES if not code.startswith("RUN"))  # RUN: the runner reports them
 
 
-SETTINGS_LINE = "# settings: "  # a fixture's first line may set `chip=910A` (space-separated key=value)
+# A fixture's first line may set `chip=910A` (space-separated key=value); `root=.` makes the
+# fixture's folder the project root (what the configuration file's folder is in a project).
+SETTINGS_LINE = "# settings: "
 
 
-def settings_for(code: str, text: str = "") -> Settings:
+def settings_for(code: str, text: str = "", folder: Path = FIXTURES) -> Settings:
     target = "mindspore" if code.startswith("MS") else "torch_npu"
     settings = Settings(target=target, select=(code,))
     if text.startswith(SETTINGS_LINE):
-        pairs = text[len(SETTINGS_LINE):].partition("\n")[0].split()
-        settings = settings.merged(dict(pair.split("=", 1) for pair in pairs))
+        pairs = dict(pair.split("=", 1) for pair in text[len(SETTINGS_LINE):].partition("\n")[0].split())
+        root = pairs.pop("root", None)
+        settings = settings.merged(pairs)
+        if root is not None:
+            settings = replace(settings, root=str((folder / root).resolve()))
     return settings
 
 
@@ -54,7 +60,7 @@ def fixture_files(code: str) -> list[Path]:
     the file name decides how the engine reads it)."""
     folder = FIXTURES / code
     if folder.is_dir():
-        return sorted(p for p in folder.iterdir() if not p.name.endswith((".expected", ".fixed")))
+        return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith((".expected", ".fixed")))
     return [FIXTURES / f"{code}.py"]
 
 
@@ -69,7 +75,7 @@ def test_fixture(code: str, source_path: Path, update_fixtures: bool) -> None:
     marker_line = text[: text.index(MARKER)].count("\n")
     assert text[text.index(MARKER) + len(MARKER):].strip(), "the not-flagged section is empty"
 
-    settings = settings_for(code, text)
+    settings = settings_for(code, text, source_path.parent)
     analysis = analyze(text, settings, str(source_path))
     assert not analysis.errors, analysis.errors
     assert analysis.findings, f"{code} fires nowhere in its fixture"

@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 
 from .. import __version__
 from ..analysis import analyze, fix_text
+from ..custom_ops import forget, project_ops
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
 from ..engine.model import Finding
@@ -204,9 +205,11 @@ def code_stamp() -> int:
     return max(p.stat().st_mtime_ns for p in Path(__file__).parent.parent.rglob("*.py"))
 
 
-def settings_key(settings: Settings) -> str:
+def settings_key(settings: Settings, path: str | None = None) -> str:
+    """What a cached result depends on besides the file: the code, the tables, the settings,
+    and the operators the project (`path`'s) registers (NPU308)."""
     tables = mappings_root()
-    stamp = [code_stamp()] + [str(p.stat().st_mtime_ns) for p in sorted(tables.rglob("*.toml"))]
+    stamp = [code_stamp(), project_ops(path, settings)] + [str(p.stat().st_mtime_ns) for p in sorted(tables.rglob("*.toml"))]
     stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
     return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
 
@@ -268,12 +271,13 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     """Check every (path, settings); files unchanged since the cached run are not read.
     `progress(n)` is called as each batch of `n` files is done."""
     use_cache = cache is not None and not options.writes
+    forget()  # the project's operators as they are now, not as an earlier run in this process saw them
     keys: dict[Settings, str] = {}
     results: dict[str, FileResult] = {}
     todo = []
     for path, settings in items:
         if use_cache:
-            key = keys.get(settings) or keys.setdefault(settings, settings_key(settings))
+            key = keys.get(settings) or keys.setdefault(settings, settings_key(settings, path))
             hit = cache.get(path, key, options.references)
             if hit is not None:
                 results[path] = hit
@@ -282,9 +286,11 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     if progress is not None and len(results):
         progress(len(results))
     # Fail fast, once, on tables that cannot load, rather than once per file.
-    for settings in {s for _, s in todo}:
+    # And scan the project's operators here, once, not in every worker (they are forked).
+    for settings, path in {s: p for p, s in todo}.items():
         if settings.target == "torch_npu":
             tables_for(settings)
+            project_ops(path, settings)
     jobs = jobs or os.cpu_count() or 1
     chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
     if len(todo) < 4 or jobs == 1:

@@ -23,6 +23,7 @@ from .noqa import noqa_map, suppressed, suppressible
 from .packaging import document_kind
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
+from .guards import backend_class, class_branches
 from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, class_member, class_members, module_context, walk
 
 MAX_RECOVERIES = 25
@@ -46,6 +47,7 @@ class Span:
     broken: Broken | None = None  # lines recovery blanked out; `findings` are their syntax errors
     # A class body import: the class scope's imports after it, for re-walking a later member.
     class_imports: dict[str, str] | None = None
+    backend: str | None = None  # a class of one backend: "cuda" or "npu" (guards.backend_class)
 
 
 @dataclass(slots=True)
@@ -249,14 +251,14 @@ def _statement(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
     return span
 
 
-def _class(header: Span, children: list[Span]) -> Span:
+def _class(header: Span, children: list[Span], backend: str | None) -> Span:
     parts = [header, *children]
     facts: dict[str, Range] = {}
     for part in parts:
         for fact, where in part.facts.items():
             facts.setdefault(fact, where)
     return Span(header.start, header.end, [f for part in parts for f in part.findings], False, facts, header,
-                children)
+                children, backend=backend)
 
 
 def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> list[Span]:
@@ -273,9 +275,12 @@ def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> lis
         end = max([last] + [b.end - 1 for b in inside])
         header = _walk(checker, class_header(stmt, module_scope), first, end, False)
         scope = Scope(module_scope, CLASS, class_members(body))
+        backend = backend_class(stmt)
+        checker.enclosing = class_branches(backend, body)
         children = [_member(checker, child, scope) for child in body] + [_broken(checker, b) for b in inside]
+        checker.enclosing = []
         children.sort(key=lambda span: span.start)
-        spans.append(_class(header, children))
+        spans.append(_class(header, children, backend))
     spans.sort(key=lambda span: span.start)
     return spans
 
@@ -486,10 +491,12 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
         members = tuple(now if c is child else c.member for c in cls.children if c.member is not None)
         scope = Scope(checker.module.scope, CLASS, members)
         scope.imports.update(imports)
+        checker.enclosing = class_branches(cls.backend, body)
         new = _statement(checker, body[0], scope)
+        checker.enclosing = []
     later = [_moved(c, edit) for c in cls.children[index + 1:]]
     header = Span(cls.header.start, cls.header.end + edit.delta, cls.header.findings, False, cls.header.facts)
-    return [_class(header, cls.children[:index] + [new] + later)]
+    return [_class(header, cls.children[:index] + [new] + later, cls.backend)]
 
 
 def _tangled(spans: list[Span]) -> bool:

@@ -74,6 +74,7 @@ class Checker:
         # the current statement's multi-backend branches (engine/guards.py): never / only on the NPU
         self.off_npu: list[Range] = []
         self.on_npu: list[Range] = []
+        self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
 
     def note(self, fact: str, where: ast.AST | Range) -> None:
         """Record a fact about the file (first place wins) for the "module" handlers."""
@@ -97,8 +98,12 @@ class Checker:
             if _within(rng, self.off_npu):
                 severity = Severity.INFO
                 message = (message if message is not None else rule.message.format(**fmt)) + OFF_NPU
+                # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
+                fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
                 severity = Severity.INFO
+                # nor a top-level `import torch_npu`, which the other backends' hosts lack
+                fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
         self.findings.append(Finding(
             code=code,
             range=rng,
@@ -136,8 +141,9 @@ class Checker:
 
     # --- running -----------------------------------------------------------------------
     def run(self, events: Events) -> None:
-        self.off_npu = [self._branch(b) for never, _ in events.backends for b in never]
-        self.on_npu = [self._branch(b) for _, only in events.backends for b in only]
+        backends = events.backends + self.enclosing if self.enclosing else events.backends
+        self.off_npu = [self._branch(b) for never, _ in backends for b in never]
+        self.on_npu = [self._branch(b) for _, only in backends for b in only]
         try:
             self._run(events)
         finally:

@@ -101,3 +101,45 @@ def backend_branches(node: ast.If | ast.IfExp, links: set) -> tuple[list, list] 
         if test is not None and cuda and not npu and i != first_npu:
             off.append(test)  # `device_type == "cuda"` beside `== "npu"` is not a device being chosen
     return off, [branches[first_npu][1]]
+
+
+# --- a class per backend ---------------------------------------------------------------------
+# The words of a class name: `CUDA_Accelerator`, `CudaPlatform`, `NvmlCudaPlatform`, `NPUPlatform`.
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# What the base of a scheme of device backends is called: DeepSpeed's `DeepSpeedAccelerator`,
+# ColossalAI's `BaseAccelerator`, Lightning's `Accelerator`, vLLM's `Platform` /
+# `CudaPlatformBase`, `…DeviceInterface`. Not "backend": an `AttentionBackend` is a choice of
+# kernels, and its CUDA one may be the one an NPU run picks (ColossalAI's `use_cuda_kernel`).
+_SCHEME_WORDS = frozenset({"accelerator", "platform", "device"})
+
+
+def _words(name: str) -> set[str]:
+    return {w.lower() for w in _NAME_WORD.findall(name)}
+
+
+def _base_name(base: ast.expr) -> str:
+    return base.attr if type(base) is ast.Attribute else getattr(base, "id", "")
+
+
+def backend_class(node: ast.ClassDef) -> str | None:
+    """"cuda" or "npu" for a class that is one backend of a per-backend scheme: its name
+    says CUDA (or the NPU) and it subclasses an accelerator / platform / device
+    base (`class CUDA_Accelerator(DeepSpeedAccelerator)`, `class CudaPlatform(Platform)`).
+    Such a class runs only where its backend was chosen. Runs for every class, so the name
+    is tested with a substring first."""
+    lowered = node.name.lower()
+    if "cuda" not in lowered and "npu" not in lowered:
+        return None
+    words = _words(node.name)
+    cuda, npu = "cuda" in words, "npu" in words
+    if cuda == npu or not any(_SCHEME_WORDS & _words(_base_name(base)) for base in node.bases):
+        return None
+    return "cuda" if cuda else "npu"
+
+
+def class_branches(backend: str | None, body: list[ast.stmt]) -> list[tuple[list, list]]:
+    """The multi-backend branches (as backend_branches gives them) of a backend class's
+    body statements `body`: never on the NPU for CUDA's, only there for the NPU's."""
+    if backend is None or not body:
+        return []
+    return [([body], [])] if backend == "cuda" else [([], [body])]

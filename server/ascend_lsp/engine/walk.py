@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .guards import backend_branches
+from .guards import backend_branches, backend_class, class_branches
 
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
@@ -342,6 +342,7 @@ def walk(items: list, module_scope: Scope) -> Events:
         if kind is ast.ClassDef:
             scope.stores.add(node.name)
             inner = Scope(scope, CLASS, class_members(node.body))
+            events.backends.extend(class_branches(backend_class(node), node.body))
             for child in (*node.decorator_list, *node.keywords):
                 push((child, scope, VALUE, None))
             for base in node.bases:

@@ -20,14 +20,14 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from . import actions, commands, completion, hover, pull, runs, settings, sync
+from . import actions, commands, completion, hover, project_ops, pull, runs, settings, sync
 from .documents import Documents
 from .notebooks import NOTEBOOK_SYNC
 from .protocol import Protocol
 from .scheduler import Scheduler
 from .settings import SettingsStore
 
-FEATURES = (settings, sync, pull, actions, hover, completion, commands, runs)
+FEATURES = (settings, sync, pull, actions, hover, completion, commands, runs, project_ops)
 EXTRA_RULES_ENV = "ASCEND_LSP_EXTRA_RULES"
 
 

@@ -133,6 +133,8 @@ def register(server) -> None:
     from lsprotocol import types
     from pygls.uris import to_fs_path
 
+    from . import project_ops
+
     store = server.settings
 
     def client_supports(path: str) -> bool:
@@ -172,13 +174,15 @@ def register(server) -> None:
             registrations.append(types.Registration(
                 id="ascend-lsp-config-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    # pyproject.toml and the extra mapping tables it names
-                    watchers=[types.FileSystemWatcher(glob_pattern="**/*.toml")])))
+                    # pyproject.toml and the extra mapping tables it names; C++/CUDA operator registrations
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/*.toml"),
+                              types.FileSystemWatcher(glob_pattern=project_ops.WATCHED)])))
         if client_supports("workspace.did_change_configuration.dynamic_registration"):
             registrations.append(types.Registration(id="ascend-lsp-configuration",
                                                     method=types.WORKSPACE_DID_CHANGE_CONFIGURATION))
         if await pull_configuration():
             server.settings_changed()
+        project_ops.warm(server)
         if registrations:
             try:
                 await server.client_register_capability_async(types.RegistrationParams(registrations))
@@ -196,6 +200,8 @@ def register(server) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
-        if any(store.depends_on(to_fs_path(change.uri)) for change in params.changes):
+        paths = [p for p in (to_fs_path(change.uri) for change in params.changes) if p]
+        project_ops.changed(server, paths)
+        if any(store.depends_on(path) for path in paths):
             store.invalidate()
             server.settings_changed()

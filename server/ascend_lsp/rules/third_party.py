@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.checker import Checker
+from ..custom_ops import index_for
+from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.walk import StringContext
 from .base import handles, rule
@@ -103,3 +104,58 @@ def check_cuda_source(checker: Checker, node: ast.AST, value: str, context: Stri
     # A file name, not a sentence that happens to end in ".cu".
     if not is_prose(context) and value.endswith((".cu", ".cuh")) and " " not in value and type(node) is ast.Constant:
         checker.report("NPU306", node, name=value)
+
+
+rule(
+    code="NPU308", name="cuda-only-custom-op", severity=Severity.ERROR, fix="never",
+    message="`{name}` runs `{op}`, which this project registers with a CUDA kernel ({place}) and none for the NPU.",
+    doc=dict(
+        what="Finds calls `torch.ops.<ns>.<op>(...)` of an operator that the same project registers with a CUDA "
+             "kernel and no kernel that serves NPU tensors. The project's sources are scanned once per run: C++/CUDA "
+             "files for `TORCH_LIBRARY(ns, m)` / `TORCH_LIBRARY_FRAGMENT` with `m.def(\"op(...)\", fn)` and "
+             "`m.impl(\"op\", torch::kCUDA, fn)`, `TORCH_LIBRARY_IMPL(ns, CUDA, m)` with `m.impl(\"op\", fn)`; Python "
+             "files for `torch.library.custom_op(\"ns::op\", device_types=\"cuda\")`, "
+             "`torch.library.register_kernel(\"ns::op\", \"cuda\")`, `torch.library.impl(\"ns::op\", \"cuda\")` and "
+             "`Library(\"ns\", ...).impl(\"op\", fn, \"CUDA\")`. An op is not reported when it also has a composite "
+             "(`CompositeImplicitAutograd`, `CompositeExplicitAutograd`), catch-all (`m.def(\"op(...)\", fn)`, "
+             "`m.impl` without a key in `TORCH_LIBRARY`, `custom_op` without `device_types`), `PrivateUse1` or `npu` "
+             "kernel (also one the decorated function adds: `@fn.register_kernel(\"npu\")`). The project root is the configured one (the folder of the `[tool.ascend-lsp]` pyproject.toml), "
+             "else the nearest folder above the file with a pyproject.toml, setup.py or .git; vendored folders "
+             "(`third_party`, `3rdparty`, `vendor`, `external`, build output) and `exclude` patterns are skipped.",
+        why="The dispatcher picks a kernel by the tensors' device. torch_npu tensors dispatch to `PrivateUse1`; an op "
+            "with only CUDA kernels fails there (\"Could not run 'ns::op' with arguments from the 'PrivateUse1' "
+            "backend\"), even with `transfer_to_npu`, which rewrites device strings, not kernels. The extension itself "
+            "is reported where Python builds it (NPU306); this finding is at each place that runs it. With a CPU "
+            "kernel too, the call runs only on CPU tensors: a warning.",
+        example='// csrc/ops.cpp\nTORCH_LIBRARY(myops, m) { m.def("fused_gelu(Tensor x) -> Tensor"); }\n'
+                'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("fused_gelu", &fused_gelu_cuda); }\n\n'
+                '# model.py\ny = torch.ops.myops.fused_gelu(x)  # NPU308',
+        fix="None automatic: register an NPU kernel (an AscendC/aclnn operator through OpPlugin, or a "
+            "`CompositeImplicitAutograd` implementation in torch ops), or call the torch composition on the NPU path.",
+        source="PyTorch dispatcher documentation (\"Registering a Dispatched Operator in C++\", "
+               "`torch.library` reference); torch_npu registers its device as `PrivateUse1` (torch_npu wheel "
+               "`torch_npu/_init/registry/backend.py`: `rename_privateuse1_backend(\"npu\")`, "
+               "`torch._register_device_module(\"npu\", torch_npu.npu)`). " + REPLACEMENTS + ".",
+    ),
+)
+
+
+@handles("reference", "NPU308")
+def check_custom_op(checker: Checker, ref: Reference) -> None:
+    qualname = ref.qualname
+    if not qualname.startswith("torch.ops.") or ref.call is None or type(ref.call) is not ast.Call \
+            or ref.call.func is not ref.node:
+        return
+    parts = qualname.split(".")
+    if len(parts) < 4 or len(parts) > 5:  # torch.ops.ns.op, torch.ops.ns.op.overload
+        return
+    index = index_for(checker.path, checker.settings)
+    verdict = index.verdict(parts[2], parts[3]) if index is not None else None
+    if verdict is None:
+        return
+    message = None
+    if verdict.cpu:
+        message = (f"`{qualname}` runs `{parts[2]}::{parts[3]}`, which this project registers with CUDA and CPU "
+                   f"kernels ({index.where(verdict.cuda)}) and none for the NPU: NPU tensors have no kernel.")
+    checker.report("NPU308", ref.node, message, name=qualname, op=f"{parts[2]}::{parts[3]}",
+                   place=index.where(verdict.cuda), severity=Severity.WARNING if verdict.cpu else None)

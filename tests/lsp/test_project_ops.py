@@ -1,0 +1,63 @@
+"""NPU308 in the language server: the workspace folder's operator registrations are
+scanned, and a changed C++ file (watched) or a saved Python file that registers operators
+updates the diagnostics of the open documents."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from .helpers import CLIENTS, TIMEOUT, diagnostics, open_document, server_config, start
+
+CUDA_OP = ('TORCH_LIBRARY(proj, m) { m.def("gelu(Tensor x) -> Tensor"); }\n'
+           'TORCH_LIBRARY_IMPL(proj, CUDA, m) { m.impl("gelu", &gelu_cuda); }\n')
+NPU_KERNEL = 'TORCH_LIBRARY_IMPL(proj, PrivateUse1, m) { m.impl("gelu", &gelu_npu); }\n'
+CALLS = "import torch\n\ny = torch.ops.proj.gelu(x)\nz = torch.ops.proj.fast(x)\n"
+PY_OP = ('import torch\n\n\n@torch.library.custom_op("proj::fast", mutates_args=(), device_types="{device}")\n'
+         'def fast(x: torch.Tensor) -> torch.Tensor:\n    return x.clone()\n')
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=server_config())
+async def client(lsp_client: LanguageClient, request, tmp_path):
+    lsp_client.name = request.param
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def lines_with_npu308(client: LanguageClient, uri: str, expected: list[int]) -> None:
+    """Wait until the document's NPU308 findings are on `expected` (1-based) lines."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while True:
+        found = sorted(d.range.start.line + 1 for d in await diagnostics(client, uri, 1) if d.code == "NPU308")
+        if found == expected:
+            return
+        assert loop.time() < deadline, f"NPU308 on lines {found}, expected {expected}"
+        await asyncio.sleep(0.05)
+
+
+async def test_registrations_follow_the_files(client, tmp_path):
+    (tmp_path / "csrc").mkdir()
+    cuda = tmp_path / "csrc" / "ops.cu"
+    cuda.write_text(CUDA_OP, encoding="utf-8")
+    registry = tmp_path / "ops.py"
+    registry.write_text(PY_OP.format(device="npu"), encoding="utf-8")
+    await start(client, client.name, tmp_path)
+    uri = open_document(client, tmp_path / "model.py", CALLS)
+    await lines_with_npu308(client, uri, [3])
+    items = [d for d in await diagnostics(client, uri, 1) if d.code == "NPU308"]
+    assert items[0].severity == types.DiagnosticSeverity.Error and "(csrc/ops.cu:2)" in items[0].message
+
+    # a Python file saved in the editor now registers proj::fast for CUDA only
+    registry.write_text(PY_OP.format(device="cuda"), encoding="utf-8")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(registry.as_uri())))
+    await lines_with_npu308(client, uri, [3, 4])
+
+    # the CUDA source gains an NPU kernel: a watched-file change
+    cuda.write_text(CUDA_OP + NPU_KERNEL, encoding="utf-8")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        [types.FileEvent(cuda.as_uri(), types.FileChangeType.Changed)]))
+    await lines_with_npu308(client, uri, [4])
