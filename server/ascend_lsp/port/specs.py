@@ -171,6 +171,19 @@ class _InstanceNorm(nn.Cell):
 '''
 
 
+LAYER_NORM = "_layer_norm"
+LAYER_NORM_SOURCE = '''
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm on the ops.LayerNorm primitive."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    axis = input.ndim - len(shape)
+    weight = ops.ones(shape, input.dtype) if weight is None else weight
+    bias = ops.zeros(shape, input.dtype) if bias is None else bias
+    return ops.LayerNorm(axis, axis, eps)(input, weight, bias)[0]
+'''
+
+
 def _layernorm(args: Args) -> Out:
     _not_default(args, "elementwise_affine", True, "elementwise_affine=False has no `nn.LayerNorm` counterpart")
     _not_default(args, "bias", True, "bias=False has no `nn.LayerNorm` counterpart")
@@ -401,6 +414,10 @@ FUNCTIONS = [
          _keep("input", "output_size", positional=2)),
     Spec(F + "interpolate", "ops.interpolate", ("input", "size", "scale_factor", "mode", "align_corners",
                                                 "recompute_scale_factor", "antialias"), _interpolate),
+    # api-1.10.toml pairs F.layer_norm with the ops.LayerNorm primitive (2.10's ops.layer_norm has no
+    # CPU kernel): a small function on it takes torch's parameters
+    Spec(F + "layer_norm", "ops.LayerNorm", ("input", "normalized_shape", "weight", "bias", "eps"),
+         _keep("input", "normalized_shape", "weight", "bias", "eps", positional=5), pick=lambda a: LAYER_NORM),
     Spec(F + "dropout", "ops.dropout", ("input", "p", "training", "inplace"),
          _keep("input", "p", "training", positional=1), dropped=("inplace",)),
     Spec(F + "pad", "ops.pad", ("input", "pad", "mode", "value"),
@@ -440,7 +457,7 @@ INIT = {
 GAINS = {"linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3,
          "relu": 2.0 ** 0.5, "selu": 0.75}
 
-HELPERS = {INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE}
+HELPERS = {INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
 # torch names that are only referred to (annotations, isinstance), never called, by the port
 REFERENCES = {"torch.Tensor": "mindspore.Tensor"}
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
