@@ -88,6 +88,7 @@ class _Facts(cst.CSTVisitor):
         self.aliases: dict[str, str] = {}
         self.classes: dict[str, list[cst.Arg]] = {}
         self.attributes: dict[str, set[str]] = {}  # attribute name → torch layers assigned to it
+        self.entries: dict[str, set[str]] = {}  # keyword / dict key → torch layers built for it
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -116,6 +117,18 @@ class _Facts(cst.CSTVisitor):
             t = target.target
             if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
                 self.attributes.setdefault(t.attr.value, set()).add(self.qualname(value.func) or "")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # the layers of an nn.ModuleDict(dict(wte=nn.Embedding(...)))
+        for arg in node.args:
+            if arg.keyword is not None and isinstance(arg.value, cst.Call):
+                self.entries.setdefault(arg.keyword.value, set()).add(self.qualname(arg.value.func) or "")
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        for element in node.elements:
+            key = literal(element.key) if isinstance(element, cst.DictElement) else None
+            if isinstance(key, str) and isinstance(element.value, cst.Call):
+                self.entries.setdefault(key, set()).add(self.qualname(element.value.func) or "")
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.Name):
@@ -346,6 +359,9 @@ class Porter(cst.CSTTransformer):
                     break
         elif isinstance(owner, cst.Attribute) and _is_self(owner.value):
             kinds = sorted(self.facts.attributes.get(owner.attr.value, ()))
+        elif isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Attribute) \
+                and _is_self(owner.value.value):  # self.transformer.wte, an entry of a ModuleDict
+            kinds = sorted(self.facts.entries.get(owner.attr.value, ()))
         names = {self.renames.get(kind, {}).get(node.attr.value, node.attr.value) for kind in kinds}
         if len(names) == 1 and (name := names.pop()) != node.attr.value:
             return name
@@ -357,7 +373,25 @@ class Porter(cst.CSTTransformer):
 
     # ------------------------------------------------------------------ calls
 
+    def visit_Call(self, node: cst.Call) -> bool:
+        return self._feature_test(node) is None  # a feature test's torch name is not converted
+
+    def _feature_test(self, call: cst.Call) -> str | None:
+        """`hasattr(torch.nn.functional, "name")`: the torch API whose presence it tests."""
+        if not (isinstance(call.func, cst.Name) and call.func.value == "hasattr" and len(call.args) == 2
+                and all(a.keyword is None and not a.star for a in call.args)):
+            return None
+        module, name = self.qualname(call.args[0].value), literal(call.args[1].value)
+        return f"{module}.{name}" if module and module.startswith("torch") and isinstance(name, str) else None
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        probe = self._feature_test(original_node)
+        if probe is not None:
+            # in the port, the API is there exactly when the port has its counterpart
+            present = probe in BY_TORCH or probe in LAYER_CLASSES or probe in self.functions
+            self.converted(original_node, f"hasattr(… `{probe}`) → {present}: "
+                                          f"the port {'has' if present else 'has no'} counterpart")
+            return cst.Name(str(present))
         func = original_node.func
         qualname = self.qualname(func)
         if qualname is None:
