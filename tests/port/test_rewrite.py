@@ -214,12 +214,63 @@ class M(nn.Cell):
 '''
 
 
+ENTRIES = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flash = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+        self.fast = hasattr(F, "gelu")
+        self.parts = nn.ModuleDict(dict(wte=nn.Embedding(8, 4), ln=nn.LayerNorm(4)))
+        self.more = nn.ModuleDict({"bn": nn.BatchNorm1d(4)})
+        self.head = nn.Linear(4, 8, bias=False)
+        self.parts.wte.weight = self.head.weight
+        self.parts.ln.weight.requires_grad = False
+        self.more.bn.bias.requires_grad = False
+
+    def forward(self, x):
+        return F.layer_norm(x, (4,), None, None, 1e-6)
+'''
+ENTRIES_PORTED = '''import mindspore
+from mindspore import nn, ops
+
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm on the ops.LayerNorm primitive."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    axis = input.ndim - len(shape)
+    weight = ops.ones(shape, input.dtype) if weight is None else weight
+    bias = ops.zeros(shape, input.dtype) if bias is None else bias
+    return ops.LayerNorm(axis, axis, eps)(input, weight, bias)[0]
+
+
+class M(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.flash = False
+        self.fast = True
+        self.parts = nn.CellDict(dict(wte=nn.Embedding(8, 4), ln=nn.LayerNorm((4,), epsilon=1e-05)))
+        self.more = nn.CellDict({"bn": nn.BatchNorm1d(4)})
+        self.head = nn.Dense(4, 8, has_bias=False)
+        self.parts.wte.embedding_table = self.head.weight
+        self.parts.ln.gamma.requires_grad = False
+        self.more.bn.beta.requires_grad = False
+
+    def construct(self, x):
+        return _layer_norm(x, (4,), None, None, 1e-6)
+'''
+
+
 @pytest.mark.parametrize("source,ported,counts", [
     (LAYERS, LAYERS_PORTED, (25, 0, 0)),
     (MANUAL, MANUAL_PORTED, (5, 6, 2)),
     (FUNCTIONAL, FUNCTIONAL_PORTED, (16, 0, 0)),
     (BUFFERS, BUFFERS_PORTED, (19, 1, 0)),
-], ids=["layers", "manual", "functional", "buffers"])
+    (ENTRIES, ENTRIES_PORTED, (17, 0, 0)),
+], ids=["layers", "manual", "functional", "buffers", "entries"])
 def test_port_text_and_counts(source, ported, counts):
     result = port_source(source)
     assert result.text == ported

@@ -2,7 +2,7 @@
 
 Every counterpart here is a `mindspore.nn` cell or `mindspore.ops` function that runs on
 MindSpore 2.10's CPU backend as well as on Ascend (`mindspore.mint` lacks CPU kernels for
-convolution, GELU, pooling, embedding, tril, …). tests/port/test_emitted_apis.py runs every
+convolution, GELU, pooling, embedding, tril, …). tests/port/test_emitted.py runs every
 name in EMITTED on the installed MindSpore on the CPU. Parameter fixes cite the documented
 pitfalls of `mappings/mindspore/traps.toml` (P-ids of data/mindspore/pitfalls.tsv); the
 rest are renames from the official mapping table's difference pages (api-2.4.toml).
@@ -463,7 +463,7 @@ REFERENCES = {"torch.Tensor": "mindspore.Tensor"}
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
 LAYER_CLASSES = {spec.torch: spec.mindspore for spec in LAYERS} | CONTAINERS
 
-# Every MindSpore API the port can write (checked on the CPU by tests/port/test_emitted_apis.py).
+# Every MindSpore API the port can write (checked on the CPU by tests/port/test_emitted.py).
 EMITTED = sorted({spec.mindspore for spec in (*LAYERS, *FUNCTIONS)} | set(CONTAINERS.values())
                  | {f"mindspore.{name}" for name in DTYPES.values()}
                  | {f"mindspore.common.initializer.{cls}" for cls, _ in INIT.values()}
