@@ -17,6 +17,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ascend_lsp.engine.text import split_lines
+
 CACHE = Path(__file__).with_name(".cache")
 
 
@@ -63,27 +65,39 @@ class Archive:
             return archive.read(member).decode("utf-8")
 
 
-def definitions(text: str, names: tuple[str, ...]) -> str:
-    """The file's torch imports and its named top-level definitions, each with its source text
-    untouched, in the file's order: for a file whose other definitions need packages that are
-    not here (a LightningModule beside the model)."""
-    lines = text.split("\n")  # the package's files break lines with \n
+def definitions(pieces: list[tuple[str, tuple[str, ...]]]) -> str:
+    """One module from the named top-level definitions of one or more files, each with its source
+    text untouched, after those files' imports of torch and of the standard library that the
+    definitions use (the other imports, relative ones included, bring what the definitions
+    taken replace, or what they do not use)."""
+    imports: dict[str, set[str]] = {}  # import statement → the names it binds
+    found: dict[str, str] = {}
+    used: set[str] = set()
+    for text, names in pieces:
+        lines = split_lines(text)  # with their endings, kept
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.Import) and all(_kept(a.name) for a in node.names) or \
+                    isinstance(node, ast.ImportFrom) and not node.level and _kept(node.module or ""):
+                imports[_segment(lines, node)] = {a.asname or a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name in names:
+                found[node.name] = _segment(lines, node)
+                used |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        missing = sorted(set(names) - set(found))
+        if missing:
+            raise ValueError(f"no top-level definition of {', '.join(missing)}")
+    kept = [statement for statement, bound in imports.items() if bound & used]
+    return "".join(kept) + "\n\n" + "\n\n".join(found.values())
 
-    def segment(node: ast.stmt) -> str:
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
-        return "\n".join(lines[first - 1:node.end_lineno])
 
-    imports, found = [], {}
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.Import) and all(a.name.split(".")[0] == "torch" for a in node.names) or \
-                isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "torch":
-            imports.append(segment(node))
-        elif isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name in names:
-            found[node.name] = segment(node)
-    missing = sorted(set(names) - set(found))
-    if missing:
-        raise ValueError(f"no top-level definition of {', '.join(missing)}")
-    return "\n".join(imports) + "\n\n\n" + "\n\n\n".join(found.values()) + "\n"
+def _segment(lines: list[str], node: ast.stmt) -> str:
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+    text = "".join(lines[first - 1:node.end_lineno])
+    return text if text.endswith(("\n", "\r")) else text + "\n"
+
+
+def _kept(module: str) -> bool:
+    top = module.split(".")[0]
+    return top == "torch" or top in sys.stdlib_module_names
 
 
 ROBUSTBENCH = Archive("robustbench==1.1.1", "robustbench-1.1.1-py3-none-any.whl",
@@ -94,3 +108,5 @@ LIGHTNING = Archive("lightning==2.6.6", "lightning-2.6.6-py3-none-any.whl",
                     "2bcbd6ee840071cd076c7dc9953d7ac1040df92f1c5fa76583aae644f037ab85")
 THUNDER = Archive("lightning-thunder==0.2.6", "lightning_thunder-0.2.6-py3-none-any.whl",
                   "7b0bb904e5a162b0a2b762ce4652e1ad993b467f45f714b159b78d3bc94e2b9c")
+TORCHVISION = Archive("torchvision==0.29.1", "torchvision-0.29.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+                      "2cb678029a5dd45afbbfa662fce49736827d52be33242b5a8a731e0db02ccdf5")

@@ -264,13 +264,57 @@ class M(nn.Cell):
 '''
 
 
+VALUES = '''from typing import Callable, Optional
+
+import torch
+from torch import nn
+
+
+def _log(obj) -> None:
+    torch._C._log_api_usage_once(f"{obj.__module__}")
+
+
+class Block(nn.Sequential):
+    def __init__(self, c: int, norm: Optional[Callable[..., nn.Module]] = nn.BatchNorm2d,
+                 act: Callable[..., nn.Module] = nn.Identity) -> None:
+        layers: list[nn.Module] = [nn.Conv2d(c, c, 3, padding=1), norm(c), act()]
+        super().__init__(*layers)
+        _log(self)
+
+    def fuse(self, m: nn.Module) -> bool:
+        return isinstance(m, (nn.Conv2d, nn.BatchNorm2d)) and issubclass(type(m), nn.Linear)
+'''
+VALUES_PORTED = '''from typing import Callable, Optional
+
+import mindspore
+from mindspore import nn, ops
+
+
+def _log(obj) -> None:
+    pass
+
+
+class Block(nn.SequentialCell):
+    # MS301 port: `torch.nn.BatchNorm2d` passed as a value → `nn.BatchNorm2d`: where it is called, check the arguments (MindSpore's names or defaults differ)
+    def __init__(self, c: int, norm: Optional[Callable[..., nn.Cell]] = nn.BatchNorm2d,
+                 act: Callable[..., nn.Cell] = nn.Identity) -> None:
+        layers: list[nn.Cell] = [nn.Conv2d(c, c, 3, pad_mode='pad', padding=1, has_bias=True), norm(c), act()]
+        super().__init__(*layers)
+        _log(self)
+
+    def fuse(self, m: nn.Cell) -> bool:
+        return isinstance(m, (nn.Conv2d, nn.BatchNorm2d)) and issubclass(type(m), nn.Dense)
+'''
+
+
 @pytest.mark.parametrize("source,ported,counts", [
     (LAYERS, LAYERS_PORTED, (25, 0, 0)),
     (MANUAL, MANUAL_PORTED, (5, 6, 2)),
     (FUNCTIONAL, FUNCTIONAL_PORTED, (16, 0, 0)),
     (BUFFERS, BUFFERS_PORTED, (19, 1, 0)),
     (ENTRIES, ENTRIES_PORTED, (17, 0, 0)),
-], ids=["layers", "manual", "functional", "buffers", "entries"])
+    (VALUES, VALUES_PORTED, (13, 1, 0)),
+], ids=["layers", "manual", "functional", "buffers", "entries", "values"])
 def test_port_text_and_counts(source, ported, counts):
     result = port_source(source)
     assert result.text == ported

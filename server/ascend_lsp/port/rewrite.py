@@ -162,6 +162,7 @@ class Porter(cst.CSTTransformer):
         self.functions = consistent_functions()
         self.items: list[Item] = []
         self.marks: list[str] = []
+        self.header_marks: list[list[str]] = []  # per enclosing function: the marks its signature raised
         self.initializers: set[str] = set()
         self.helpers: set[str] = set()
         self.class_stack: list[str] = []
@@ -239,9 +240,18 @@ class Porter(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.method_stack.append(node.name.value)
+        self.header_marks.append(self.marks)  # the marks before it, then its signature's
+        self.marks = []
+
+    def leave_Parameters(self, original_node: cst.Parameters, updated_node: cst.Parameters) -> cst.Parameters:
+        if isinstance(self.get_metadata(ParentNodeProvider, original_node), cst.FunctionDef):
+            self.header_marks[-1] = [*self.header_marks[-1], *self.marks]
+            self.marks = []
+        return updated_node
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self.method_stack.pop()
+        self.marks = [*self.header_marks.pop(), *self.marks]  # above the `def` (on_leave writes them)
         if self.in_module_class() and original_node.name.value == "forward" and len(self.method_stack) == 0:
             self.converted(original_node, "forward → construct")
             return updated_node.with_changes(name=cst.Name("construct"))
@@ -321,15 +331,22 @@ class Porter(cst.CSTTransformer):
             return updated  # part of a longer name
         if isinstance(parent, cst.Attribute) and parent.attr is original or \
                 isinstance(parent, cst.Arg) and parent.keyword is original \
-                or isinstance(parent, cst.Param):
+                or isinstance(parent, cst.Param) and parent.name is original:
             return updated  # `x.nn`, `f(nn=…)`, `def f(nn)`: not the torch name
         if isinstance(parent, cst.Call) and parent.func is original:
             return updated  # leave_Call decides
         if isinstance(parent, (cst.ImportAlias, cst.Import, cst.ImportFrom)) or _inside_import(self, original):
             return updated
         if qualname in LAYER_CLASSES:
+            new = cst.parse_expression(LAYER_CLASSES[qualname])
+            if qualname in BY_TORCH and BY_TORCH[qualname].params and not self._names_the_class(original):
+                # a default argument, a variable: wherever it is called, the arguments stay torch's
+                self.flag(original, NEEDS_PERSON, f"`{qualname}` passed as a value → `{LAYER_CLASSES[qualname]}`: "
+                                                  "where it is called, check the arguments (MindSpore's "
+                                                  "names or defaults differ)")
+                return new
             self.converted(original, f"{qualname} → {LAYER_CLASSES[qualname]}")
-            return cst.parse_expression(LAYER_CLASSES[qualname])
+            return new
         if qualname == "torch.nn" and isinstance(parent, cst.Arg) and self._getattr_argument(parent):
             self.flag(original, NEEDS_PERSON, "getattr(nn, …) picks the layer at run time: check that the "
                                               "mindspore.nn class of that name takes the same arguments")
@@ -342,6 +359,25 @@ class Porter(cst.CSTTransformer):
             return cst.parse_expression(f"mindspore.{DTYPES[qualname[6:]]}")
         self.flag(original, UNSUPPORTED, f"`{qualname}` has no MindSpore counterpart here")
         return updated
+
+    def _names_the_class(self, node: cst.CSTNode) -> bool:
+        """A base class, an isinstance() / issubclass() kind or an annotation: no call takes arguments here."""
+        parent = self.get_metadata(ParentNodeProvider, node)
+        while isinstance(parent, (cst.Element, cst.Tuple, cst.Subscript, cst.SubscriptElement, cst.Index,
+                                  cst.BinaryOperation)):
+            if isinstance(parent, cst.Element) or isinstance(parent, cst.Tuple):
+                node, parent = parent, self.get_metadata(ParentNodeProvider, parent)
+                continue
+            break
+        while parent is not None and not isinstance(parent, (cst.Annotation, cst.BaseStatement, cst.Arg)):
+            parent = self.get_metadata(ParentNodeProvider, parent)
+        if isinstance(parent, cst.Annotation):
+            return True
+        if not isinstance(parent, cst.Arg):
+            return False
+        owner = self.get_metadata(ParentNodeProvider, parent)
+        return isinstance(owner, cst.ClassDef) or isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) \
+            and owner.func.value in ("isinstance", "issubclass") and owner.args[-1] is parent
 
     def _getattr_argument(self, arg: cst.Arg) -> bool:
         call = self.get_metadata(ParentNodeProvider, arg)
@@ -416,8 +452,8 @@ class Porter(cst.CSTTransformer):
             return specs.expr(gain)
         if qualname.startswith("torch.nn.init."):
             return self._init_call(original_node, updated_node, qualname.rsplit(".", 1)[1])
-        if qualname in ("torch.no_grad", "torch.inference_mode"):
-            return updated_node  # the `with` / decorator handles it
+        if qualname in ("torch.no_grad", "torch.inference_mode") or qualname in specs.NO_EFFECT:
+            return updated_node  # the `with` / decorator / statement handles it
         if qualname in self.functions:
             self.converted(original_node, f"{qualname} → {self.functions[qualname]} (consistent)")
             return updated_node.with_changes(func=cst.parse_expression(self.functions[qualname]))
@@ -499,6 +535,11 @@ class Porter(cst.CSTTransformer):
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         call = updated_node.value
+        effect = specs.NO_EFFECT.get(self.qualname(original_node.value.func) or "") \
+            if isinstance(original_node.value, cst.Call) else None
+        if effect:
+            self.converted(original_node, f"removed: {effect}")
+            return cst.RemovalSentinel.REMOVE
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and call.func.attr.value == "register_buffer" and _is_self(call.func.value)):
             return updated_node

@@ -457,6 +457,10 @@ INIT = {
 GAINS = {"linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3,
          "relu": 2.0 ** 0.5, "selu": 0.75}
 
+# torch calls whose statement the port removes: they do not change what the model computes
+NO_EFFECT = {"torch._C._log_api_usage_once": "PyTorch's API-usage logging (inactive unless a logger is "
+                                            "subscribed; torchvision calls it in every model)"}
+
 HELPERS = {INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
 # torch names that are only referred to (annotations, isinstance), never called, by the port
 REFERENCES = {"torch.Tensor": "mindspore.Tensor"}
