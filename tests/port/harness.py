@@ -20,17 +20,37 @@ def load_module(path: Path, name: str):
 
 
 def run_torch(torch, path: Path, build: str, arrays, hidden: str = "", batch_axis: int = 1):
-    """The torch model (eval mode, seeded), its output on `arrays`, and its state dict."""
+    """The torch model (eval mode, seeded, BatchNorm statistics measured), its output on `arrays`,
+    and its state dict."""
     torch.manual_seed(0)
     module = load_module(path, f"torch_{path.stem}")
     model = eval(build, vars(module))
-    model.eval()
     args = [torch.from_numpy(a) for a in arrays]
     if hidden:
         args.append(getattr(model, hidden)(args[0].shape[batch_axis]))
+    measure_batchnorm(torch, model, args)
+    model.eval()
     with torch.no_grad():
         out = model(*args)
     return out, model.state_dict()
+
+
+def measure_batchnorm(torch, model, args) -> None:
+    """BatchNorm's running statistics set to the inputs' (one pass in train mode, cumulative average),
+    as training leaves them: with the initial ones (0 and 1) activations fade through a deep network
+    in eval mode (MobileNetV2's logits would be ~1e-8), and moving_mean/moving_variance go untested."""
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    momenta = [m.momentum for m in norms]
+    for norm in norms:
+        norm.reset_running_stats()
+        norm.momentum = None
+    model.train()
+    with torch.no_grad():
+        model(*args)
+    for norm, momentum in zip(norms, momenta):
+        norm.momentum = momentum
 
 
 def run_mindspore(mindspore, path: Path, build: str, arrays, checkpoint: Path, hidden: str = "",
