@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +44,14 @@ class Archive:
         if not path.is_file():
             CACHE.mkdir(exist_ok=True)
             binary = "--no-binary=:all:" if self.sdist else "--only-binary=:all:"
-            done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", binary,
-                                   "--dest", str(CACHE), self.requirement], capture_output=True, text=True)
-            if done.returncode != 0 or not path.is_file():
-                raise Unreachable(f"pip download {self.requirement} failed: "
-                                  f"{(done.stderr.strip() or done.stdout.strip())[-300:]}")
+            with tempfile.TemporaryDirectory(dir=CACHE) as partial:  # another process never sees half a file
+                done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", binary,
+                                       "--dest", partial, self.requirement], capture_output=True, text=True)
+                downloaded = Path(partial) / self.filename
+                if done.returncode != 0 or not downloaded.is_file():
+                    raise Unreachable(f"pip download {self.requirement} failed: "
+                                      f"{(done.stderr.strip() or done.stdout.strip())[-300:]}")
+                os.replace(downloaded, path)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if digest != self.sha256:
             raise ValueError(f"{path} has sha256 {digest}, not the pinned {self.sha256}")

@@ -113,6 +113,35 @@ def test_convert_weights_reads_a_checkpoint_dict_and_loads_strictly(tmp_path, ca
 
 @pytest.mark.torch
 @pytest.mark.mindspore
+def test_convert_weights_writes_a_tied_tensor_once(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    mindspore = pytest.importorskip("mindspore")
+    source = tmp_path / "tied.py"
+    source.write_text('''import torch.nn as nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.parts = nn.ModuleDict(dict(wte=nn.Embedding(8, 4)))
+        self.head = nn.Linear(4, 8, bias=False)
+        self.parts.wte.weight = self.head.weight
+''', encoding="utf-8")
+    torch.save(load_module(source, "tied_torch").LM().state_dict(), tmp_path / "tied.pth")
+    assert main(["port", str(source)]) == 0
+    capsys.readouterr()
+    assert main(["convert-weights", str(tmp_path / "tied.pth"), "-o", str(tmp_path / "tied.ckpt"),
+                 "--source", str(source), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["dropped"] == [{"torch": "parts.wte.weight",
+                                  "why": "tied to head.weight (the source assigns it): one MindSpore Parameter"}]
+    ported = load_module(tmp_path / "tied_mindspore.py", "tied_ms").LM()
+    checkpoint = mindspore.load_checkpoint(str(tmp_path / "tied.ckpt"))
+    assert mindspore.load_param_into_net(ported, checkpoint, strict_load=True) == ([], [])
+
+
+@pytest.mark.torch
+@pytest.mark.mindspore
 def test_convert_weights_exits_1_on_a_tensor_it_cannot_name(tmp_path, capsys):
     torch = pytest.importorskip("torch")
     pytest.importorskip("mindspore")

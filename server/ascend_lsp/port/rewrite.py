@@ -361,23 +361,18 @@ class Porter(cst.CSTTransformer):
         return updated
 
     def _names_the_class(self, node: cst.CSTNode) -> bool:
-        """A base class, an isinstance() / issubclass() kind or an annotation: no call takes arguments here."""
+        """A base class, an isinstance() / issubclass() kind, an annotation: nothing calls it with arguments."""
         parent = self.get_metadata(ParentNodeProvider, node)
-        while isinstance(parent, (cst.Element, cst.Tuple, cst.Subscript, cst.SubscriptElement, cst.Index,
-                                  cst.BinaryOperation)):
-            if isinstance(parent, cst.Element) or isinstance(parent, cst.Tuple):
-                node, parent = parent, self.get_metadata(ParentNodeProvider, parent)
-                continue
-            break
-        while parent is not None and not isinstance(parent, (cst.Annotation, cst.BaseStatement, cst.Arg)):
+        while isinstance(parent, (cst.Element, cst.Tuple)):  # isinstance(m, (nn.Conv2d, nn.Linear))
             parent = self.get_metadata(ParentNodeProvider, parent)
-        if isinstance(parent, cst.Annotation):
-            return True
-        if not isinstance(parent, cst.Arg):
-            return False
-        owner = self.get_metadata(ParentNodeProvider, parent)
-        return isinstance(owner, cst.ClassDef) or isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) \
-            and owner.func.value in ("isinstance", "issubclass") and owner.args[-1] is parent
+        if isinstance(parent, cst.Arg):
+            owner = self.get_metadata(ParentNodeProvider, parent)
+            return isinstance(owner, cst.ClassDef) or isinstance(owner, cst.Call) \
+                and isinstance(owner.func, cst.Name) and owner.func.value in ("isinstance", "issubclass") \
+                and owner.args[-1] is parent
+        while not isinstance(parent, (cst.Annotation, cst.BaseStatement)):
+            parent = self.get_metadata(ParentNodeProvider, parent)
+        return isinstance(parent, cst.Annotation)
 
     def _getattr_argument(self, arg: cst.Arg) -> bool:
         call = self.get_metadata(ParentNodeProvider, arg)
