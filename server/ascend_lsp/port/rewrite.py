@@ -408,12 +408,15 @@ class Porter(cst.CSTTransformer):
         return self._feature_test(node) is None  # a feature test's torch name is not converted
 
     def _feature_test(self, call: cst.Call) -> str | None:
-        """`hasattr(torch.nn.functional, "name")`: the torch API whose presence it tests."""
+        """`hasattr(torch.nn.functional, "name")`: the torch API whose presence it tests (of a module:
+        `hasattr(torch.Tensor, "view")` asks the class, which the port maps, and stays)."""
         if not (isinstance(call.func, cst.Name) and call.func.value == "hasattr" and len(call.args) == 2
                 and all(a.keyword is None and not a.star for a in call.args)):
             return None
         module, name = self.qualname(call.args[0].value), literal(call.args[1].value)
-        return f"{module}.{name}" if module and module.startswith("torch") and isinstance(name, str) else None
+        if not module or not module.startswith("torch") or any(p[:1].isupper() for p in module.split(".")):
+            return None
+        return f"{module}.{name}" if isinstance(name, str) else None
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         probe = self._feature_test(original_node)
