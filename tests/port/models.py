@@ -91,6 +91,12 @@ MODELS = [
                "                stride,\n                pad_mode=\"pad\",\n                padding=padding,\n"
                "                dilation=dilation,\n                group=groups,\n                has_bias=bias,\n"),
               ('params = {} if inplace is None else {"inplace": inplace}', "params = {}"))),
+    # torchvision's ImageNet ResNet-18 beside it: the same block through torchvision's machinery (norm_layer
+    # passed as a value, `nn.init` over self.modules(), zero_init_residual's `m.bn2.weight` marked MS301)
+    Model("torchvision_resnet", (Part(TORCHVISION, "torchvision/utils.py", ("_log_api_usage_once",)),
+                                 Part(TORCHVISION, "torchvision/models/resnet.py",
+                                      ("conv3x3", "conv1x1", "BasicBlock", "Bottleneck", "ResNet"))),
+          "ResNet(BasicBlock, [2, 2, 2, 2], num_classes=10)", _images((4, 3, 64, 64))),
     # ESPCN from pytorch/examples: PixelShuffle, init.orthogonal_ with calculate_gain
     Model("super_resolution", (Part(IGNITE, "examples/super_resolution/model.py"),), "Net(upscale_factor=3)",
           _images((2, 1, 24, 24))),

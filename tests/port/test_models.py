@@ -23,6 +23,7 @@ numpy = pytest.importorskip("numpy")
 EXPECTED = {
     "cifar_resnet": (102, 0, 0),
     "mobilenet_v2": (47, 12, 0),
+    "torchvision_resnet": (52, 7, 0),
     "super_resolution": (17, 0, 0),
     "style_transfer": (23, 0, 0),
     "lstm_language_model": (24, 0, 0),

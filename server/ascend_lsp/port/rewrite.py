@@ -89,6 +89,7 @@ class _Facts(cst.CSTVisitor):
         self.classes: dict[str, list[cst.Arg]] = {}
         self.attributes: dict[str, set[str]] = {}  # attribute name → torch layers assigned to it
         self.entries: dict[str, set[str]] = {}  # keyword / dict key → torch layers built for it
+        self.layers: set[str] = set()  # every torch layer class the file names
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -117,6 +118,14 @@ class _Facts(cst.CSTVisitor):
             t = target.target
             if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
                 self.attributes.setdefault(t.attr.value, set()).add(self.qualname(value.func) or "")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.qualname(node) in LAYER_CLASSES:
+            self.layers.add(self.qualname(node) or "")
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.qualname(node) in LAYER_CLASSES:
+            self.layers.add(self.qualname(node) or "")
 
     def visit_Call(self, node: cst.Call) -> None:
         # the layers of an nn.ModuleDict(dict(wte=nn.Embedding(...)))
@@ -159,6 +168,9 @@ class Porter(cst.CSTTransformer):
         self.facts = facts
         self.module_classes = facts.module_classes()
         self.renames = weight_renames()
+        # parameter names that a layer this file uses has under another name in MindSpore (weight → gamma)
+        self.renamed_here = {name for kind in facts.layers for name, new in self.renames.get(kind, {}).items()
+                             if new != name}
         self.functions = consistent_functions()
         self.items: list[Item] = []
         self.marks: list[str] = []
@@ -305,7 +317,11 @@ class Porter(cst.CSTTransformer):
     # ------------------------------------------------------------------ names
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
-        renamed = self._weight_attribute(original_node)
+        try:
+            renamed = self._weight_attribute(original_node)
+        except Manual as exc:
+            self.flag(original_node, NEEDS_PERSON, str(exc))
+            return updated_node
         if renamed:
             self.converted(original_node, f"`.{original_node.attr.value}` → `.{renamed}`")
             return updated_node.with_changes(attr=cst.Name(renamed))
@@ -380,7 +396,8 @@ class Porter(cst.CSTTransformer):
             and call.args[0] is arg
 
     def _weight_attribute(self, node: cst.Attribute) -> str | None:
-        """`m.weight` → `m.gamma` when `m` is a BatchNorm (isinstance() or `self.m = nn.BatchNorm2d(...)`)."""
+        """`m.weight` → `m.gamma` when `m` is a BatchNorm (isinstance() or `self.m = nn.BatchNorm2d(...)`);
+        Manual when `m` may be a layer that names it differently."""
         owner = node.value
         kinds: list[str] = []
         if isinstance(owner, cst.Name):
@@ -394,8 +411,12 @@ class Porter(cst.CSTTransformer):
                 and _is_self(owner.value.value):  # self.transformer.wte, an entry of a ModuleDict
             kinds = sorted(self.facts.entries.get(owner.attr.value, ()))
         names = {self.renames.get(kind, {}).get(node.attr.value, node.attr.value) for kind in kinds}
-        if len(names) == 1 and (name := names.pop()) != node.attr.value:
+        known = bool(kinds) and all(kinds)  # "" is a layer the file builds by a name that is not torch's
+        if len(names) == 1 and known and (name := names.pop()) != node.attr.value:
             return name
+        if node.attr.value in self.renamed_here and not _is_self(owner) and (len(names) > 1 or not known):
+            raise Manual(f"`{source(node)}`: the port cannot tell which layer this is, and MindSpore names "
+                         f"`.{node.attr.value}` differently in some layers this file uses (P05)")
         return None
 
     def _called(self, node: cst.CSTNode) -> bool:
