@@ -2,7 +2,9 @@
 port and match torch in eval mode within msprobe's thresholds, on MindSpore 2.10 on the CPU.
 
 The files are read from pinned registry archives at test time (tests/port/models.py says which);
-the tests skip, saying why, only when the registry cannot be reached."""
+the tests skip, saying why, only when the registry cannot be reached. One model needs a person:
+MobileNetV2, whose two edits of the port (torchvision calls layer classes passed as values with
+torch's arguments) models.py spells out; the test applies them after checking the report's counts."""
 
 from __future__ import annotations
 
