@@ -19,21 +19,42 @@ def load_module(path: Path, name: str):
     return module
 
 
-def run_torch(torch, path: Path, build: str, arrays, hidden: str = ""):
-    """The torch model (eval mode, seeded), its output on `arrays`, and its state dict."""
+def run_torch(torch, path: Path, build: str, arrays, hidden: str = "", batch_axis: int = 1):
+    """The torch model (eval mode, seeded, BatchNorm statistics measured), its output on `arrays`,
+    and its state dict."""
     torch.manual_seed(0)
     module = load_module(path, f"torch_{path.stem}")
     model = eval(build, vars(module))
-    model.eval()
     args = [torch.from_numpy(a) for a in arrays]
     if hidden:
-        args.append(getattr(model, hidden)(args[0].shape[1]))
+        args.append(getattr(model, hidden)(args[0].shape[batch_axis]))
+    measure_batchnorm(torch, model, args)
+    model.eval()
     with torch.no_grad():
         out = model(*args)
     return out, model.state_dict()
 
 
-def run_mindspore(mindspore, path: Path, build: str, arrays, checkpoint: Path, hidden: str = ""):
+def measure_batchnorm(torch, model, args) -> None:
+    """BatchNorm's running statistics set to the inputs' (one pass in train mode, cumulative average),
+    as training leaves them: with the initial ones (0 and 1) activations fade through a deep network
+    in eval mode (MobileNetV2's logits would be ~1e-8), and moving_mean/moving_variance go untested."""
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    momenta = [m.momentum for m in norms]
+    for norm in norms:
+        norm.reset_running_stats()
+        norm.momentum = None
+    model.train()
+    with torch.no_grad():
+        model(*args)
+    for norm, momentum in zip(norms, momenta):
+        norm.momentum = momentum
+
+
+def run_mindspore(mindspore, path: Path, build: str, arrays, checkpoint: Path, hidden: str = "",
+                  batch_axis: int = 1):
     """The port's output with the converted checkpoint loaded strictly; also what did not load."""
     module = load_module(path, f"ms_{path.stem}")
     net = eval(build, vars(module))
@@ -42,18 +63,27 @@ def run_mindspore(mindspore, path: Path, build: str, arrays, checkpoint: Path, h
     net.set_train(False)
     args = [mindspore.Tensor(a) for a in arrays]
     if hidden:
-        args.append(getattr(net, hidden)(args[0].shape[1]))
+        args.append(getattr(net, hidden)(args[0].shape[batch_axis]))
     return net(*args), list(not_loaded), list(unused)
 
 
 def torch_references(text: str) -> list[str]:
-    """torch imports and names left in a port (docstrings and comments do not count)."""
+    """torch imports and names left in a port outside the statements it marked MS301/MS302
+    (docstrings and comments do not count)."""
+    lines = text.split("\n")
     found = []
-    for node in ast.walk(ast.parse(text)):
+
+    def visit(node: ast.AST, marked: bool) -> None:
+        if isinstance(node, ast.stmt):
+            marked = node.lineno >= 2 and lines[node.lineno - 2].lstrip().startswith(("# MS301 ", "# MS302 "))
         if isinstance(node, ast.Import):
-            found += [a.name for a in node.names if a.name.split(".")[0] == "torch"]
+            found.extend(a.name for a in node.names if a.name.split(".")[0] == "torch")
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch":
             found.append(node.module)
-        elif isinstance(node, ast.Name) and node.id in ("torch", "F"):
+        elif isinstance(node, ast.Name) and node.id in ("torch", "F") and not marked:
             found.append(f"{node.id} (line {node.lineno})")
+        for child in ast.iter_child_nodes(node):
+            visit(child, marked)
+
+    visit(ast.parse(text), False)
     return found

@@ -10,7 +10,9 @@ import pytest
 from ascend_lsp.cli.main import main
 
 from .harness import load_module
-from .models import FOLDER
+from .models import MODELS, model_source
+
+NANOGPT = next(m for m in MODELS if m.name == "nanogpt")
 
 SMALL = '''import torch
 import torch.nn as nn
@@ -47,26 +49,27 @@ def test_port_writes_beside_the_source_and_exits_0_when_all_converted(tmp_path, 
 
 
 def test_port_exits_1_and_reports_json_when_something_needs_a_person(tmp_path, capsys):
-    out_file, report = tmp_path / "lm_ms.py", tmp_path / "report.json"
-    code = main(["port", str(FOLDER / "word_language_model.py"), "-o", str(out_file), "--format", "json",
-                 "--report", str(report)])
+    source, out_file, report = tmp_path / "gpt.py", tmp_path / "gpt_ms.py", tmp_path / "report.json"
+    source.write_text(model_source(NANOGPT), encoding="utf-8")
+    code = main(["port", str(source), "-o", str(out_file), "--format", "json", "--report", str(report)])
     assert code == 1
     data = json.loads(report.read_text(encoding="utf-8"))
-    assert (data["converted"], data["manual"], data["unsupported"], data["rate"]) == (18, 1, 0, 0.9474)
+    assert (data["converted"], data["manual"], data["unsupported"], data["rate"]) == (67, 0, 5, 0.9306)
     [file] = data["files"]
     assert file["output"] == str(out_file)
-    assert [i["code"] for i in file["items"] if i["status"] != "converted"] == ["MS301"]
-    assert "# MS301 port: getattr(nn, …)" in out_file.read_text(encoding="utf-8")
+    assert [(i["line"], i["code"]) for i in file["items"] if i["status"] != "converted"] == [
+        (97, "MS302"), (234, "MS302"), (332, "MS302"), (335, "MS302"), (377, "MS302")]
+    assert "# MS302 port: `torch.multinomial` has no MindSpore counterpart" in out_file.read_text(encoding="utf-8")
 
 
 def test_port_takes_several_files_each_beside_itself(tmp_path, capsys):
     first, second = tmp_path / "a.py", tmp_path / "b.py"
     first.write_text(SMALL, encoding="utf-8")
-    second.write_text((FOLDER / "word_language_model.py").read_text(encoding="utf-8"), encoding="utf-8")
+    second.write_text(model_source(NANOGPT), encoding="utf-8")
     assert main(["port", str(first), str(second)]) == 1
     out = capsys.readouterr().out.split("\n")
     assert out[0].endswith("15 converted, 0 need a person, 0 unsupported (100.0% converted)")
-    assert out[1].endswith("18 converted, 1 need a person, 0 unsupported (94.7% converted)")
+    assert out[1].endswith("67 converted, 0 need a person, 5 unsupported (93.1% converted)")
     assert (tmp_path / "a_mindspore.py").is_file() and (tmp_path / "b_mindspore.py").is_file()
     assert main(["port", str(first), str(second), "-o", str(tmp_path / "x.py")]) == 2
 
@@ -105,6 +108,35 @@ def test_convert_weights_reads_a_checkpoint_dict_and_loads_strictly(tmp_path, ca
         ("bn.running_var", "bn.moving_variance"), ("head.2.weight", "head.2.gamma"), ("head.2.bias", "head.2.beta")}
     ported = load_module(tmp_path / "small_mindspore.py", "small_ms").Net()
     checkpoint = mindspore.load_checkpoint(str(tmp_path / "small.ckpt"))
+    assert mindspore.load_param_into_net(ported, checkpoint, strict_load=True) == ([], [])
+
+
+@pytest.mark.torch
+@pytest.mark.mindspore
+def test_convert_weights_writes_a_tied_tensor_once(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    mindspore = pytest.importorskip("mindspore")
+    source = tmp_path / "tied.py"
+    source.write_text('''import torch.nn as nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.parts = nn.ModuleDict(dict(wte=nn.Embedding(8, 4)))
+        self.head = nn.Linear(4, 8, bias=False)
+        self.parts.wte.weight = self.head.weight
+''', encoding="utf-8")
+    torch.save(load_module(source, "tied_torch").LM().state_dict(), tmp_path / "tied.pth")
+    assert main(["port", str(source)]) == 0
+    capsys.readouterr()
+    assert main(["convert-weights", str(tmp_path / "tied.pth"), "-o", str(tmp_path / "tied.ckpt"),
+                 "--source", str(source), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["dropped"] == [{"torch": "parts.wte.weight",
+                                  "why": "tied to head.weight (the source assigns it): one MindSpore Parameter"}]
+    ported = load_module(tmp_path / "tied_mindspore.py", "tied_ms").LM()
+    checkpoint = mindspore.load_checkpoint(str(tmp_path / "tied.ckpt"))
     assert mindspore.load_param_into_net(ported, checkpoint, strict_load=True) == ([], [])
 
 

@@ -12,9 +12,10 @@ from pytest_lsp import LanguageClient
 from ascend_lsp.port import port_source
 
 from ..lsp.helpers import CLIENTS, code_actions, diagnostics, open_document, resolved, server_config, start
-from .models import FOLDER
+from .models import MODELS, model_source
 
-SOURCE = (FOLDER / "word_language_model.py").read_text(encoding="utf-8")
+NANOGPT = next(m for m in MODELS if m.name == "nanogpt")
+LINTED = "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
 
 
 @pytest_lsp.fixture(params=CLIENTS, config=server_config())
@@ -33,9 +34,10 @@ async def port_action(client, uri: str) -> types.CodeAction:
 
 
 async def test_port_action_creates_the_port_and_marks_what_needs_a_person(client, tmp_path):
+    text = model_source(NANOGPT)
     source = tmp_path / "lm.py"
-    source.write_text(SOURCE, encoding="utf-8")
-    uri = open_document(client, source, SOURCE)
+    source.write_text(text, encoding="utf-8")
+    uri = open_document(client, source, text)
     action = await port_action(client, uri)
     if client.name == "neovim":  # its recorded capabilities take no documentChanges: no file creation
         assert action.disabled is not None and "lsp-check port" in action.disabled.reason
@@ -45,20 +47,21 @@ async def test_port_action_creates_the_port_and_marks_what_needs_a_person(client
     target = (tmp_path / "lm_mindspore.py").resolve()
     assert isinstance(create, types.CreateFile) and create.uri == target.as_uri()
     [text_edit] = edit.edits
-    expected = port_source(SOURCE, str(source)).text
+    expected = port_source(text, str(source)).text
     assert edit.text_document.uri == target.as_uri() and text_edit.new_text == expected
 
     target.write_text(expected, encoding="utf-8")  # what the editor does with the edit
     port_uri = open_document(client, target, expected)
     found = [d for d in await diagnostics(client, port_uri, 1) if str(d.code).startswith("MS30")]
-    marker = next(i for i, line in enumerate(expected.split("\n")) if "# MS301 port:" in line)
-    assert [(d.code, d.range.start.line) for d in found] == [("MS301", marker)]
-    assert "getattr(nn, …)" in found[0].message
+    markers = [i for i, line in enumerate(expected.split("\n")) if line.lstrip().startswith("# MS302 port:")]
+    assert len(markers) == 5
+    assert [(d.code, d.range.start.line) for d in found] == [("MS302", line) for line in markers]
+    assert "`torch.multinomial` has no MindSpore counterpart" in found[-1].message
 
 
 async def test_no_port_action_for_a_port_or_a_file_without_torch(client, tmp_path):
     port = tmp_path / "lm_mindspore.py"
-    uri = open_document(client, port, port_source(SOURCE).text)
+    uri = open_document(client, port, port_source(LINTED).text)
     await diagnostics(client, uri, 1)
     assert not [a for a in await code_actions(client, uri, [], only=[types.CodeActionKind.Refactor])
                 if a.title == "Port this file to MindSpore"]
@@ -73,7 +76,7 @@ def test_the_server_never_imports_libcst_to_lint():
     import sys
 
     probe = ("import sys\nfrom ascend_lsp.lsp import server\nfrom ascend_lsp.engine import Settings\nfrom ascend_lsp.analysis import analyze\n"
-             f"analyze({SOURCE!r}, Settings(target='mindspore'), 'lm.py')\n"
+             f"analyze({LINTED!r}, Settings(target='mindspore'), 'lm.py')\n"
              "print('libcst' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -214,12 +214,123 @@ class M(nn.Cell):
 '''
 
 
+ENTRIES = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flash = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+        self.fast = hasattr(F, "gelu")
+        self.viewable = hasattr(torch.Tensor, "view")
+        self.parts = nn.ModuleDict(dict(wte=nn.Embedding(8, 4), ln=nn.LayerNorm(4)))
+        self.more = nn.ModuleDict({"bn": nn.BatchNorm1d(4)})
+        self.head = nn.Linear(4, 8, bias=False)
+        self.parts.wte.weight = self.head.weight
+        self.parts.ln.weight.requires_grad = False
+        self.more.bn.bias.requires_grad = False
+
+    def forward(self, x):
+        return F.layer_norm(x, (4,), None, None, 1e-6)
+'''
+ENTRIES_PORTED = '''import mindspore
+from mindspore import nn, ops
+
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm on the ops.LayerNorm primitive."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    axis = input.ndim - len(shape)
+    weight = ops.ones(shape, input.dtype) if weight is None else weight
+    bias = ops.zeros(shape, input.dtype) if bias is None else bias
+    return ops.LayerNorm(axis, axis, eps)(input, weight, bias)[0]
+
+
+class M(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.flash = False
+        self.fast = True
+        self.viewable = hasattr(mindspore.Tensor, "view")
+        self.parts = nn.CellDict(dict(wte=nn.Embedding(8, 4), ln=nn.LayerNorm((4,), epsilon=1e-05)))
+        self.more = nn.CellDict({"bn": nn.BatchNorm1d(4)})
+        self.head = nn.Dense(4, 8, has_bias=False)
+        self.parts.wte.embedding_table = self.head.weight
+        self.parts.ln.gamma.requires_grad = False
+        self.more.bn.beta.requires_grad = False
+
+    def construct(self, x):
+        return _layer_norm(x, (4,), None, None, 1e-6)
+'''
+
+
+VALUES = '''from typing import Callable, Optional
+
+import torch
+from torch import nn
+
+
+def _log(obj) -> None:
+    torch._C._log_api_usage_once(f"{obj.__module__}")
+
+
+class Block(nn.Sequential):
+    def __init__(self, c: int, norm: Optional[Callable[..., nn.Module]] = nn.BatchNorm2d,
+                 act: Callable[..., nn.Module] = nn.Identity) -> None:
+        layers: list[nn.Module] = [nn.Conv2d(c, c, 3, padding=1), norm(c), act()]
+        super().__init__(*layers)
+        _log(self)
+
+    def fuse(self, m: nn.Module) -> bool:
+        return isinstance(m, (nn.Conv2d, nn.BatchNorm2d)) and issubclass(type(m), nn.Linear)
+
+    def reset(self, other: "Block") -> None:
+        for m in self.modules():
+            if isinstance(m, (nn.Conv2d, nn.BatchNorm2d)):
+                m.weight.requires_grad = False
+        other[1].bias.requires_grad = False
+'''
+VALUES_PORTED = '''from typing import Callable, Optional
+
+import mindspore
+from mindspore import nn, ops
+
+
+def _log(obj) -> None:
+    pass
+
+
+class Block(nn.SequentialCell):
+    # MS301 port: `torch.nn.BatchNorm2d` passed as a value → `nn.BatchNorm2d`: where it is called, check the arguments (MindSpore's names or defaults differ)
+    def __init__(self, c: int, norm: Optional[Callable[..., nn.Cell]] = nn.BatchNorm2d,
+                 act: Callable[..., nn.Cell] = nn.Identity) -> None:
+        layers: list[nn.Cell] = [nn.Conv2d(c, c, 3, pad_mode='pad', padding=1, has_bias=True), norm(c), act()]
+        super().__init__(*layers)
+        _log(self)
+
+    def fuse(self, m: nn.Cell) -> bool:
+        return isinstance(m, (nn.Conv2d, nn.BatchNorm2d)) and issubclass(type(m), nn.Dense)
+
+    def reset(self, other: "Block") -> None:
+        for m in (cell for _, cell in self.cells_and_names()):
+            if isinstance(m, (nn.Conv2d, nn.BatchNorm2d)):
+                # MS301 port: `m.weight`: the port cannot tell which layer this is, and MindSpore names `.weight` differently in some layers this file uses (P05)
+                m.weight.requires_grad = False
+        # MS301 port: `other[1].bias`: the port cannot tell which layer this is, and MindSpore names `.bias` differently in some layers this file uses (P05)
+        other[1].bias.requires_grad = False
+'''
+
+
 @pytest.mark.parametrize("source,ported,counts", [
     (LAYERS, LAYERS_PORTED, (25, 0, 0)),
     (MANUAL, MANUAL_PORTED, (5, 6, 2)),
     (FUNCTIONAL, FUNCTIONAL_PORTED, (16, 0, 0)),
     (BUFFERS, BUFFERS_PORTED, (19, 1, 0)),
-], ids=["layers", "manual", "functional", "buffers"])
+    (ENTRIES, ENTRIES_PORTED, (18, 0, 0)),
+    (VALUES, VALUES_PORTED, (16, 3, 0)),
+], ids=["layers", "manual", "functional", "buffers", "entries", "values"])
 def test_port_text_and_counts(source, ported, counts):
     result = port_source(source)
     assert result.text == ported

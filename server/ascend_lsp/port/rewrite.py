@@ -88,6 +88,8 @@ class _Facts(cst.CSTVisitor):
         self.aliases: dict[str, str] = {}
         self.classes: dict[str, list[cst.Arg]] = {}
         self.attributes: dict[str, set[str]] = {}  # attribute name → torch layers assigned to it
+        self.entries: dict[str, set[str]] = {}  # keyword / dict key → torch layers built for it
+        self.layers: set[str] = set()  # every torch layer class the file names
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -116,6 +118,26 @@ class _Facts(cst.CSTVisitor):
             t = target.target
             if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
                 self.attributes.setdefault(t.attr.value, set()).add(self.qualname(value.func) or "")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.qualname(node) in LAYER_CLASSES:
+            self.layers.add(self.qualname(node) or "")
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.qualname(node) in LAYER_CLASSES:
+            self.layers.add(self.qualname(node) or "")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # the layers of an nn.ModuleDict(dict(wte=nn.Embedding(...)))
+        for arg in node.args:
+            if arg.keyword is not None and isinstance(arg.value, cst.Call):
+                self.entries.setdefault(arg.keyword.value, set()).add(self.qualname(arg.value.func) or "")
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        for element in node.elements:
+            key = literal(element.key) if isinstance(element, cst.DictElement) else None
+            if isinstance(key, str) and isinstance(element.value, cst.Call):
+                self.entries.setdefault(key, set()).add(self.qualname(element.value.func) or "")
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.Name):
@@ -146,9 +168,13 @@ class Porter(cst.CSTTransformer):
         self.facts = facts
         self.module_classes = facts.module_classes()
         self.renames = weight_renames()
+        # parameter names that a layer this file uses has under another name in MindSpore (weight → gamma)
+        self.renamed_here = {name for kind in facts.layers for name, new in self.renames.get(kind, {}).items()
+                             if new != name}
         self.functions = consistent_functions()
         self.items: list[Item] = []
         self.marks: list[str] = []
+        self.header_marks: list[list[str]] = []  # per enclosing function: the marks its signature raised
         self.initializers: set[str] = set()
         self.helpers: set[str] = set()
         self.class_stack: list[str] = []
@@ -226,9 +252,18 @@ class Porter(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.method_stack.append(node.name.value)
+        self.header_marks.append(self.marks)  # the marks before it, then its signature's
+        self.marks = []
+
+    def leave_Parameters(self, original_node: cst.Parameters, updated_node: cst.Parameters) -> cst.Parameters:
+        if isinstance(self.get_metadata(ParentNodeProvider, original_node), cst.FunctionDef):
+            self.header_marks[-1] = [*self.header_marks[-1], *self.marks]
+            self.marks = []
+        return updated_node
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self.method_stack.pop()
+        self.marks = [*self.header_marks.pop(), *self.marks]  # above the `def` (on_leave writes them)
         if self.in_module_class() and original_node.name.value == "forward" and len(self.method_stack) == 0:
             self.converted(original_node, "forward → construct")
             return updated_node.with_changes(name=cst.Name("construct"))
@@ -282,7 +317,11 @@ class Porter(cst.CSTTransformer):
     # ------------------------------------------------------------------ names
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
-        renamed = self._weight_attribute(original_node)
+        try:
+            renamed = self._weight_attribute(original_node)
+        except Manual as exc:
+            self.flag(original_node, NEEDS_PERSON, str(exc))
+            return updated_node
         if renamed:
             self.converted(original_node, f"`.{original_node.attr.value}` → `.{renamed}`")
             return updated_node.with_changes(attr=cst.Name(renamed))
@@ -308,15 +347,22 @@ class Porter(cst.CSTTransformer):
             return updated  # part of a longer name
         if isinstance(parent, cst.Attribute) and parent.attr is original or \
                 isinstance(parent, cst.Arg) and parent.keyword is original \
-                or isinstance(parent, cst.Param):
+                or isinstance(parent, cst.Param) and parent.name is original:
             return updated  # `x.nn`, `f(nn=…)`, `def f(nn)`: not the torch name
         if isinstance(parent, cst.Call) and parent.func is original:
             return updated  # leave_Call decides
         if isinstance(parent, (cst.ImportAlias, cst.Import, cst.ImportFrom)) or _inside_import(self, original):
             return updated
         if qualname in LAYER_CLASSES:
+            new = cst.parse_expression(LAYER_CLASSES[qualname])
+            if qualname in BY_TORCH and BY_TORCH[qualname].params and not self._names_the_class(original):
+                # a default argument, a variable: wherever it is called, the arguments stay torch's
+                self.flag(original, NEEDS_PERSON, f"`{qualname}` passed as a value → `{LAYER_CLASSES[qualname]}`: "
+                                                  "where it is called, check the arguments (MindSpore's "
+                                                  "names or defaults differ)")
+                return new
             self.converted(original, f"{qualname} → {LAYER_CLASSES[qualname]}")
-            return cst.parse_expression(LAYER_CLASSES[qualname])
+            return new
         if qualname == "torch.nn" and isinstance(parent, cst.Arg) and self._getattr_argument(parent):
             self.flag(original, NEEDS_PERSON, "getattr(nn, …) picks the layer at run time: check that the "
                                               "mindspore.nn class of that name takes the same arguments")
@@ -330,13 +376,28 @@ class Porter(cst.CSTTransformer):
         self.flag(original, UNSUPPORTED, f"`{qualname}` has no MindSpore counterpart here")
         return updated
 
+    def _names_the_class(self, node: cst.CSTNode) -> bool:
+        """A base class, an isinstance() / issubclass() kind, an annotation: nothing calls it with arguments."""
+        parent = self.get_metadata(ParentNodeProvider, node)
+        while isinstance(parent, (cst.Element, cst.Tuple)):  # isinstance(m, (nn.Conv2d, nn.Linear))
+            parent = self.get_metadata(ParentNodeProvider, parent)
+        if isinstance(parent, cst.Arg):
+            owner = self.get_metadata(ParentNodeProvider, parent)
+            return isinstance(owner, cst.ClassDef) or isinstance(owner, cst.Call) \
+                and isinstance(owner.func, cst.Name) and owner.func.value in ("isinstance", "issubclass") \
+                and owner.args[-1] is parent
+        while not isinstance(parent, (cst.Annotation, cst.BaseStatement)):
+            parent = self.get_metadata(ParentNodeProvider, parent)
+        return isinstance(parent, cst.Annotation)
+
     def _getattr_argument(self, arg: cst.Arg) -> bool:
         call = self.get_metadata(ParentNodeProvider, arg)
         return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "getattr" \
             and call.args[0] is arg
 
     def _weight_attribute(self, node: cst.Attribute) -> str | None:
-        """`m.weight` → `m.gamma` when `m` is a BatchNorm (isinstance() or `self.m = nn.BatchNorm2d(...)`)."""
+        """`m.weight` → `m.gamma` when `m` is a BatchNorm (isinstance() or `self.m = nn.BatchNorm2d(...)`);
+        Manual when `m` may be a layer that names it differently."""
         owner = node.value
         kinds: list[str] = []
         if isinstance(owner, cst.Name):
@@ -346,9 +407,16 @@ class Porter(cst.CSTTransformer):
                     break
         elif isinstance(owner, cst.Attribute) and _is_self(owner.value):
             kinds = sorted(self.facts.attributes.get(owner.attr.value, ()))
+        elif isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Attribute) \
+                and _is_self(owner.value.value):  # self.transformer.wte, an entry of a ModuleDict
+            kinds = sorted(self.facts.entries.get(owner.attr.value, ()))
         names = {self.renames.get(kind, {}).get(node.attr.value, node.attr.value) for kind in kinds}
-        if len(names) == 1 and (name := names.pop()) != node.attr.value:
+        known = bool(kinds) and all(kinds)  # "" is a layer the file builds by a name that is not torch's
+        if len(names) == 1 and known and (name := names.pop()) != node.attr.value:
             return name
+        if node.attr.value in self.renamed_here and not _is_self(owner) and (len(names) > 1 or not known):
+            raise Manual(f"`{source(node)}`: the port cannot tell which layer this is, and MindSpore names "
+                         f"`.{node.attr.value}` differently in some layers this file uses (P05)")
         return None
 
     def _called(self, node: cst.CSTNode) -> bool:
@@ -357,7 +425,28 @@ class Porter(cst.CSTTransformer):
 
     # ------------------------------------------------------------------ calls
 
+    def visit_Call(self, node: cst.Call) -> bool:
+        return self._feature_test(node) is None  # a feature test's torch name is not converted
+
+    def _feature_test(self, call: cst.Call) -> str | None:
+        """`hasattr(torch.nn.functional, "name")`: the torch API whose presence it tests (of a module:
+        `hasattr(torch.Tensor, "view")` asks the class, which the port maps, and stays)."""
+        if not (isinstance(call.func, cst.Name) and call.func.value == "hasattr" and len(call.args) == 2
+                and all(a.keyword is None and not a.star for a in call.args)):
+            return None
+        module, name = self.qualname(call.args[0].value), literal(call.args[1].value)
+        if not module or not module.startswith("torch") or any(p[:1].isupper() for p in module.split(".")):
+            return None
+        return f"{module}.{name}" if isinstance(name, str) else None
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        probe = self._feature_test(original_node)
+        if probe is not None:
+            # in the port, the API is there exactly when the port has its counterpart
+            present = probe in BY_TORCH or probe in LAYER_CLASSES or probe in self.functions
+            self.converted(original_node, f"hasattr(… `{probe}`) → {present}: "
+                                          f"the port {'has' if present else 'has no'} counterpart")
+            return cst.Name(str(present))
         func = original_node.func
         qualname = self.qualname(func)
         if qualname is None:
@@ -382,8 +471,8 @@ class Porter(cst.CSTTransformer):
             return specs.expr(gain)
         if qualname.startswith("torch.nn.init."):
             return self._init_call(original_node, updated_node, qualname.rsplit(".", 1)[1])
-        if qualname in ("torch.no_grad", "torch.inference_mode"):
-            return updated_node  # the `with` / decorator handles it
+        if qualname in ("torch.no_grad", "torch.inference_mode") or qualname in specs.NO_EFFECT:
+            return updated_node  # the `with` / decorator / statement handles it
         if qualname in self.functions:
             self.converted(original_node, f"{qualname} → {self.functions[qualname]} (consistent)")
             return updated_node.with_changes(func=cst.parse_expression(self.functions[qualname]))
@@ -465,6 +554,11 @@ class Porter(cst.CSTTransformer):
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         call = updated_node.value
+        effect = specs.NO_EFFECT.get(self.qualname(original_node.value.func) or "") \
+            if isinstance(original_node.value, cst.Call) else None
+        if effect:
+            self.converted(original_node, f"removed: {effect}")
+            return cst.RemovalSentinel.REMOVE
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and call.func.attr.value == "register_buffer" and _is_self(call.func.value)):
             return updated_node

