@@ -101,7 +101,7 @@ def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], 
             ) -> Callable:
     """Register the decorated function for events of `kind`, reporting `codes`. For
     "attribute" events, `names` (or `names(tables)`) are the only attribute names it reads:
-    the engine calls it for those alone (engine.checker.Dispatch)."""
+    the engine calls it for those alone (engine.checker.attribute_dispatch)."""
     if kind not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}")
     if names is not None and kind != "attribute":
