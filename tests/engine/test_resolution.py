@@ -122,9 +122,10 @@ def test_the_engine_takes_its_rules_as_an_argument() -> None:
     assert [f.code for f in analyze_with(text, Settings(), rules=OnlyNPU102()).findings] == ["NPU102"]
 
 
-def test_attribute_handlers_with_names_see_only_those() -> None:
-    """An attribute handler that names what it reads is called for those names alone, one
-    without names for every attribute, each in the registry's order."""
+def test_handlers_with_names_see_only_those() -> None:
+    """An attribute or reference handler that names what it reads is called for those names
+    alone (an attribute's name, the last part of a reference's qualified name), one without
+    names for every event, each in the registry's order."""
     from ascend_lsp.engine.analyzer import analyze as analyze_with
     from ascend_lsp.rules import RULE_SET
 
@@ -136,9 +137,16 @@ def test_attribute_handlers_with_names_see_only_those() -> None:
     def named(checker, node, attr, call):
         seen.append(("named", attr))
 
-    named.names = lambda tables: {"to", "shape"}  # type: ignore[attr-defined]
+    def every_reference(checker, ref):
+        seen.append(("every", ref.qualname))
 
-    handlers = {**{kind: [] for kind in RULE_SET.handlers(Settings())}, "attribute": [named, every]}
+    def named_reference(checker, ref):
+        seen.append(("named", ref.qualname))
+
+    named.names = lambda tables: {"to", "shape"}  # type: ignore[attr-defined]
+    named_reference.names = {"synchronize"}  # type: ignore[attr-defined]
+    handlers = {**{kind: [] for kind in RULE_SET.handlers(Settings())}, "attribute": [named, every],
+                "reference": [named_reference, every_reference]}
 
     class Recording:
         rules = RULE_SET.rules
@@ -152,5 +160,10 @@ def test_attribute_handlers_with_names_see_only_those() -> None:
             return handlers
 
     analyze_with("x.to(0)\ny = x.shape\nz = x.weight\n", Settings(), rules=Recording())
-    assert seen == [
-        ("named", "to"), ("every", "to"), ("named", "shape"), ("every", "shape"), ("every", "weight")]
+    assert seen == [("named", "to"), ("every", "to"), ("named", "shape"), ("every", "shape"), ("every", "weight")]
+    seen.clear()
+    analyze_with("import torch\nfrom torch.cuda import synchronize as s\ntorch.cuda.synchronize()\ns()\n"
+                 "torch.ones(1)\n", Settings(), rules=Recording())
+    assert seen == [("named", "torch.cuda.synchronize"), ("every", "torch.cuda.synchronize"),
+                    ("named", "torch.cuda.synchronize"), ("every", "torch.cuda.synchronize"),
+                    ("every", "torch.ones")]

@@ -36,8 +36,9 @@ class RuleSet(Protocol):
 
     def codes(self, settings: Settings) -> frozenset[str]: ...  # the codes enabled for these settings
 
-    # event kind → handlers. An "attribute" handler with a `names` attribute (a collection,
-    # or a function of the tables giving one) is called only for those attribute names.
+    # event kind → handlers. An "attribute" or "reference" handler with a `names` attribute
+    # (a collection, or a function of the tables giving one) is called only for those
+    # attribute names, or references whose qualified name ends with one of them.
     def handlers(self, settings: Settings) -> dict[str, list[Callable]]: ...
 
 
@@ -61,7 +62,8 @@ class Checker:
         self.path = path
         self.rules = rules.rules
         self.handlers = rules.handlers(settings)
-        self.by_attribute, self.any_attribute = attribute_dispatch(self.handlers["attribute"], tables)
+        self.by_attribute, self.any_attribute = name_dispatch(self.handlers["attribute"], tables)
+        self.by_reference, self.any_reference = name_dispatch(self.handlers["reference"], tables)
         self.active = rules.codes(settings)
         self.findings: list[Finding] = []
         self.errors: list[str] = []  # rule crashes, for the adapter's log
@@ -162,6 +164,7 @@ class Checker:
                 self._call(handlers["import"], stmt, alias, qualname)
         if events.names and (handlers["reference"] or handlers["attribute"] or self.references is not None):
             by_attribute, any_attribute = self.by_attribute, self.any_attribute
+            by_reference, any_reference = self.by_reference, self.any_reference
             for node, root, attrs, scope, call, type_only in events.names:
                 if root is None or (binding := scope.lookup(root.id)) is None:
                     if attrs:
@@ -173,9 +176,11 @@ class Checker:
                 ref = Reference(node, qualname, binding, call, scope, type_only)
                 if self.references is not None:
                     self.references.append(ref)
-                self.in_type_only = type_only
-                self._call(handlers["reference"], ref)
-                self.in_type_only = False
+                on_reference = by_reference.get(attrs[-1] if attrs else binding.rpartition(".")[2], any_reference)
+                if on_reference:
+                    self.in_type_only = type_only
+                    self._call(on_reference, ref)
+                    self.in_type_only = False
         if events.calls and handlers["call"]:
             for call, scope in events.calls:
                 self._call(handlers["call"], call, self.qualname(call.func, scope))
@@ -218,9 +223,10 @@ class Checker:
 _DISPATCH: dict[tuple[int, int], tuple[list, Tables | None, dict[str, tuple], tuple]] = {}
 
 
-def attribute_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict[str, tuple], tuple]:
-    """(attribute name → the handlers to call, in registry order; the handlers for any other
-    name). Most attributes (`self.weight`, `x.shape`) concern no handler, and calling every
+def name_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict[str, tuple], tuple]:
+    """(name → the handlers to call, in registry order; the handlers for any other name), for
+    attribute names or the last part of references' qualified names. Most attributes
+    (`self.weight`, `x.shape`) and most references concern few handlers, and calling every
     handler to find that out cost more than walking to them. Built once per handler list
     and tables."""
     known = _DISPATCH.get((id(handlers), id(tables)))

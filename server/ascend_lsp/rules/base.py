@@ -100,12 +100,13 @@ def rule(**fields) -> Rule:
 def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], Collection[str]] | None = None
             ) -> Callable:
     """Register the decorated function for events of `kind`, reporting `codes`. For
-    "attribute" events, `names` (or `names(tables)`) are the only attribute names it reads:
-    the engine calls it for those alone (engine.checker.attribute_dispatch)."""
+    "attribute" and "reference" events, `names` (or `names(tables)`) are the only attribute
+    names, or last parts of a reference's qualified name, it reads: the engine calls it for
+    those alone (engine.checker.name_dispatch)."""
     if kind not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}")
-    if names is not None and kind != "attribute":
-        raise ValueError("names= narrows attribute events only")
+    if names is not None and kind not in ("attribute", "reference"):
+        raise ValueError("names= narrows attribute and reference events only")
 
     def register(func: Callable) -> Callable:
         HANDLERS[kind].append((frozenset(codes), func))

@@ -146,7 +146,8 @@ REFERENCES = {
 }
 
 
-@handles("reference", "NPU204", "NPU205", "NPU408", "NPU116")
+@handles("reference", "NPU204", "NPU205", "NPU408", "NPU116",
+         names=frozenset(name.rpartition(".")[2] for name in REFERENCES))
 def check_chip_reference(checker: Checker, ref: Reference) -> None:
     hit = REFERENCES.get(ref.qualname)
     if hit is None:

@@ -301,7 +301,7 @@ CALL_NAMES = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adadelta",
                         "update", "Linear"})
 
 
-@handles("reference", "NPU601", "NPU612", "NPU613", "NPU614", "NPU615")
+@handles("reference", "NPU601", "NPU612", "NPU613", "NPU614", "NPU615", names=CALL_NAMES)
 def check_call(checker: Checker, ref: Reference) -> None:
     """Calls of resolved APIs (a reference event: cheaper than every call)."""
     call, qualname = ref.call, ref.qualname

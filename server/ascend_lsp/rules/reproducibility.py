@@ -144,7 +144,7 @@ NAMES = frozenset({"seed", "manual_seed", "use_deterministic_algorithms", "DataL
                   | {q.rpartition(".")[2] for q in DROPOUTS})
 
 
-@handles("reference", "NPU701", "NPU702", "NPU704")
+@handles("reference", "NPU701", "NPU702", "NPU704", names=NAMES)
 def check_call(checker: Checker, ref: Reference) -> None:
     """Calls of resolved APIs (a reference event: cheaper than every call)."""
     call, qualname = ref.call, ref.qualname
