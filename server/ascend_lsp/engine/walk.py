@@ -224,7 +224,6 @@ def walk(items: list, module_scope: Scope) -> Events:
     push = stack.append
     Attribute, Name, Call, Constant, JoinedStr = ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.JoinedStr
     Load, AST = ast.Load, ast.AST
-    iter_children = ast.iter_child_nodes
     while stack:
         node, scope, sctx, parent_call = stack.pop()
         kind = type(node)
@@ -306,7 +305,7 @@ def walk(items: list, module_scope: Scope) -> Events:
             continue
         if kind is ast.Raise or kind is ast.Assert:
             # Exception messages are prose.
-            for child in iter_children(node):
+            for child in child_nodes(node):
                 push((child, scope, MESSAGE, None))
             continue
         if kind is ast.Import or kind is ast.ImportFrom:
@@ -370,22 +369,19 @@ def walk(items: list, module_scope: Scope) -> Events:
             continue
         if kind in _COMPREHENSIONS:
             inner = Scope(scope, FUNCTION)
-            for child in iter_children(node):
+            for child in child_nodes(node):
                 push((child, inner, sctx, None))
             continue
         if (kind is ast.If or kind is ast.IfExp) and node not in elifs:
             branches = backend_branches(node, elifs)
             if branches is not None:
                 events.backends.append(branches)
-        shape = _SHAPES.get(kind)
-        if shape is None:
-            shape = _SHAPES[kind] = _shape(kind)
-        fields, statement = shape
+        fields, statement = _shape(kind)
         if statement:
             sctx = VALUE
             if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
                 events.loops.append((node, scope))
-        for name in fields:  # as ast.iter_child_nodes, without its two generators per node
+        for name in fields:  # child_nodes, inline: most nodes come this way
             value = getattr(node, name, None)
             if type(value) is list:
                 for child in value:
@@ -403,7 +399,24 @@ _SHAPES: dict[type, tuple[tuple[str, ...], bool]] = {}
 
 
 def _shape(kind: type) -> tuple[tuple[str, ...], bool]:
-    return tuple(name for name in kind._fields if name not in ("ctx", "op")), issubclass(kind, ast.stmt)
+    shape = _SHAPES.get(kind)
+    if shape is None:
+        shape = _SHAPES[kind] = (tuple(name for name in kind._fields if name not in ("ctx", "op")),
+                                 issubclass(kind, ast.stmt))
+    return shape
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The children of `node` in field order, as `ast.iter_child_nodes` gives them but
+    without its two generators per node, and without the `ctx` and `op` nodes."""
+    out: list[ast.AST] = []
+    for name in _shape(type(node))[0]:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            out.extend(child for child in value if isinstance(child, ast.AST))
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
 
 
 def _assigns_all(targets: list[ast.expr]) -> bool:

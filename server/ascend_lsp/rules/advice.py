@@ -8,6 +8,7 @@ import bisect
 import re
 from ..engine.checker import Checker
 from ..engine.tables import Tables
+from ..engine.walk import child_nodes
 
 ADVICE_TABLE = "mappings/ascend_tools/advice.toml"
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -71,25 +72,14 @@ def mentions(checker: Checker, span: tuple[str, int, int], *needles: str) -> lis
 
 def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
     """Every node of `body` in source order, not descending into nested functions and
-    classes (which are read on their own). Reads `_fields` directly: `ast.iter_child_nodes`
-    costs twice as much, and this runs on every function that shows a pattern."""
+    classes (which are read on their own)."""
     out: list[ast.AST] = []
     stack: list[ast.AST] = body[::-1]
-    pop, extend, append, AST = stack.pop, stack.extend, out.append, ast.AST
     while stack:
-        node = pop()
-        append(node)
-        if isinstance(node, NESTED):
-            continue
-        children: list[ast.AST] = []
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                children.extend(v for v in value if isinstance(v, AST))
-            elif isinstance(value, AST) and name != "ctx":
-                children.append(value)
-        children.reverse()
-        extend(children)
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, NESTED):
+            stack.extend(reversed(child_nodes(node)))
     return out
 
 

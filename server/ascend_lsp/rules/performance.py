@@ -11,7 +11,7 @@ import re
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
-from ..engine.walk import Scope
+from ..engine.walk import Scope, child_nodes
 from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, has, literal, mentions, open_ended,
                      own_nodes, reaches, rows, span_of)
 from .base import handles, rule
@@ -728,7 +728,7 @@ def _loop_nodes(loop: ast.For | ast.AsyncFor | ast.While) -> list[tuple[ast.AST,
         inner = periodic or (type(node) is ast.If and any(
             type(n) is ast.BinOp and type(n.op) is ast.Mod for n in ast.walk(node.test)))
         stack.extend((child, inner if child is not getattr(node, "test", None) else periodic)
-                     for child in reversed(list(ast.iter_child_nodes(node))))
+                     for child in reversed(child_nodes(node)))
     return out
 
 

@@ -1261,7 +1261,7 @@ class Layers:
         try:
             self._live[id(tensor)] = (weakref.ref(tensor), tensor._version, index)
         except TypeError:
-            pass
+            pass  # a tensor that takes no weak reference is copied again when met again
         return index
 
     def name_modules(self, tops: list, names_of=None) -> None:
