@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -23,7 +22,7 @@ from .noqa import noqa_map, suppressed, suppressible
 from .packaging import document_kind
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
-from .guards import backend_class, class_branches
+from .guards import backend_class, class_branches, may_test_npu
 from .walk import CLASS, VALUE, ModuleContext, Scope, class_header, class_member, class_members, module_context, walk
 
 MAX_RECOVERIES = 25
@@ -59,7 +58,6 @@ class Analysis:
     syntax_errors: int = 0
     settings: Settings | None = None
     tables: Tables | None = None  # those the findings came from (a changed extra table is a new object)
-    digest: str = ""  # of the text, for caches
     walked: int = 0  # top-level statements walked for this result (fewer when incremental)
     # With analyze(references=True): every name or chain resolved through the imports, as
     # (range, qualified name, called or a base class, only a type: a hint or isinstance()).
@@ -79,10 +77,6 @@ class TextEdit:
 def tables_for(settings: Settings) -> Tables:
     extra = tuple((p, os.path.getmtime(p) if os.path.exists(p) else 0.0) for p in settings.extra_mappings)
     return load_tables(settings.torch_npu_version, settings.mindspore_version, extra)
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 # --- parsing with recovery -----------------------------------------------------------------
@@ -240,7 +234,9 @@ def _binds(stmt: ast.stmt) -> bool:
 def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> Span:
     before = len(checker.findings)
     checker.facts = {}
-    checker.run(walk(items, checker.module.scope))
+    if checker.npu_tests is None:
+        checker.npu_tests = may_test_npu(checker.source.text)
+    checker.run(walk(items, checker.module.scope, checker.npu_tests))
     return Span(start, end, checker.findings[before:], binds, checker.facts)
 
 
@@ -320,7 +316,7 @@ def _finish(source: SourceText, settings: Settings, tables: Tables | None, path:
             if not suppressed(f, noqa) and not (ignored and f.code.startswith(ignored) and suppressible(f.code))]
     kept.sort(key=lambda f: (f.range, f.code))
     syntax_errors = sum(len(b.errors) for b in _blocks(spans))
-    return Analysis(kept, errors, spans, module, syntax_errors, settings, tables, _digest(source.text), walked)
+    return Analysis(kept, errors, spans, module, syntax_errors, settings, tables, walked)
 
 
 def _blocks(spans: list[Span]) -> list[Broken]:
@@ -490,7 +486,8 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
             return None  # the class's string constants changed, and they are read together
         members = tuple(now if c is child else c.member for c in cls.children if c.member is not None)
         scope = Scope(checker.module.scope, CLASS, members)
-        scope.imports.update(imports)
+        for name, qualname in imports.items():
+            scope.bind(name, qualname)
         checker.enclosing = class_branches(cls.backend, body)
         new = _statement(checker, body[0], scope)
         checker.enclosing = []

@@ -77,6 +77,7 @@ class Checker:
         self.off_npu: list[Range] = []
         self.on_npu: list[Range] = []
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
+        self.npu_tests: bool | None = None  # whether the text can test for the NPU (guards.may_test_npu), once asked
 
     def note(self, fact: str, where: ast.AST | Range) -> None:
         """Record a fact about the file (first place wins) for the "module" handlers."""
@@ -166,7 +167,7 @@ class Checker:
             by_attribute, any_attribute = self.by_attribute, self.any_attribute
             by_reference, any_reference = self.by_reference, self.any_reference
             for node, root, attrs, scope, call, type_only in events.names:
-                if root is None or (binding := scope.lookup(root.id)) is None:
+                if root is None or root.id not in scope.bound or (binding := scope.lookup(root.id)) is None:
                     if attrs:
                         on_attribute = by_attribute.get(attrs[-1], any_attribute)
                         if on_attribute:
@@ -184,18 +185,10 @@ class Checker:
         if events.calls and handlers["call"]:
             for call, scope in events.calls:
                 self._call(handlers["call"], call, self.qualname(call.func, scope))
-        if events.strings and handlers["string"]:
-            for node, value, context in events.strings:
-                self._call(handlers["string"], node, value, context)
-        if events.assigns and handlers["assign"]:
-            for node, scope in events.assigns:
-                self._call(handlers["assign"], node, scope)
-        if events.functions and handlers["function"]:
-            for node, scope in events.functions:
-                self._call(handlers["function"], node, scope)
-        if events.loops and handlers["loop"]:
-            for node, scope in events.loops:
-                self._call(handlers["loop"], node, scope)
+        for kind, items in (("string", events.strings), ("assign", events.assigns), ("function", events.functions),
+                            ("loop", events.loops)):
+            if items and handlers[kind]:
+                self._each(handlers[kind], items)
 
     def run_module(self, facts: dict[str, Range]) -> None:
         self._call(self.handlers["module"], facts)
@@ -211,6 +204,15 @@ class Checker:
         if binding is None:
             return None
         return ".".join((binding, *reversed(attrs)))
+
+    def _each(self, handlers, items: list[tuple]) -> None:
+        """_call for each of `items` (the handlers' arguments), without a call per item."""
+        for args in items:
+            for func in handlers:
+                try:
+                    func(self, *args)
+                except Exception as exc:  # as in _call
+                    self.errors.append(rule_failure(func, args[0], exc))
 
     def _call(self, handlers, *args) -> None:
         for func in handlers:

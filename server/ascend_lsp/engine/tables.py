@@ -135,9 +135,20 @@ class Tables:
     # mappings/ascend_tools/advice.toml beyond its [[api]]/[[env]] rows: section → rows, as
     # read (the NPU6xx/NPU7xx rules index what they need)
     advice: dict[str, list[dict]] = field(default_factory=dict)
+    # lookup's answers: a file names the same APIs over and over
+    found: dict[str, Entry | None] = field(default_factory=dict, repr=False, compare=False)
 
     def lookup(self, qualname: str) -> Entry | None:
         """The entry for `qualname`: exact, else the longest `prefix` entry above it."""
+        try:
+            return self.found[qualname]
+        except KeyError:
+            if len(self.found) > 100_000:  # a server up for weeks: bounded
+                self.found.clear()
+            entry = self.found[qualname] = self._lookup(qualname)
+            return entry
+
+    def _lookup(self, qualname: str) -> Entry | None:
         entry = self.apis.get(qualname)
         if entry is not None:
             return entry

@@ -27,7 +27,7 @@ TEXT_BUILDING_METHODS = frozenset({"format", "format_map", "join", "replace", "u
 
 
 class Scope:
-    __slots__ = ("parent", "kind", "imports", "stores", "globals", "members")
+    __slots__ = ("parent", "kind", "imports", "stores", "globals", "members", "bound")
 
     def __init__(self, parent: "Scope | None", kind: int, members: tuple = ()) -> None:
         self.parent = parent
@@ -36,9 +36,18 @@ class Scope:
         self.imports: dict[str, str] = {}
         self.stores: set[str] = set()
         self.globals: set[str] = set()
+        # every name an import binds in this scope's module, in any scope: most names
+        # (`self`, locals) are not among them, and need no walk up the scopes
+        self.bound: set[str] = parent.bound if parent is not None else set()
+
+    def bind(self, name: str, qualname: str) -> None:
+        self.imports.setdefault(name, qualname)
+        self.bound.add(name)
 
     def lookup(self, name: str) -> str | None:
         """The qualified name `name` is bound to by an import, or None (local or unknown)."""
+        if name not in self.bound:
+            return None
         scope, in_function = self, False
         while scope is not None:
             if not (in_function and scope.kind == CLASS):
@@ -72,17 +81,17 @@ def bind_import(scope: Scope, node: ast.Import | ast.ImportFrom) -> list[tuple[a
     if type(node) is ast.Import:
         for alias in node.names:
             if alias.asname:
-                scope.imports.setdefault(alias.asname, alias.name)
+                scope.bind(alias.asname, alias.name)
             else:
                 root = alias.name.partition(".")[0]
-                scope.imports.setdefault(root, root)
+                scope.bind(root, root)
             out.append((alias, alias.name))
     elif node.module and not node.level:
         for alias in node.names:
             if alias.name == "*":
                 continue
             qualname = f"{node.module}.{alias.name}"
-            scope.imports.setdefault(alias.asname or alias.name, qualname)
+            scope.bind(alias.asname or alias.name, qualname)
             out.append((alias, qualname))
     return out
 
@@ -204,18 +213,16 @@ def _fstring_value(node: ast.JoinedStr) -> str | None:
     return "".join(parts)
 
 
-def walk_statement(stmt: ast.stmt, module_scope: Scope) -> Events:
-    return walk([(stmt, module_scope, VALUE, None)], module_scope)
-
-
 def class_header(node: ast.ClassDef, module_scope: Scope) -> list:
     """Walk items for a top-level class without its body: decorators, keywords, bases."""
     items = [(child, module_scope, VALUE, None) for child in (*node.decorator_list, *node.keywords)]
     return items + [(base, module_scope, VALUE, node) for base in node.bases]
 
 
-def walk(items: list, module_scope: Scope) -> Events:
-    """Walk from `items`: (node, scope, string context, the Call/ClassDef it is the callee/base of)."""
+def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
+    """Walk from `items`: (node, scope, string context, the Call/ClassDef it is the callee/base of).
+    `npu_tests`: whether an if/elif chain may test for the NPU (guards.may_test_npu of the
+    file's text); else no `if` is read for one."""
     events = Events()
     imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
     assigns = events.assigns
@@ -252,14 +259,16 @@ def walk(items: list, module_scope: Scope) -> Events:
             continue
         if kind is Call:
             calls.append((node, scope))
-            push((node.func, scope, VALUE, node))
-            if _is_message_call(node) or (sctx is MESSAGE and _is_text_call(node)):
+            func = node.func
+            push((func, scope, VALUE, node))
+            callee = func.attr if type(func) is Attribute else func.id if type(func) is Name else ""
+            if (callee in MESSAGE_FUNCTIONS and _is_message_call(node)) or (sctx is MESSAGE and _is_text_call(node)):
                 for arg in node.args:
                     push((arg, scope, MESSAGE, None))
                 for kw in node.keywords:
                     push((kw.value, scope, MESSAGE, None))
                 continue
-            type_test = type(node.func) is Name and node.func.id in ("isinstance", "issubclass")
+            type_test = callee in ("isinstance", "issubclass") and type(func) is Name
             # A name, an attribute or a call reads only `type_only` of its context, which
             # VALUE shares with an argument's: no context object for the most common arguments.
             for index, arg in enumerate(node.args):
@@ -372,7 +381,7 @@ def walk(items: list, module_scope: Scope) -> Events:
             for child in child_nodes(node):
                 push((child, inner, sctx, None))
             continue
-        if (kind is ast.If or kind is ast.IfExp) and node not in elifs:
+        if npu_tests and (kind is ast.If or kind is ast.IfExp) and node not in elifs:
             branches = backend_branches(node, elifs)
             if branches is not None:
                 events.backends.append(branches)

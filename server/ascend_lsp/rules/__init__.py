@@ -39,7 +39,18 @@ def active_handlers(settings: Settings) -> dict[str, list]:
     enabled = {r.code for r in rules}
     if any(r.table.startswith(TABLE_FILES) for r in rules):
         enabled.add(TABLE)
-    return {kind: [func for codes, func in HANDLERS[kind] if codes & enabled] for kind in EVENT_KINDS}
+    return {kind: [func for codes, func in HANDLERS[kind] if codes & enabled and runs(func, settings)]
+            for kind in EVENT_KINDS}
+
+
+def runs(handler, settings: Settings) -> bool:
+    """Whether the handler can report with these settings (rules.base.handles' `when`). One
+    whose test fails is kept: it fails again when run, where the failure is reported."""
+    when = getattr(handler, "when", None)
+    try:
+        return when is None or bool(when(settings))
+    except Exception:
+        return True
 
 
 class _Registry:

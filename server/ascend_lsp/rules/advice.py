@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from ..engine.checker import Checker
 from ..engine.tables import Tables
 from ..engine.walk import child_nodes
@@ -49,24 +48,38 @@ def has(span: tuple[str, int, int], *needles: str) -> bool:
     return any(text.find(needle, start, end) != -1 for needle in needles)
 
 
-def mentions(checker: Checker, span: tuple[str, int, int], *needles: str) -> list[str]:
-    """Which of `needles`, words most code lacks, occur in the span. Each one's places in
-    the file are found once: functions nest and loops sit in functions, so searching each
-    one's lines again would read the file many times over."""
-    text, start, end = span
+def mentions(checker: Checker, node: ast.stmt, *needles: str) -> list[str]:
+    """Which of `needles`, words most code lacks, occur in `node`'s lines. Each one's places
+    in the file are found once: functions nest and loops sit in functions, so searching
+    each one's lines again would read the file many times over; and a file without any
+    of them (most) costs no more than that."""
+    text = checker.source.text
     known = checker.derived.get(id(text))
     if known is None:
         known = checker.derived[id(text)] = (text, {})
     index: dict[str, list[int]] = known[1]
     out = []
+    span = None
     for needle in needles:
         places = index.get(needle)
         if places is None:
-            places = index[needle] = [found.start() for found in re.finditer(re.escape(needle), text)]
+            places = index[needle] = _places(text, needle)
         if places:
+            if span is None:
+                _, start, end = span = span_of(checker, node)
             first = bisect.bisect_left(places, start)
             if first < len(places) and places[first] + len(needle) <= end:
                 out.append(needle)
+    return out
+
+
+def _places(text: str, needle: str) -> list[int]:
+    """Where `needle` starts in `text` (str.find: faster than a regex for a literal)."""
+    out = []
+    at = text.find(needle)
+    while at != -1:
+        out.append(at)
+        at = text.find(needle, at + 1)
     return out
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.checker import Checker
+from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.platform_tables import load_platform
+from ..engine.tables import Tables
 from .base import handles, rule
 
 FAILURES = "`mappings/upstream/torch_npu/real_world_failures.md`"
@@ -74,10 +75,18 @@ def _unsupported(row: dict, value: ast.expr) -> bool:
     return True
 
 
-@handles("call", "NPU208", "NPU209")
-def check_limits(checker: Checker, call: ast.Call, qualname: str | None) -> None:
-    if qualname is None:
-        return
+def _called(tables: Tables) -> frozenset[str]:
+    """The last parts of the APIs the two tables name (the names this handler reads)."""
+    platform = load_platform(tables.support_version)
+    return frozenset(api.rpartition(".")[2] for api in (*platform.arguments, *platform.fallbacks))
+
+
+@handles("reference", "NPU208", "NPU209", names=_called)
+def check_limits(checker: Checker, ref: Reference) -> None:
+    call = ref.call
+    if type(call) is not ast.Call or call.func is not ref.node:
+        return  # named, not called
+    qualname = ref.qualname
     platform = load_platform(checker.settings.torch_npu_version)
     rows = platform.arguments.get(qualname)
     if rows and "NPU209" in checker.active:

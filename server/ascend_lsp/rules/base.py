@@ -12,6 +12,7 @@ from collections.abc import Collection
 from typing import Callable
 
 from .. import DOCS_URL
+from ..engine.config import Settings
 from ..engine.model import Severity
 from ..engine.tables import Tables
 
@@ -97,12 +98,14 @@ def rule(**fields) -> Rule:
     return new
 
 
-def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], Collection[str]] | None = None
-            ) -> Callable:
+def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], Collection[str]] | None = None,
+            when: Callable[[Settings], bool] | None = None) -> Callable:
     """Register the decorated function for events of `kind`, reporting `codes`. For
     "attribute" and "reference" events, `names` (or `names(tables)`) are the only attribute
     names, or last parts of a reference's qualified name, it reads: the engine calls it for
-    those alone (engine.checker.name_dispatch)."""
+    those alone (engine.checker.name_dispatch). `when(settings)` false: the handler can
+    report nothing with these settings (a chip that lacks no feature it reads), and is not
+    run at all."""
     if kind not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}")
     if names is not None and kind not in ("attribute", "reference"):
@@ -113,6 +116,8 @@ def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], 
         func.codes = getattr(func, "codes", frozenset()) | frozenset(codes)  # type: ignore[attr-defined]  # named if it fails
         if names is not None:
             func.names = names  # type: ignore[attr-defined]
+        if when is not None:
+            func.when = when  # type: ignore[attr-defined]
         return func
 
     return register

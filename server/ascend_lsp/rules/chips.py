@@ -174,11 +174,13 @@ def note_torch_npu_import(checker: Checker, stmt: ast.stmt, alias: ast.alias, qu
         checker.note("imports-torch-npu", alias)
 
 
-@handles("call", "NPU204", "NPU205", "NPU408")
+def lacking(*features: str):
+    """`handles(when=...)`: the settings name a chip that lacks one of `features`."""
+    return lambda settings: bool(_limits(settings.chip, settings.torch_npu_version).intersection(features))
+
+
+@handles("call", "NPU204", "NPU205", "NPU408", when=lacking("bf16", "saturation"))
 def check_chip_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
-    lacks = _lacks(checker)
-    if "bf16" not in lacks and "saturation" not in lacks:
-        return
     for kw in call.keywords:
         value = kw.value
         if kw.arg in BF16_KEYWORDS and type(value) is ast.Constant and value.value is True:
@@ -193,7 +195,7 @@ def check_chip_call(checker: Checker, call: ast.Call, qualname: str | None) -> N
             _report(checker, "NPU408", "saturation", call, f'float("{arg.value}")')
 
 
-@handles("string", "NPU204", "NPU205", "NPU116")
+@handles("string", "NPU204", "NPU205", "NPU116", when=lacking("bf16", "fp8", "jit-compile"))
 def check_chip_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind == "compare":
         if value == "__main__":

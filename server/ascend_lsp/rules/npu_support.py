@@ -87,7 +87,7 @@ def check_support(checker: Checker, node: ast.AST, qualname: str) -> None:
         checker.report("NPU203", node, origin=entry.origin, extra=support_extra(entry, chip), name=qualname)
 
 
-@handles("reference", "NPU201", "NPU203")
+@handles("reference", "NPU201", "NPU203", names=lambda tables: {name.rpartition(".")[2] for name in tables.support})
 def check_support_reference(checker: Checker, ref: Reference) -> None:
     if ref.binding != ref.qualname.partition(".")[0] and ref.binding in checker.tables.support:
         return  # reported at the import that names it

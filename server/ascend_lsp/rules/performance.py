@@ -661,11 +661,11 @@ ROTATE_HALF_TEXT = re.compile(r"cat\(\s*[(\[]\s*-")  # torch.cat((-x2, ...  /  t
 def _marks(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The patterns a function's text can hold. Most functions show none, and reading a
     function's AST again costs about as much as the walk did."""
-    span = span_of(checker, func)
-    gates = mentions(checker, span, "rsqrt", "cat(", "silu", "softmax")
+    gates = mentions(checker, func, "rsqrt", "cat(", "silu", "softmax")
     marks: list[str] = []
     if not gates:
         return marks
+    span = span_of(checker, func)
     if "rsqrt" in gates and has(span, "mean"):
         marks.append("rsqrt")
     if "cat(" in gates and ROTATE_HALF_TEXT.search(*span):
@@ -734,8 +734,7 @@ def _loop_nodes(loop: ast.For | ast.AsyncFor | ast.While) -> list[tuple[ast.AST,
 
 @handles("loop", "NPU610", "NPU611", "NPU616")
 def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
-    span = span_of(checker, loop)
-    if not mentions(checker, span, *LOOP_MARKS):
+    if not mentions(checker, loop, *LOOP_MARKS):
         return
     nodes = _loop_nodes(loop)
     if not any(_trains(n) for n, _ in nodes):

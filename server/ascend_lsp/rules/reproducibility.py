@@ -10,7 +10,7 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Range, Severity
 from ..engine.walk import CLASS, FUNCTION, Scope
-from .advice import ADVICE_TABLE, argument, call_name, literal, mentions, own_nodes, span_of
+from .advice import ADVICE_TABLE, argument, call_name, literal, mentions, own_nodes
 from .base import handles, rule
 
 MSPROBE = "msprobe (mindstudio-probe 26.2.0)"
@@ -193,7 +193,7 @@ OTHER_DEVICES = ("xpu", "mlu", "hpu", "mps", "musa", "sdaa", "xla")
 def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
     """Note the `use_deterministic_algorithms(True)` calls NPU702 leaves alone: under `if
     is_torch_xpu_available():` (another accelerator), or switched back in the same function."""
-    if not mentions(checker, span_of(checker, func), "use_deterministic_algorithms"):
+    if not mentions(checker, func, "use_deterministic_algorithms"):
         return
     nodes = own_nodes(func.body)
     toggles = [n for n in nodes if type(n) is ast.Call and call_name(n) == "use_deterministic_algorithms"]
