@@ -206,20 +206,16 @@ class Checker:
         return ".".join((binding, *reversed(attrs)))
 
     def _each(self, handlers, items: list[tuple]) -> None:
-        """_call for each of `items` (the handlers' arguments), without a call per item."""
+        """Call the handlers with each of `items` (their arguments after the checker)."""
         for args in items:
             for func in handlers:
                 try:
                     func(self, *args)
-                except Exception as exc:  # as in _call
+                except Exception as exc:  # a broken rule must not take the others down, nor go unnoticed
                     self.errors.append(rule_failure(func, args[0], exc))
 
     def _call(self, handlers, *args) -> None:
-        for func in handlers:
-            try:
-                func(self, *args)
-            except Exception as exc:  # a broken rule must not take the others down, nor go unnoticed
-                self.errors.append(rule_failure(func, args[0] if args else None, exc))
+        self._each(handlers, [args])
 
 
 _DISPATCH: dict[tuple[int, int], tuple[list, Tables | None, dict[str, tuple], tuple]] = {}
