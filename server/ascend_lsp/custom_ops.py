@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .discovery import DEFAULT_EXCLUDE
 from .engine.config import Settings
+from .sources import SourceError, read_regular
 
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh", ".hip")
 MAX_FILE_BYTES = 2_000_000  # generated or amalgamated sources: not where a project registers its ops
@@ -228,7 +229,7 @@ def project_root(path: str | None, settings: Settings) -> str | None:
         return settings.root
     if not path:
         return None
-    folder = Path(path).resolve().parent
+    folder = Path(os.path.abspath(path)).parent.resolve()  # a link's project is where the link is
     for candidate in (folder, *folder.parents):
         if str(candidate) in WORKSPACE_FOLDERS or \
                 any((candidate / marker).exists() for marker in ("pyproject.toml", "setup.py", ".git")):
@@ -254,11 +255,9 @@ def scan(root: str, settings: Settings | None = None) -> OpIndex:
             if _excluded(path, root, exclude):
                 continue
             try:
-                if os.path.getsize(path) > MAX_FILE_BYTES:
-                    continue
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            except OSError:
+                # a FIFO or a device named like a source is refused unread: opening one would hang
+                data = read_regular(path, MAX_FILE_BYTES)[0]
+            except SourceError:
                 continue
             if is_cpp and b"TORCH_LIBRARY" in data:
                 scan_cpp(data.decode("utf-8", "replace"), path, index)

@@ -5,6 +5,7 @@ updates the diagnostics of the open documents."""
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest_lsp
 from lsprotocol import types
@@ -61,3 +62,13 @@ async def test_registrations_follow_the_files(client, tmp_path):
     client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
         [types.FileEvent(cuda.as_uri(), types.FileChangeType.Changed)]))
     await lines_with_npu308(client, uri, [4])
+
+
+async def test_a_fifo_in_the_workspace_does_not_stop_the_server(client, tmp_path):
+    os.mkfifo(tmp_path / "pipe.py")  # read by the scan and by a watched change, it would never answer
+    (tmp_path / "ops.cu").write_text(CUDA_OP, encoding="utf-8")
+    await start(client, client.name, tmp_path)
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        [types.FileEvent((tmp_path / "pipe.py").as_uri(), types.FileChangeType.Changed)]))
+    uri = open_document(client, tmp_path / "model.py", CALLS)
+    await lines_with_npu308(client, uri, [3])

@@ -4,6 +4,9 @@ Python registrations, which folders it skips, the root it picks, and the CLI's c
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -73,12 +76,26 @@ def test_vendored_excluded_and_large_files_are_skipped(tmp_path: Path) -> None:
     assert list(custom_ops.scan(str(tmp_path), settings).ops) == [("proj", "gelu")]
 
 
+def test_only_regular_files_are_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "a_pipe.py")  # opening a FIFO for reading waits for a writer
+    (tmp_path / "b_zero.cu").symlink_to("/dev/zero")
+    write(tmp_path / "csrc" / "ops.cu", CUDA_OP)
+    done = subprocess.run([sys.executable, "-c", "import sys; from ascend_lsp import custom_ops; "
+                           "print(sorted(custom_ops.scan(sys.argv[1]).ops))", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout == "[('proj', 'gelu')]\n", done.stderr
+
+
 def test_root_is_the_nearest_project_folder(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", "")
     file = write(tmp_path / "pkg" / "sub" / "a.py", CALL)
     assert custom_ops.project_root(str(file), Settings()) == str(tmp_path.resolve())
     assert custom_ops.project_root(str(file), Settings(root="/elsewhere")) == "/elsewhere"
     assert custom_ops.project_root(None, Settings()) is None
+    (tmp_path / "link.py").symlink_to(file)  # a link belongs to the project it is in
+    assert custom_ops.project_root(str(tmp_path / "link.py"), Settings()) == str(tmp_path.resolve())
+    (tmp_path / "pkg" / "zero.py").symlink_to("/dev/zero")
+    assert custom_ops.project_root(str(tmp_path / "pkg" / "zero.py"), Settings()) == str(tmp_path.resolve())
 
 
 def test_index_is_kept_until_forgotten(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from .. import custom_ops
+from ..sources import SourceError, read_regular
 
 if TYPE_CHECKING:
     from .server import AscendLanguageServer
@@ -46,10 +47,10 @@ def _concerns(path: str) -> bool:
     if custom_ops.registered_in(path):
         return True
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return custom_ops.registers_ops(handle.read())
-    except OSError:
+        data = read_regular(path, custom_ops.MAX_FILE_BYTES)[0]  # not a FIFO: it would never answer
+    except SourceError:
         return False
+    return custom_ops.registers_ops(data.decode("utf-8", "replace"))
 
 
 def changed(server: AscendLanguageServer, paths: list[str]) -> None:
