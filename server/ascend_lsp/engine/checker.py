@@ -38,7 +38,8 @@ class RuleSet(Protocol):
 
     # event kind → handlers. An "attribute" or "reference" handler with a `names` attribute
     # (a collection, or a function of the tables giving one) is called only for those
-    # attribute names, or references whose qualified name ends with one of them.
+    # attribute names, or references whose qualified name ends with one of them; one with
+    # `words` only in a file that contains one of them.
     def handlers(self, settings: Settings) -> dict[str, list[Callable]]: ...
 
 
@@ -61,7 +62,7 @@ class Checker:
         self.tables = tables
         self.path = path
         self.rules = rules.rules
-        self.handlers = rules.handlers(settings)
+        self.handlers = in_text(rules.handlers(settings), tables, source.text)
         self.by_attribute, self.any_attribute = name_dispatch(self.handlers["attribute"], tables)
         self.by_reference, self.any_reference = name_dispatch(self.handlers["reference"], tables)
         self.active = rules.codes(settings)
@@ -244,6 +245,35 @@ def name_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict
         _DISPATCH.clear()
     _DISPATCH[(id(handlers), id(tables))] = (handlers, tables, by_name, every)
     return by_name, every
+
+
+_WORDED: dict[tuple[int, int], tuple[dict, Tables | None, list[tuple[str, Callable, tuple[str, ...]]]]] = {}
+
+
+def in_text(handlers: dict[str, list[Callable]], tables: Tables | None, text: str) -> dict[str, list[Callable]]:
+    """`handlers` without those whose `words` the text lacks: such a handler can report
+    nothing in it (rules.base.handles). Most files lack the words of the advice that reads
+    every assignment, function or loop, and a search of the text costs less than the calls."""
+    known = _WORDED.get((id(handlers), id(tables)))
+    if known is None or known[0] is not handlers or known[1] is not tables:
+        worded = []
+        for kind, funcs in handlers.items():
+            for func in funcs:
+                words = getattr(func, "words", None)
+                if callable(words):
+                    words = words(tables) if tables is not None else ()
+                if words is not None:
+                    worded.append((kind, func, tuple(words)))
+        if len(_WORDED) > 64:
+            _WORDED.clear()
+        known = _WORDED[(id(handlers), id(tables))] = (handlers, tables, worded)
+    lacking = [(kind, func) for kind, func, words in known[2] if not any(word in text for word in words)]
+    if not lacking:
+        return handlers
+    out = dict(handlers)
+    for kind, func in lacking:
+        out[kind] = [f for f in out[kind] if f is not func]
+    return out
 
 
 def rule_failure(func: Callable, subject: object, exc: Exception) -> str:

@@ -33,54 +33,48 @@ def rows(checker: Checker, section: str, key: str) -> dict[str, list[dict]]:
     return out
 
 
-def span_of(checker: Checker, node: ast.stmt) -> tuple[str, int, int]:
-    """(the file's text, start, end) of `node`'s lines: a regex search of the span with
-    `pattern.search(text, start, end)` copies nothing."""
-    source = checker.source
-    offsets = source.line_offsets
-    end = offsets[node.end_lineno] if node.end_lineno < len(offsets) else len(source.text)
-    return source.text, offsets[node.lineno - 1], end
-
-
-def has(span: tuple[str, int, int], *needles: str) -> bool:
-    """Whether any of `needles` occurs in the span (a search of it)."""
-    text, start, end = span
-    return any(text.find(needle, start, end) != -1 for needle in needles)
-
-
-def mentions(checker: Checker, node: ast.stmt, *needles: str) -> list[str]:
-    """Which of `needles`, words most code lacks, occur in `node`'s lines. Each one's places
-    in the file are found once: functions nest and loops sit in functions, so searching
-    each one's lines again would read the file many times over; and a file without any
-    of them (most) costs no more than that."""
+def places(checker: Checker, node: ast.stmt, needle: str) -> list[int]:
+    """Where `needle`, a word most code lacks, starts on `node`'s lines (offsets in the
+    file's text). Its places in the file are found once, with their lines: functions nest
+    and loops sit in functions, so searching each one's lines again would read the file
+    many times over, and a file without the word (most) costs one search."""
     text = checker.source.text
     known = checker.derived.get(id(text))
     if known is None:
         known = checker.derived[id(text)] = (text, {})
-    index: dict[str, list[int]] = known[1]
-    out = []
-    span = None
-    for needle in needles:
-        places = index.get(needle)
-        if places is None:
-            places = index[needle] = _places(text, needle)
-        if places:
-            if span is None:
-                _, start, end = span = span_of(checker, node)
-            first = bisect.bisect_left(places, start)
-            if first < len(places) and places[first] + len(needle) <= end:
-                out.append(needle)
-    return out
+    index: dict[str, tuple[list[int], list[int]]] = known[1]
+    found = index.get(needle)
+    if found is None:
+        found = index[needle] = _places(text, needle)
+    offsets, lines = found
+    if not offsets:
+        return offsets
+    return offsets[bisect.bisect_left(lines, node.lineno - 1):bisect.bisect_right(lines, node.end_lineno - 1)]
 
 
-def _places(text: str, needle: str) -> list[int]:
-    """Where `needle` starts in `text` (str.find: faster than a regex for a literal)."""
-    out = []
+def mentions(checker: Checker, node: ast.stmt, *needles: str) -> list[str]:
+    """Which of `needles` occur on `node`'s lines."""
+    return [needle for needle in needles if places(checker, node, needle)]
+
+
+def _places(text: str, needle: str) -> tuple[list[int], list[int]]:
+    """(where `needle` starts in `text`, the 0-based line of each). The lines are counted
+    between places (str.count: no split of the text into lines, which nothing else here
+    needs); a needle never starts at a line break, so none is cut in two."""
+    offsets: list[int] = []
+    lines: list[int] = []
+    crs = "\r" in text
+    line = previous = 0
     at = text.find(needle)
     while at != -1:
-        out.append(at)
+        line += text.count("\n", previous, at)
+        if crs:  # \r\n, \r and \n each end a line
+            line += text.count("\r", previous, at) - text.count("\r\n", previous, at)
+        offsets.append(at)
+        lines.append(line)
+        previous = at
         at = text.find(needle, at + 1)
-    return out
+    return offsets, lines
 
 
 def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:

@@ -99,17 +99,23 @@ def rule(**fields) -> Rule:
 
 
 def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], Collection[str]] | None = None,
-            when: Callable[[Settings], bool] | None = None) -> Callable:
+            when: Callable[[Settings], bool] | None = None,
+            words: Collection[str] | Callable[[Tables], Collection[str]] | None = None) -> Callable:
     """Register the decorated function for events of `kind`, reporting `codes`. For
     "attribute" and "reference" events, `names` (or `names(tables)`) are the only attribute
     names, or last parts of a reference's qualified name, it reads: the engine calls it for
     those alone (engine.checker.name_dispatch). `when(settings)` false: the handler can
     report nothing with these settings (a chip that lacks no feature it reads), and is not
-    run at all."""
+    run at all. For "assign", "function" and "loop" events, `words` (or `words(tables)`)
+    are text without one of which in the file the handler can report nothing there (the
+    name it resolves, imported under another name, still names it in the import): it is
+    not run for such a file (engine.checker.in_text)."""
     if kind not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}")
     if names is not None and kind not in ("attribute", "reference"):
         raise ValueError("names= narrows attribute and reference events only")
+    if words is not None and kind not in ("assign", "function", "loop"):
+        raise ValueError("words= narrows assign, function and loop events only")
 
     def register(func: Callable) -> Callable:
         HANDLERS[kind].append((frozenset(codes), func))
@@ -118,6 +124,8 @@ def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], 
             func.names = names  # type: ignore[attr-defined]
         if when is not None:
             func.when = when  # type: ignore[attr-defined]
+        if words is not None:
+            func.words = words  # type: ignore[attr-defined]
         return func
 
     return register

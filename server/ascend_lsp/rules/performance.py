@@ -11,9 +11,10 @@ import re
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
+from ..engine.tables import Tables
 from ..engine.walk import Scope, child_nodes
-from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, has, literal, mentions, open_ended,
-                     own_nodes, reaches, rows, span_of)
+from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, literal, mentions, open_ended, own_nodes,
+                     places, reaches, rows)
 from .base import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
@@ -421,7 +422,7 @@ def _env_call(checker: Checker, call: ast.Call, qualname: str) -> None:
         _judge_env(checker, call, call.args[0].value, call.args[1])
 
 
-@handles("assign", "NPU608", "NPU610", "NPU614")
+@handles("assign", "NPU610", "NPU614", words=("DataLoader", "environ"))
 def check_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     if type(node) is not ast.Assign or len(node.targets) != 1:
         return
@@ -432,17 +433,21 @@ def check_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scop
                 and checker.qualname(value.func, scope) in DATALOADERS:
             _dataloader(checker, value, target.id if type(target) is ast.Name else target.attr)
         return
-    if type(target) is not ast.Subscript:
+    if type(target) is ast.Subscript and type(target.slice) is ast.Constant and type(target.slice.value) is str \
+            and checker.qualname(target.value, scope) == "os.environ":
+        _judge_env(checker, node, target.slice.value, node.value)
+
+
+@handles("assign", "NPU608")
+def check_item_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
+    """`a[i] = b`, names all: msFmkTransplt's special affinity pattern."""
+    if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.targets[0]) is not ast.Subscript:
         return
-    index = target.slice
-    if type(index) is ast.Constant and type(index.value) is str:
-        if checker.qualname(target.value, scope) == "os.environ":
-            _judge_env(checker, node, index.value, node.value)
-        return
-    if type(target.value) is ast.Name and type(index) is ast.Name and type(node.value) is ast.Name:
+    target = node.targets[0]
+    if type(target.value) is ast.Name and type(target.slice) is ast.Name and type(node.value) is ast.Name:
         special = next(iter(rows(checker, "affinity", "kind").get("special", ())), None)
         if special is not None:
-            checker.report("NPU608", node, name=f"{target.value.id}[{index.id}] = {node.value.id}",
+            checker.report("NPU608", node, name=f"{target.value.id}[{target.slice.id}] = {node.value.id}",
                            replacement=special["replacement"])
 
 
@@ -655,36 +660,42 @@ def _names_from(call: ast.Call, nodes: list[ast.AST]) -> set[str]:
     return names
 
 
+FUSED_GATES = ("rsqrt", "cat(", "silu", "softmax")  # a function without one shows no fused pattern
 ROTATE_HALF_TEXT = re.compile(r"cat\(\s*[(\[]\s*-")  # torch.cat((-x2, ...  /  torch.concat([-b, ...
 
 
 def _marks(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The patterns a function's text can hold. Most functions show none, and reading a
     function's AST again costs about as much as the walk did."""
-    gates = mentions(checker, func, "rsqrt", "cat(", "silu", "softmax")
+    gates = mentions(checker, func, *FUSED_GATES)
     marks: list[str] = []
-    if not gates:
-        return marks
-    span = span_of(checker, func)
-    if "rsqrt" in gates and has(span, "mean"):
+    if "rsqrt" in gates and mentions(checker, func, "mean"):
         marks.append("rsqrt")
-    if "cat(" in gates and ROTATE_HALF_TEXT.search(*span):
+    if "cat(" in gates and any(ROTATE_HALF_TEXT.match(checker.source.text, at) for at in places(checker, func, "cat(")):
         marks.append("cat")
-    if "silu" in gates and has(span, "chunk", "split", ":"):
+    if "silu" in gates:  # a function's lines hold the `:` of its `def`: silu is the mark
         marks.append("silu")
-    if "softmax" in gates and has(span, "@", "matmul", "bmm", "einsum"):
+    if "softmax" in gates and mentions(checker, func, "@", "matmul", "bmm", "einsum"):
         marks.append("softmax")
     return marks
 
 
-@handles("function", "NPU602", "NPU603", "NPU604", "NPU605", "NPU607")
-def check_function(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
+def _affinity_functions(tables: Tables) -> list[str]:
+    return [row["name"] for row in tables.advice.get("affinity", ()) if row["kind"] == "function"]
+
+
+@handles("function", "NPU607", words=_affinity_functions)
+def check_affinity_function(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
     for row in rows(checker, "affinity", "name").get(func.name, ()):
         if row["kind"] == "function" and _parameters(func) == row["parameters"]:
             line = func.lineno - 1
             col = checker.source.line(line).find(func.name, func.col_offset)
             where = Range(line, col, line, col + len(func.name)) if col >= 0 else func
             checker.report("NPU607", where, name=func.name, replacement=row["replacement"])
+
+
+@handles("function", "NPU602", "NPU603", "NPU604", "NPU605", words=FUSED_GATES)
+def check_fused(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
     marks = _marks(checker, func)
     if not marks:
         return
@@ -732,7 +743,7 @@ def _loop_nodes(loop: ast.For | ast.AsyncFor | ast.While) -> list[tuple[ast.AST,
     return out
 
 
-@handles("loop", "NPU610", "NPU611", "NPU616")
+@handles("loop", "NPU610", "NPU611", "NPU616", words=LOOP_MARKS)
 def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
     if not mentions(checker, loop, *LOOP_MARKS):
         return

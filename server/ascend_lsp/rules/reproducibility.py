@@ -189,7 +189,7 @@ def _seed(checker: Checker, ref: Reference, call: ast.Call, generator: str) -> N
 OTHER_DEVICES = ("xpu", "mlu", "hpu", "mps", "musa", "sdaa", "xla")
 
 
-@handles("function", "NPU702")
+@handles("function", "NPU702", words=("use_deterministic_algorithms",))
 def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
     """Note the `use_deterministic_algorithms(True)` calls NPU702 leaves alone: under `if
     is_torch_xpu_available():` (another accelerator), or switched back in the same function."""
@@ -210,7 +210,7 @@ def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef
                 checker.note(f"excluded @{inner.lineno}:{inner.col_offset}", inner)
 
 
-@handles("assign", "NPU703")
+@handles("assign", "NPU703", words=("deterministic",))
 def check_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     value = node.value
     if type(node) is not ast.Assign or type(value) is not ast.Constant or value.value is not True:
