@@ -219,7 +219,30 @@ class Checker:
         self._each(handlers, [args])
 
 
-_DISPATCH: dict[tuple[int, int], tuple[list, Tables | None, dict[str, tuple], tuple]] = {}
+_BUILT: dict[tuple[str, int, int], tuple[object, Tables | None, Any]] = {}
+
+
+def _per_handlers(purpose: str, handlers: object, tables: Tables | None, build: Callable[[], Any]) -> Any:
+    """`build()`, once per handler collection and tables (kept while both are the same
+    objects; bounded, for a server whose settings change)."""
+    key = (purpose, id(handlers), id(tables))
+    known = _BUILT.get(key)
+    if known is not None and known[0] is handlers and known[1] is tables:
+        return known[2]
+    if len(_BUILT) > 128:
+        _BUILT.clear()
+    value = build()
+    _BUILT[key] = (handlers, tables, value)
+    return value
+
+
+def _declared(func: Callable, attribute: str, tables: Tables | None) -> Collection[str] | None:
+    """A handler's `names` or `words` (rules.base.handles): a collection, or a function of
+    the tables giving one; a table rule without tables reads nothing."""
+    value = getattr(func, attribute, None)
+    if callable(value):
+        return value(tables) if tables is not None else ()
+    return value
 
 
 def name_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict[str, tuple], tuple]:
@@ -228,46 +251,25 @@ def name_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict
     (`self.weight`, `x.shape`) and most references concern few handlers, and calling every
     handler to find that out cost more than walking to them. Built once per handler list
     and tables."""
-    known = _DISPATCH.get((id(handlers), id(tables)))
-    if known is not None and known[0] is handlers and known[1] is tables:
-        return known[2], known[3]
-    reads: list[Collection[str] | None] = []
-    for func in handlers:
-        names = getattr(func, "names", None)
-        if callable(names):
-            names = names(tables) if tables is not None else ()  # a table rule without tables reads nothing
-        reads.append(names)
-    every = tuple(func for func, names in zip(handlers, reads) if names is None)
-    named = {name for names in reads if names is not None for name in names}
-    by_name = {name: tuple(func for func, names in zip(handlers, reads) if names is None or name in names)
-               for name in named}
-    if len(_DISPATCH) > 64:
-        _DISPATCH.clear()
-    _DISPATCH[(id(handlers), id(tables))] = (handlers, tables, by_name, every)
-    return by_name, every
-
-
-_WORDED: dict[tuple[int, int], tuple[dict, Tables | None, list[tuple[str, Callable, tuple[str, ...]]]]] = {}
+    def build() -> tuple[dict[str, tuple], tuple]:
+        reads = [_declared(func, "names", tables) for func in handlers]
+        every = tuple(func for func, names in zip(handlers, reads) if names is None)
+        named = {name for names in reads if names is not None for name in names}
+        by_name = {name: tuple(func for func, names in zip(handlers, reads) if names is None or name in names)
+                   for name in named}
+        return by_name, every
+    return _per_handlers("names", handlers, tables, build)
 
 
 def in_text(handlers: dict[str, list[Callable]], tables: Tables | None, text: str) -> dict[str, list[Callable]]:
     """`handlers` without those whose `words` the text lacks: such a handler can report
     nothing in it (rules.base.handles). Most files lack the words of the advice that reads
     every assignment, function or loop, and a search of the text costs less than the calls."""
-    known = _WORDED.get((id(handlers), id(tables)))
-    if known is None or known[0] is not handlers or known[1] is not tables:
-        worded = []
-        for kind, funcs in handlers.items():
-            for func in funcs:
-                words = getattr(func, "words", None)
-                if callable(words):
-                    words = words(tables) if tables is not None else ()
-                if words is not None:
-                    worded.append((kind, func, tuple(words)))
-        if len(_WORDED) > 64:
-            _WORDED.clear()
-        known = _WORDED[(id(handlers), id(tables))] = (handlers, tables, worded)
-    lacking = [(kind, func) for kind, func, words in known[2] if not any(word in text for word in words)]
+    def build() -> list[tuple[str, Callable, tuple[str, ...]]]:
+        return [(kind, func, tuple(words)) for kind, funcs in handlers.items() for func in funcs
+                if (words := _declared(func, "words", tables)) is not None]
+    lacking = [(kind, func) for kind, func, words in _per_handlers("words", handlers, tables, build)
+               if not any(word in text for word in words)]
     if not lacking:
         return handlers
     out = dict(handlers)
