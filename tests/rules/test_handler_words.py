@@ -24,7 +24,7 @@ CASES = {
 }
 
 
-def everywhere(handlers, tables, text):
+def everywhere(handlers, tables, first):
     return handlers
 
 
@@ -40,12 +40,20 @@ def test_a_handler_runs_only_in_a_file_with_one_of_its_words() -> None:
     handlers = active_handlers(ADVICE)
     worded = [f for f in handlers["assign"] if getattr(f, "words", None) == ("deterministic",)]
     assert len(worded) == 1
-    assert worded[0] not in checker.in_text(handlers, None, "x = 1\n")["assign"]
-    assert worded[0] in checker.in_text(handlers, None, "torch.backends.cudnn.deterministic = True\n")["assign"]
-    # words read from the tables: none without tables, so the handler cannot run
-    named = [f for f in handlers["function"] if callable(getattr(f, "words", None))]
-    assert named and all(f not in checker.in_text(handlers, None, "def rotate_half(x): ...\n")["function"]
-                         for f in named)
+    assert worded[0] not in checker.in_text(handlers, None, "x = 1\n".find)["assign"]
+    assert worded[0] in checker.in_text(handlers, None, "torch.backends.cudnn.deterministic = True\n".find)["assign"]
+
+
+def test_a_named_function_handler_runs_for_functions_of_its_names() -> None:
+    """NPU607's functions: by name, from the advice table."""
+    handlers = active_handlers(ADVICE)["function"]
+    named = [f for f in handlers if callable(getattr(f, "names", None))]
+    assert len(named) == 1
+    by_name, any_name = checker.name_dispatch(handlers, None)
+    assert named[0] not in any_name and not any(named[0] in funcs for funcs in by_name.values())  # no tables: never
+    text = "def channel_shuffle(x, groups):\n    return x\n\n\ndef shuffle(x, groups):\n    return x\n"
+    findings = [(f.code, f.range.start_line) for f in analyze(text, ADVICE).findings]
+    assert findings == [("NPU607", 0)]
 
 
 def test_words_narrow_statement_events_only() -> None:

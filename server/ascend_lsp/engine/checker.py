@@ -36,10 +36,10 @@ class RuleSet(Protocol):
 
     def codes(self, settings: Settings) -> frozenset[str]: ...  # the codes enabled for these settings
 
-    # event kind → handlers. An "attribute" or "reference" handler with a `names` attribute
-    # (a collection, or a function of the tables giving one) is called only for those
-    # attribute names, or references whose qualified name ends with one of them; one with
-    # `words` only in a file that contains one of them.
+    # event kind → handlers. An "attribute", "reference" or "function" handler with a `names`
+    # attribute (a collection, or a function of the tables giving one) is called only for
+    # those attribute names, references whose qualified name ends with one of them, or
+    # functions of those names; one with `words` only in a file that contains one of them.
     def handlers(self, settings: Settings) -> dict[str, list[Callable]]: ...
 
 
@@ -62,9 +62,11 @@ class Checker:
         self.tables = tables
         self.path = path
         self.rules = rules.rules
-        self.handlers = in_text(rules.handlers(settings), tables, source.text)
+        self._first: dict[str, int] = {}
+        self.handlers = in_text(rules.handlers(settings), tables, self.first)
         self.by_attribute, self.any_attribute = name_dispatch(self.handlers["attribute"], tables)
         self.by_reference, self.any_reference = name_dispatch(self.handlers["reference"], tables)
+        self.by_function, self.any_function = name_dispatch(self.handlers["function"], tables)
         self.active = rules.codes(settings)
         self.findings: list[Finding] = []
         self.errors: list[str] = []  # rule crashes, for the adapter's log
@@ -79,6 +81,17 @@ class Checker:
         self.on_npu: list[Range] = []
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         self.npu_tests: bool | None = None  # whether the text can test for the NPU (guards.may_test_npu), once asked
+
+    def first(self, word: str) -> int:
+        """Where `word` first occurs in the file's text, -1 if nowhere. Remembered: the word
+        gates and the rules that look for a word where a handler runs ask for the same few;
+        a word holding one the text lacks is not searched for."""
+        known = self._first
+        at = known.get(word)
+        if at is None:
+            missing = any(found < 0 and part in word for part, found in known.items())
+            at = known[word] = -1 if missing else self.source.text.find(word)
+        return at
 
     def note(self, fact: str, where: ast.AST | Range) -> None:
         """Record a fact about the file (first place wins) for the "module" handlers."""
@@ -186,10 +199,18 @@ class Checker:
         if events.calls and handlers["call"]:
             for call, scope in events.calls:
                 self._call(handlers["call"], call, self.qualname(call.func, scope))
-        for kind, items in (("string", events.strings), ("assign", events.assigns), ("function", events.functions),
-                            ("loop", events.loops)):
-            if items and handlers[kind]:
-                self._each(handlers[kind], items)
+        if events.strings and handlers["string"]:
+            self._each(handlers["string"], events.strings)
+        if events.assigns and handlers["assign"]:
+            self._each(handlers["assign"], events.assigns)
+        if events.functions and handlers["function"]:
+            by_function, any_function = self.by_function, self.any_function
+            for func, scope in events.functions:
+                on_function = by_function.get(func.name, any_function)
+                if on_function:
+                    self._call(on_function, func, scope)
+        if events.loops and handlers["loop"]:
+            self._each(handlers["loop"], events.loops)
 
     def run_module(self, facts: dict[str, Range]) -> None:
         self._call(self.handlers["module"], facts)
@@ -247,7 +268,7 @@ def _declared(func: Callable, attribute: str, tables: Tables | None) -> Collecti
 
 def name_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict[str, tuple], tuple]:
     """(name → the handlers to call, in registry order; the handlers for any other name), for
-    attribute names or the last part of references' qualified names. Most attributes
+    attribute names, the last part of references' qualified names, or function names. Most attributes
     (`self.weight`, `x.shape`) and most references concern few handlers, and calling every
     handler to find that out cost more than walking to them. Built once per handler list
     and tables."""
@@ -261,15 +282,17 @@ def name_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict
     return _per_handlers("names", handlers, tables, build)
 
 
-def in_text(handlers: dict[str, list[Callable]], tables: Tables | None, text: str) -> dict[str, list[Callable]]:
-    """`handlers` without those whose `words` the text lacks: such a handler can report
-    nothing in it (rules.base.handles). Most files lack the words of the advice that reads
-    every assignment, function or loop, and a search of the text costs less than the calls."""
+def in_text(handlers: dict[str, list[Callable]], tables: Tables | None,
+            first: Callable[[str], int]) -> dict[str, list[Callable]]:
+    """`handlers` without those whose `words` the text lacks (`first(word)`: where the text
+    has it, -1 if nowhere): such a handler can report nothing in it (rules.base.handles).
+    Most files lack the words of the advice that reads every assignment, function or loop,
+    and a search of the text costs less than the calls."""
     def build() -> list[tuple[str, Callable, tuple[str, ...]]]:
         return [(kind, func, tuple(words)) for kind, funcs in handlers.items() for func in funcs
                 if (words := _declared(func, "words", tables)) is not None]
     lacking = [(kind, func) for kind, func, words in _per_handlers("words", handlers, tables, build)
-               if not any(word in text for word in words)]
+               if all(first(word) < 0 for word in words)]
     if not lacking:
         return handlers
     out = dict(handlers)

@@ -415,6 +415,11 @@ def _shape(kind: type) -> tuple[tuple[str, ...], bool]:
     return shape
 
 
+def child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that can hold child nodes a rule reads (not `ctx`, `op`)."""
+    return _shape(kind)[0]
+
+
 def child_nodes(node: ast.AST) -> list[ast.AST]:
     """The children of `node` in field order, as `ast.iter_child_nodes` gives them but
     without its two generators per node, and without the `ctx` and `op` nodes."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
+from dataclasses import dataclass
+
 from ..engine.checker import Checker
 from ..engine.tables import Tables
-from ..engine.walk import child_nodes
+from ..engine.walk import child_fields
 
 ADVICE_TABLE = "mappings/ascend_tools/advice.toml"
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -33,48 +36,96 @@ def rows(checker: Checker, section: str, key: str) -> dict[str, list[dict]]:
     return out
 
 
-def places(checker: Checker, node: ast.stmt, needle: str) -> list[int]:
-    """Where `needle`, a word most code lacks, starts on `node`'s lines (offsets in the
-    file's text). Its places in the file are found once, with their lines: functions nest
-    and loops sit in functions, so searching each one's lines again would read the file
-    many times over, and a file without the word (most) costs one search."""
-    text = checker.source.text
-    known = checker.derived.get(id(text))
-    if known is None:
-        known = checker.derived[id(text)] = (text, {})
-    index: dict[str, tuple[list[int], list[int]]] = known[1]
-    found = index.get(needle)
-    if found is None:
-        found = index[needle] = _places(text, needle)
-    offsets, lines = found
+@dataclass(frozen=True, slots=True)
+class WordPattern:
+    """A pattern whose matches start with `word`: looked for from the word's first place."""
+
+    word: str
+    pattern: re.Pattern[str]
+
+
+Needle = str | WordPattern
+
+
+def places(checker: Checker, node: ast.AST, needle: Needle) -> list[int]:
+    """Where `needle` (a word most code lacks, or a pattern) starts on `node`'s lines
+    (offsets in the file's text). Its places in the file are found once, with their lines:
+    functions nest and loops sit in functions, so searching each one's lines again would
+    read the file many times over, and a file without the word (most) costs one search,
+    shared with the word gates (Checker.first)."""
+    offsets, lines = _found(checker, needle)
     if not offsets:
         return offsets
     return offsets[bisect.bisect_left(lines, node.lineno - 1):bisect.bisect_right(lines, node.end_lineno - 1)]
 
 
-def mentions(checker: Checker, node: ast.stmt, *needles: str) -> list[str]:
+def mentions(checker: Checker, node: ast.AST, *needles: Needle) -> list[Needle]:
     """Which of `needles` occur on `node`'s lines."""
     return [needle for needle in needles if places(checker, node, needle)]
 
 
-def _places(text: str, needle: str) -> tuple[list[int], list[int]]:
-    """(where `needle` starts in `text`, the 0-based line of each). The lines are counted
-    between places (str.count: no split of the text into lines, which nothing else here
-    needs); a needle never starts at a line break, so none is cut in two."""
-    offsets: list[int] = []
+def on_lines(checker: Checker, node: ast.AST, needles: tuple[Needle, ...]) -> bool:
+    """Whether one of `needles` occurs on `node`'s lines: one search of the sorted lines of
+    them all, for the many nodes (functions) of a file asked about the same needles."""
+    known = checker.derived.get(id(needles))
+    if known is None or known[0] is not needles:
+        known = checker.derived[id(needles)] = (needles, sorted({line for needle in needles
+                                                                 for line in _found(checker, needle)[1]}))
+    lines: list[int] = known[1]
+    at = bisect.bisect_left(lines, node.lineno - 1)
+    return at < len(lines) and lines[at] <= node.end_lineno - 1
+
+
+def within(checker: Checker, node: ast.AST, *needles: str) -> list[str]:
+    """Which of `needles` occur on `node`'s lines, searched there alone: for words common in
+    a file (`@`, `mean`) asked about only a few of its nodes."""
+    text, offsets = checker.source.text, checker.source.line_offsets
+    start = offsets[node.lineno - 1]
+    end = offsets[node.end_lineno] if node.end_lineno < len(offsets) else len(text)
+    return [needle for needle in needles if text.find(needle, start, end) != -1]
+
+
+def _index(checker: Checker) -> dict:
+    """The file's needle → (offsets, lines) (per Checker)."""
+    text = checker.source.text
+    known = checker.derived.get(id(text))
+    if known is None:
+        known = checker.derived[id(text)] = (text, {})
+    return known[1]  # type: ignore[return-value]
+
+
+def _found(checker: Checker, needle: Needle) -> tuple[list[int], list[int]]:
+    index = _index(checker)
+    found = index.get(needle)
+    if found is None:
+        text = checker.source.text
+        if isinstance(needle, str):
+            offsets: list[int] = []
+            at = checker.first(needle)
+            while at != -1:
+                offsets.append(at)
+                at = text.find(needle, at + 1)
+        else:
+            start = checker.first(needle.word)
+            offsets = [m.start() for m in needle.pattern.finditer(text, start)] if start >= 0 else []
+        found = index[needle] = (offsets, _lines(text, offsets))
+    return found
+
+
+def _lines(text: str, offsets: list[int]) -> list[int]:
+    """The 0-based line of each of `offsets` (ascending), counted between them (str.count:
+    no split of the text into lines, which nothing else here needs); a needle never starts
+    at a line break, so none is cut in two."""
     lines: list[int] = []
-    crs = "\r" in text
+    crs = "\r" in text if offsets else False
     line = previous = 0
-    at = text.find(needle)
-    while at != -1:
+    for at in offsets:
         line += text.count("\n", previous, at)
         if crs:  # \r\n, \r and \n each end a line
             line += text.count("\r", previous, at) - text.count("\r\n", previous, at)
-        offsets.append(at)
         lines.append(line)
         previous = at
-        at = text.find(needle, at + 1)
-    return offsets, lines
+    return lines
 
 
 def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
@@ -82,11 +133,20 @@ def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
     classes (which are read on their own)."""
     out: list[ast.AST] = []
     stack: list[ast.AST] = body[::-1]
+    pop, push, keep, AST = stack.pop, stack.append, out.append, ast.AST
     while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, NESTED):
-            stack.extend(reversed(child_nodes(node)))
+        node = pop()
+        keep(node)
+        if isinstance(node, NESTED):
+            continue
+        for name in reversed(child_fields(type(node))):  # child_nodes, inline and reversed: the stack pops them in order
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for child in reversed(value):
+                    if isinstance(child, AST):
+                        push(child)
+            elif isinstance(value, AST):
+                push(value)
     return out
 
 

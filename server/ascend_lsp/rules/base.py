@@ -102,9 +102,9 @@ def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], 
             when: Callable[[Settings], bool] | None = None,
             words: Collection[str] | Callable[[Tables], Collection[str]] | None = None) -> Callable:
     """Register the decorated function for events of `kind`, reporting `codes`. For
-    "attribute" and "reference" events, `names` (or `names(tables)`) are the only attribute
-    names, or last parts of a reference's qualified name, it reads: the engine calls it for
-    those alone (engine.checker.name_dispatch). `when(settings)` false: the handler can
+    "attribute", "reference" and "function" events, `names` (or `names(tables)`) are the only
+    attribute names, last parts of a reference's qualified name, or function names it reads:
+    the engine calls it for those alone (engine.checker.name_dispatch). `when(settings)` false: the handler can
     report nothing with these settings (a chip that lacks no feature it reads), and is not
     run at all. For "assign", "function" and "loop" events, `words` (or `words(tables)`)
     are text without one of which in the file the handler can report nothing there (the
@@ -112,8 +112,8 @@ def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], 
     not run for such a file (engine.checker.in_text)."""
     if kind not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}")
-    if names is not None and kind not in ("attribute", "reference"):
-        raise ValueError("names= narrows attribute and reference events only")
+    if names is not None and kind not in ("attribute", "reference", "function"):
+        raise ValueError("names= narrows attribute, reference and function events only")
     if words is not None and kind not in ("assign", "function", "loop"):
         raise ValueError("words= narrows assign, function and loop events only")
 

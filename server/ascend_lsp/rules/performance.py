@@ -13,8 +13,8 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..engine.tables import Tables
 from ..engine.walk import Scope, child_nodes
-from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, literal, mentions, open_ended, own_nodes,
-                     places, reaches, rows)
+from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, literal, mentions, on_lines, open_ended,
+                     own_nodes, places, reaches, rows, within, WordPattern)
 from .base import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
@@ -661,21 +661,23 @@ def _names_from(call: ast.Call, nodes: list[ast.AST]) -> set[str]:
 
 
 FUSED_GATES = ("rsqrt", "cat(", "silu", "softmax")  # a function without one shows no fused pattern
-ROTATE_HALF_TEXT = re.compile(r"cat\(\s*[(\[]\s*-")  # torch.cat((-x2, ...  /  torch.concat([-b, ...
+ROTATE_HALF_TEXT = WordPattern("cat(", re.compile(r"cat\(\s*[(\[]\s*-"))  # torch.cat((-x2, ...  /  torch.concat([-b, ...
+MARKS = ("rsqrt", ROTATE_HALF_TEXT, "silu", "softmax")  # what a function with a pattern shows of it
 
 
 def _marks(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The patterns a function's text can hold. Most functions show none, and reading a
     function's AST again costs about as much as the walk did."""
-    gates = mentions(checker, func, *FUSED_GATES)
+    if not on_lines(checker, func, MARKS):
+        return []
     marks: list[str] = []
-    if "rsqrt" in gates and mentions(checker, func, "mean"):
+    if places(checker, func, "rsqrt") and within(checker, func, "mean"):
         marks.append("rsqrt")
-    if "cat(" in gates and any(ROTATE_HALF_TEXT.match(checker.source.text, at) for at in places(checker, func, "cat(")):
+    if places(checker, func, ROTATE_HALF_TEXT):
         marks.append("cat")
-    if "silu" in gates:  # a function's lines hold the `:` of its `def`: silu is the mark
+    if places(checker, func, "silu"):  # a function's lines hold the `:` of its `def`: silu is the mark
         marks.append("silu")
-    if "softmax" in gates and mentions(checker, func, "@", "matmul", "bmm", "einsum"):
+    if places(checker, func, "softmax") and within(checker, func, "@", "matmul", "bmm", "einsum"):
         marks.append("softmax")
     return marks
 
@@ -684,7 +686,7 @@ def _affinity_functions(tables: Tables) -> list[str]:
     return [row["name"] for row in tables.advice.get("affinity", ()) if row["kind"] == "function"]
 
 
-@handles("function", "NPU607", words=_affinity_functions)
+@handles("function", "NPU607", names=_affinity_functions)
 def check_affinity_function(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
     for row in rows(checker, "affinity", "name").get(func.name, ()):
         if row["kind"] == "function" and _parameters(func) == row["parameters"]:
