@@ -240,10 +240,10 @@ class Checker:
         self._each(handlers, [args])
 
 
-_BUILT: dict[tuple[str, int, int], tuple[object, Tables | None, Any]] = {}
+_BUILT: dict[tuple[object, int, int], tuple[object, Tables | None, Any]] = {}
 
 
-def _per_handlers(purpose: str, handlers: object, tables: Tables | None, build: Callable[[], Any]) -> Any:
+def _per_handlers(purpose: object, handlers: object, tables: Tables | None, build: Callable[[], Any]) -> Any:
     """`build()`, once per handler collection and tables (kept while both are the same
     objects; bounded, for a server whose settings change)."""
     key = (purpose, id(handlers), id(tables))
@@ -291,14 +291,15 @@ def in_text(handlers: dict[str, list[Callable]], tables: Tables | None,
     def build() -> list[tuple[str, Callable, tuple[str, ...]]]:
         return [(kind, func, tuple(words)) for kind, funcs in handlers.items() for func in funcs
                 if (words := _declared(func, "words", tables)) is not None]
-    lacking = [(kind, func) for kind, func, words in _per_handlers("words", handlers, tables, build)
-               if all(first(word) < 0 for word in words)]
+    lacking = tuple(func for _kind, func, words in _per_handlers("words", handlers, tables, build)
+                    if all(first(word) < 0 for word in words))
     if not lacking:
         return handlers
-    out = dict(handlers)
-    for kind, func in lacking:
-        out[kind] = [f for f in out[kind] if f is not func]
-    return out
+
+    def without() -> dict[str, list[Callable]]:
+        return {kind: [f for f in funcs if f not in lacking] for kind, funcs in handlers.items()}
+    # the same lists for the same handlers lacking, so that name_dispatch's cache holds
+    return _per_handlers(("without",) + tuple(map(id, lacking)), handlers, tables, without)
 
 
 def rule_failure(func: Callable, subject: object, exc: Exception) -> str:
