@@ -44,6 +44,16 @@ def test_a_handler_runs_only_in_a_file_with_one_of_its_words() -> None:
     assert worded[0] in checker.in_text(handlers, None, "torch.backends.cudnn.deterministic = True\n".find)["assign"]
 
 
+def test_the_gate_keeps_the_lists_it_does_not_narrow() -> None:
+    """The name dispatch is built once per handler list: the gate must not make new lists
+    for each file."""
+    handlers = active_handlers(ADVICE)
+    gated = checker.in_text(handlers, None, "x = 1\n".find)
+    assert gated["reference"] is handlers["reference"] and gated["attribute"] is handlers["attribute"]
+    assert gated["assign"] is not handlers["assign"]
+    assert checker.in_text(handlers, None, "y = 2\n".find) is gated  # lacking the same words: the same lists
+
+
 def test_a_named_function_handler_runs_for_functions_of_its_names() -> None:
     """NPU607's functions: by name, from the advice table."""
     handlers = active_handlers(ADVICE)["function"]

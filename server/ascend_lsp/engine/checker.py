@@ -297,8 +297,10 @@ def in_text(handlers: dict[str, list[Callable]], tables: Tables | None,
         return handlers
 
     def without() -> dict[str, list[Callable]]:
-        return {kind: [f for f in funcs if f not in lacking] for kind, funcs in handlers.items()}
-    # the same lists for the same handlers lacking, so that name_dispatch's cache holds
+        return {kind: [f for f in funcs if f not in lacking] if any(f in lacking for f in funcs) else funcs
+                for kind, funcs in handlers.items()}
+    # the same lists for the same handlers lacking, and the very lists of the kinds that lack
+    # none, so that name_dispatch's cache holds
     return _per_handlers(("without",) + tuple(map(id, lacking)), handlers, tables, without)
 
 
