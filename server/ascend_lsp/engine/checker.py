@@ -288,10 +288,10 @@ def in_text(handlers: dict[str, list[Callable]], tables: Tables | None,
     has it, -1 if nowhere): such a handler can report nothing in it (rules.base.handles).
     Most files lack the words of the advice that reads every assignment, function or loop,
     and a search of the text costs less than the calls."""
-    def build() -> list[tuple[str, Callable, tuple[str, ...]]]:
-        return [(kind, func, tuple(words)) for kind, funcs in handlers.items() for func in funcs
+    def build() -> list[tuple[Callable, tuple[str, ...]]]:
+        return [(func, tuple(words)) for funcs in handlers.values() for func in funcs
                 if (words := _declared(func, "words", tables)) is not None]
-    lacking = tuple(func for _kind, func, words in _per_handlers("words", handlers, tables, build)
+    lacking = tuple(func for func, words in _per_handlers("words", handlers, tables, build)
                     if all(first(word) < 0 for word in words))
     if not lacking:
         return handlers

@@ -79,10 +79,9 @@ def on_lines(checker: Checker, node: ast.AST, needles: tuple[Needle, ...]) -> bo
 def within(checker: Checker, node: ast.AST, *needles: str) -> list[str]:
     """Which of `needles` occur on `node`'s lines, searched there alone: for words common in
     a file (`@`, `mean`) asked about only a few of its nodes."""
-    text, offsets = checker.source.text, checker.source.line_offsets
-    start = offsets[node.lineno - 1]
-    end = offsets[node.end_lineno] if node.end_lineno < len(offsets) else len(text)
-    return [needle for needle in needles if text.find(needle, start, end) != -1]
+    source = checker.source
+    start, end = source.offset(node.lineno - 1, 0), source.offset(node.end_lineno, 0)
+    return [needle for needle in needles if source.text.find(needle, start, end) != -1]
 
 
 def _index(checker: Checker) -> dict:

@@ -660,9 +660,9 @@ def _names_from(call: ast.Call, nodes: list[ast.AST]) -> set[str]:
     return names
 
 
-FUSED_GATES = ("rsqrt", "cat(", "silu", "softmax")  # a function without one shows no fused pattern
 ROTATE_HALF_TEXT = WordPattern("cat(", re.compile(r"cat\(\s*[(\[]\s*-"))  # torch.cat((-x2, ...  /  torch.concat([-b, ...
-MARKS = ("rsqrt", ROTATE_HALF_TEXT, "silu", "softmax")  # what a function with a pattern shows of it
+MARKS = ("rsqrt", ROTATE_HALF_TEXT, "silu", "softmax")  # a function without one shows no fused pattern
+FUSED_GATES = tuple(m if isinstance(m, str) else m.word for m in MARKS)  # nor a file without their words
 
 
 def _marks(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
