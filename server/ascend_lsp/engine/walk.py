@@ -402,21 +402,27 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
 
 
 _CONTEXT_FREE = frozenset({ast.Name, ast.Attribute, ast.Call})
-# node type → (its child fields but `ctx` and `op`, whose Load/Add/... nodes hold nothing a
-# rule reads; whether it is a statement), filled as types are met
+# Fields that never hold a node: identifiers, flags, numbers, type comments. (`name` does: a
+# TypeAlias's is a Name.) With `ctx` and `op`, whose Load/Add/... nodes hold nothing a rule
+# reads, they are not read for children.
+_NOT_CHILDREN = frozenset({"ctx", "op", "id", "attr", "arg", "module", "level", "kind", "conversion", "is_async",
+                           "type_comment", "simple", "tag"})
+# node type → (the fields that can hold its children, whether it is a statement), filled as
+# types are met
 _SHAPES: dict[type, tuple[tuple[str, ...], bool]] = {}
 
 
 def _shape(kind: type) -> tuple[tuple[str, ...], bool]:
     shape = _SHAPES.get(kind)
     if shape is None:
-        shape = _SHAPES[kind] = (tuple(name for name in kind._fields if name not in ("ctx", "op")),
+        shape = _SHAPES[kind] = (tuple(name for name in kind._fields if name not in _NOT_CHILDREN),
                                  issubclass(kind, ast.stmt))
     return shape
 
 
 def child_fields(kind: type) -> tuple[str, ...]:
-    """The fields of a node type that can hold child nodes a rule reads (not `ctx`, `op`)."""
+    """The fields of a node type that can hold child nodes a rule reads (not `ctx`, `op`,
+    nor the identifiers and flags)."""
     return _shape(kind)[0]
 
 
