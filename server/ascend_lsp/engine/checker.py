@@ -39,7 +39,8 @@ class RuleSet(Protocol):
     # event kind → handlers. An "attribute", "reference" or "function" handler with a `names`
     # attribute (a collection, or a function of the tables giving one) is called only for
     # those attribute names, references whose qualified name ends with one of them, or
-    # functions of those names; one with `words` only in a file that contains one of them.
+    # functions of those names; an "assign", "function" or "loop" handler with `words` only
+    # for a statement that names one of them (see WordGates).
     def handlers(self, settings: Settings) -> dict[str, list[Callable]]: ...
 
 
@@ -62,11 +63,15 @@ class Checker:
         self.tables = tables
         self.path = path
         self.rules = rules.rules
-        self._first: dict[str, int] = {}
-        self.handlers = in_text(rules.handlers(settings), tables, self.first)
-        self.by_attribute, self.any_attribute = name_dispatch(self.handlers["attribute"], tables)
-        self.by_reference, self.any_reference = name_dispatch(self.handlers["reference"], tables)
-        self.by_function, self.any_function = name_dispatch(self.handlers["function"], tables)
+        self.handlers = handlers = rules.handlers(settings)
+        self.gates = gates = word_gates(handlers, tables)
+        self.by_attribute, self.any_attribute = name_dispatch(gates.attribute, tables)
+        self.by_reference, self.any_reference = name_dispatch(gates.reference, tables)
+        self.reads_names = bool(self.by_attribute or self.any_attribute or self.by_reference or self.any_reference
+                                or handlers["base"])
+        # the gate words the statement being run names (WordGates), with the lines of each
+        self.seen: dict[str, list[int]] = {}
+        self._functions: tuple = (None, {}, ())  # (function handlers, their name_dispatch) of the last statement
         self.active = rules.codes(settings)
         self.findings: list[Finding] = []
         self.errors: list[str] = []  # rule crashes, for the adapter's log
@@ -82,16 +87,18 @@ class Checker:
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         self.npu_tests: bool | None = None  # whether the text can test for the NPU (guards.may_test_npu), once asked
 
-    def first(self, word: str) -> int:
-        """Where `word` first occurs in the file's text, -1 if nowhere. Remembered: the word
-        gates and the rules that look for a word where a handler runs ask for the same few;
-        a word holding one the text lacks is not searched for."""
-        known = self._first
-        at = known.get(word)
-        if at is None:
-            missing = any(found < 0 and part in word for part, found in known.items())
-            at = known[word] = -1 if missing else self.source.text.find(word)
-        return at
+    def named(self, node: ast.stmt | ast.expr, *words: str) -> bool:
+        """Whether the statement being run names one of `words` (gate words of the handler
+        asking: WordGates) on `node`'s lines."""
+        first, last = node.lineno, node.end_lineno
+        for word in words:
+            for line in self.seen.get(word, ()):
+                if first <= line <= last:
+                    return True
+        return False
+
+    def saw(self, word: str, node: ast.expr) -> None:
+        self.seen.setdefault(word, []).append(node.lineno)
 
     def note(self, fact: str, where: ast.AST | Range) -> None:
         """Record a fact about the file (first place wins) for the "module" handlers."""
@@ -161,6 +168,8 @@ class Checker:
         backends = events.backends + self.enclosing if self.enclosing else events.backends
         self.off_npu = [self._branch(b) for never, _ in backends for b in never]
         self.on_npu = [self._branch(b) for _, only in backends for b in only]
+        if self.seen:
+            self.seen = {}
         try:
             self._run(events)
         finally:
@@ -177,15 +186,18 @@ class Checker:
         if events.imports and handlers["import"]:
             for stmt, alias, qualname, _scope in events.imports:
                 self._call(handlers["import"], stmt, alias, qualname)
-        if events.names and (handlers["reference"] or handlers["attribute"] or self.references is not None):
+        if events.names and (self.reads_names or self.references is not None):
             by_attribute, any_attribute = self.by_attribute, self.any_attribute
             by_reference, any_reference = self.by_reference, self.any_reference
+            words, bases = self.gates.words, handlers["base"]
             for node, root, attrs, scope, call, type_only in events.names:
                 if root is None or root.id not in scope.bound or (binding := scope.lookup(root.id)) is None:
                     if attrs:
                         on_attribute = by_attribute.get(attrs[-1], any_attribute)
                         if on_attribute:
                             self._call(on_attribute, node, attrs[-1], call)
+                    elif root.id in words:  # a local `softmax(x)`: the names of the dispatch are seen there
+                        self.saw(root.id, root)
                     continue
                 qualname = binding + "." + ".".join(attrs) if attrs else binding
                 ref = Reference(node, qualname, binding, call, scope, type_only)
@@ -196,6 +208,10 @@ class Checker:
                     self.in_type_only = type_only
                     self._call(on_reference, ref)
                     self.in_type_only = False
+                if bases and type(call) is ast.ClassDef:
+                    self._call(bases, ref)
+        if events.assigns or events.functions or events.loops:
+            handlers = self.gates.lists(self.seen) if self.seen else self.gates.quiet
         if events.calls and handlers["call"]:
             for call, scope in events.calls:
                 self._call(handlers["call"], call, self.qualname(call.func, scope))
@@ -204,7 +220,9 @@ class Checker:
         if events.assigns and handlers["assign"]:
             self._each(handlers["assign"], events.assigns)
         if events.functions and handlers["function"]:
-            by_function, any_function = self.by_function, self.any_function
+            if self._functions[0] is not handlers["function"]:  # most statements: the same as the last one
+                self._functions = (handlers["function"], *name_dispatch(handlers["function"], self.tables))
+            _, by_function, any_function = self._functions
             for func, scope in events.functions:
                 on_function = by_function.get(func.name, any_function)
                 if on_function:
@@ -282,26 +300,58 @@ def name_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict
     return _per_handlers("names", handlers, tables, build)
 
 
-def in_text(handlers: dict[str, list[Callable]], tables: Tables | None,
-            first: Callable[[str], int]) -> dict[str, list[Callable]]:
-    """`handlers` without those whose `words` the text lacks (`first(word)`: where the text
-    has it, -1 if nowhere): such a handler can report nothing in it (rules.base.handles).
-    Most files lack the words of the advice that reads every assignment, function or loop,
-    and a search of the text costs less than the calls."""
-    def build() -> list[tuple[Callable, tuple[str, ...]]]:
-        return [(func, tuple(words)) for funcs in handlers.values() for func in funcs
-                if (words := _declared(func, "words", tables)) is not None]
-    lacking = tuple(func for func, words in _per_handlers("words", handlers, tables, build)
-                    if all(first(word) < 0 for word in words))
-    if not lacking:
-        return handlers
+class WordGates:
+    """The "assign", "function" and "loop" handlers with `words` (rules.base.handles) run
+    only for a statement that names one of them: a bare name, an attribute name, or the last
+    part of a qualified name its references resolve to (`Loader(ds)` names `DataLoader`
+    after `from torch.utils.data import DataLoader as Loader`). Most statements name none
+    of the words of the advice that reads every assignment, function or loop. The words are
+    seen by two handlers dispatched by name beside the attribute and reference handlers, so
+    a name that is no word costs nothing more, and no text is searched."""
 
-    def without() -> dict[str, list[Callable]]:
-        return {kind: [f for f in funcs if f not in lacking] if any(f in lacking for f in funcs) else funcs
-                for kind, funcs in handlers.items()}
-    # the same lists for the same handlers lacking, and the very lists of the kinds that lack
-    # none, so that name_dispatch's cache holds
-    return _per_handlers(("without",) + tuple(map(id, lacking)), handlers, tables, without)
+    def __init__(self, handlers: dict[str, list[Callable]], tables: Tables | None) -> None:
+        self.handlers = handlers
+        self.gated = [(func, frozenset(words)) for kind in ("assign", "function", "loop") for func in handlers[kind]
+                      if (words := _declared(func, "words", tables)) is not None]
+        self.words: frozenset[str] = frozenset().union(*(words for _, words in self.gated))
+        self.attribute, self.reference = handlers["attribute"], handlers["reference"]
+        if self.words:
+            on_attribute, on_reference = _seeing(self.words)
+            self.attribute, self.reference = self.attribute + [on_attribute], self.reference + [on_reference]
+        self._lists: dict[tuple[int, ...], dict[str, list[Callable]]] = {}
+        self.quiet = self.lists(())  # for a statement that names no word
+
+    def lists(self, seen: Collection[str]) -> dict[str, list[Callable]]:
+        """The handlers for a statement that names the words `seen`: the same lists for the
+        same gated handlers left out, and the very lists of the kinds they are not of, so
+        that name_dispatch's cache holds."""
+        out = tuple(func for func, words in self.gated if words.isdisjoint(seen))
+        if not out:
+            return self.handlers
+        key = tuple(map(id, out))
+        known = self._lists.get(key)
+        if known is None:
+            known = self._lists[key] = {kind: [f for f in funcs if f not in out] if any(f in out for f in funcs)
+                                        else funcs for kind, funcs in self.handlers.items()}
+        return known
+
+
+def _seeing(words: frozenset[str]) -> tuple[Callable, Callable]:
+    """The attribute and the reference handler, named by `words`, that tell the checker
+    where the statement names one."""
+    def attribute(checker: Checker, node: ast.expr, attr: str, call: object) -> None:
+        checker.saw(attr, node)
+
+    def reference(checker: Checker, ref: Reference) -> None:
+        checker.saw(ref.qualname.rpartition(".")[2], ref.node)
+
+    attribute.names = reference.names = words  # type: ignore[attr-defined]
+    return attribute, reference
+
+
+def word_gates(handlers: dict[str, list[Callable]], tables: Tables | None) -> WordGates:
+    """The WordGates of a handler collection and tables, built once."""
+    return _per_handlers("gates", handlers, tables, lambda: WordGates(handlers, tables))
 
 
 def rule_failure(func: Callable, subject: object, exc: Exception) -> str:

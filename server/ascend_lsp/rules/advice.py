@@ -4,16 +4,15 @@ the advice table, function- and loop-local reading of the AST, literal values.""
 from __future__ import annotations
 
 import ast
-import bisect
 import re
-from dataclasses import dataclass
 
-from ..engine.checker import Checker
+from ..engine.checker import Checker, Reference
 from ..engine.tables import Tables
 from ..engine.walk import child_fields
 
 ADVICE_TABLE = "mappings/ascend_tools/advice.toml"
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_NESTED = frozenset(NESTED)
 
 
 _INDEXES: dict[tuple[int, str, str], tuple[Tables, dict[str, list[dict]]]] = {}
@@ -36,109 +35,59 @@ def rows(checker: Checker, section: str, key: str) -> dict[str, list[dict]]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class WordPattern:
-    """A pattern whose matches start with `word`: looked for from the word's first place."""
-
-    word: str
-    pattern: re.Pattern[str]
-
-
-Needle = str | WordPattern
-
-
-def places(checker: Checker, node: ast.AST, needle: Needle) -> list[int]:
-    """Where `needle` (a word most code lacks, or a pattern) starts on `node`'s lines
-    (offsets in the file's text). Its places in the file are found once, with their lines:
-    functions nest and loops sit in functions, so searching each one's lines again would
-    read the file many times over, and a file without the word (most) costs one search,
-    shared with the word gates (Checker.first)."""
-    offsets, lines = _found(checker, needle)
-    if not offsets:
-        return offsets
-    return offsets[bisect.bisect_left(lines, node.lineno - 1):bisect.bisect_right(lines, node.end_lineno - 1)]
-
-
-def mentions(checker: Checker, node: ast.AST, *needles: Needle) -> list[Needle]:
-    """Which of `needles` occur on `node`'s lines."""
-    return [needle for needle in needles if places(checker, node, needle)]
-
-
-def on_lines(checker: Checker, node: ast.AST, needles: tuple[Needle, ...]) -> bool:
-    """Whether one of `needles` occurs on `node`'s lines: one search of the sorted lines of
-    them all, for the many nodes (functions) of a file asked about the same needles."""
-    known = checker.derived.get(id(needles))
-    if known is None or known[0] is not needles:
-        known = checker.derived[id(needles)] = (needles, sorted({line for needle in needles
-                                                                 for line in _found(checker, needle)[1]}))
-    lines: list[int] = known[1]
-    at = bisect.bisect_left(lines, node.lineno - 1)
-    return at < len(lines) and lines[at] <= node.end_lineno - 1
-
-
 def within(checker: Checker, node: ast.AST, *needles: str) -> list[str]:
     """Which of `needles` occur on `node`'s lines, searched there alone: for words common in
-    a file (`@`, `mean`) asked about only a few of its nodes."""
-    source = checker.source
-    start, end = source.offset(node.lineno - 1, 0), source.offset(node.end_lineno, 0)
-    return [needle for needle in needles if source.text.find(needle, start, end) != -1]
+    a file (`@`, `mean`) asked about the few nodes that name a gate word (Checker.named)."""
+    text = _lines_of(checker, node)
+    return [needle for needle in needles if needle in text]
 
 
-def _index(checker: Checker) -> dict:
-    """The file's needle → (offsets, lines) (per Checker)."""
-    text = checker.source.text
-    known = checker.derived.get(id(text))
-    if known is None:
-        known = checker.derived[id(text)] = (text, {})
-    return known[1]  # type: ignore[return-value]
+def matches(checker: Checker, node: ast.AST, word: str, pattern: re.Pattern[str]) -> bool:
+    """Whether `pattern`, whose matches start with `word`, matches on `node`'s lines: tried
+    only where the word is (a regex search reads every character; a word search skips)."""
+    text = _lines_of(checker, node)
+    at = text.find(word)
+    while at != -1:
+        if pattern.match(text, at):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
-def _found(checker: Checker, needle: Needle) -> tuple[list[int], list[int]]:
-    index = _index(checker)
-    found = index.get(needle)
-    if found is None:
-        text = checker.source.text
-        if isinstance(needle, str):
-            offsets: list[int] = []
-            at = checker.first(needle)
-            while at != -1:
-                offsets.append(at)
-                at = text.find(needle, at + 1)
-        else:
-            start = checker.first(needle.word)
-            offsets = [m.start() for m in needle.pattern.finditer(text, start)] if start >= 0 else []
-        found = index[needle] = (offsets, _lines(text, offsets))
-    return found
+def _lines_of(checker: Checker, node: ast.AST) -> str:
+    """The text of `node`'s lines (joined: the file's line offsets would cost more to index)."""
+    return "".join(checker.source.lines[node.lineno - 1:node.end_lineno])
 
 
-def _lines(text: str, offsets: list[int]) -> list[int]:
-    """The 0-based line of each of `offsets` (ascending), counted between them (str.count:
-    no split of the text into lines, which nothing else here needs); a needle never starts
-    at a line break, so none is cut in two."""
-    lines: list[int] = []
-    crs = "\r" in text if offsets else False
-    line = previous = 0
-    for at in offsets:
-        line += text.count("\n", previous, at)
-        if crs:  # \r\n, \r and \n each end a line
-            line += text.count("\r", previous, at) - text.count("\r\n", previous, at)
-        lines.append(line)
-        previous = at
-    return lines
+def own_nodes(body: list[ast.stmt], kinds: frozenset[type] | None = None) -> list[ast.AST]:
+    """Every node of `body` in source order (or those of `kinds` alone), not descending into
+    nested functions and classes (which are read on their own)."""
+    return _descend(body[::-1], _NESTED, kinds)
 
 
-def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
-    """Every node of `body` in source order, not descending into nested functions and
-    classes (which are read on their own)."""
+def subtree(node: ast.AST) -> list[ast.AST]:
+    """`node` and every node under it: what ast.walk gives (in another order, without the
+    `ctx` and `op` nodes), as a list, at a fraction of its cost."""
+    return _descend([node], frozenset(), None)
+
+
+def _descend(stack: list[ast.AST], nested: frozenset[type], kinds: frozenset[type] | None) -> list[ast.AST]:
+    """The nodes of `stack` (popped from its end) and under them, in source order, not below
+    a node of the `nested` types; of `kinds` alone if given."""
     out: list[ast.AST] = []
-    stack: list[ast.AST] = body[::-1]
     pop, push, keep, AST = stack.pop, stack.append, out.append, ast.AST
+    reversed_fields = _REVERSED_FIELDS
     while stack:
         node = pop()
-        keep(node)
-        if isinstance(node, NESTED):
+        kind = type(node)
+        if kinds is None or kind in kinds:
+            keep(node)
+        if kind in nested:
             continue
-        for name in reversed(child_fields(type(node))):  # child_nodes, inline and reversed: the stack pops them in order
+        fields = reversed_fields.get(kind)
+        if fields is None:
+            fields = reversed_fields[kind] = child_fields(kind)[::-1]  # reversed: the stack pops them in order
+        for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
                 for child in reversed(value):
@@ -147,6 +96,15 @@ def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
             elif isinstance(value, AST):
                 push(value)
     return out
+
+
+_REVERSED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def called(ref: Reference, names: frozenset[str]) -> bool:
+    """Whether `ref` is the callee of a call, and its qualified name ends with one of `names`."""
+    call = ref.call
+    return type(call) is ast.Call and call.func is ref.node and ref.qualname.rpartition(".")[2] in names
 
 
 def call_name(call: ast.Call) -> str:
@@ -205,7 +163,7 @@ def reaches(expr: ast.AST, test, values: dict[str, list[ast.expr]], depth: int =
     for _ in range(depth + 1):
         following: list[ast.AST] = []
         for root in frontier:
-            for node in ast.walk(root):
+            for node in subtree(root):
                 if test(node):
                     return True
                 if type(node) is ast.Name and node.id not in seen:

@@ -76,12 +76,14 @@ RULES: dict[str, Rule] = {}
 # event kind → handlers; each handler declares the codes it can report so disabled
 # rules cost nothing.
 HANDLERS: dict[str, list[tuple[frozenset[str], Callable]]] = defaultdict(list)
+# "base" handlers get the references that are a class's base (their `call` is the ClassDef),
+# which reference handlers get too: few handlers read them, and few references are bases.
 # "module" handlers run once per file, after every statement, on the facts the statement
 # handlers noted (Checker.note): conclusions about the whole file ("never calls set_train").
 # "packaging" handlers get the items of a packaging file (engine/packaging.py: a
 # requirement, a wheel index URL, a base image).
-EVENT_KINDS = ("import", "reference", "attribute", "call", "string", "assign", "function", "loop", "module",
-               "packaging")
+EVENT_KINDS = ("import", "reference", "base", "attribute", "call", "string", "assign", "function", "loop",
+               "module", "packaging")
 
 
 def rule(**fields) -> Rule:
@@ -107,9 +109,10 @@ def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], 
     the engine calls it for those alone (engine.checker.name_dispatch). `when(settings)` false: the handler can
     report nothing with these settings (a chip that lacks no feature it reads), and is not
     run at all. For "assign", "function" and "loop" events, `words` (or `words(tables)`)
-    are text without one of which in the file the handler can report nothing there (the
-    name it resolves, imported under another name, still names it in the import): it is
-    not run for such a file (engine.checker.in_text)."""
+    are names without one of which in a statement the handler can report nothing there (a
+    bare name, an attribute name, or the last part of a resolved qualified name: an API
+    imported under another name still counts): it is not run for such a statement
+    (engine.checker.WordGates), and `checker.named(node, *words)` says where they are."""
     if kind not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}")
     if names is not None and kind not in ("attribute", "reference", "function"):

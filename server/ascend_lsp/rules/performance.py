@@ -13,8 +13,8 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..engine.tables import Tables
 from ..engine.walk import Scope, child_nodes
-from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, literal, mentions, on_lines, open_ended,
-                     own_nodes, places, reaches, rows, within, WordPattern)
+from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, called, literal, matches, open_ended, own_nodes,
+                     reaches, rows, subtree, within)
 from .base import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
@@ -297,32 +297,45 @@ ANOMALY = {"torch.autograd.set_detect_anomaly": "torch.autograd.set_detect_anoma
            "torch.autograd.anomaly_mode.detect_anomaly": "torch.autograd.detect_anomaly"}
 ENV_SETTERS = ("os.environ.setdefault", "os.putenv", "os.environ.update")
 LINEAR = ("torch.nn.Linear", "torch.nn.modules.linear.Linear")
-CALL_NAMES = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adadelta",
-                        "DistributedDataParallel", "set_detect_anomaly", "detect_anomaly", "setdefault", "putenv",
-                        "update", "Linear"})
+CALL_NAMES = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adadelta", "set_detect_anomaly", "detect_anomaly",
+                        "setdefault", "putenv", "update"})
 
 
-@handles("reference", "NPU601", "NPU612", "NPU613", "NPU614", "NPU615", names=CALL_NAMES)
+@handles("reference", "NPU601", "NPU612", "NPU614", names=CALL_NAMES)
 def check_call(checker: Checker, ref: Reference) -> None:
     """Calls of resolved APIs (a reference event: cheaper than every call)."""
-    call, qualname = ref.call, ref.qualname
-    if type(call) is not ast.Call or call.func is not ref.node or qualname.rpartition(".")[2] not in CALL_NAMES:
+    if not called(ref, CALL_NAMES):
         return
+    call, qualname = ref.call, ref.qualname
     if qualname.startswith("torch.optim."):
         _optimizer(checker, call, qualname)
     elif qualname in ANOMALY:
         _anomaly(checker, call, ANOMALY[qualname])
-    elif qualname in DDP:
+    elif qualname in ENV_SETTERS:
+        _env_call(checker, call, qualname)
+
+
+# Opt-in rules of calls most models make (every `Linear`): handlers of their own, not run by default.
+DDP_NAMES, LINEAR_NAMES = frozenset({"DistributedDataParallel"}), frozenset({"Linear"})
+
+
+@handles("reference", "NPU613", names=DDP_NAMES)
+def check_ddp(checker: Checker, ref: Reference) -> None:
+    if called(ref, DDP_NAMES) and ref.qualname in DDP:
+        call = ref.call
         if not open_ended(call) and not argument(call, "bucket_cap_mb", 6)[0]:
             row = _advice(checker, "parameter", "api", DDP[0])
             checker.report("NPU613", call.func, advice=row["advice"] if row else "")
-    elif qualname in ENV_SETTERS:
-        _env_call(checker, call, qualname)
-    elif qualname in LINEAR:
+
+
+@handles("reference", "NPU615", names=LINEAR_NAMES)
+def check_linear(checker: Checker, ref: Reference) -> None:
+    if called(ref, LINEAR_NAMES) and ref.qualname in LINEAR:
+        call = ref.call
         for position, keyword in ((0, "in_features"), (1, "out_features")):
             value = literal(argument(call, keyword, position)[1])
             if type(value) is int and value % 256:
-                checker.report("NPU615", call, name=qualname, value=value)
+                checker.report("NPU615", call, name=ref.qualname, value=value)
                 return
 
 
@@ -459,10 +472,10 @@ def _parameters(func: ast.FunctionDef | ast.AsyncFunctionDef | None) -> list[str
     return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
 
 
-@handles("reference", "NPU607")
+@handles("base", "NPU607")
 def check_class(checker: Checker, ref: Reference) -> None:
     cls = ref.call
-    if type(cls) is not ast.ClassDef or not cls.bases or ref.node is not cls.bases[0]:
+    if type(cls) is not ast.ClassDef or ref.node is not cls.bases[0]:
         return
     for row in rows(checker, "affinity", "name").get(cls.name, ()):
         if row["kind"] != "class":
@@ -634,10 +647,11 @@ def _attention(checker: Checker, nodes: list[ast.AST], values: dict[str, list[as
         if source is None or not reaches(source, _is_matmul, values, 3):
             continue
         produced = _names_from(node, nodes)
+        under = set(map(id, subtree(node)))
         for matmul in matmuls:
-            if matmul is node or reaches(node, lambda n, m=matmul: n is m, {}, 0):
+            if id(matmul) in under:  # the matmul the softmax reads, not one that reads it
                 continue
-            if any(n is node or (type(n) is ast.Name and n.id in produced) for n in ast.walk(matmul)):
+            if any(n is node or (type(n) is ast.Name and n.id in produced) for n in subtree(matmul)):
                 _report_fused(checker, "NPU605", node)
                 return
 
@@ -654,30 +668,30 @@ def _names_from(call: ast.Call, nodes: list[ast.AST]) -> set[str]:
     names: set[str] = set()
     for node in nodes:
         if type(node) is ast.Assign and node.end_lineno >= call.lineno:
-            if any(n is call or (type(n) is ast.Name and n.id in names) for n in ast.walk(node.value)):
+            if any(n is call or (type(n) is ast.Name and n.id in names) for n in subtree(node.value)):
                 for target in node.targets:
-                    names.update(t.id for t in ast.walk(target) if type(t) is ast.Name)
+                    names.update(t.id for t in subtree(target) if type(t) is ast.Name)
     return names
 
 
-ROTATE_HALF_TEXT = WordPattern("cat(", re.compile(r"cat\(\s*[(\[]\s*-"))  # torch.cat((-x2, ...  /  torch.concat([-b, ...
-MARKS = ("rsqrt", ROTATE_HALF_TEXT, "silu", "softmax")  # a function without one shows no fused pattern
-FUSED_GATES = tuple(m if isinstance(m, str) else m.word for m in MARKS)  # nor a file without their words
+ROTATE_HALF_TEXT = re.compile(r"cat\(\s*[(\[]\s*-")  # torch.cat((-x2, ...  /  torch.concat([-b, ...
+# the names each matcher needs called in a function (call_name), and so the handler's words
+RSQRT, CATS, SILUS, SOFTMAX = ("rsqrt",), ("cat", "concat", "concatenate"), ("silu", "silu_"), ("softmax",)
+FUSED_WORDS = RSQRT + CATS + SILUS + SOFTMAX
 
 
 def _marks(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """The patterns a function's text can hold. Most functions show none, and reading a
-    function's AST again costs about as much as the walk did."""
-    if not on_lines(checker, func, MARKS):
-        return []
+    """The patterns a function can hold, from the names it calls and its text. Most
+    functions show none, and reading a function's AST again costs about as much as the
+    walk did."""
     marks: list[str] = []
-    if places(checker, func, "rsqrt") and within(checker, func, "mean"):
+    if checker.named(func, *RSQRT) and within(checker, func, "mean"):
         marks.append("rsqrt")
-    if places(checker, func, ROTATE_HALF_TEXT):
+    if checker.named(func, *CATS) and matches(checker, func, "cat(", ROTATE_HALF_TEXT):
         marks.append("cat")
-    if places(checker, func, "silu"):  # a function's lines hold the `:` of its `def`: silu is the mark
+    if checker.named(func, *SILUS):
         marks.append("silu")
-    if places(checker, func, "softmax") and within(checker, func, "@", "matmul", "bmm", "einsum"):
+    if checker.named(func, *SOFTMAX) and within(checker, func, "@", "matmul", "bmm", "einsum"):
         marks.append("softmax")
     return marks
 
@@ -696,12 +710,16 @@ def check_affinity_function(checker: Checker, func: ast.FunctionDef | ast.AsyncF
             checker.report("NPU607", where, name=func.name, replacement=row["replacement"])
 
 
-@handles("function", "NPU602", "NPU603", "NPU604", "NPU605", words=FUSED_GATES)
+# the nodes the matchers read: calls, products and assignments
+FUSED_NODES = frozenset({ast.Call, ast.BinOp, ast.Assign, ast.AnnAssign, ast.AugAssign})
+
+
+@handles("function", "NPU602", "NPU603", "NPU604", "NPU605", words=FUSED_WORDS)
 def check_fused(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
     marks = _marks(checker, func)
     if not marks:
         return
-    nodes = own_nodes(func.body)
+    nodes = own_nodes(func.body, FUSED_NODES)
     values = assignments(nodes)
     if "rsqrt" in marks:
         _rms_norm(checker, nodes, values)
@@ -717,7 +735,7 @@ def check_fused(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, 
 SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist"})
 SYNC_CALLS = frozenset({"torch.cuda.synchronize", "torch.npu.synchronize", "torch_npu.npu.synchronize"})
 EMPTY_CACHE = frozenset({"torch.cuda.empty_cache", "torch.npu.empty_cache", "torch_npu.npu.empty_cache"})
-LOOP_MARKS = (".backward(", ".step(")
+TRAINS = ("backward", "step")  # _trains' calls: the loop handler's words
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -745,9 +763,9 @@ def _loop_nodes(loop: ast.For | ast.AsyncFor | ast.While) -> list[tuple[ast.AST,
     return out
 
 
-@handles("loop", "NPU610", "NPU611", "NPU616", words=LOOP_MARKS)
+@handles("loop", "NPU610", "NPU611", "NPU616", words=TRAINS)
 def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
-    if not mentions(checker, loop, *LOOP_MARKS):
+    if not checker.named(loop, *TRAINS):
         return
     nodes = _loop_nodes(loop)
     if not any(_trains(n) for n, _ in nodes):
@@ -790,9 +808,9 @@ def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope
 
 @handles("module", "NPU610")
 def check_module(checker: Checker, facts: dict) -> None:
-    advice = "; ".join(r["advice"] for r in rows(checker, "parameter", "api").get(DATALOADERS[0], ()))
     for fact, where in facts.items():
         if fact.startswith("NPU610 "):
             problems, _, name = fact[len("NPU610 "):].rpartition(" =")
             if f"iterated {name}" in facts:
+                advice = "; ".join(r["advice"] for r in rows(checker, "parameter", "api").get(DATALOADERS[0], ()))
                 checker.report("NPU610", where, problems=problems.rpartition(" @")[0], advice=advice)

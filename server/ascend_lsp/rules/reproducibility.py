@@ -10,7 +10,7 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Range, Severity
 from ..engine.walk import CLASS, FUNCTION, Scope
-from .advice import ADVICE_TABLE, argument, call_name, literal, mentions, own_nodes
+from .advice import ADVICE_TABLE, argument, call_name, called, literal, own_nodes
 from .base import handles, rule
 
 MSPROBE = "msprobe (mindstudio-probe 26.2.0)"
@@ -138,18 +138,17 @@ DROPOUTS = frozenset({"torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropou
                       "torch.nn.functional.dropout", "torch.nn.functional.dropout1d", "torch.nn.functional.dropout2d",
                       "torch.nn.functional.dropout3d"})
 DATALOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
-NAMES = frozenset({"seed", "manual_seed", "use_deterministic_algorithms", "DataLoader", "seed_all", "set_seed",
-                   "seed_everything", "enable_full_determinism"}
-                  | {n for names in DRAWS.values() for n in names}
-                  | {q.rpartition(".")[2] for q in DROPOUTS})
+NAMES = frozenset({"seed", "manual_seed", "use_deterministic_algorithms", "seed_all", "set_seed", "seed_everything",
+                   "enable_full_determinism"} | {n for names in DRAWS.values() for n in names})
+RANDOMNESS = frozenset({"DataLoader"} | {q.rpartition(".")[2] for q in DROPOUTS})  # NPU704's calls
 
 
-@handles("reference", "NPU701", "NPU702", "NPU704", names=NAMES)
+@handles("reference", "NPU701", "NPU702", names=NAMES)
 def check_call(checker: Checker, ref: Reference) -> None:
     """Calls of resolved APIs (a reference event: cheaper than every call)."""
-    call, qualname = ref.call, ref.qualname
-    if type(call) is not ast.Call or call.func is not ref.node or qualname.rpartition(".")[2] not in NAMES:
+    if not called(ref, NAMES):
         return
+    call, qualname = ref.call, ref.qualname
     if qualname in SEEDS:
         _seed(checker, ref, call, SEEDS[qualname])
         return
@@ -164,7 +163,15 @@ def check_call(checker: Checker, ref: Reference) -> None:
     elif qualname == "torch.use_deterministic_algorithms":
         if literal(argument(call, "mode", 0)[1]) is True:
             checker.note(f"deterministic @{call.lineno}:{call.col_offset}", call)
-    elif qualname in DROPOUTS:
+
+
+@handles("reference", "NPU704", names=RANDOMNESS)
+def check_randomness(checker: Checker, ref: Reference) -> None:
+    """Dropout and shuffling, in a file that runs msprobe (every model has dropout)."""
+    if not called(ref, RANDOMNESS) or not checker.module.imports_module("msprobe"):
+        return
+    call, qualname = ref.call, ref.qualname
+    if qualname in DROPOUTS:
         passed, p = argument(call, "p", 0 if qualname.startswith("torch.nn.D") else 1)
         if not passed or literal(p) != 0:
             checker.note(f"NPU704 dropout `{qualname}` @{call.lineno}:{call.col_offset}", call)
@@ -193,7 +200,7 @@ OTHER_DEVICES = ("xpu", "mlu", "hpu", "mps", "musa", "sdaa", "xla")
 def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
     """Note the `use_deterministic_algorithms(True)` calls NPU702 leaves alone: under `if
     is_torch_xpu_available():` (another accelerator), or switched back in the same function."""
-    if not mentions(checker, func, "use_deterministic_algorithms"):
+    if not checker.named(func, "use_deterministic_algorithms"):
         return
     nodes = own_nodes(func.body)
     toggles = [n for n in nodes if type(n) is ast.Call and call_name(n) == "use_deterministic_algorithms"]
