@@ -127,7 +127,8 @@ def test_handlers_with_names_see_only_those() -> None:
     alone (an attribute's name, the last part of a reference's qualified name), one without
     names for every event, each in the registry's order."""
     from ascend_lsp.engine.analyzer import analyze as analyze_with
-    from ascend_lsp.rules import RULE_SET
+
+    from ..rulesets import Handlers
 
     seen: list[tuple[str, str]] = []
 
@@ -145,25 +146,13 @@ def test_handlers_with_names_see_only_those() -> None:
 
     named.names = lambda tables: {"to", "shape"}  # type: ignore[attr-defined]
     named_reference.names = {"synchronize"}  # type: ignore[attr-defined]
-    handlers = {**{kind: [] for kind in RULE_SET.handlers(Settings())}, "attribute": [named, every],
-                "reference": [named_reference, every_reference]}
+    recording = Handlers(attribute=[named, every], reference=[named_reference, every_reference])
 
-    class Recording:
-        rules = RULE_SET.rules
-
-        @staticmethod
-        def codes(settings):
-            return RULE_SET.codes(settings)
-
-        @staticmethod
-        def handlers(settings):
-            return handlers
-
-    analyze_with("x.to(0)\ny = x.shape\nz = x.weight\n", Settings(), rules=Recording())
+    analyze_with("x.to(0)\ny = x.shape\nz = x.weight\n", Settings(), rules=recording)
     assert seen == [("named", "to"), ("every", "to"), ("named", "shape"), ("every", "shape"), ("every", "weight")]
     seen.clear()
     analyze_with("import torch\nfrom torch.cuda import synchronize as s\ntorch.cuda.synchronize()\ns()\n"
-                 "torch.ones(1)\n", Settings(), rules=Recording())
+                 "torch.ones(1)\n", Settings(), rules=recording)
     assert seen == [("named", "torch.cuda.synchronize"), ("every", "torch.cuda.synchronize"),
                     ("named", "torch.cuda.synchronize"), ("every", "torch.cuda.synchronize"),
                     ("every", "torch.ones")]

@@ -9,8 +9,10 @@ import pytest
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine import Settings, checker
 from ascend_lsp.engine.analyzer import analyze as analyze_with
-from ascend_lsp.rules import RULE_SET, active_handlers
+from ascend_lsp.rules import active_handlers
 from ascend_lsp.rules.base import handles
+
+from ..rulesets import Handlers
 
 ADVICE = Settings(select=("NPU", "NPU6", "NPU7"))
 # Each case reaches its API under another name, through a local function, or in a file whose
@@ -56,26 +58,13 @@ def test_a_handler_runs_only_for_statements_that_name_one_of_its_words() -> None
         runs.append(node.lineno)
 
     on_assign.words = ("DataLoader",)  # type: ignore[attr-defined]
-    handlers = {**{kind: [] for kind in RULE_SET.handlers(Settings())}, "assign": [on_assign]}
-
-    class Recording:
-        rules = RULE_SET.rules
-
-        @staticmethod
-        def codes(settings):
-            return RULE_SET.codes(settings)
-
-        @staticmethod
-        def handlers(settings):
-            return handlers
-
     text = ("from torch.utils.data import DataLoader as Loader\n"
             "a = Loader(ds)\n"            # the resolved qualified name ends with the word
             "b = 'DataLoader'\n"          # text alone
             "c = data.DataLoader\n"       # an attribute
             "d = 1  # DataLoader\n"       # a comment
             "def f():\n    DataLoader = make()\n    e = DataLoader\n")  # a local name: all of f's assigns
-    analyze_with(text, Settings(), rules=Recording())
+    analyze_with(text, Settings(), rules=Handlers(assign=[on_assign]))
     assert runs == [2, 4, 7, 8]
 
 
