@@ -31,7 +31,9 @@ code_server="$E2E_TOOLS/code-server/node_modules/.bin/code-server"
 if [[ ! -x "$code_server" ]] || ! grep -q "\"version\": \"$CODE_SERVER_VERSION\"" \
         "$E2E_TOOLS/code-server/node_modules/code-server/package.json" 2>/dev/null; then
     echo "e2e: npm install code-server@$CODE_SERVER_VERSION (builds native modules, a few minutes)"
-    PATH="$node24/bin:$PATH" npm_config_nodedir="$node24" \
+    # Under `npm run`, the outer npm's user agent (naming its Node 20) is in the environment,
+    # and npm takes it as its own: code-server's postinstall reads the Node version from it.
+    env -u npm_config_user_agent PATH="$node24/bin:$PATH" npm_config_nodedir="$node24" \
         npm install --silent --no-audit --no-fund --prefix "$E2E_TOOLS/code-server" "code-server@$CODE_SERVER_VERSION"
 fi
 echo "e2e: tools ready in $E2E_TOOLS"
