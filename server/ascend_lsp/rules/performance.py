@@ -544,10 +544,11 @@ def _mean_of_square(node: ast.AST) -> bool:
     return not (type(base) is ast.BinOp and type(base.op) is ast.Sub)
 
 
-def _rms_norm(checker: Checker, nodes: list[ast.AST], values: dict[str, list[ast.expr]]) -> None:
-    for node in nodes:
-        if type(node) is not ast.Call or call_name(node) != "rsqrt":
-            continue
+Calls = dict[str, list[ast.Call]]  # a function's calls by the name they call (call_name)
+
+
+def _rms_norm(checker: Checker, calls: Calls, values: dict[str, list[ast.expr]]) -> None:
+    for node in calls.get("rsqrt", ()):
         operand = node.args[0] if node.args else getattr(node.func, "value", None)
         if type(operand) is ast.BinOp and type(operand.op) is ast.Add and (
                 _rms_statistic(operand.left, values) or _rms_statistic(operand.right, values)):
@@ -577,10 +578,8 @@ def _last_axis(call: ast.Call) -> bool:
     return passed and literal(dim) == -1
 
 
-def _rotate_half(checker: Checker, nodes: list[ast.AST]) -> None:
-    for node in nodes:
-        if type(node) is not ast.Call or call_name(node) not in ("cat", "concat", "concatenate") or not node.args:
-            continue
+def _rotate_half(checker: Checker, calls: Calls) -> None:
+    for node in (call for name in CATS for call in calls.get(name, ()) if call.args):
         parts = node.args[0]
         if type(parts) in (ast.Tuple, ast.List) and len(parts.elts) == 2 and _last_axis(node):
             first, second = parts.elts
@@ -632,13 +631,13 @@ def _is_matmul(node: ast.AST) -> bool:
         type(node) is ast.Call and call_name(node) in MATMULS)
 
 
-def _attention(checker: Checker, nodes: list[ast.AST], values: dict[str, list[ast.expr]]) -> None:
-    matmuls = [n for n in nodes if _is_matmul(n)]
+def _attention(checker: Checker, nodes: list[ast.AST], calls: Calls, values: dict[str, list[ast.expr]]) -> None:
+    matmuls = [n for n in nodes if type(n) is ast.BinOp and type(n.op) is ast.MatMult] + [
+        call for name in MATMULS for call in calls.get(name, ())]
     if len(matmuls) < 2:
         return
-    for node in nodes:
-        if type(node) is not ast.Call or call_name(node) != "softmax":
-            continue
+    assigns = [n for n in nodes if type(n) is ast.Assign]
+    for node in calls.get("softmax", ()):
         func = node.func
         receiver = func.value if type(func) is ast.Attribute else None
         tensor_method = receiver is not None and not (type(receiver) in (ast.Name, ast.Attribute) and
@@ -646,7 +645,7 @@ def _attention(checker: Checker, nodes: list[ast.AST], values: dict[str, list[as
         source = receiver if tensor_method else (node.args[0] if node.args else None)
         if source is None or not reaches(source, _is_matmul, values, 3):
             continue
-        produced = _names_from(node, nodes)
+        produced = _names_from(node, assigns)
         under = set(map(id, subtree(node)))
         for matmul in matmuls:
             if id(matmul) in under:  # the matmul the softmax reads, not one that reads it
@@ -663,14 +662,16 @@ def _module_like(node: ast.expr) -> bool:
     return type(node) is ast.Name and node.id in ("torch", "F", "nn", "functional", "jnp", "np")
 
 
-def _names_from(call: ast.Call, nodes: list[ast.AST]) -> set[str]:
+def _names_from(call: ast.Call, assigns: list[ast.Assign]) -> set[str]:
     """Local names whose value comes from `call` (through later assignments too)."""
     names: set[str] = set()
-    for node in nodes:
-        if type(node) is ast.Assign and node.end_lineno >= call.lineno:
-            if any(n is call or (type(n) is ast.Name and n.id in names) for n in subtree(node.value)):
-                for target in node.targets:
-                    names.update(t.id for t in subtree(target) if type(t) is ast.Name)
+    for node in assigns:
+        value = node.value
+        if node.end_lineno < call.lineno or (not names and not value.lineno <= call.lineno <= value.end_lineno):
+            continue  # before the call, or neither the call nor a name from it can be there yet
+        if any(n is call or (type(n) is ast.Name and n.id in names) for n in subtree(value)):
+            for target in node.targets:
+                names.update(t.id for t in subtree(target) if type(t) is ast.Name)
     return names
 
 
@@ -721,14 +722,18 @@ def check_fused(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, 
         return
     nodes = own_nodes(func.body, FUSED_NODES)
     values = assignments(nodes)
+    calls: Calls = {}
+    for node in nodes:
+        if type(node) is ast.Call:
+            calls.setdefault(call_name(node), []).append(node)
     if "rsqrt" in marks:
-        _rms_norm(checker, nodes, values)
+        _rms_norm(checker, calls, values)
     if "cat" in marks:
-        _rotate_half(checker, nodes)
+        _rotate_half(checker, calls)
     if "silu" in marks:
         _swiglu(checker, nodes, values, scope)
     if "softmax" in marks:
-        _attention(checker, nodes, values)
+        _attention(checker, nodes, calls, values)
 
 
 # --- the training loop ----------------------------------------------------------------------
