@@ -156,3 +156,28 @@ def test_handlers_with_names_see_only_those() -> None:
     assert seen == [("named", "torch.cuda.synchronize"), ("every", "torch.cuda.synchronize"),
                     ("named", "torch.cuda.synchronize"), ("every", "torch.cuda.synchronize"),
                     ("every", "torch.ones")]
+
+
+def test_base_handlers_see_the_resolved_bases_of_classes_alone() -> None:
+    """A "base" handler gets the references that are a class's base, top-level or nested,
+    and no other reference; reference handlers still get those too."""
+    from ascend_lsp.engine.analyzer import analyze as analyze_with
+
+    from ..rulesets import Handlers
+
+    bases: list[tuple[str, str, int]] = []
+    references: list[str] = []
+
+    def on_base(checker, ref):
+        bases.append((ref.call.name, ref.qualname, ref.node.lineno))
+
+    def on_reference(checker, ref):
+        references.append(ref.qualname)
+
+    text = ("import torch.nn as nn\nfrom abc import ABC\n\n\n"
+            "class Block(nn.Module, ABC):\n    def forward(self, x):\n        return nn.functional.relu(x)\n\n\n"
+            "def make():\n    class Local(nn.Module):\n        pass\n    return Local\n\n\n"
+            "class Plain(Unknown):\n    pass\n")
+    analyze_with(text, Settings(), rules=Handlers(base=[on_base], reference=[on_reference]))
+    assert bases == [("Block", "torch.nn.Module", 5), ("Block", "abc.ABC", 5), ("Local", "torch.nn.Module", 11)]
+    assert references == ["torch.nn.Module", "abc.ABC", "torch.nn.functional.relu", "torch.nn.Module"]
