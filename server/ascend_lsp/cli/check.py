@@ -95,11 +95,13 @@ def excerpt(text: SourceText, line: int, col: int) -> tuple[str, int]:
     return head + text.text[start + lo:start + hi] + tail, col - lo + len(head)
 
 
-def records_of(source: Source, findings: list[Finding]) -> list[Record]:
+def records_of(source: Source, findings: list[Finding], index: SourceText | None = None) -> list[Record]:
+    """The findings as records, with their lines' excerpts from `index` (the analysis's)
+    when it is of the text."""
     out: list[Record] = []
     if not findings:  # most files: no line index to build
         return out
-    text = SourceText(source.text)
+    text = index if index is not None and index.text is source.text else SourceText(source.text)
     for f in findings:
         cell, cell_line = source.location(f.range.start_line)
         fix = f.fix
@@ -133,6 +135,7 @@ def write_atomically(source: Source, data: bytes) -> str:
 
 def check_file(path: str, settings: Settings, options: Options) -> FileResult:
     result = FileResult(path)
+    index: SourceText | None = None
     try:
         source = read_source(path)
     except SourceError as exc:
@@ -157,7 +160,8 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
                     result.fixed = fixed.applied
                     source.text = fixed.text
         else:
-            analysis = analyze(source.text, settings, path, references=options.references)
+            index = SourceText(source.text)
+            analysis = analyze(source.text, settings, path, references=options.references, index=index)
         if options.references:
             result.references = api_references(analysis, tables_for(settings))
     except TableError as exc:
@@ -166,7 +170,7 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
     except RecursionError:
         result.error = "too deeply nested to analyse"
         return result
-    result.records = records_of(source, analysis.findings)
+    result.records = records_of(source, analysis.findings, index)
     result.rule_errors = analysis.errors
     result.lines = source.text.count("\n") + (not source.text.endswith("\n") and bool(source.text))
     if options.add_noqa and result.records:

@@ -326,28 +326,30 @@ def _blocks(spans: list[Span]) -> list[Broken]:
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
             previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False, *,
-            rules: RuleSet) -> Analysis:
+            rules: RuleSet, index: SourceText | None = None) -> Analysis:
+    """`index`: the text's SourceText, if the caller has one to use afterwards (its lines are
+    split once)."""
     # An AST has no reference cycles, but building one triggers the cyclic collector over
     # and over (a third of the time of a 1 MiB file). Another thread may have paused it
     # already; only the one that paused it resumes it.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(text, settings, path, previous, edit, references, rules)
+        return _analyze(text, settings, path, previous, edit, references, rules, index)
     finally:
         if paused:
             gc.enable()
 
 
 def _analyze(text: str, settings: Settings | None, path: str | None, previous: Analysis | None,
-             edit: TextEdit | None, references: bool, rules: RuleSet) -> Analysis:
+             edit: TextEdit | None, references: bool, rules: RuleSet, index: SourceText | None) -> Analysis:
     settings = settings or Settings()
     kind = document_kind(path)
     if kind is not None:  # a packaging file (DESIGN: those are documents too)
         from .documents import analyze_packaging
 
         return analyze_packaging(text, settings, path, kind, rules)
-    source = SourceText(text)
+    source = index if index is not None and index.text is text else SourceText(text)
     tables = tables_for(settings)
     if previous is not None and edit is not None and not references:
         incremental = _reanalyze(source, settings, tables, path, previous, edit, rules)
