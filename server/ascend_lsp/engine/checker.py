@@ -71,7 +71,6 @@ class Checker:
                                 or handlers["base"])
         # the gate words the statement being run names (WordGates), with the lines of each
         self.seen: dict[str, list[int]] = {}
-        self._functions: tuple = (None, {}, ())  # (function handlers, their name_dispatch) of the last statement
         self.active = rules.codes(settings)
         self.findings: list[Finding] = []
         self.errors: list[str] = []  # rule crashes, for the adapter's log
@@ -220,9 +219,7 @@ class Checker:
         if events.assigns and handlers["assign"]:
             self._each(handlers["assign"], events.assigns)
         if events.functions and handlers["function"]:
-            if self._functions[0] is not handlers["function"]:  # most statements: the same as the last one
-                self._functions = (handlers["function"], *name_dispatch(handlers["function"], self.tables))
-            _, by_function, any_function = self._functions
+            by_function, any_function = name_dispatch(handlers["function"], self.tables)
             for func, scope in events.functions:
                 on_function = by_function.get(func.name, any_function)
                 if on_function:
