@@ -95,9 +95,7 @@ def _strings(key: str, value) -> tuple[str, ...]:
 def check_codes(key: str, codes: tuple[str, ...]) -> tuple[str, ...]:
     """`codes` if each is a rule code or the prefix of one, else a ConfigError with a
     suggestion (as Ruff rejects `--select RUF999`)."""
-    from ..rules import RULES
-
-    prefixes = {code[:end] for code in RULES for end in range(1, len(code) + 1)}
+    prefixes = _prefixes()
     for code in codes:
         if code not in prefixes:
             same = sorted(p for p in prefixes if len(p) == len(code))  # NPU99 → NPU9x rather than NPU
@@ -106,6 +104,15 @@ def check_codes(key: str, codes: tuple[str, ...]) -> tuple[str, ...]:
             hint = f" (did you mean `{close[0]}`?)" if close else ""
             raise ConfigError(f"{key}: unknown rule code or prefix `{code}`{hint}; `lsp-check rules` lists them")
     return codes
+
+
+@functools.cache
+def _prefixes() -> frozenset[str]:
+    """Every rule code and prefix of one: built once, as every folder's settings check
+    the command line's codes again (Settings.merged)."""
+    from ..rules import RULES
+
+    return frozenset(code[:end] for code in RULES for end in range(1, len(code) + 1))
 
 
 def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Settings:
