@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
 
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine import Settings
+from ascend_lsp.engine.walk import module_context
 
 
 def codes(source: str, select: str = "NPU1") -> list[tuple[int, str]]:
@@ -181,3 +183,15 @@ def test_base_handlers_see_the_resolved_bases_of_classes_alone() -> None:
     analyze_with(text, Settings(), rules=Handlers(base=[on_base], reference=[on_reference]))
     assert bases == [("Block", "torch.nn.Module", 5), ("Block", "abc.ABC", 5), ("Local", "torch.nn.Module", 11)]
     assert references == ["torch.nn.Module", "abc.ABC", "torch.nn.functional.relu", "torch.nn.Module"]
+
+
+@pytest.mark.parametrize(("imports", "module", "expected"), [
+    ("import msprobe.pytorch", "msprobe", True),
+    ("from msprobe.pytorch import seed_all", "msprobe.pytorch", True),
+    ("import msprobe", "msprobe.pytorch", False),
+    ("import msprobe_extra", "msprobe", False),
+    ("from . import msprobe", "msprobe", False),
+    ("if x:\n    import torch_npu.contrib as c", "torch_npu", True),
+])
+def test_imports_module_is_a_module_or_a_package_a_top_level_import_names(imports, module, expected) -> None:
+    assert module_context(ast.parse(imports)).imports_module(module) is expected

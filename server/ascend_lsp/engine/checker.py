@@ -84,6 +84,7 @@ class Checker:
         self.off_npu: list[Range] = []
         self.on_npu: list[Range] = []
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
+        self.events = Events()  # the statement being run: for handlers that read more of it than their event
         self.npu_tests: bool | None = None  # whether the text can test for the NPU (guards.may_test_npu), once asked
 
     def named(self, node: ast.stmt | ast.expr, *words: str) -> bool:
@@ -169,6 +170,7 @@ class Checker:
         self.on_npu = [self._branch(b) for _, only in backends for b in only]
         if self.seen:
             self.seen = {}
+        self.events = events
         try:
             self._run(events)
         finally:
@@ -219,7 +221,7 @@ class Checker:
         if events.assigns and handlers["assign"]:
             self._each(handlers["assign"], events.assigns)
         if events.functions and handlers["function"]:
-            by_function, any_function = name_dispatch(handlers["function"], self.tables)
+            by_function, any_function = self.gates.function_dispatch(handlers["function"])
             for func, scope in events.functions:
                 on_function = by_function.get(func.name, any_function)
                 if on_function:
@@ -315,13 +317,15 @@ class WordGates:
         if self.words:
             on_attribute, on_reference = _seeing(self.words)
             self.attribute, self.reference = self.attribute + [on_attribute], self.reference + [on_reference]
+        self.tables = tables
         self._lists: dict[tuple[int, ...], dict[str, list[Callable]]] = {}
+        self._dispatch: dict[int, tuple[dict[str, tuple], tuple]] = {}
         self.quiet = self.lists(())  # for a statement that names no word
 
     def lists(self, seen: Collection[str]) -> dict[str, list[Callable]]:
         """The handlers for a statement that names the words `seen`: the same lists for the
         same gated handlers left out, and the very lists of the kinds they are not of, so
-        that name_dispatch's cache holds."""
+        that the dispatch caches hold."""
         out = tuple(func for func, words in self.gated if words.isdisjoint(seen))
         if not out:
             return self.handlers
@@ -330,6 +334,14 @@ class WordGates:
         if known is None:
             known = self._lists[key] = {kind: [f for f in funcs if f not in out] if any(f in out for f in funcs)
                                         else funcs for kind, funcs in self.handlers.items()}
+        return known
+
+    def function_dispatch(self, functions: list[Callable]) -> tuple[dict[str, tuple], tuple]:
+        """name_dispatch of the "function" list of one of these lists (by identity: the gates
+        keep the lists), looked up for every statement with a function in it."""
+        known = self._dispatch.get(id(functions))
+        if known is None:
+            known = self._dispatch[id(functions)] = name_dispatch(functions, self.tables)
         return known
 
 

@@ -101,11 +101,12 @@ class ModuleContext:
     """What the whole module binds at top level, and where a new import goes."""
 
     scope: Scope
-    imported: frozenset[str]  # every module named in a top-level import
+    imported: frozenset[str]  # every module named in a top-level import, and the packages it is in
     import_line: int  # 0-based line before which a new `import` is inserted
 
     def imports_module(self, module: str) -> bool:
-        return any(m == module or m.startswith(module + ".") for m in self.imported)
+        """Whether a top-level import names `module` or a module in it (asked per call by some rules)."""
+        return module in self.imported
 
 
 def module_context(tree: ast.Module) -> ModuleContext:
@@ -127,7 +128,9 @@ def module_context(tree: ast.Module) -> ModuleContext:
         kind = type(stmt)
         if kind is ast.Import or kind is ast.ImportFrom:
             for _alias, qualname in bind_import(scope, stmt):
-                imported.add(qualname if kind is ast.Import else stmt.module)
+                module = qualname if kind is ast.Import else stmt.module
+                parts = module.split(".")
+                imported.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
         elif kind in (ast.If, ast.Try, ast.With, ast.For, ast.While) or kind.__name__ == "TryStar":
             for name in ("body", "orelse", "finalbody"):
                 pending.extend(getattr(stmt, name, ()))
@@ -176,6 +179,7 @@ class Events:
     backends: list = field(default_factory=list)
     functions: list = field(default_factory=list)  # (FunctionDef | AsyncFunctionDef, its own scope)
     loops: list = field(default_factory=list)  # (For | AsyncFor | While, scope)
+    products: list = field(default_factory=list)  # (BinOp of `*` or `@`, scope): what fused operators multiply
 
 
 def last_name(node: ast.expr) -> str:
@@ -225,7 +229,7 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
     file's text); else no `if` is read for one."""
     events = Events()
     imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
-    assigns = events.assigns
+    assigns, products = events.assigns, events.products
     elifs: set = set()  # the later links of an if/elif chain already read from its head
     stack: list = list(reversed(items))
     push = stack.append
@@ -385,6 +389,8 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
             branches = backend_branches(node, elifs)
             if branches is not None:
                 events.backends.append(branches)
+        if kind is ast.BinOp and type(node.op) in _PRODUCTS:
+            products.append((node, scope))
         fields, statement = _shape(kind)
         if statement:
             sctx = VALUE
@@ -402,6 +408,7 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
 
 
 _CONTEXT_FREE = frozenset({ast.Name, ast.Attribute, ast.Call})
+_PRODUCTS = frozenset({ast.Mult, ast.MatMult})
 # Fields that never hold a node: identifiers, flags, numbers, type comments. (`name` does: a
 # TypeAlias's is a Name.) With `ctx` and `op`, whose Load/Add/... nodes hold nothing a rule
 # reads, they are not read for children.
