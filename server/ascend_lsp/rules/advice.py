@@ -4,11 +4,11 @@ the advice table, function- and loop-local reading of the AST, literal values.""
 from __future__ import annotations
 
 import ast
-import re
+from dataclasses import dataclass, field
 
 from ..engine.checker import Checker, Reference
 from ..engine.tables import Tables
-from ..engine.walk import child_fields
+from ..engine.walk import FUNCTION, Events, Scope, child_fields
 
 ADVICE_TABLE = "mappings/ascend_tools/advice.toml"
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -35,53 +35,94 @@ def rows(checker: Checker, section: str, key: str) -> dict[str, list[dict]]:
     return out
 
 
-def within(checker: Checker, node: ast.AST, *needles: str) -> list[str]:
-    """Which of `needles` occur on `node`'s lines, searched there alone: for words common in
-    a file (`@`, `mean`) asked about the few nodes that name a gate word (Checker.named)."""
-    text = _lines_of(checker, node)
-    return [needle for needle in needles if needle in text]
+def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every node of `body` in source order, not descending into nested functions and
+    classes (which are read on their own)."""
+    return _descend(body[::-1], _NESTED)
 
 
-def matches(checker: Checker, node: ast.AST, word: str, pattern: re.Pattern[str]) -> bool:
-    """Whether `pattern`, whose matches start with `word`, matches on `node`'s lines: tried
-    only where the word is (a regex search reads every character; a word search skips)."""
-    text = _lines_of(checker, node)
-    at = text.find(word)
-    while at != -1:
-        if pattern.match(text, at):
-            return True
-        at = text.find(word, at + 1)
-    return False
+@dataclass(slots=True)
+class Own:
+    """What a function's own code holds (its comprehensions and lambdas included, its nested
+    functions and classes not): its calls by the name they call (call_name), its products
+    (`*`, `@`) and its assignments, in the walk's order (sort by `position` where the
+    source's order matters)."""
+
+    calls: dict[str, list[ast.Call]] = field(default_factory=dict)
+    products: list[ast.BinOp] = field(default_factory=list)
+    assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
 
 
-def _lines_of(checker: Checker, node: ast.AST) -> str:
-    """The text of `node`'s lines (joined: the file's line offsets would cost more to index)."""
-    return "".join(checker.source.lines[node.lineno - 1:node.end_lineno])
+NOTHING_OWN = Own()
 
 
-def own_nodes(body: list[ast.stmt], kinds: frozenset[type] | None = None) -> list[ast.AST]:
-    """Every node of `body` in source order (or those of `kinds` alone), not descending into
-    nested functions and classes (which are read on their own)."""
-    return _descend(body[::-1], _NESTED, kinds)
+def own_code(checker: Checker, scope: Scope) -> Own:
+    """The Own of the function whose scope is `scope`, from the events of the statement being
+    run: the walk has read its nodes already (grouped once per statement)."""
+    events = checker.events
+    known = checker.derived.get(id(events))
+    if known is None or known[0] is not events:
+        known = checker.derived[id(events)] = (events, _by_function(events))
+    return known[1].get(scope, NOTHING_OWN)
+
+
+def _by_function(events: Events) -> dict[Scope, Own]:
+    """A function's scope → its Own, for the functions of `events`."""
+    groups = {inner: Own() for _, inner in events.functions}
+    owners: dict[Scope, Own | None] = dict(groups)  # a scope → the Own its code is part of (None: no function's)
+
+    def owner(scope: Scope) -> Own | None:
+        inner = scope
+        while inner.kind == FUNCTION and inner not in groups:  # a comprehension's or a lambda's
+            inner = inner.parent
+        found = owners[scope] = groups.get(inner)
+        return found
+
+    Attribute, Name = ast.Attribute, ast.Name
+    for call, scope in events.calls:
+        group = owners[scope] if scope in owners else owner(scope)
+        if group is not None:
+            func = call.func
+            name = func.attr if type(func) is Attribute else func.id if type(func) is Name else ""
+            group.calls.setdefault(name, []).append(call)
+    for node, scope in events.products:
+        group = owners[scope] if scope in owners else owner(scope)
+        if group is not None:
+            group.products.append(node)
+    for node, scope in events.assigns:
+        group = owners[scope] if scope in owners else owner(scope)
+        if group is not None:
+            group.assigns.append(node)
+    return groups
+
+
+def position(node: ast.AST) -> tuple[int, int]:
+    """A sort key for source order."""
+    return node.lineno, node.col_offset
+
+
+def inside(inner: ast.AST, outer: ast.AST) -> bool:
+    """Whether `inner` is `outer` or under it, from their spans (which nest as the tree does)."""
+    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and \
+        (inner.end_lineno, inner.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
 
 
 def subtree(node: ast.AST) -> list[ast.AST]:
     """`node` and every node under it: what ast.walk gives (in another order, without the
     `ctx` and `op` nodes), as a list, at a fraction of its cost."""
-    return _descend([node], frozenset(), None)
+    return _descend([node], frozenset())
 
 
-def _descend(stack: list[ast.AST], nested: frozenset[type], kinds: frozenset[type] | None) -> list[ast.AST]:
+def _descend(stack: list[ast.AST], nested: frozenset[type]) -> list[ast.AST]:
     """The nodes of `stack` (popped from its end) and under them, in source order, not below
-    a node of the `nested` types; of `kinds` alone if given."""
+    a node of the `nested` types."""
     out: list[ast.AST] = []
     pop, push, keep, AST = stack.pop, stack.append, out.append, ast.AST
     reversed_fields = _REVERSED_FIELDS
     while stack:
         node = pop()
         kind = type(node)
-        if kinds is None or kind in kinds:
-            keep(node)
+        keep(node)
         if kind in nested:
             continue
         fields = reversed_fields.get(kind)
@@ -140,7 +181,7 @@ def open_ended(call: ast.Call) -> bool:
     return any(kw.arg is None for kw in call.keywords) or any(type(a) is ast.Starred for a in call.args)
 
 
-def assignments(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
+def assignments(nodes: list[ast.Assign | ast.AnnAssign]) -> dict[str, list[ast.expr]]:
     """Local name → the values assigned to it (`a, b = x.chunk(2)` assigns the call to both)."""
     out: dict[str, list[ast.expr]] = {}
     for node in nodes:
@@ -150,7 +191,7 @@ def assignments(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
                 for name in names:
                     if type(name) is ast.Name:
                         out.setdefault(name.id, []).append(node.value)
-        elif type(node) in (ast.AnnAssign, ast.AugAssign) and type(node.target) is ast.Name and node.value is not None:
+        elif type(node.target) is ast.Name and node.value is not None:
             out.setdefault(node.target.id, []).append(node.value)
     return out
 

@@ -7,14 +7,13 @@ environment variables. All `info`; the noisy ones are opt-in."""
 from __future__ import annotations
 
 import ast
-import re
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..engine.tables import Tables
 from ..engine.walk import Scope, child_nodes
-from .advice import (ADVICE_TABLE, NESTED, argument, assignments, call_name, called, literal, matches, open_ended, own_nodes,
-                     reaches, rows, subtree, within)
+from .advice import (ADVICE_TABLE, NESTED, Own, argument, assignments, call_name, called, inside, literal, open_ended,
+                     own_code, position, reaches, rows, subtree)
 from .base import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
@@ -67,8 +66,9 @@ rule(
     code="NPU603", name="fused-rotary-embedding", severity=Severity.INFO, fix="never", table=ADVICE_TABLE,
     message="Hand-written rotary embedding (`rotate_half`): `{replacement}` fuses it (CANN >= {cann}). {note}",
     doc=dict(
-        what="Finds `torch.cat((-x2, x1), dim=-1)`, the `rotate_half` step of rotary position embeddings. "
-             + ON + "concatenating a negated half before the other half on the last axis is this operation.",
+        what="Finds `torch.cat((-x2, x1), dim=-1)` (or `concat`, `concatenate`, under any name they are imported "
+             "as), the `rotate_half` step of rotary position embeddings, wherever it is called: a function, a "
+             "lambda, module level. " + ON + "concatenating a negated half before the other half on the last axis is this operation.",
         why="The advisor matches `chunk/slice-neg-cat-mul-add` and recommends `torch_npu.npu_rotary_mul`, which "
             "computes `x * cos + rotate_half(x) * sin` in one kernel.",
         example="def rotate_half(x):\n    x1, x2 = x.chunk(2, dim=-1)\n    return torch.cat((-x2, x1), dim=-1)  "
@@ -487,15 +487,8 @@ def check_class(checker: Checker, ref: Reference) -> None:
 
 
 # --- fused operator patterns, read per function -------------------------------------------
-def _fused(checker: Checker, rule_code: str) -> dict:
-    for row in checker.tables.advice.get("fused", ()) if checker.tables is not None else ():
-        if row["rule"] == rule_code:
-            return row
-    return {"replacement": "", "cann": "", "note": ""}
-
-
 def _report_fused(checker: Checker, code: str, node: ast.AST) -> None:
-    row = _fused(checker, code)
+    row = rows(checker, "fused", "rule").get(code, [{"replacement": "", "cann": "", "note": ""}])[0]
     checker.report(code, node, replacement=row["replacement"], cann=row["cann"], note=row["note"])
 
 
@@ -578,13 +571,28 @@ def _last_axis(call: ast.Call) -> bool:
     return passed and literal(dim) == -1
 
 
-def _rotate_half(checker: Checker, calls: Calls) -> None:
-    for node in (call for name in CATS for call in calls.get(name, ()) if call.args):
-        parts = node.args[0]
-        if type(parts) in (ast.Tuple, ast.List) and len(parts.elts) == 2 and _last_axis(node):
-            first, second = parts.elts
-            if type(first) is ast.UnaryOp and type(first.op) is ast.USub and type(second) is not ast.UnaryOp:
-                _report_fused(checker, "NPU603", node)
+CATS = frozenset({"cat", "concat", "concatenate"})
+
+
+def _rotate_half(checker: Checker, callee: ast.expr, call: ast.Call | ast.ClassDef | None) -> None:
+    """`cat((-x2, x1), dim=-1)`: read where it is called, as it needs nothing else of the function."""
+    if type(call) is not ast.Call or call.func is not callee or not call.args:
+        return
+    parts = call.args[0]
+    if type(parts) in (ast.Tuple, ast.List) and len(parts.elts) == 2 and _last_axis(call):
+        first, second = parts.elts
+        if type(first) is ast.UnaryOp and type(first.op) is ast.USub and type(second) is not ast.UnaryOp:
+            _report_fused(checker, "NPU603", call)
+
+
+@handles("reference", "NPU603", names=CATS)
+def check_cat(checker: Checker, ref: Reference) -> None:
+    _rotate_half(checker, ref.node, ref.call)
+
+
+@handles("attribute", "NPU603", names=CATS)
+def check_cat_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call | None) -> None:
+    _rotate_half(checker, node, call)
 
 
 SPLITS = frozenset({"chunk", "split", "tensor_split", "unbind"})
@@ -609,9 +617,9 @@ def _half_of(node: ast.expr, values: dict[str, list[ast.expr]]) -> tuple[str, st
     return None
 
 
-def _swiglu(checker: Checker, nodes: list[ast.AST], values: dict[str, list[ast.expr]], scope: Scope) -> None:
-    for node in nodes:
-        if type(node) is not ast.BinOp or type(node.op) is not ast.Mult:
+def _swiglu(checker: Checker, products: list[ast.BinOp], values: dict[str, list[ast.expr]], scope: Scope) -> None:
+    for node in products:
+        if type(node.op) is not ast.Mult:
             continue
         for silu, other in ((node.left, node.right), (node.right, node.left)):
             if type(silu) is not ast.Call or not silu.args or checker.qualname(silu.func, scope) not in (
@@ -631,13 +639,14 @@ def _is_matmul(node: ast.AST) -> bool:
         type(node) is ast.Call and call_name(node) in MATMULS)
 
 
-def _attention(checker: Checker, nodes: list[ast.AST], calls: Calls, values: dict[str, list[ast.expr]]) -> None:
-    matmuls = [n for n in nodes if type(n) is ast.BinOp and type(n.op) is ast.MatMult] + [
+def _attention(checker: Checker, own: Own, values: dict[str, list[ast.expr]]) -> None:
+    calls = own.calls
+    matmuls = [n for n in own.products if type(n.op) is ast.MatMult] + [
         call for name in MATMULS for call in calls.get(name, ())]
     if len(matmuls) < 2:
         return
-    assigns = [n for n in nodes if type(n) is ast.Assign]
-    for node in calls.get("softmax", ()):
+    assigns = sorted((n for n in own.assigns if type(n) is ast.Assign), key=position)
+    for node in sorted(calls["softmax"], key=position):  # the first that is attention is reported
         func = node.func
         receiver = func.value if type(func) is ast.Attribute else None
         tensor_method = receiver is not None and not (type(receiver) in (ast.Name, ast.Attribute) and
@@ -645,12 +654,11 @@ def _attention(checker: Checker, nodes: list[ast.AST], calls: Calls, values: dic
         source = receiver if tensor_method else (node.args[0] if node.args else None)
         if source is None or not reaches(source, _is_matmul, values, 3):
             continue
-        produced = _names_from(node, assigns)
-        under = set(map(id, subtree(node)))
+        produced = _names_from(checker, node, assigns)
         for matmul in matmuls:
-            if id(matmul) in under:  # the matmul the softmax reads, not one that reads it
+            if inside(matmul, node):  # the matmul the softmax reads, not one that reads it
                 continue
-            if any(n is node or (type(n) is ast.Name and n.id in produced) for n in subtree(matmul)):
+            if inside(node, matmul) or _reads(checker, matmul, produced):
                 _report_fused(checker, "NPU605", node)
                 return
 
@@ -662,39 +670,33 @@ def _module_like(node: ast.expr) -> bool:
     return type(node) is ast.Name and node.id in ("torch", "F", "nn", "functional", "jnp", "np")
 
 
-def _names_from(call: ast.Call, assigns: list[ast.Assign]) -> set[str]:
-    """Local names whose value comes from `call` (through later assignments too)."""
+def _names_from(checker: Checker, call: ast.Call, assigns: list[ast.Assign]) -> set[str]:
+    """Local names whose value comes from `call` (through later assignments too), from
+    `assigns` in source order."""
     names: set[str] = set()
     for node in assigns:
-        value = node.value
-        if node.end_lineno < call.lineno or (not names and not value.lineno <= call.lineno <= value.end_lineno):
-            continue  # before the call, or neither the call nor a name from it can be there yet
-        if any(n is call or (type(n) is ast.Name and n.id in names) for n in subtree(value)):
+        if node.end_lineno < call.lineno:
+            continue
+        if inside(call, node.value) or _reads(checker, node.value, names):
             for target in node.targets:
                 names.update(t.id for t in subtree(target) if type(t) is ast.Name)
     return names
 
 
-ROTATE_HALF_TEXT = re.compile(r"cat\(\s*[(\[]\s*-")  # torch.cat((-x2, ...  /  torch.concat([-b, ...
-# the names each matcher needs called in a function (call_name), and so the handler's words
-RSQRT, CATS, SILUS, SOFTMAX = ("rsqrt",), ("cat", "concat", "concatenate"), ("silu", "silu_"), ("softmax",)
-FUSED_WORDS = RSQRT + CATS + SILUS + SOFTMAX
+def _reads(checker: Checker, node: ast.expr, names: set[str]) -> bool:
+    """Whether `node` reads one of the local `names`: its text first (most expressions
+    name none of them, and a text search costs less than a walk)."""
+    if not names:
+        return False
+    text = checker.source.lines[node.lineno - 1] if node.lineno == node.end_lineno else \
+        "".join(checker.source.lines[node.lineno - 1:node.end_lineno])
+    return any(name in text for name in names) and any(
+        type(n) is ast.Name and n.id in names for n in subtree(node))
 
 
-def _marks(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """The patterns a function can hold, from the names it calls and its text. Most
-    functions show none, and reading a function's AST again costs about as much as the
-    walk did."""
-    marks: list[str] = []
-    if checker.named(func, *RSQRT) and within(checker, func, "mean"):
-        marks.append("rsqrt")
-    if checker.named(func, *CATS) and matches(checker, func, "cat(", ROTATE_HALF_TEXT):
-        marks.append("cat")
-    if checker.named(func, *SILUS):
-        marks.append("silu")
-    if checker.named(func, *SOFTMAX) and within(checker, func, "@", "matmul", "bmm", "einsum"):
-        marks.append("softmax")
-    return marks
+# the names a matcher needs called in a function (call_name), and so the handler's words
+RSQRT, SILUS, SOFTMAX = ("rsqrt",), ("silu", "silu_"), ("softmax",)
+FUSED_WORDS = RSQRT + SILUS + SOFTMAX
 
 
 def _affinity_functions(tables: Tables) -> list[str]:
@@ -711,29 +713,22 @@ def check_affinity_function(checker: Checker, func: ast.FunctionDef | ast.AsyncF
             checker.report("NPU607", where, name=func.name, replacement=row["replacement"])
 
 
-# the nodes the matchers read: calls, products and assignments
-FUSED_NODES = frozenset({ast.Call, ast.BinOp, ast.Assign, ast.AnnAssign, ast.AugAssign})
-
-
-@handles("function", "NPU602", "NPU603", "NPU604", "NPU605", words=FUSED_WORDS)
+@handles("function", "NPU602", "NPU604", "NPU605", words=FUSED_WORDS)
 def check_fused(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
-    marks = _marks(checker, func)
-    if not marks:
+    own = own_code(checker, scope)
+    calls = own.calls
+    rms_norm = "rsqrt" in calls and "mean" in calls
+    swiglu = ("silu" in calls or "silu_" in calls) and own.products
+    attention = "softmax" in calls
+    if not (rms_norm or swiglu or attention):
         return
-    nodes = own_nodes(func.body, FUSED_NODES)
-    values = assignments(nodes)
-    calls: Calls = {}
-    for node in nodes:
-        if type(node) is ast.Call:
-            calls.setdefault(call_name(node), []).append(node)
-    if "rsqrt" in marks:
+    values = assignments(own.assigns)
+    if rms_norm:
         _rms_norm(checker, calls, values)
-    if "cat" in marks:
-        _rotate_half(checker, calls)
-    if "silu" in marks:
-        _swiglu(checker, nodes, values, scope)
-    if "softmax" in marks:
-        _attention(checker, nodes, calls, values)
+    if swiglu:
+        _swiglu(checker, own.products, values, scope)
+    if attention:
+        _attention(checker, own, values)
 
 
 # --- the training loop ----------------------------------------------------------------------
