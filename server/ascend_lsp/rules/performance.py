@@ -579,9 +579,10 @@ def _rotate_half(checker: Checker, callee: ast.expr, call: ast.Call | ast.ClassD
     if type(call) is not ast.Call or call.func is not callee or not call.args:
         return
     parts = call.args[0]
-    if type(parts) in (ast.Tuple, ast.List) and len(parts.elts) == 2 and _last_axis(call):
+    if type(parts) in (ast.Tuple, ast.List) and len(parts.elts) == 2:
         first, second = parts.elts
-        if type(first) is ast.UnaryOp and type(first.op) is ast.USub and type(second) is not ast.UnaryOp:
+        if type(first) is ast.UnaryOp and type(first.op) is ast.USub and type(second) is not ast.UnaryOp \
+                and _last_axis(call):
             _report_fused(checker, "NPU603", call)
 
 
