@@ -655,13 +655,9 @@ def _attention(checker: Checker, own: Own, values: dict[str, list[ast.expr]]) ->
         source = receiver if tensor_method else (node.args[0] if node.args else None)
         if source is None or not reaches(source, _is_matmul, values, 3):
             continue
-        produced = _names_from(checker, node, assigns)
-        for matmul in matmuls:
-            if inside(matmul, node):  # the matmul the softmax reads, not one that reads it
-                continue
-            if inside(node, matmul) or _reads(checker, matmul, produced):
-                _report_fused(checker, "NPU605", node)
-                return
+        if _feeds_matmul(checker, node, [m for m in matmuls if not inside(m, node)], assigns):
+            _report_fused(checker, "NPU605", node)
+            return
 
 
 def _module_like(node: ast.expr) -> bool:
@@ -671,17 +667,23 @@ def _module_like(node: ast.expr) -> bool:
     return type(node) is ast.Name and node.id in ("torch", "F", "nn", "functional", "jnp", "np")
 
 
-def _names_from(checker: Checker, call: ast.Call, assigns: list[ast.Assign]) -> set[str]:
-    """Local names whose value comes from `call` (through later assignments too), from
-    `assigns` in source order."""
+def _feeds_matmul(checker: Checker, call: ast.Call, matmuls: list[ast.AST], assigns: list[ast.Assign]) -> bool:
+    """Whether one of `matmuls` takes `call`, or a local name whose value comes from it
+    (through later assignments too: `assigns` in source order). The names are followed
+    only until a matmul reads one."""
+    if any(inside(call, matmul) for matmul in matmuls):
+        return True
     names: set[str] = set()
     for node in assigns:
         if node.end_lineno < call.lineno:
             continue
         if inside(call, node.value) or _reads(checker, node.value, names):
-            for target in node.targets:
-                names.update(t.id for t in subtree(target) if type(t) is ast.Name)
-    return names
+            new = {t.id for target in node.targets for t in subtree(target) if type(t) is ast.Name} - names
+            if new:
+                names |= new
+                if any(_reads(checker, matmul, new) for matmul in matmuls):
+                    return True
+    return False
 
 
 def _reads(checker: Checker, node: ast.expr, names: set[str]) -> bool:
