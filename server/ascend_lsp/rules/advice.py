@@ -53,7 +53,7 @@ class Own:
     assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
 
 
-NOTHING_OWN = Own()
+NOTHING_OWN = Own()  # for a function the statement does not hold; shared, so read only
 
 
 def own_code(checker: Checker, scope: Scope) -> Own:
