@@ -41,6 +41,9 @@ def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
     return _descend(body[::-1], _NESTED)
 
 
+Calls = dict[str, list[ast.Call]]  # calls by the name they call (call_name)
+
+
 @dataclass(slots=True)
 class Own:
     """What a function's own code holds (its comprehensions and lambdas included, its nested
@@ -48,7 +51,7 @@ class Own:
     (`*`, `@`) and its assignments, in the walk's order (sort by `position` where the
     source's order matters)."""
 
-    calls: dict[str, list[ast.Call]] = field(default_factory=dict)
+    calls: Calls = field(default_factory=dict)
     products: list[ast.BinOp] = field(default_factory=list)
     assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
 
@@ -78,13 +81,10 @@ def _by_function(events: Events) -> dict[Scope, Own]:
         found = owners[scope] = groups.get(inner)
         return found
 
-    Attribute, Name = ast.Attribute, ast.Name
     for call, scope in events.calls:
         group = owners[scope] if scope in owners else owner(scope)
         if group is not None:
-            func = call.func
-            name = func.attr if type(func) is Attribute else func.id if type(func) is Name else ""
-            group.calls.setdefault(name, []).append(call)
+            group.calls.setdefault(call_name(call), []).append(call)
     for node, scope in events.products:
         group = owners[scope] if scope in owners else owner(scope)
         if group is not None:

@@ -12,7 +12,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..engine.tables import Tables
 from ..engine.walk import Scope, child_nodes
-from .advice import (ADVICE_TABLE, NESTED, Own, argument, assignments, call_name, called, inside, literal, open_ended,
+from .advice import (ADVICE_TABLE, NESTED, Calls, Own, argument, assignments, call_name, called, inside, literal, open_ended,
                      own_code, position, reaches, rows, subtree)
 from .base import handles, rule
 
@@ -535,9 +535,6 @@ def _mean_of_square(node: ast.AST) -> bool:
     while type(base) is ast.Call and call_name(base) in ("to", "float", "type", "type_as"):
         base = getattr(base.func, "value", None)
     return not (type(base) is ast.BinOp and type(base.op) is ast.Sub)
-
-
-Calls = dict[str, list[ast.Call]]  # a function's calls by the name they call (call_name)
 
 
 def _rms_norm(checker: Checker, calls: Calls, values: dict[str, list[ast.expr]]) -> None:
