@@ -146,5 +146,8 @@ def test_an_ignore_file_that_cannot_be_read_is_an_error(tmp_path: Path, home: Pa
     assert out.stderr.splitlines() == [
         "error: sub/.gitignore: ignore file not read (not a regular file (a FIFO); only files are read); files it "
         "ignores may be checked"]
-    assert out.stdout.splitlines() == ["sub/s.py:2:19: NPU102 [*] `.cuda()` is CUDA-only. Use `.npu()`."]
+    assert out.stdout.splitlines() == [
+        "sub/s.py:2:19: NPU102 [*] `.cuda()` is CUDA-only. Use `.npu()`.",
+        "sub/.gitignore:1:1: E902 ignore file not read (not a regular file (a FIFO); only files are read); files "
+        "it ignores may be checked"]
     assert out.returncode == 2
