@@ -1,15 +1,16 @@
-"""Which files a run checks: paths and globs, `.py` and `.ipynb`, `.gitignore` respected."""
+"""Which files a run checks: paths and globs, `.py` and `.ipynb`, git's ignore files
+respected (read by `gitignore`, without running git)."""
 
 from __future__ import annotations
 
 import fnmatch
 import glob
 import os
-import subprocess
 from pathlib import Path
 
 from .engine.config import Settings
 from .engine.packaging import document_kind
+from .gitignore import ignore_walk
 
 EXTENSIONS = (".py", ".pyi", ".ipynb")
 # Never worth descending into (Ruff excludes the same kind of folders by default).
@@ -34,26 +35,6 @@ class DiscoveryError(Exception):
     pass
 
 
-def _git_files(folder: Path) -> set[str] | None:
-    """Files git does not ignore below `folder`, or None outside a git work tree (or when
-    the folder itself is ignored: a folder named on the command line is wanted)."""
-    try:
-        ignored = subprocess.run(["git", "-C", str(folder), "check-ignore", "-q", "."], capture_output=True,
-                                 timeout=30, check=False)
-        if ignored.returncode == 0:
-            return None
-        out = subprocess.run(
-            ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
-            capture_output=True, timeout=30, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0:
-        return None
-    base = folder.resolve()  # ls-files prints paths relative to -C
-    return {str(base / p) for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
-
-
 def _excluded(path: Path, settings: Settings) -> bool:
     if any(part in DEFAULT_EXCLUDE for part in path.parts[:-1]):
         return True
@@ -67,7 +48,8 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False,
              unreadable: list[tuple[str, str]] | None = None) -> list[str]:
     """Files to check, sorted. A file named explicitly is always checked, unless
     `force_exclude` (pre-commit names every staged file, excluded ones too). Folders that
-    cannot be listed are added to `unreadable` as (folder, why), never skipped unsaid."""
+    cannot be listed and ignore files that cannot be read are added to `unreadable` as
+    (path, why), never skipped unsaid."""
     found: dict[str, None] = {}
     for raw in paths:
         matches = glob.glob(raw, recursive=True) if glob.has_magic(raw) else [raw]
@@ -90,20 +72,20 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False,
 
 
 def _walk(folder: Path, settings: Settings, unreadable: list[tuple[str, str]]) -> list[str]:
-    tracked = _git_files(folder)
     out = []
 
     def failed(exc: OSError) -> None:
         unreadable.append((str(exc.filename or folder), f"cannot list the folder: {exc.strerror or exc}"))
 
+    ignore = ignore_walk(folder, unreadable)
+
     for root, dirs, files in os.walk(folder, onerror=failed):
         dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info"))
-        for name in files:
-            if not _wanted(name, settings):
-                continue
+        wanted = [name for name in files if _wanted(name, settings)]
+        if ignore is not None:
+            dirs[:], wanted = ignore.keep(root, dirs, wanted)
+        for name in wanted:
             path = Path(root) / name
-            if tracked is not None and str(path.resolve()) not in tracked:
-                continue
             if not _excluded(path, settings):
                 out.append(str(path))
     return out

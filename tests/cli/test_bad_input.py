@@ -64,7 +64,9 @@ def test_empty_and_binary_and_unreadable_files(project: Path, capsys) -> None:
     assert code == 2
     assert "error: blob.py: binary file (a NUL byte at byte 4), not Python source" in err
     assert "error: gone.py: cannot read: No such file or directory" in err
-    assert len(lines) == 1 and lines[0].startswith("good.py:3:19: NPU102")
+    assert lines[:2] == ["blob.py:1:1: E902 binary file (a NUL byte at byte 4), not Python source",
+                         "gone.py:1:1: E902 cannot read: No such file or directory"]
+    assert len(lines) == 3 and lines[2].startswith("good.py:3:19: NPU102")
     code, lines, _ = check(capsys, "empty.py")
     assert code == 0 and lines == []
 

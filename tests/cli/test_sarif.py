@@ -72,7 +72,7 @@ def test_what_was_not_checked_is_a_tool_notification(validator, tmp_path: Path, 
     log = json.loads(out.read_text())
     assert not list(validator.iter_errors(log))
     run = log["runs"][0]
-    assert [r["ruleId"] for r in run["results"]] == ["NPU103"]
+    assert [r["ruleId"] for r in run["results"]] == ["NPU103", "E902"]
     assert run["invocations"] == [{"executionSuccessful": False, "toolExecutionNotifications": [{
         "level": "error", "message": {"text": "binary file (a NUL byte at byte 6), not Python source"},
         "locations": [{"physicalLocation": {"artifactLocation": {"uri": "blob.py", "uriBaseId": "%SRCROOT%"}}}]}]}]

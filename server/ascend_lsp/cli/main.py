@@ -206,6 +206,7 @@ def run_check(argv: list[str]) -> int:
 
     lines: list[str] = []
     fixed = sum(r.fixed for r in results)
+    shown = output.not_checked(results)
     if args.diff:
         lines.extend(r.diff.rstrip("\n") for r in results if r.diff)
         if not args.quiet:
@@ -213,19 +214,19 @@ def run_check(argv: list[str]) -> int:
         write(args.output_file, lines)
         return EXIT_ERROR if problems else (EXIT_FINDINGS if fixed and not args.exit_zero else EXIT_CLEAN)
     if args.statistics:
-        lines.extend(output.statistics(results))
+        lines.extend(output.statistics(shown))
     elif args.output_format in ("json", "sarif", "junit", "gitlab"):
         render = {"json": output.as_json, "sarif": output.sarif, "junit": output.junit, "gitlab": output.gitlab}
-        lines.append(render[args.output_format](results))
+        lines.append(render[args.output_format](shown))
     elif args.output_format == "github":
-        lines.extend(output.github(results))
+        lines.extend(output.github(shown))
     elif args.output_format == "concise":
-        lines.extend(output.concise(results))
+        lines.extend(output.concise(shown))
     else:
-        lines.extend(output.full(results))
+        lines.extend(output.full(shown))
     write(args.output_file, lines)
     if not args.quiet and args.output_format in ("full", "concise"):
-        print(output.summary(results, fixed, accepted))
+        print(output.summary(shown, fixed, accepted))
     found = any(r.records for r in results)
     if problems:
         return EXIT_ERROR

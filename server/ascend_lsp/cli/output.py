@@ -3,6 +3,7 @@ GitLab Code Quality, statistics."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -26,6 +27,16 @@ GITLAB_SEVERITY = {1: "critical", 2: "major", 3: "minor", 4: "info"}
 # Characters XML 1.0 cannot carry (form feeds do occur in Python source).
 XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 SARIF_SCHEMA = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
+NOT_CHECKED = "E902"
+
+
+def not_checked(results: list[FileResult]) -> list[FileResult]:
+    """`results` where a file that could not be checked has the reason as an E902 finding
+    at 1:1 (Ruff's io-error), so every format lists it and none reads as clean. `results`
+    itself is left as it is: the baseline works on it, and never accepts an E902."""
+    return [dataclasses.replace(result, records=[
+        Record(NOT_CHECKED, result.error, 1, 0, 0, 0, 0, "", 0, "", 0), *result.records])
+        if result.error else result for result in results]
 
 
 def fingerprinted(result: FileResult) -> Iterable[tuple[str, Record]]:
@@ -60,6 +71,9 @@ def full(results: list[FileResult]) -> Iterable[str]:
     for result in results:
         for r in result.records:
             yield f"{where(result.path, r)}: {r.code} {marker(r)}{r.message}"
+            if r.code == NOT_CHECKED:  # no line to show
+                yield ""
+                continue
             number = str(r.cell_line + 1)
             yield f"{' ' * len(number)} |"
             yield f"{number} | {r.source_line}"
@@ -197,12 +211,14 @@ def junit(results: list[FileResult]) -> str:
         cases = failures = errors = 0
         if result.error:
             case = ElementTree.SubElement(suite, "testcase", classname=result.path, name="check")
-            ElementTree.SubElement(case, "error", message=_xml(result.error)).text = _xml(result.error)
+            ElementTree.SubElement(case, "error", message=_xml(result.error), type=NOT_CHECKED).text = _xml(result.error)
             cases, errors = 1, 1
         elif not result.records:
             ElementTree.SubElement(suite, "testcase", classname=result.path, name="no findings")
             cases = 1
         for r in result.records:
+            if r.code == NOT_CHECKED:  # the error test case above
+                continue
             case = ElementTree.SubElement(suite, "testcase", classname=result.path,
                                           name=f"{r.code} at {where(result.path, r)}")
             failure = ElementTree.SubElement(case, "failure", message=_xml(r.message), type=r.code)

@@ -10,9 +10,11 @@ references found:
   unsafe > safe;
 - a site without findings is supported, unknown or other (see STATUSES).
 
-Syntax errors (E999) are findings but not sites. Advice (NPU6xx performance, NPU7xx
-reproducibility) is not migration work: it has its own section (fused-API opportunities and
-host synchronisations per file) and counts neither as a site nor towards the effort.
+Syntax errors (E999) and files that could not be checked (E902) are findings but not
+sites; the files not checked are also listed on their own, with the reason. Advice (NPU6xx
+performance, NPU7xx reproducibility) is not migration work: it has its own section
+(fused-API opportunities and host synchronisations per file) and counts neither as a site
+nor towards the effort.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ..engine.tables import Tables
 from ..rules import RULES
 from .baseline import normalise
 from .check import FileResult, Record
+from .output import NOT_CHECKED, not_checked
 
 REPORT_FORMATS = ("html", "md", "csv", "json")
 # (key, column label, what it means) in the order the report shows them.
@@ -109,7 +112,7 @@ class FileReport:
         sites: dict[tuple, str] = {}
         self.unsupported_apis: Counter = Counter()
         for record in records:
-            if record.code == "E999":
+            if record.code in ("E999", NOT_CHECKED):
                 continue
             where = (record.line, record.col, record.end_line, record.end_col)
             status = finding_status(record)
@@ -147,7 +150,7 @@ class FileReport:
 
 def build(results: list[FileResult], settings_of: Callable[[str], Settings], base: Settings) -> dict:
     """The report as plain data; every format renders this (JSON is it verbatim)."""
-    files = [FileReport(result, settings_of(result.path)) for result in results]
+    files = [FileReport(result, settings_of(result.path)) for result in not_checked(results)]
     totals: Counter = Counter()
     rules: Counter = Counter()
     safe: Counter = Counter()
@@ -178,6 +181,7 @@ def build(results: list[FileResult], settings_of: Callable[[str], Settings], bas
                    **{key: totals[key] for key in STATUS_KEYS}, "findings": totals["findings"],
                    "effort": {bucket: sum(1 for f in files if f.effort == bucket) for bucket in EFFORT}},
         "files": [f.row() for f in files],
+        "not_checked": [{"path": f.path, "error": f.error} for f in files if f.error],
         "top_rules": [{"code": code, "name": RULES[code].name if code in RULES else "", "count": count,
                        "safe": safe[code], "unsafe": unsafe[code]} for code, count in rules.most_common(TOP)],
         "top_unsupported": [{"api": api, "code": code, "count": count}
@@ -242,6 +246,7 @@ def as_markdown(report: dict) -> str:
         f"**{plural(totals['references'], 'API reference')}**, {plural(totals['findings'], 'finding')} in "
         f"{plural(totals['files_with_findings'], 'file')}.",
         "",
+        *not_checked_markdown(report["not_checked"]),
         "| | references | share |",
         "|---|---:|---:|",
     ]
@@ -268,6 +273,17 @@ def as_markdown(report: dict) -> str:
     lines += ["", "## What the columns mean", ""]
     lines += [f"- **{s['label']}**: {s['meaning']}" for s in report["statuses"]]
     return "\n".join(lines)
+
+
+def not_checked_sentence(files: list[dict]) -> str:
+    return f"{plural(len(files), 'file')} could not be checked ({NOT_CHECKED}); their findings are missing"
+
+
+def not_checked_markdown(files: list[dict]) -> list[str]:
+    if not files:
+        return []
+    return [f"**{not_checked_sentence(files)}:**", "",
+            *(f"- {_md_cell(f['path'])}: {_md_cell(f['error'])}" for f in files), ""]
 
 
 def performance_sentence(performance: dict) -> str:

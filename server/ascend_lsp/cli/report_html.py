@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from html import escape
 
-from .report import COLUMNS, EFFORT, STATUS_KEYS, mindspore_sentence, performance_sentence, plural, target_line
+from .report import (COLUMNS, EFFORT, STATUS_KEYS, mindspore_sentence, not_checked_sentence, performance_sentence, plural,
+                     target_line)
 
 COLOURS = {"supported": "#2e7d32", "safe": "#66bb6a", "unsafe": "#ffb300", "manual": "#fb8c00",
            "unsupported": "#d32f2f", "unknown": "#9e9e9e", "other": "#cfd8dc"}
@@ -140,6 +141,10 @@ def as_html(report: dict) -> str:
     perf_rows = "".join(f"<tr><td>{escape(f['path'])}</td><td>{f['fused_apis']}</td><td>{f['host_syncs']}</td>"
                         f"<td>{f['other_advice']}</td></tr>" for f in performance["files"])
     perf_rules = "".join(f"<li>{r['code']} {escape(r['name'])}: {r['count']}</li>" for r in performance["by_rule"])
+    missing = report["not_checked"]
+    not_checked = (f'<p id="not-checked-summary"><b>{escape(not_checked_sentence(missing))}:</b></p><ul id="not-checked">'
+                   + "".join(f"<li>{escape(f['path'])}: {escape(f['error'])}</li>" for f in missing) + "</ul>"
+                   if missing else "")
     mindspore = (f'<h2>MindSpore</h2><p id="mindspore">{escape(mindspore_sentence(report["mindspore"]))}</p>'
                  if report["mindspore"] is not None else "")
     return f"""<!DOCTYPE html>
@@ -149,6 +154,7 @@ def as_html(report: dict) -> str:
 <h1>Migration report</h1>
 <p class="meta">{escape(report['tool'])}, {escape(report['generated'])} — {escape(target_line(settings))}.
 {plural(totals['files'], 'file')}, {totals['lines']} lines, {totals['files_with_findings']} with findings.</p>
+{not_checked}
 <div class="cards">{cards}</div>
 {_status_bar(totals, labels)}
 {mindspore}

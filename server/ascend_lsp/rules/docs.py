@@ -33,9 +33,14 @@ def page(rule: Rule) -> str:
         f"## Example\n\n```python\n{doc.example}\n```\n\n"
         f"## Fix\n\n{doc.fix}\n\n"
         f"## Source\n\n{doc.source}\n\n"
-        f"## Where it lives\n\n" + "\n".join(describe(locate(rule))) + "\n\n"
-        f"Suppress with `# noqa: {rule.code}`, or `ignore = [\"{rule.code}\"]` in `[tool.ascend-lsp]`.\n"
+        f"## Where it lives\n\n" + "\n".join(describe(locate(rule))) + "\n\n" + suppression(rule)
     )
+
+
+def suppression(rule: Rule) -> str:
+    if not rule.suppressible:
+        return "It cannot be suppressed: `# noqa`, `ignore` and `per-file-ignores` do not hide it.\n"
+    return f"Suppress with `# noqa: {rule.code}`, or `ignore = [\"{rule.code}\"]` in `[tool.ascend-lsp]`.\n"
 
 
 def index() -> str:
