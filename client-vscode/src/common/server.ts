@@ -79,7 +79,11 @@ export class ServerController implements Disposable {
         this.setState('starting');
         const folder = workspace.workspaceFolders?.[0];
         const launch = getLaunchSettings(folder);
-        const interpreter = chooseInterpreter(launch.interpreter, await pythonExtensionInterpreter(folder?.uri));
+        const interpreter = chooseInterpreter(
+            launch.interpreter,
+            await pythonExtensionInterpreter(folder?.uri),
+            workspace.isTrusted ? folder?.uri.fsPath : undefined,
+        );
         const env = serverEnvironment(process.env);
         const outcome = await runProbe(probeLaunch(interpreter.command, launch.importStrategy, this.extensionPath), env);
         const problem = interpreterProblem(interpreter, outcome, launch.importStrategy);

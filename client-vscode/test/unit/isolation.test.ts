@@ -12,6 +12,7 @@ import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bundledLibsPath, bundledStartScript, serverEnvironment, serverLaunch } from '../../src/common/launch';
+import { chooseInterpreter } from '../../src/common/interpreter';
 import { interpreterProblem, probeLaunch, runProbe } from '../../src/common/probe';
 import type { ImportStrategy } from '../../src/common/settings';
 
@@ -129,6 +130,18 @@ describe('the interpreter probe', () => {
         const outcome = await runProbe(probeLaunch(['python3'], 'useBundled', extension), plantPython3(environment('useBundled')));
         expectWorkspaceUntouched();
         expect(outcome.ok && outcome.result.server).toBe(true);
+    });
+
+    it('runs no interpreter of an untrusted workspace named by a relative path in the setting', async () => {
+        const fake = path.join(workspace, '.venv', 'bin', 'python');
+        fs.mkdirSync(path.dirname(fake), { recursive: true });
+        fs.writeFileSync(fake, `#!/bin/sh\n: > ${JSON.stringify(path.join(markers, 'python'))}\nexit 3\n`, { mode: 0o755 });
+        planted = listing(workspace);
+        // What server.ts passes for an untrusted workspace: no folder to take the path from.
+        const interpreter = chooseInterpreter(['.venv/bin/python'], undefined, undefined);
+        const outcome = await runProbe(probeLaunch(interpreter.command, 'useBundled', extension), environment('useBundled'));
+        expectWorkspaceUntouched();
+        expect(interpreterProblem(interpreter, outcome, 'useBundled')).toMatch(/^ascend-lsp: the Python interpreter "\.venv\/bin\/python" \(from the setting\) was not found\./);
     });
 });
 
