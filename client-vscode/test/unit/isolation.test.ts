@@ -85,14 +85,20 @@ function environment(strategy: ImportStrategy): NodeJS.ProcessEnv {
     return serverEnvironment({ ...process.env, PYTHONPATH: strategy === 'fromEnvironment' ? SERVER_SOURCES : '' });
 }
 
+/** A program at `relative` in the workspace that leaves a marker when it runs. */
+function plantProgram(relative: string): void {
+    const file = path.join(workspace, relative);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, `#!/bin/sh\n: > ${JSON.stringify(path.join(markers, path.basename(file)))}\nexit 3\n`, { mode: 0o755 });
+    planted = listing(workspace);
+}
+
 /**
- * Plants a `python3` that leaves a marker, and returns `env` with an empty PATH entry in front,
- * as `PATH=$EXTRA:$PATH` leaves with EXTRA unset: it stands for the working directory.
+ * Plants a `python3`, and returns `env` with an empty PATH entry in front (before
+ * `pythonFolder`), as `PATH=$EXTRA:$PATH` leaves with EXTRA unset: it means the working directory.
  */
 function plantPython3(env: NodeJS.ProcessEnv, pythonFolder?: string): NodeJS.ProcessEnv {
-    const marker = JSON.stringify(path.join(markers, 'python3'));
-    fs.writeFileSync(path.join(workspace, 'python3'), `#!/bin/sh\n: > ${marker}\nexit 3\n`, { mode: 0o755 });
-    planted = listing(workspace);
+    plantProgram('python3');
     return { ...env, PATH: ['', ...(pythonFolder ? [pythonFolder] : []), env.PATH].join(path.delimiter) };
 }
 
@@ -133,10 +139,7 @@ describe('the interpreter probe', () => {
     });
 
     it('runs no interpreter of an untrusted workspace named by a relative path in the setting', async () => {
-        const fake = path.join(workspace, '.venv', 'bin', 'python');
-        fs.mkdirSync(path.dirname(fake), { recursive: true });
-        fs.writeFileSync(fake, `#!/bin/sh\n: > ${JSON.stringify(path.join(markers, 'python'))}\nexit 3\n`, { mode: 0o755 });
-        planted = listing(workspace);
+        plantProgram(path.join('.venv', 'bin', 'python'));
         // What server.ts passes for an untrusted workspace: no folder to take the path from.
         const interpreter = chooseInterpreter(['.venv/bin/python'], undefined, undefined);
         const outcome = await runProbe(probeLaunch(interpreter.command, 'useBundled', extension), environment('useBundled'));
