@@ -77,7 +77,17 @@ function makeWorkspace(): string {
     }
     fs.mkdirSync(path.join(folder, '.vscode'));
     fs.writeFileSync(path.join(folder, '.vscode', 'settings.json'), JSON.stringify(settings, null, 4));
+    // Modules the interpreter check and the server import: neither may come from the workspace.
+    const planted = `open(${JSON.stringify(importedMarker(folder))}, "a").write(__name__ + "\\n")\nraise SystemExit("imported the workspace's " + __name__)\n`;
+    fs.writeFileSync(path.join(folder, 'json.py'), planted);
+    fs.mkdirSync(path.join(folder, 'ascend_lsp'));
+    fs.writeFileSync(path.join(folder, 'ascend_lsp', '__init__.py'), planted);
     return folder;
+}
+
+/** Where the workspace's planted modules record that they were imported (outside the workspace). */
+function importedMarker(workspace: string): string {
+    return `${workspace}.imported`;
 }
 
 /** 1-based line and column of the first occurrence of `needle` in `file`, plus `offset` columns. */
@@ -313,6 +323,12 @@ async function main(): Promise<number> {
             fs.writeFileSync(settingsFile, saved);
             await page!.locator('.statusbar-item', { hasText: 'Ascend:' }).locator('.codicon-error').waitFor({ state: 'detached', timeout: 20_000 });
         });
+
+        await step("no process imported the workspace's json.py or ascend_lsp/", async () => {
+            if (fs.existsSync(importedMarker(workspace))) {
+                throw new Error(`imported: ${fs.readFileSync(importedMarker(workspace), 'utf8').trim().split('\n').join(', ')}`);
+            }
+        });
     } finally {
         await browser?.close();
         await server?.stop();
@@ -321,6 +337,7 @@ async function main(): Promise<number> {
         }
         fs.rmSync(home, { recursive: true, force: true });
         fs.rmSync(workspace, { recursive: true, force: true });
+        fs.rmSync(importedMarker(workspace), { force: true });
     }
     const count = (outcome: Outcome) => outcomes.filter((o) => o.outcome === outcome).length;
     console.log(`e2e: ${((Date.now() - started) / 1000).toFixed(1)} s in code-server, screenshots in ${output}`);

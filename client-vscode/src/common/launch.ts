@@ -1,4 +1,4 @@
-/** The command line and environment that start the server. */
+/** The command lines, and the folder, that start the extension's Python processes. */
 import * as path from 'path';
 import { SERVER_MODULE } from './constants';
 import type { ImportStrategy } from './settings';
@@ -12,6 +12,24 @@ export function bundledStartScript(extensionPath: string): string {
     return path.join(extensionPath, 'bundled', 'start_server.py');
 }
 
+export interface PythonLaunch {
+    command: string;
+    args: string[];
+    cwd: string;
+}
+
+/**
+ * The interpreter with `pythonArgs`, started in the extension's own folder, never in the
+ * workspace: `python -c` and `python -m` put their working directory first on sys.path
+ * (Python 3.10 has no -P), so a workspace's json.py or argparse.py would be imported, and an
+ * empty PATH entry (or, on Windows, any bare command name) finds programs there too. The
+ * server learns the workspace from the LSP's root and folders, not from its working directory.
+ */
+export function pythonLaunch(interpreter: string[], extensionPath: string, pythonArgs: string[]): PythonLaunch {
+    const [command, ...args] = interpreter;
+    return { command, args: [...args, ...pythonArgs], cwd: extensionPath };
+}
+
 /**
  * With the bundled strategy the interpreter runs the bundle's start script, which puts the
  * vendored libraries first on its own sys.path (so an older pygls in the user's environment
@@ -19,10 +37,9 @@ export function bundledStartScript(extensionPath: string): string {
  * worker the server starts imports the user's packages only. Otherwise the interpreter's own
  * ascend-lsp runs.
  */
-export function serverCommand(interpreter: string[], strategy: ImportStrategy, extensionPath: string): { command: string; args: string[] } {
-    const [command, ...args] = interpreter;
+export function serverLaunch(interpreter: string[], strategy: ImportStrategy, extensionPath: string): PythonLaunch {
     const entry = strategy === 'useBundled' ? [bundledStartScript(extensionPath)] : ['-m', SERVER_MODULE];
-    return { command, args: [...args, ...entry] };
+    return pythonLaunch(interpreter, extensionPath, entry);
 }
 
 export function serverEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {

@@ -6,6 +6,7 @@
 import { execFile } from 'child_process';
 import { MIN_PYTHON } from './constants';
 import type { Interpreter } from './interpreter';
+import { PythonLaunch, bundledLibsPath, pythonLaunch } from './launch';
 import type { ImportStrategy } from './settings';
 
 /**
@@ -27,10 +28,15 @@ export interface ProbeResult {
 
 export type ProbeOutcome = { ok: true; result: ProbeResult } | { ok: false; error: NodeJS.ErrnoException | Error; stderr: string };
 
-export function runProbe(interpreter: Interpreter, env: NodeJS.ProcessEnv, cwd: string, bundledLibs?: string): Promise<ProbeOutcome> {
-    const [command, ...args] = interpreter.command;
+/** The probe of `interpreter` for `strategy`, given the bundled libraries when it will use them. */
+export function probeLaunch(interpreter: string[], strategy: ImportStrategy, extensionPath: string): PythonLaunch {
+    const bundled = strategy === 'useBundled' ? [bundledLibsPath(extensionPath)] : [];
+    return pythonLaunch(interpreter, extensionPath, ['-c', PROBE_SCRIPT, ...bundled]);
+}
+
+export function runProbe({ command, args, cwd }: PythonLaunch, env: NodeJS.ProcessEnv): Promise<ProbeOutcome> {
     return new Promise((resolve) => {
-        execFile(command, [...args, '-c', PROBE_SCRIPT, ...(bundledLibs ? [bundledLibs] : [])], { env, cwd, timeout: 20_000 }, (error, stdout, stderr) => {
+        execFile(command, args, { env, cwd, timeout: 20_000 }, (error, stdout, stderr) => {
             if (error) {
                 resolve({ ok: false, error, stderr });
                 return;

@@ -13,8 +13,8 @@ import {
     ServerOptions,
 } from 'vscode-languageclient/node';
 import { SERVER_ID, SERVER_NAME } from './constants';
-import { bundledLibsPath, serverCommand, serverEnvironment } from './launch';
-import { interpreterProblem, runProbe } from './probe';
+import { serverEnvironment, serverLaunch } from './launch';
+import { interpreterProblem, probeLaunch, runProbe } from './probe';
 import { chooseInterpreter } from './interpreter';
 import { pythonExtensionInterpreter } from './python';
 import { RestartBudget } from './restartBudget';
@@ -79,11 +79,13 @@ export class ServerController implements Disposable {
         this.setState('starting');
         const folder = workspace.workspaceFolders?.[0];
         const launch = getLaunchSettings(folder);
-        const interpreter = chooseInterpreter(launch.interpreter, await pythonExtensionInterpreter(folder?.uri));
+        const interpreter = chooseInterpreter(
+            launch.interpreter,
+            await pythonExtensionInterpreter(folder?.uri),
+            workspace.isTrusted ? folder?.uri.fsPath : undefined,
+        );
         const env = serverEnvironment(process.env);
-        const cwd = folder?.uri.fsPath ?? this.extensionPath;
-        const bundled = launch.importStrategy === 'useBundled' ? bundledLibsPath(this.extensionPath) : undefined;
-        const outcome = await runProbe(interpreter, env, cwd, bundled);
+        const outcome = await runProbe(probeLaunch(interpreter.command, launch.importStrategy, this.extensionPath), env);
         const problem = interpreterProblem(interpreter, outcome, launch.importStrategy);
         if (problem !== undefined || !outcome.ok) {
             // interpreterProblem describes every failed probe; the second test narrows the type.
@@ -94,8 +96,8 @@ export class ServerController implements Disposable {
         this.output.info(
             `Starting the server with ${executable} (Python ${version.join('.')}, interpreter from the ${interpreter.source}, ${launch.importStrategy})`,
         );
-        const command = serverCommand(interpreter.command, launch.importStrategy, this.extensionPath);
-        const serverOptions: ServerOptions = { ...command, options: { cwd, env } };
+        const { command, args, cwd } = serverLaunch(interpreter.command, launch.importStrategy, this.extensionPath);
+        const serverOptions: ServerOptions = { command, args, options: { cwd, env } };
         const client = new LanguageClient(SERVER_ID, SERVER_NAME, serverOptions, this.clientOptions(folder?.uri));
         this.client = client;
         this.clientListener = client.onDidChangeState((event) => {

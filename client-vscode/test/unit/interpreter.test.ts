@@ -1,3 +1,4 @@
+import * as path from 'path';
 import { describe, expect, it } from 'vitest';
 import { chooseInterpreter } from '../../src/common/interpreter';
 
@@ -7,6 +8,18 @@ describe('chooseInterpreter', () => {
             command: ['/opt/venv/bin/python', '-X', 'utf8'],
             source: 'setting',
         });
+    });
+
+    it('takes a relative path in the setting from the workspace folder, and a bare name from PATH', () => {
+        expect(chooseInterpreter(['.venv/bin/python', '-X', 'utf8'], undefined, '/work/project').command).toEqual([
+            path.resolve('/work/project', '.venv/bin/python'),
+            '-X',
+            'utf8',
+        ]);
+        expect(chooseInterpreter(['python3.12'], undefined, '/work/project').command).toEqual(['python3.12']);
+        expect(chooseInterpreter(['/opt/venv/bin/python'], undefined, '/work/project').command).toEqual(['/opt/venv/bin/python']);
+        // No folder (no workspace, or an untrusted one): the path is not made one in the workspace.
+        expect(chooseInterpreter(['.venv/bin/python'], undefined).command).toEqual(['.venv/bin/python']);
     });
 
     it("then takes the Python extension's interpreter", () => {

@@ -3,7 +3,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/common/interpreter';
-import { ProbeOutcome, ProbeResult, interpreterProblem, runProbe } from '../../src/common/probe';
+import { bundledLibsPath } from '../../src/common/launch';
+import { ProbeOutcome, ProbeResult, interpreterProblem, probeLaunch, runProbe } from '../../src/common/probe';
 
 const fromPath: Interpreter = { command: ['python3'], source: 'PATH' };
 
@@ -43,7 +44,7 @@ describe('interpreterProblem', () => {
 
 describe('runProbe', () => {
     it('reads version and packages from a real interpreter', async () => {
-        const outcome = await runProbe(fromPath, { ...process.env, PYTHONPATH: '' }, process.cwd());
+        const outcome = await runProbe(probeLaunch(fromPath.command, 'fromEnvironment', process.cwd()), { ...process.env, PYTHONPATH: '' });
         expect(outcome.ok).toBe(true);
         if (outcome.ok) {
             expect(outcome.result.version[0]).toBe(3);
@@ -51,18 +52,18 @@ describe('runProbe', () => {
         }
     });
 
-    it('finds the server in the bundled libraries it is given', async () => {
-        const libs = fs.mkdtempSync(path.join(os.tmpdir(), 'libs-'));
-        fs.mkdirSync(path.join(libs, 'ascend_lsp'));
-        fs.writeFileSync(path.join(libs, 'ascend_lsp', '__init__.py'), '');
+    it("finds the server in the extension's bundled libraries", async () => {
+        const extension = fs.mkdtempSync(path.join(os.tmpdir(), 'extension-'));
+        fs.mkdirSync(path.join(bundledLibsPath(extension), 'ascend_lsp'), { recursive: true });
+        fs.writeFileSync(path.join(bundledLibsPath(extension), 'ascend_lsp', '__init__.py'), '');
         const env = { ...process.env, PYTHONPATH: '' };
-        const outcome = await runProbe(fromPath, env, os.tmpdir(), libs);
+        const outcome = await runProbe(probeLaunch(fromPath.command, 'useBundled', extension), env);
         expect(outcome.ok && outcome.result.server).toBe(true);
-        fs.rmSync(libs, { recursive: true });
+        fs.rmSync(extension, { recursive: true });
     });
 
     it('fails cleanly on a missing executable', async () => {
-        const outcome = await runProbe({ command: ['/nonexistent/python'], source: 'setting' }, process.env, process.cwd());
+        const outcome = await runProbe(probeLaunch(['/nonexistent/python'], 'useBundled', process.cwd()), process.env);
         expect(outcome.ok).toBe(false);
         expect(interpreterProblem({ command: ['/nonexistent/python'], source: 'setting' }, outcome, 'useBundled')).toContain('was not found');
     });
