@@ -20,9 +20,10 @@ from ..engine.config import Settings
 from ..engine.model import Finding
 from ..engine.text import SourceText
 from ..engine.tables import TableError, mappings_root
+from ..safe_write import WriteRefused, write_file
 from .noqa_writer import with_noqa
 from .references import api_references
-from ..sources import Source, SourceError, encode, read_source
+from ..sources import Source, SourceError, encode, read_regular, read_source
 
 CACHE_DIR = ".lsp-check-cache"
 CACHE_FORMAT = 3  # bump when an entry's shape changes
@@ -118,18 +119,17 @@ def records_of(source: Source, findings: list[Finding], index: SourceText | None
 
 
 def write_atomically(source: Source, data: bytes) -> str:
-    """Write `data` over `source.path` unless the file changed since it was read.
-    Returns "" on success, else why it was not written."""
-    path = Path(source.path)
+    """Write `data` over `source.path` (a symlink's target, keeping the link) unless the file
+    changed since it was read. Returns "" on success, else why it was not written."""
     try:
-        if path.stat().st_mtime_ns != source.mtime_ns or path.read_bytes() != source.raw:
+        raw, mtime_ns = read_regular(source.path, len(source.raw))
+        if mtime_ns != source.mtime_ns or raw != source.raw:
             return "changed since it was read; not written"
-        partial = path.with_name(f".{path.name}.lsp-check-{os.getpid()}.tmp")
-        partial.write_bytes(data)
-        os.chmod(partial, path.stat().st_mode & 0o7777)
-        os.replace(partial, path)
-    except OSError as exc:
-        return f"cannot write: {exc.strerror or exc}"
+        write_file(source.path, data, follow_links=True)
+    except SourceError:
+        return "changed since it was read; not written"
+    except WriteRefused as exc:
+        return str(exc)
     return ""
 
 
