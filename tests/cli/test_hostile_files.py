@@ -78,6 +78,13 @@ def test_fix_refuses_a_file_with_hard_links(tree):
     assert train.stat().st_ino == other.stat().st_ino
 
 
+def test_fix_keeps_each_untouched_lines_own_line_break(tree):
+    train = tree / "train.py"
+    train.write_bytes(b"import torch\r\n\r\ntorch.cuda.synchronize()\r\nx = 1\ny = 2\r\n")
+    assert lsp_check(tree, "--fix", "train.py").returncode == 0
+    assert train.read_bytes() == b"import torch\r\nimport torch_npu\r\n\r\ntorch.npu.synchronize()\r\nx = 1\ny = 2\r\n"
+
+
 def test_a_link_planted_at_the_fix_temporary_name_is_not_written_through(tree):
     process = started(tree, "--fix", "train.py")
     planted = tree / f".train.py.lsp-check-{process.pid}.tmp"  # the name beside the file, by process id
