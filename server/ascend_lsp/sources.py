@@ -27,12 +27,13 @@ class SourceError(Exception):
     """The file cannot be checked; the message says why, for a person."""
 
 
-def read_regular(path: str, limit: int = MAX_BYTES) -> tuple[bytes, int]:
-    """The bytes of a regular file (through symlinks) and its mtime. A FIFO, a device
-    (`/dev/zero`, `/dev/urandom`) or a socket is refused without reading (a FIFO is
-    opened non-blocking, so it cannot hang), and so is a file over `limit` bytes."""
+def read_regular(path: str, limit: int = MAX_BYTES, follow_links: bool = True) -> tuple[bytes, int]:
+    """The bytes of a regular file (through symlinks unless not `follow_links`) and its mtime.
+    A FIFO, a device (`/dev/zero`, `/dev/urandom`) or a socket is refused without reading (a
+    FIFO is opened non-blocking, so it cannot hang), and so is a file over `limit` bytes."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow_links else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle:

@@ -5,6 +5,7 @@ hard links."""
 
 from __future__ import annotations
 
+import marshal
 import os
 import resource
 import signal
@@ -33,9 +34,114 @@ def tree(tmp_path: Path, monkeypatch) -> Path:
     return root.resolve()
 
 
+def cache_file(root: Path) -> Path:
+    [file] = (root / ".lsp-check-cache").glob("*.marshal")
+    return file
+
+
 def started(root: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen([str(SCRIPT), *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
+
+
+# --- the cache folder ------------------------------------------------------------------------
+def test_a_gitignore_link_in_the_cache_folder_is_not_written_through(tree):
+    (tree / ".lsp-check-cache").mkdir()
+    (tree / ".lsp-check-cache" / ".gitignore").symlink_to("../../precious")
+    run = lsp_check(tree, ".")
+    assert run.returncode == 1, run.stderr
+    assert (tree.parent / "precious").read_text() == "precious\n"
+    assert (tree / ".lsp-check-cache" / ".gitignore").is_symlink()
+    assert cache_file(tree).is_file()
+
+
+def test_a_cache_folder_that_is_a_link_is_not_used(tree):
+    outside = tree.parent / "outside"
+    outside.mkdir()
+    (tree / ".lsp-check-cache").symlink_to(outside)
+    run = lsp_check(tree, ".")
+    assert run.returncode == 1
+    assert run.stderr == (f"warning: {tree}/.lsp-check-cache: a symbolic link, not a folder; results are not "
+                          "cached (remove it to cache them)\n")
+    assert os.listdir(outside) == []
+
+
+def test_a_link_planted_at_the_cache_files_temporary_name_is_not_written_through(tree):
+    assert lsp_check(tree, ".").returncode == 1
+    file = cache_file(tree)
+    (tree / "other.py").write_text("x = 1\n")  # something new to cache: the cache is written again
+    process = started(tree, ".")
+    planted = file.with_suffix(f".{process.pid}.tmp")  # beside the cache file, named by the process id
+    planted.symlink_to(tree.parent / "precious")
+    process.communicate(timeout=300)
+    assert process.returncode == 1
+    assert (tree.parent / "precious").read_text() == "precious\n"
+    assert planted.is_symlink()
+    assert "other.py" in marshal.loads(file.read_bytes())  # the cache was saved, other.py with it
+
+
+@pytest.mark.parametrize("bad", ["list", "code object", "/dev/zero", "FIFO"])
+def test_a_bad_cache_file_is_discarded_and_rebuilt(tree, bad):
+    assert lsp_check(tree, ".").returncode == 1
+    file = cache_file(tree)
+    file.unlink()
+    if bad == "list":
+        file.write_bytes(marshal.dumps([1]))
+    elif bad == "code object":
+        file.write_bytes(marshal.dumps(compile("1", "x", "eval")))
+    elif bad == "/dev/zero":
+        file.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(file)
+
+    def at_most_2_gib() -> None:  # reading /dev/zero to the end must fail here, not take the machine's memory
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    run = subprocess.run([str(SCRIPT), "."], cwd=tree, capture_output=True, text=True, timeout=120,
+                         preexec_fn=at_most_2_gib)
+    assert (run.returncode, run.stderr) == (1, "")
+    assert "train.py:3:1: NPU103" in run.stdout
+    assert file.is_file() and not file.is_symlink()
+    assert isinstance(marshal.loads(file.read_bytes()), dict)
+
+
+# --- what a cached result depends on ---------------------------------------------------------
+USES_OP = "import torch\n\n\ndef scale(x):\n    return torch.ops.myops.scale(x)\n"
+CUDA_ONLY_OP = """#include <torch/library.h>
+TORCH_LIBRARY(myops, m) { m.def("scale(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("scale", &scale_cuda); }
+"""
+
+
+def test_two_projects_with_equal_settings_keep_their_own_operators(tmp_path, monkeypatch):
+    """Neither project has settings of its own (both use the defaults); each registers its
+    own operators (NPU308)."""
+    monkeypatch.setenv("ASCEND_LSP_CACHE_DIR", str(tmp_path / "table-cache"))
+    top = tmp_path / "top"
+    for name in ("first", "second"):
+        (top / name).mkdir(parents=True)
+        (top / name / "setup.py").write_text("")
+        (top / name / "ops.py").write_text(USES_OP)
+    assert lsp_check(top, "first", "second").returncode == 0
+    (top / "second" / "ops.cu").write_text(CUDA_ONLY_OP)
+    cached, uncached = lsp_check(top, "first", "second"), lsp_check(top, "first", "second", "--no-cache")
+    assert (cached.returncode, cached.stdout) == (uncached.returncode, uncached.stdout)
+    assert cached.returncode == 1
+    assert "second/ops.py:5:12: NPU308" in cached.stdout
+    assert "first/ops.py" not in cached.stdout
+
+
+def test_an_edit_that_keeps_the_size_and_restores_the_mtime_is_checked_again(tree):
+    train = tree / "train.py"
+    train.write_text("import torch\n\n# torch.cuda.synchronize()\n")
+    assert lsp_check(tree, ".").returncode == 0
+    before = train.stat()
+    train.write_text("import torch\n\ntorch.cuda.synchronize()  \n")  # as long as before
+    os.utime(train, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `touch -d` or a restoring tool would
+    assert (train.stat().st_size, train.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    run = lsp_check(tree, ".")
+    assert run.returncode == 1
+    assert "train.py:3:1: NPU103" in run.stdout
 
 
 # --- --fix and --add-noqa --------------------------------------------------------------------
