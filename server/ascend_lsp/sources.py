@@ -10,6 +10,7 @@ import re
 import tokenize
 from stat import S_ISDIR, S_ISFIFO, S_ISREG
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from .engine.text import split_lines
 
@@ -27,22 +28,34 @@ class SourceError(Exception):
     """The file cannot be checked; the message says why, for a person."""
 
 
-def read_regular(path: str, limit: int = MAX_BYTES, follow_links: bool = True) -> tuple[bytes, int]:
-    """The bytes of a regular file (through symlinks unless not `follow_links`) and its mtime.
-    A FIFO, a device (`/dev/zero`, `/dev/urandom`) or a socket is refused without reading (a
-    FIFO is opened non-blocking, so it cannot hang), and so is a file over `limit` bytes."""
+def open_regular(path: str, follow_links: bool = True) -> tuple[BinaryIO, os.stat_result]:
+    """A regular file (through symlinks unless not `follow_links`) opened for reading, and its
+    stat. A FIFO, a device (`/dev/zero`, `/dev/urandom`), a socket or a folder is refused
+    without reading (a FIFO is opened non-blocking, so it cannot hang)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow_links else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
+    handle = os.fdopen(fd, "rb")
+    try:
+        stat = os.fstat(fd)
+    except OSError as exc:
+        handle.close()
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    if not S_ISREG(stat.st_mode):
+        handle.close()
+        kind = "a directory" if S_ISDIR(stat.st_mode) else "a FIFO" if S_ISFIFO(stat.st_mode) else "a device or socket"
+        raise SourceError(f"not a regular file ({kind}); only files are read")
+    return handle, stat
+
+
+def read_regular(path: str, limit: int = MAX_BYTES, follow_links: bool = True) -> tuple[bytes, int]:
+    """The bytes of a regular file (see open_regular) and its mtime; a file over `limit` bytes
+    is refused."""
+    handle, stat = open_regular(path, follow_links)
+    with handle:
         try:
-            stat = os.fstat(fd)
-            if not S_ISREG(stat.st_mode):
-                kind = "a directory" if S_ISDIR(stat.st_mode) else "a FIFO" if S_ISFIFO(stat.st_mode) else \
-                    "a device or socket"
-                raise SourceError(f"not a regular file ({kind}); only files are read")
             if stat.st_size > limit:
                 raise SourceError(f"too large to check ({stat.st_size / 2**20:.1f} MiB; the limit is "
                                   f"{limit / 2**20:.0f} MiB)")
