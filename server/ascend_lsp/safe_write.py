@@ -2,16 +2,17 @@
 of the package goes through here (`--fix`, `--add-noqa`, the result cache, `port`,
 `convert-weights`).
 
-The new content goes to a temporary file created exclusively (`mkstemp`: `O_CREAT|O_EXCL`,
-which never follows a planted symlink) in the target's folder, is flushed to disk, and
+The new content goes to a temporary file with a random name created exclusively
+(`O_CREAT|O_EXCL|O_NOFOLLOW`, which never follows a planted symlink) in the target's folder, is flushed to disk, and
 replaces the target with `os.replace`, so a reader never sees half a file and a failed write
 (a full disk) leaves the target as it was and no temporary file behind."""
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 import stat
-import tempfile
 from typing import BinaryIO, Callable
 
 Content = bytes | Callable[[BinaryIO], None]  # the bytes, or a function that writes them to the file
@@ -64,11 +65,9 @@ def write_file(path: str, content: Content, follow_links: bool = False) -> None:
 
 def replace(path: str, content: Content, mode: int | None = None) -> None:
     """Put a new file with `content` at `path`, replacing whatever has that name (the name is
-    replaced, nothing is written through it). `mode` None: a new file's mode (0666 less the
-    umask)."""
-    folder, name = os.path.split(path)
+    replaced, nothing is written through it). `mode` None: a new file's mode."""
     try:
-        fd, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
+        fd, partial = _create_beside(path)
     except OSError as exc:
         raise WriteRefused(f"cannot write: {exc.strerror or exc}") from None
     try:
@@ -78,7 +77,8 @@ def replace(path: str, content: Content, mode: int | None = None) -> None:
             else:
                 handle.write(content)
             handle.flush()
-            os.fchmod(handle.fileno(), _new_file_mode() if mode is None else mode)
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(partial, path)
     except BaseException as exc:
@@ -91,7 +91,14 @@ def replace(path: str, content: Content, mode: int | None = None) -> None:
         raise
 
 
-def _new_file_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+def _create_beside(path: str) -> tuple[int, str]:
+    """A new file with a random name in `path`'s folder, as `mkstemp` makes one but with a new
+    file's mode (0666 less the umask, applied by the system: no process-wide umask change)."""
+    folder, name = os.path.split(path)
+    for _ in range(100):
+        partial = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666), partial
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name beside the file")

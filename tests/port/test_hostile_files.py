@@ -63,6 +63,14 @@ def test_port_does_not_write_through_a_link_at_its_output_name(tmp_path, source)
     assert (tmp_path / "precious").read_text() == "precious\n"
 
 
+def test_a_new_port_has_a_new_files_mode(tmp_path, source):
+    """0666 less the umask, as any new file: not the 0600 of a private temporary file."""
+    run = subprocess.run([str(SCRIPT), "port", "f.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         preexec_fn=lambda: os.umask(0o027))
+    assert run.returncode == 0, run.stderr
+    assert stat.S_IMODE(os.stat(tmp_path / "f_mindspore.py").st_mode) == 0o640
+
+
 def test_port_into_a_missing_folder_says_so(tmp_path, source):
     run = lsp_check(tmp_path, "port", "f.py", "-o", "nodir/x.py")
     assert (run.returncode, run.stderr) == (2, "error: nodir/x.py: the folder nodir does not exist\n")
