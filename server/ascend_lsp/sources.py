@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import io
 import json
 import os
@@ -9,6 +10,7 @@ import re
 import tokenize
 from stat import S_ISDIR, S_ISFIFO, S_ISREG
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from .engine.text import split_lines
 
@@ -26,21 +28,34 @@ class SourceError(Exception):
     """The file cannot be checked; the message says why, for a person."""
 
 
-def read_regular(path: str, limit: int = MAX_BYTES) -> tuple[bytes, int]:
-    """The bytes of a regular file (through symlinks) and its mtime. A FIFO, a device
-    (`/dev/zero`, `/dev/urandom`) or a socket is refused without reading (a FIFO is
-    opened non-blocking, so it cannot hang), and so is a file over `limit` bytes."""
+def open_regular(path: str, follow_links: bool = True) -> tuple[BinaryIO, os.stat_result]:
+    """A regular file (through symlinks unless not `follow_links`) opened for reading, and its
+    stat. A FIFO, a device (`/dev/zero`, `/dev/urandom`), a socket or a folder is refused
+    without reading (a FIFO is opened non-blocking, so it cannot hang)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow_links else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
+    handle = os.fdopen(fd, "rb")
+    try:
+        stat = os.fstat(fd)
+    except OSError as exc:
+        handle.close()
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    if not S_ISREG(stat.st_mode):
+        handle.close()
+        kind = "a directory" if S_ISDIR(stat.st_mode) else "a FIFO" if S_ISFIFO(stat.st_mode) else "a device or socket"
+        raise SourceError(f"not a regular file ({kind}); only files are read")
+    return handle, stat
+
+
+def read_regular(path: str, limit: int = MAX_BYTES, follow_links: bool = True) -> tuple[bytes, int]:
+    """The bytes of a regular file (see open_regular) and its mtime; a file over `limit` bytes
+    is refused."""
+    handle, stat = open_regular(path, follow_links)
+    with handle:
         try:
-            stat = os.fstat(fd)
-            if not S_ISREG(stat.st_mode):
-                kind = "a directory" if S_ISDIR(stat.st_mode) else "a FIFO" if S_ISFIFO(stat.st_mode) else \
-                    "a device or socket"
-                raise SourceError(f"not a regular file ({kind}); only files are read")
             if stat.st_size > limit:
                 raise SourceError(f"too large to check ({stat.st_size / 2**20:.1f} MiB; the limit is "
                                   f"{limit / 2**20:.0f} MiB)")
@@ -105,6 +120,34 @@ def read_source(path: str, limit: int = MAX_BYTES) -> Source:
     return Source(path, text, raw, mtime_ns, "utf-8" if encoding == "utf-8-sig" else encoding, bom, newline)
 
 
+def _crlf(old: str, new: str) -> str:
+    """`new` (fixed `old`, a file with CRLF line breaks) with CRLF breaks where the fixes
+    wrote LF ones. A line the fixes did not touch keeps its own break, LF in a file that
+    mixes them; an edited line keeps the break it had; an added line gets CRLF."""
+    if old.count("\n") == old.count("\r\n"):  # CRLF only: every LF is one the fixes wrote
+        return new.replace("\r\n", "\n").replace("\n", "\r\n")
+    before, after = split_lines(old), split_lines(new)
+    head = 0  # the lines before the first change and after the last are kept as they are
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(before), len(after)) - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    old_mid, new_mid = before[head:len(before) - tail], after[head:len(after) - tail]
+    out = after[:head]
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_mid, new_mid, autojunk=False).get_opcodes():
+        lines = new_mid[j1:j2]
+        if op == "equal":
+            out += lines
+            continue
+        # lines edited in place pair up with the old ones; lines added get CRLF
+        ends = [line[len(line.rstrip("\r\n")):] for line in old_mid[i1:i2]] if i2 - i1 == j2 - j1 else []
+        for k, line in enumerate(lines):
+            body = line.rstrip("\r\n")
+            out.append(line if body == line else body + (ends[k] if ends and ends[k] else "\r\n"))
+    return "".join(out + after[len(after) - tail:])
+
+
 def _first_lines(raw: bytes) -> bytes:
     """The first two lines, with `\n` breaks: where PEP 263 looks for a coding cookie.
     `readline` would break only at `\n`, so a file with `\r` breaks would be searched
@@ -141,7 +184,7 @@ def _notebook(path: str, raw: bytes, mtime_ns: int) -> Source:
 def encode(source: Source, text: str) -> bytes:
     """The bytes to write for new engine text, in the file's own form."""
     if source.notebook is None:
-        data = text if source.newline == "\n" else text.replace("\r\n", "\n").replace("\n", "\r\n")
+        data = text if source.newline == "\n" else _crlf(source.text, text)
         return (b"\xef\xbb\xbf" if source.bom else b"") + data.encode(source.encoding)
     notebook = json.loads(json.dumps(source.notebook))
     original = {index: line for index, line in source.cells}

@@ -283,7 +283,7 @@ def test_warm_run_uses_the_cache(project: Path, capsys) -> None:
 
 
 def test_edited_rules_invalidate_the_cache() -> None:
-    from ascend_lsp.cli.check import code_stamp, settings_key
+    from ascend_lsp.cli.cache import code_stamp, settings_key
     from ascend_lsp.engine.config import Settings
     from ascend_lsp.rules import base
 

@@ -3,67 +3,27 @@
 from __future__ import annotations
 
 import difflib
-import functools
-import hashlib
-import marshal
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import astuple, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from .. import __version__
 from ..analysis import analyze, fix_text
-from ..custom_ops import forget, project_ops
+from ..custom_ops import forget, project_ops, project_root
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
 from ..engine.model import Finding
 from ..engine.text import SourceText
-from ..engine.tables import TableError, mappings_root
+from ..engine.tables import TableError
+from ..safe_write import WriteRefused, write_file
+from .cache import Cache, settings_key
 from .noqa_writer import with_noqa
 from .references import api_references
-from ..sources import Source, SourceError, encode, read_source
+from .results import FileResult, Record
+from ..sources import Source, SourceError, encode, read_regular, read_source
 
-CACHE_DIR = ".lsp-check-cache"
-CACHE_FORMAT = 3  # bump when an entry's shape changes
 EXCERPT = 120  # characters of a long line shown either side of a finding
 CHUNK = 8
-
-
-@dataclass(slots=True)
-class Record:
-    """One finding as the CLI reports it: plain data, cheap to send between processes."""
-
-    code: str
-    message: str
-    severity: int
-    line: int  # 0-based, in the engine text
-    col: int
-    end_line: int
-    end_col: int
-    cell: str  # "cell 3" for notebooks
-    cell_line: int  # 0-based line within the cell (or the file)
-    source_line: str  # the line, or the part of a long line around the finding (excerpt())
-    source_col: int  # where `col` falls in `source_line`
-    fix_title: str = ""
-    fix_applicability: str = ""  # safe | unsafe | display | ""
-    edits: list = field(default_factory=list)  # [(line, col, end_line, end_col, text)]
-    extra: dict = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class FileResult:
-    path: str
-    records: list[Record] = field(default_factory=list)
-    error: str = ""  # the file could not be checked
-    fixed: int = 0  # fixes applied (--fix)
-    diff: str = ""  # --diff
-    rule_errors: list[str] = field(default_factory=list)
-    skipped_write: str = ""  # why a fix was not written
-    lines: int = 0
-    references: list | None = None  # API references (report), see references.api_references
-    noqa_added: int = 0  # --add-noqa
-    noqa_refused: list[str] = field(default_factory=list)  # findings --add-noqa could not suppress, and why
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,18 +78,17 @@ def records_of(source: Source, findings: list[Finding], index: SourceText | None
 
 
 def write_atomically(source: Source, data: bytes) -> str:
-    """Write `data` over `source.path` unless the file changed since it was read.
-    Returns "" on success, else why it was not written."""
-    path = Path(source.path)
+    """Write `data` over `source.path` (a symlink's target, keeping the link) unless the file
+    changed since it was read. Returns "" on success, else why it was not written."""
     try:
-        if path.stat().st_mtime_ns != source.mtime_ns or path.read_bytes() != source.raw:
+        raw, mtime_ns = read_regular(source.path, len(source.raw))
+        if mtime_ns != source.mtime_ns or raw != source.raw:
             return "changed since it was read; not written"
-        partial = path.with_name(f".{path.name}.lsp-check-{os.getpid()}.tmp")
-        partial.write_bytes(data)
-        os.chmod(partial, path.stat().st_mode & 0o7777)
-        os.replace(partial, path)
-    except OSError as exc:
-        return f"cannot write: {exc.strerror or exc}"
+        write_file(source.path, data, follow_links=True)
+    except SourceError:
+        return "changed since it was read; not written"
+    except WriteRefused as exc:
+        return str(exc)
     return ""
 
 
@@ -201,87 +160,29 @@ def _check_chunk(items: list[tuple[str, Settings]], options: Options) -> list[Fi
     return [check_file(path, settings, options) for path, settings in items]
 
 
-# --- cache -------------------------------------------------------------------------------
-@functools.cache
-def code_stamp() -> int:
-    """The newest mtime of this package's modules, so an edited checkout (an editable
-    install) does not reuse results computed by older rules."""
-    return max(p.stat().st_mtime_ns for p in Path(__file__).parent.parent.rglob("*.py"))
-
-
-def settings_key(settings: Settings, path: str | None = None) -> str:
-    """What a cached result depends on besides the file: the code, the tables, the settings,
-    and the operators the project (`path`'s) registers (NPU308)."""
-    tables = mappings_root()
-    stamp = [code_stamp(), project_ops(path, settings)] + [str(p.stat().st_mtime_ns) for p in sorted(tables.rglob("*.toml"))]
-    stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
-    return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
-
-
-class Cache:
-    """path → (mtime_ns, size, settings key, records, lines, references or None) for files
-    checked without writing."""
-
-    def __init__(self, folder: Path | None) -> None:
-        self.file = folder / CACHE_DIR / f"v{__version__}-{CACHE_FORMAT}.marshal" if folder else None
-        self.entries: dict = {}
-        if self.file is not None:
-            try:
-                self.entries = marshal.loads(self.file.read_bytes())
-            except (OSError, EOFError, ValueError, TypeError):
-                self.entries = {}
-        self.dirty = False
-
-    @staticmethod
-    def stamp(path: str) -> tuple[int, int] | None:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return None
-        return stat.st_mtime_ns, stat.st_size
-
-    def get(self, path: str, key: str, references: bool = False) -> FileResult | None:
-        entry = self.entries.get(path)
-        if entry is None or entry[2] != key or tuple(entry[:2]) != self.stamp(path):
-            return None
-        if references and entry[5] is None:
-            return None  # checked before without collecting references
-        return FileResult(path, [Record(*r) for r in entry[3]], lines=entry[4],
-                          references=[tuple(r) for r in entry[5]] if entry[5] is not None else None)
-
-    def put(self, result: FileResult, key: str) -> None:
-        stamp = self.stamp(result.path)
-        if stamp is None or result.error or result.rule_errors:
-            return
-        self.entries[result.path] = (*stamp, key, [astuple(r) for r in result.records], result.lines,
-                                     result.references)
-        self.dirty = True
-
-    def save(self) -> None:
-        if self.file is None or not self.dirty:
-            return
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            (self.file.parent / ".gitignore").write_text("*\n")
-            partial = self.file.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_bytes(marshal.dumps(self.entries))
-            os.replace(partial, self.file)
-        except (OSError, ValueError):
-            pass
-
-
 def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache | None,
                jobs: int | None = None, progress: Callable[[int], None] | None = None) -> list[FileResult]:
     """Check every (path, settings); files unchanged since the cached run are not read.
     `progress(n)` is called as each batch of `n` files is done."""
     use_cache = cache is not None and not options.writes
     forget()  # the project's operators as they are now, not as an earlier run in this process saw them
-    keys: dict[Settings, str] = {}
+    # A result depends on the settings and on the project's operators (NPU308): two projects
+    # with equal settings have keys of their own.
+    keys: dict[tuple[Settings, str | None], str] = {}
+    roots: dict[tuple[str, Settings], str | None] = {}  # a folder's project, found once
+
+    def project_of(path: str, settings: Settings) -> tuple[Settings, str | None]:
+        folder = os.path.dirname(path)
+        if (folder, settings) not in roots:
+            roots[folder, settings] = project_root(path, settings)
+        return settings, roots[folder, settings]
+
     results: dict[str, FileResult] = {}
     todo = []
     for path, settings in items:
         if use_cache:
-            key = keys.get(settings) or keys.setdefault(settings, settings_key(settings, path))
+            project = project_of(path, settings)
+            key = keys.get(project) or keys.setdefault(project, settings_key(settings, path))
             hit = cache.get(path, key, options.references)
             if hit is not None:
                 results[path] = hit
@@ -291,7 +192,7 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
         progress(len(results))
     # Fail fast, once, on tables that cannot load, rather than once per file.
     # And scan the project's operators here, once, not in every worker (they are forked).
-    for settings, path in {s: p for p, s in todo}.items():
+    for (settings, _), path in {project_of(p, s): p for p, s in todo}.items():
         if settings.target == "torch_npu":
             tables_for(settings)
             project_ops(path, settings)
@@ -306,7 +207,7 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     for (path, settings), result in zip(todo, done):
         results[path] = result
         if use_cache:
-            cache.put(result, keys[settings])
+            cache.put(result, keys[project_of(path, settings)])
     if use_cache:
         cache.save()
     return [results[path] for path, _ in items]

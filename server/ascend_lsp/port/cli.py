@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from . import PORT_SUFFIX, PortUnavailable, default_port_path, port_source
+from ..safe_write import WriteRefused, writable_target, write_file
+from ..sources import SourceError, read_regular
 
 EXIT_DONE, EXIT_MANUAL, EXIT_ERROR = 0, 1, 2
 
@@ -58,7 +59,8 @@ def port_main(argv: list[str]) -> int:
     else:
         report = "\n".join(format_report(r, str(o)) for r, o in results)
     if args.report:
-        write_atomically(Path(args.report), report + "\n")
+        if not write_output(args.report, (report + "\n").encode("utf-8")):
+            return EXIT_ERROR
     elif report:
         print(report)
     if failed:
@@ -69,9 +71,12 @@ def port_main(argv: list[str]) -> int:
 def _port_file(source: str, output: Path):
     """The port of one file, written to `output`; None (after saying why) when it cannot be made."""
     try:
-        text = Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"error: cannot read {source}: {exc}", file=sys.stderr)
+        text = read_regular(source)[0].decode("utf-8")
+    except SourceError as exc:
+        print(f"error: {source}: {exc}", file=sys.stderr)
+        return None
+    except UnicodeDecodeError as exc:
+        print(f"error: {source}: not valid utf-8 text ({exc.reason} at byte {exc.start})", file=sys.stderr)
         return None
     if output.resolve() == Path(source).resolve():
         print(f"error: the port of {source} would overwrite it; pass another -o", file=sys.stderr)
@@ -86,8 +91,7 @@ def _port_file(source: str, output: Path):
             raise
         print(f"error: {source} does not parse: {exc}", file=sys.stderr)
         return None
-    write_atomically(output, result.text)
-    return result
+    return result if write_output(str(output), result.text.encode("utf-8")) else None
 
 
 def format_report(result, output: str) -> str:
@@ -99,10 +103,14 @@ def format_report(result, output: str) -> str:
     return "\n".join(lines)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    partial.write_text(text, encoding="utf-8", newline="")
-    os.replace(partial, path)
+def write_output(path: str, data: bytes) -> bool:
+    """Write a port or a report; False after saying why it was refused."""
+    try:
+        write_file(path, data)
+    except WriteRefused as exc:
+        print(f"error: {path}: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def convert_weights_main(argv: list[str]) -> int:
@@ -120,10 +128,18 @@ def convert_weights_main(argv: list[str]) -> int:
         return args
     from .weights import convert_file
 
+    try:  # before the work: a device, a link or a missing folder is refused now, not after
+        writable_target(args.output)
+    except WriteRefused as exc:
+        print(f"error: {args.output}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     try:
         conversion = convert_file(args.weights, args.output, args.source)
     except ModuleNotFoundError as exc:
         print(f"error: convert-weights needs torch and mindspore: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except WriteRefused as exc:
+        print(f"error: {args.output}: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except (OSError, ValueError, SyntaxError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from ..engine.tables import mappings_root, read_table
+from ..safe_write import write_file
+from ..sources import SourceError, open_regular
 
 # Where checkpoints usually keep the state dict.
 STATE_KEYS = ("state_dict", "model_state_dict", "model", "net", "module", "weights")
@@ -232,10 +235,23 @@ def _rank_fits(kind: str, local: str, ndim: int, siblings: set[str]) -> bool:
 
 
 def read_state_dict(path: str) -> dict:
-    """The state dict in a .pth file: the file's dict itself, or one held under the usual keys."""
+    """The state dict in a .pth file: the file's dict itself, or one held under the usual keys.
+    Only tensors and plain containers are loaded: anything else would run code from the file."""
+    import pickle
+
     import torch
 
-    data = torch.load(path, map_location="cpu", weights_only=True)
+    handle = _open(path)
+    try:
+        with handle:
+            data = torch.load(handle, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        # torch's own message advises weights_only=False, which would run the file's code: not repeated
+        detail = next((part.strip() for part in str(exc).split("\n\n") if part.strip() and "weights_only" not in part),
+                      "")
+        raise ValueError(f"{path}: not loaded: it is not a state dict of tensors and plain containers, which "
+                         f"alone can be loaded without running code from the file" +
+                         (f" ({detail})" if detail else "")) from None
     if isinstance(data, dict) and not _is_state(data):
         for key in STATE_KEYS:
             if isinstance(data.get(key), dict) and _is_state(data[key]):
@@ -253,19 +269,35 @@ def _is_state(data: dict) -> bool:
 
 
 def write_checkpoint(tensors: dict, path: str) -> None:
+    """Save the checkpoint in a private folder (MindSpore removes, chmods and writes names
+    beside its target), then copy it to `path` with safe_write."""
     import os
+    import shutil
+    import tempfile
 
     import mindspore
 
-    partial = f"{path}.{os.getpid()}.tmp.ckpt"
-    mindspore.save_checkpoint([{"name": name, "data": mindspore.Tensor(array)} for name, array in tensors.items()],
-                              partial)
-    os.replace(partial, path)
+    with tempfile.TemporaryDirectory(prefix="lsp-check-ckpt-") as private:
+        saved = os.path.join(private, "weights.ckpt")
+        mindspore.save_checkpoint([{"name": name, "data": mindspore.Tensor(array)}
+                                   for name, array in tensors.items()], saved)
+        with open(saved, "rb") as checkpoint:
+            write_file(path, lambda out: shutil.copyfileobj(checkpoint, out))
+
+
+def _open(path: str) -> BinaryIO:
+    try:
+        return open_regular(path)[0]
+    except SourceError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def convert_file(pth: str, out: str, source_path: str) -> Conversion:
-    with open(source_path, encoding="utf-8") as f:
-        source_text = f.read()
+    with _open(source_path) as handle:
+        try:
+            source_text = handle.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{source_path}: not valid utf-8 text ({exc.reason} at byte {exc.start})") from None
     conversion = convert_state(read_state_dict(pth), source_text)
     write_checkpoint(conversion.tensors, out)
     return conversion

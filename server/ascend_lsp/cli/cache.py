@@ -1,0 +1,142 @@
+"""lsp-check's result cache, `.lsp-check-cache/` in the checked tree: the findings of files
+checked without writing, reused while nothing they depend on changed.
+
+The folder comes with the repository, so it is untrusted: it is used only when it is a real
+folder (not a link), its files are replaced by name and never written through, the cache file
+is read only when it is a regular file of a bounded size, and anything in it that is not a
+cache (a corrupt, foreign or planted file) is discarded and rebuilt. A planted cache cannot
+make a file look clean either: an entry holds the file's inode and ctime, which a fresh
+checkout (or an edit, even one that restores the mtime) changes."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import marshal
+import os
+import stat
+import sys
+from dataclasses import astuple
+from pathlib import Path
+
+from .. import __version__
+from ..custom_ops import project_ops
+from ..engine.config import Settings
+from ..engine.tables import mappings_root
+from ..safe_write import WriteRefused, replace
+from ..sources import SourceError, read_regular
+from .results import FileResult, Record
+
+CACHE_DIR = ".lsp-check-cache"
+CACHE_FORMAT = 4  # bump when an entry's shape changes
+MAX_BYTES = 256 * 1024 * 1024  # larger is not a cache lsp-check wrote: discarded unread
+
+Stamp = tuple[int, int, int, int]  # mtime_ns, size, ctime_ns, inode
+
+
+@functools.cache
+def code_stamp() -> int:
+    """The newest mtime of this package's modules, so an edited checkout (an editable
+    install) does not reuse results computed by older rules."""
+    return max(p.stat().st_mtime_ns for p in Path(__file__).parent.parent.rglob("*.py"))
+
+
+def settings_key(settings: Settings, path: str | None = None) -> str:
+    """What a cached result depends on besides the file: the code, the tables, the settings,
+    and the operators the project (`path`'s) registers (NPU308)."""
+    tables = mappings_root()
+    stamp = [code_stamp(), project_ops(path, settings)] + [str(p.stat().st_mtime_ns) for p in sorted(tables.rglob("*.toml"))]
+    stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
+    return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
+
+
+class Cache:
+    """path → (stamp, settings key, records, lines, references or None) for files checked
+    without writing."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.folder = root / CACHE_DIR if root else None
+        self.file = self.folder / f"v{__version__}-{CACHE_FORMAT}.marshal" if self.folder else None
+        self.entries: dict = {}
+        self.dirty = False
+        if self.folder is None:
+            return
+        why = _not_a_folder(self.folder)
+        if why:
+            print(f"warning: {self.folder}: {why}; results are not cached (remove it to cache them)",
+                  file=sys.stderr)
+            self.folder = self.file = None
+            return
+        try:
+            entries = marshal.loads(read_regular(str(self.file), MAX_BYTES, follow_links=False)[0])
+        except (SourceError, EOFError, ValueError, TypeError):
+            return  # none yet, or not one of ours: rebuilt
+        if isinstance(entries, dict):
+            self.entries = entries
+
+    @staticmethod
+    def stamp(path: str) -> Stamp | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino
+
+    def get(self, path: str, key: str, references: bool = False) -> FileResult | None:
+        entry = self.entries.get(path)
+        if type(entry) is not tuple or len(entry) != 5 or entry[1] != key or entry[0] != self.stamp(path):
+            return None
+        _, _, records, lines, refs = entry
+        if references and refs is None:
+            return None  # checked before without collecting references
+        try:
+            return FileResult(path, [Record(*r) for r in records], lines=lines,
+                              references=[tuple(r) for r in refs] if refs is not None else None)
+        except TypeError:  # not an entry this version wrote
+            return None
+
+    def put(self, result: FileResult, key: str) -> None:
+        stamp = self.stamp(result.path)
+        if stamp is None or result.error or result.rule_errors:
+            return
+        self.entries[result.path] = (stamp, key, [astuple(r) for r in result.records], result.lines,
+                                     result.references)
+        self.dirty = True
+
+    def save(self) -> None:
+        """Write the cache, or leave it unwritten (a read-only checkout): it is only a cache."""
+        if self.folder is None or self.file is None or not self.dirty:
+            return
+        try:
+            os.mkdir(self.folder)  # fails on any name already there, a link too: never made elsewhere
+        except FileExistsError:
+            pass
+        except OSError:
+            return
+        if _not_a_folder(self.folder):
+            return
+        try:  # created only where no name is: an existing .gitignore (or a link there) is left alone
+            fd = os.open(self.folder / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+            with os.fdopen(fd, "w") as gitignore:
+                gitignore.write("*\n")
+        except FileExistsError:
+            pass
+        except OSError:
+            return
+        try:
+            replace(str(self.file), marshal.dumps(self.entries))
+        except (WriteRefused, ValueError):
+            pass
+
+
+def _not_a_folder(folder: Path) -> str:
+    """Why `folder` cannot hold the cache ("" when it can, or when it is not there yet)."""
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        return f"cannot use it: {exc.strerror or exc}"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link, not a folder"
+    return "" if stat.S_ISDIR(mode) else "not a folder"
