@@ -22,13 +22,15 @@ class WriteRefused(Exception):
     """The file was not written; the message says why, for a person (without the path)."""
 
 
-def writable_target(path: str, follow_links: bool = False) -> tuple[str, int | None]:
+def writable_target(path: str, follow_links: bool = False, within: tuple[str, ...] = ()) -> tuple[str, int | None]:
     """The file to replace for `path` and the mode to give it (None: a new file's). Only a
     regular file or a new name in an existing folder is written: a device, a FIFO or a folder
     is refused, so is a read-only file, and so is a file with hard links (an atomic replace
     would leave the other names with the old content). A symlink is refused unless
     `follow_links` (a file edited in place): then its existing target is written and the link
-    kept. An output name is never followed: a repository could have linked it anywhere."""
+    kept, provided the target lies inside one of the folders `within` (the checked trees: a
+    repository's link may point anywhere). An output name is never followed: a repository
+    could have linked it anywhere."""
     target = path
     if os.path.islink(path):
         if not follow_links:
@@ -36,6 +38,8 @@ def writable_target(path: str, follow_links: bool = False) -> tuple[str, int | N
         target = os.path.realpath(path)
         if not os.path.lexists(target):
             raise WriteRefused("a symbolic link to nothing; not written")
+        if within and not any(os.path.commonpath([target, tree]) == tree for tree in within):
+            raise WriteRefused(f"a symbolic link to {target}, outside the checked tree; not written through it")
     try:
         st = os.stat(target)
     except FileNotFoundError:
@@ -57,9 +61,9 @@ def writable_target(path: str, follow_links: bool = False) -> tuple[str, int | N
     return target, stat.S_IMODE(st.st_mode)
 
 
-def write_file(path: str, content: Content, follow_links: bool = False) -> None:
+def write_file(path: str, content: Content, follow_links: bool = False, within: tuple[str, ...] = ()) -> None:
     """Replace the content of `path` (see writable_target for what is refused)."""
-    target, mode = writable_target(path, follow_links)
+    target, mode = writable_target(path, follow_links, within)
     replace(target, content, mode)
 
 

@@ -18,6 +18,7 @@ from .conftest import SCRIPT, lsp_check
 
 CUDA_CALL = "import torch\n\ntorch.cuda.synchronize()\n"
 FIXED = "import torch\nimport torch_npu\n\ntorch.npu.synchronize()\n"
+EMPTY_BASELINE = '{\n  "lsp-check-baseline": 1,\n  "findings": []\n}\n'
 
 
 @pytest.fixture
@@ -155,6 +156,20 @@ def test_fix_on_a_link_fixes_the_target_and_keeps_the_link(tree):
     assert (tree / "real" / "train.py").read_text() == FIXED
 
 
+@pytest.mark.parametrize("named", ["train.py", "."])
+@pytest.mark.parametrize("writer", ["--fix", "--add-noqa"])
+def test_fix_on_a_link_out_of_the_checked_tree_writes_nothing(tree, named, writer):
+    outside = tree.parent / "outside.py"
+    outside.write_text(CUDA_CALL)
+    (tree / "train.py").unlink()
+    (tree / "train.py").symlink_to(outside)
+    run = lsp_check(tree, writer, named)
+    assert run.returncode == 2
+    assert f"error: train.py: a symbolic link to {outside}, outside the checked tree; not written through it" \
+        in run.stderr
+    assert outside.read_text() == CUDA_CALL and (tree / "train.py").is_symlink()
+
+
 def test_add_noqa_on_a_link_writes_the_target_and_keeps_the_link(tree):
     (tree / "real").mkdir()
     (tree / "train.py").rename(tree / "real" / "train.py")
@@ -217,3 +232,21 @@ def test_fix_on_a_full_disk_leaves_the_file_and_no_temporary_file(tree):
     assert train.read_text() == CUDA_CALL + "#" * 60_000 + "\n"
     assert sorted(os.listdir(tree)) == ["pyproject.toml", "train.py"]
 
+
+
+@pytest.mark.parametrize("option", ["-o", "--write-baseline"])
+def test_an_output_file_committed_as_a_link_is_not_written_through(tree, option):
+    victim = tree.parent / "victim.json"
+    victim.write_text(EMPTY_BASELINE)  # a file --write-baseline would read, then rewrite
+    (tree / "out.json").symlink_to(victim)
+    run = lsp_check(tree, "--output-format", "json", option, "out.json", ".")
+    assert run.returncode == 2
+    assert "out.json: a symbolic link; not written through it" in run.stderr
+    assert victim.read_text() == EMPTY_BASELINE and (tree / "out.json").is_symlink()
+
+
+def test_a_baseline_that_is_a_fifo_is_refused_at_once(tree):
+    os.mkfifo(tree / "baseline.json")
+    run = lsp_check(tree, "--baseline", "baseline.json", ".")
+    assert run.returncode == 2
+    assert "baseline.json: cannot read the baseline: not a regular file (a FIFO); only files are read" in run.stderr

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from ..safe_write import WriteRefused, write_file
+from ..sources import SourceError, read_regular
 from .check import FileResult, Record
 
 FORMAT = 1
@@ -64,12 +66,12 @@ class Baseline:
     @classmethod
     def load(cls, path: Path) -> "Baseline":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(str(path))[0].decode("utf-8"))
             if data.get("lsp-check-baseline") != FORMAT:
                 raise BaselineError(f"{path}: not an lsp-check baseline (format {FORMAT})")
             counts = Counter({(e["file"], e["code"], e["source"]): int(e["count"]) for e in data["findings"]})
-        except OSError as exc:
-            raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
+        except SourceError as exc:
+            raise BaselineError(f"{path}: cannot read the baseline: {str(exc).removeprefix('cannot read: ')}") from None
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise BaselineError(f"{path}: not a valid baseline file: {exc}") from None
         return cls(path.resolve().parent, counts)
@@ -111,8 +113,9 @@ def write(path: Path, results: list[FileResult]) -> int:
     body = ",\n    ".join(entries)
     text = f'{{\n  "lsp-check-baseline": {FORMAT},\n  "findings": [\n    {body}\n  ]\n}}\n' if entries else \
         f'{{\n  "lsp-check-baseline": {FORMAT},\n  "findings": []\n}}\n'
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_file(str(path), text.encode("utf-8"))
+    except (OSError, WriteRefused) as exc:
+        raise BaselineError(f"cannot write the baseline {path}: {getattr(exc, 'strerror', None) or exc}") from None
     return sum(counts.values())

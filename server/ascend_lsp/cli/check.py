@@ -33,6 +33,7 @@ class Options:
     diff: bool = False
     add_noqa: bool = False
     references: bool = False  # also collect API references (the report needs them)
+    trees: tuple[str, ...] = ()  # the real paths of the checked folders: a fixed link's target must be inside one
 
     @property
     def writes(self) -> bool:
@@ -77,14 +78,14 @@ def records_of(source: Source, findings: list[Finding], index: SourceText | None
     return out
 
 
-def write_atomically(source: Source, data: bytes) -> str:
+def write_atomically(source: Source, data: bytes, trees: tuple[str, ...]) -> str:
     """Write `data` over `source.path` (a symlink's target, keeping the link) unless the file
     changed since it was read. Returns "" on success, else why it was not written."""
     try:
         raw, mtime_ns = read_regular(source.path, len(source.raw))
         if mtime_ns != source.mtime_ns or raw != source.raw:
             return "changed since it was read; not written"
-        write_file(source.path, data, follow_links=True)
+        write_file(source.path, data, follow_links=True, within=trees)
     except SourceError:
         return "changed since it was read; not written"
     except WriteRefused as exc:
@@ -112,7 +113,7 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
                     fromfile=path, tofile=path))
                 return result
             if fixed.applied:
-                result.skipped_write = write_atomically(source, encode(source, fixed.text))
+                result.skipped_write = write_atomically(source, encode(source, fixed.text), options.trees)
                 if result.skipped_write:
                     analysis = analyze(source.text, settings, path)
                 else:
@@ -133,16 +134,16 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
     result.rule_errors = analysis.errors
     result.lines = source.text.count("\n") + (not source.text.endswith("\n") and bool(source.text))
     if options.add_noqa and result.records:
-        _add_noqa(source, result)
+        _add_noqa(source, result, options.trees)
     return result
 
 
-def _add_noqa(source: Source, result: FileResult) -> None:
+def _add_noqa(source: Source, result: FileResult, trees: tuple[str, ...]) -> None:
     """Suppress the file's findings with noqa comments; keep only the ones still firing."""
     targets = sorted({(r.line, r.code) for r in result.records})
     text, refused = with_noqa(source.text, targets)
     if text != source.text:
-        result.skipped_write = write_atomically(source, encode(source, text))
+        result.skipped_write = write_atomically(source, encode(source, text), trees)
         if result.skipped_write:
             return
     left = {(line, code) for line, code, _ in refused}

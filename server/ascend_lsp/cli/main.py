@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
 from ..engine.config import CHIPS, TARGETS, ConfigError, Settings, check_codes, load_settings
 from ..engine.tables import TableError
+from ..safe_write import WriteRefused, write_file
 
 SUBCOMMANDS = ("check", "report", "rules", "explain", "run", "compare-dumps", "port", "convert-weights")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -122,6 +125,16 @@ def default_paths(paths: list[str]) -> list[str]:
     return [] if os.environ.get("PRE_COMMIT") == "1" else ["."]
 
 
+def checked_trees(paths: list[str]) -> tuple[str, ...]:
+    """The real paths of the folders a run checks: each folder named, and the folder of each
+    file named (a link's own folder, not its target's). A fix follows a symlink only into them."""
+    trees = set()
+    for raw in paths:
+        for match in glob.glob(raw, recursive=True) if glob.has_magic(raw) else [raw]:
+            trees.add(os.path.realpath(match if os.path.isdir(match) else os.path.dirname(os.path.abspath(match))))
+    return tuple(sorted(trees))
+
+
 def check_paths(args: argparse.Namespace, options, show_progress: bool):
     """Discover and check the files `args` name: (results, settings resolver, base settings)."""
     from .check import Cache, FileResult, run_checks
@@ -131,7 +144,9 @@ def check_paths(args: argparse.Namespace, options, show_progress: bool):
     resolve = SettingsResolver(args.config, overrides(args))
     base = resolve(args.paths[0] if args.paths else ".")
     unreadable: list[tuple[str, str]] = []
-    files = discover(default_paths(args.paths), base, force_exclude=args.force_exclude, unreadable=unreadable)
+    paths = default_paths(args.paths)
+    files = discover(paths, base, force_exclude=args.force_exclude, unreadable=unreadable)
+    options = replace(options, trees=checked_trees(paths))
     items = [(path, resolve(path)) for path in files]
     root = Path(base.root) if base.root else Path.cwd()
     cache = None if args.no_cache else Cache(root)
@@ -268,9 +283,11 @@ def write(path: str | None, lines: list[str]) -> None:
         return
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text + "\n" if text else "", encoding="utf-8")
+        write_file(path, (text + "\n" if text else "").encode("utf-8"))
     except OSError as exc:
         raise OutputError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
+    except WriteRefused as exc:
+        raise OutputError(f"cannot write the output file {path}: {exc}") from None
 
 
 def check_output_file(path: str | None) -> None:
