@@ -3,10 +3,13 @@ each request is answered with a result or an InvalidParams error, never an inter
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 
 import pytest
 
+from ascend_lsp.sources import MAX_BYTES
 from fuzz.lsp_stdio import LspProcess
 
 INVALID_PARAMS = -32602
@@ -54,3 +57,80 @@ def test_run_with_a_bad_argument_is_invalid_params(server: LspProcess, tmp_path:
                                           {"command": command, "arguments": arguments}, timeout=15)
                 assert response.get("error", {}).get("code") == INVALID_PARAMS, (command, arguments, response)
                 assert response["error"]["message"] == f"{command}: {message}", arguments
+
+
+# --- the size limit ------------------------------------------------------------------------
+LINE = "torch.cuda.synchronize()\n"
+SMALL = "import torch\n" + LINE
+NOT_CHECKED = "ascend-lsp: not checked: too large to check ({:.1f} MiB; the limit is 32 MiB)"
+
+
+def kib(pid: int, key: str) -> int:
+    return int(re.search(rf"{key}:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text()).group(1))
+
+
+def pull(server: LspProcess, uri: str) -> list[tuple[str | None, int, str]]:
+    items = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, timeout=60)["result"]["items"]
+    return [(d.get("code"), d["range"]["start"]["line"], d["message"]) for d in items]
+
+
+def test_a_document_over_the_size_limit_gets_one_diagnostic_and_no_analysis(server: LspProcess,
+                                                                             tmp_path: Path) -> None:
+    uri = (tmp_path / "big.py").as_uri()
+    big = "import torch\n" + LINE * (MAX_BYTES // len(LINE))
+    size = len(big) / 2**20
+    assert len(big) > MAX_BYTES
+    open_text(server, uri, SMALL)
+    assert [code for code, _, _ in pull(server, uri)] == ["NPU103"]
+    before = kib(server.proc.pid, "VmRSS")
+    started = time.monotonic()
+    # a paste that makes it too large (as an editor sends it: an incremental change)
+    end = {"line": 2, "character": 0}
+    server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+        {"range": {"start": end, "end": end}, "text": big}]})
+    total = (len(SMALL) + len(big)) / 2**20
+    assert pull(server, uri) == [(None, 0, NOT_CHECKED.format(total))]
+    position = {"textDocument": {"uri": uri}, "position": {"line": 5, "character": 6}}
+    assert server.request("textDocument/hover", position, timeout=30)["result"] is None
+    assert server.request("textDocument/completion", position, timeout=30)["result"] is None
+    assert server.request("textDocument/codeLens", {"textDocument": {"uri": uri}}, timeout=30)["result"] == []
+    actions = server.request("textDocument/codeAction", {**position, "range": {"start": end, "end": end},
+                                                         "context": {"diagnostics": []}}, timeout=30)
+    assert actions["result"] is None
+    # undone: checked again
+    server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3}, "contentChanges": [
+        {"range": {"start": end, "end": {"line": 2 + big.count("\n"), "character": 0}}, "text": ""}]})
+    assert [code for code, _, _ in pull(server, uri)] == ["NPU103"]
+    assert time.monotonic() - started < 30
+    # the text itself, a few copies of it while a message is read, and no analysis of it
+    assert (kib(server.proc.pid, "VmHWM") - before) / 1024 < 8 * size
+    # opened as it is
+    other = (tmp_path / "other.py").as_uri()
+    open_text(server, other, big)
+    assert pull(server, other) == [(None, 0, NOT_CHECKED.format(size))]
+
+
+def test_a_notebook_over_the_size_limit_gets_one_diagnostic(server: LspProcess, tmp_path: Path) -> None:
+    notebook = (tmp_path / "big.ipynb").as_uri()
+    cells = [f"{notebook}#cell{n}" for n in range(2)]
+    texts = [SMALL, LINE * (MAX_BYTES // len(LINE) + 1)]
+    server.notify("notebookDocument/didOpen", {
+        "notebookDocument": {"uri": notebook, "notebookType": "jupyter-notebook", "version": 1,
+                             "cells": [{"kind": 2, "document": cell} for cell in cells]},
+        "cellTextDocuments": [{"uri": cell, "languageId": "python", "version": 1, "text": text}
+                              for cell, text in zip(cells, texts)]})
+    joined = sum(len(f"# %% ascend-lsp cell {n}\n") + len(text) for n, text in enumerate(texts))
+    assert pull(server, cells[0]) == [(None, 0, NOT_CHECKED.format(joined / 2**20))]
+    assert pull(server, cells[1]) == []
+
+
+def test_a_file_on_disk_over_the_size_limit_is_said_not_checked(server: LspProcess, tmp_path: Path) -> None:
+    big = tmp_path / "big.py"
+    big.write_text("import torch\n" + LINE * (MAX_BYTES // len(LINE)), encoding="utf-8")
+    (tmp_path / "small.py").write_text(SMALL, encoding="utf-8")
+    report = server.request("workspace/diagnostic", {"previousResultIds": []}, timeout=60)["result"]
+    found = {Path(item["uri"]).name: [(d.get("code"), d["message"]) for d in item["items"]] for item in report["items"]}
+    size = big.stat().st_size / 2**20
+    assert found == {"small.py": [("NPU103", found["small.py"][0][1])],
+                     "big.py": [(None, f"ascend-lsp: not checked: too large to check ({size:.1f} MiB; the limit "
+                                       "is 32 MiB)")]}

@@ -28,7 +28,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from ..engine.model import Severity
 from ..rules.base import rule_url
-from .documents import Snapshot, subject_path
+from .documents import Snapshot, subject_path, too_large
 from .positions import Lines
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def register(server: AscendLanguageServer) -> None:
     def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
         options = server.settings.options
         document = server.workspace.text_documents.get(params.text_document.uri)
-        if document is None or allowed() or not options.runner.code_lens:
+        if document is None or allowed() or not options.runner.code_lens or too_large(document.source):
             return []
         from ..runner import extract_targets
 
