@@ -83,3 +83,29 @@ def test_modules_named_with_a_slash_are_dumped_and_compared(pool, tmp_path):
         assert sorted(compared) == sorted(f.removesuffix(".pt") for name in rows for side in ("input_args", "output")
                                           for f in (t["data_name"] for t in rows[name][side]))
         assert all(row["Bench Name"] == name for name, row in compared.items())
+
+
+@pytest.mark.torch
+def test_compare_dumps_reads_nothing_outside_the_dump(pool, tmp_path):
+    pytest.importorskip("torch", reason="torch is not installed")
+    source = tmp_path / "slashed.py"
+    source.write_text(SLASHED, encoding="utf-8")
+    dump = tmp_path / "dump"
+    assert pool.run(Job(path=str(source), function="slashed", target="cpu", timeout=180, layers="module",
+                        dump=str(dump))).status == "passed"
+    rank = dump / "npu" / "step0" / "rank"
+    dumped = json.loads((rank / "dump.json").read_text(encoding="utf-8"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    dumped["dump_data_dir"] = str(elsewhere)  # not this dump's folder: not used
+    (rank / "dump.json").write_text(json.dumps(dumped), encoding="utf-8")
+    back = pool.run(Job(path="", function="compare-dumps", target="dumps", timeout=180,
+                        dumps=(str(dump / "bench"), str(dump / "npu"))))
+    assert back.status == "passed", back.message
+    row = dumped["data"]["Module.parts.enc/0.Linear.forward.0"]
+    row["output"][0]["data_name"] = "../../../../secret.pt"
+    (rank / "dump.json").write_text(json.dumps(dumped), encoding="utf-8")
+    back = pool.run(Job(path="", function="compare-dumps", target="dumps", timeout=180,
+                        dumps=(str(dump / "bench"), str(dump / "npu"))))
+    assert (back.status, back.code) == ("failed", "bad-dump")
+    assert back.message == f"data_name '../../../../secret.pt' points outside the dump's {rank / 'dump_tensor_data'}"

@@ -1463,7 +1463,9 @@ def read_dump(torch, root: str) -> tuple[Layers, dict]:
     construct = construct if isinstance(construct, dict) else {}
     frames = _stack_frames(_read_json(os.path.join(rank, "stack.json")))
     data_dir = dump.get("dump_data_dir")
-    if not (data_dir and os.path.isdir(data_dir)):
+    # The folder the dump names (an absolute path where it was taken) only when it is this
+    # dump's own: a dump.json does not choose what else is read.
+    if not (isinstance(data_dir, str) and os.path.isdir(data_dir) and _inside(data_dir, rank)):
         data_dir = os.path.join(rank, "dump_tensor_data")
     layers = Layers(torch, "", api=dump.get("level") != "L0")
     index_of: dict[str, int] = {}
@@ -1543,13 +1545,17 @@ def _dump_tensors(value) -> list[dict]:
     return []
 
 
+def _inside(path: str, folder: str) -> bool:
+    return os.path.realpath(path).startswith(os.path.join(os.path.realpath(folder), ""))
+
+
 def _load_dumped(torch, data_dir: str, item: dict):
     name = item.get("data_name")
     if not name:
         raise SetupError("bad-dump", "this dump holds statistics only (task \"statistics\"): compare-dumps needs "
                                      "tensors (dump with task \"tensor\")")
     path = os.path.join(data_dir, name)
-    if not os.path.realpath(path).startswith(os.path.join(os.path.realpath(data_dir), "")):
+    if not _inside(path, data_dir):
         raise SetupError("bad-dump", f"data_name {name!r} points outside the dump's {data_dir}")
     try:
         tensor = torch.load(path, map_location="cpu", weights_only=True) if name.endswith(".pt") else \
