@@ -62,7 +62,8 @@ def test_run_with_a_bad_argument_is_invalid_params(server: LspProcess, tmp_path:
 # --- the size limit ------------------------------------------------------------------------
 LINE = "torch.cuda.synchronize()\n"
 SMALL = "import torch\n" + LINE
-NOT_CHECKED = "ascend-lsp: not checked: too large to check ({:.1f} MiB; the limit is 32 MiB)"
+TOO_LARGE = "too large to check ({:.1f} MiB; the limit is 32 MiB)"
+NOT_CHECKED = "ascend-lsp: not checked: " + TOO_LARGE
 
 
 def kib(pid: int, key: str) -> int:
@@ -97,6 +98,10 @@ def test_a_document_over_the_size_limit_gets_one_diagnostic_and_no_analysis(serv
     actions = server.request("textDocument/codeAction", {**position, "range": {"start": end, "end": end},
                                                          "context": {"diagnostics": []}}, timeout=30)
     assert actions["result"] is None
+    run = server.request("workspace/executeCommand", {"command": "ascend-lsp.run",
+                                                      "arguments": [{"uri": uri, "function": "f"}]}, timeout=30)
+    assert run["result"] == {"status": "failed",
+                             "message": f"Run on NPU: big.py is {TOO_LARGE.format(total)}."}
     # undone: checked again
     server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3}, "contentChanges": [
         {"range": {"start": end, "end": {"line": 2 + big.count("\n"), "character": 0}}, "text": ""}]})

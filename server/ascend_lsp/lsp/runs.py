@@ -20,6 +20,7 @@ import sys
 import threading
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import cattrs
@@ -255,6 +256,10 @@ def run_data(result) -> dict:
 def make_job(server: AscendLanguageServer, document, request: dict):
     """The runner job for a run request, or a message saying why there is none."""
     from ..runner import Emulation, Job, extract_targets
+
+    reason = too_large(document.source)
+    if reason is not None:
+        return f"Run on NPU: {Path(subject_path(document.uri) or document.uri).name} is {reason}."
 
     options = server.settings.options.runner
     path = subject_path(document.uri) or "<untitled>.py"
