@@ -84,12 +84,22 @@ def diagnosed(tmp_path: Path, env: dict[str, str] | None = None, options: dict |
         [m["params"]["message"] for m in server.notifications if m["method"] == "window/showMessage"]
 
 
+def lsp_check(folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    (folder / "a.py").write_text(CUDA, encoding="utf-8")
+    return subprocess.run([sys.executable, "-c", "import sys; from ascend_lsp.cli.main import main; sys.exit(main())",
+                           "--no-cache", "a.py"], cwd=folder, env={**os.environ, **env}, capture_output=True,
+                          text=True, timeout=60)
+
+
 def test_a_command_uri_in_pyproject_is_refused(tmp_path) -> None:
     (tmp_path / "pyproject.toml").write_text(f'[tool.ascend-lsp]\ndocs-url = "{COMMAND}"\n', encoding="utf-8")
     hrefs, messages = diagnosed(tmp_path)
     assert hrefs == [DOCS_URL.format(code="NPU103")]
-    assert messages == [f"{tmp_path / 'pyproject.toml'}: `docs-url` must be an http, https or file address such as "
-                        f"\"https://example.org/rules/{{code}}.md\", or \"packaged\"; got '{COMMAND}'"]
+    refused = (f"{tmp_path / 'pyproject.toml'}: `docs-url` must be an http, https or file address such as "
+               f"\"https://example.org/rules/{{code}}.md\", or \"packaged\"; got '{COMMAND}'")
+    assert messages == [refused]
+    done = lsp_check(tmp_path, {"ASCEND_LSP_DOCS_URL": ""})
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"error: {refused}\n")
 
 
 def test_a_command_uri_in_the_editor_settings_is_refused(tmp_path) -> None:
@@ -107,10 +117,7 @@ def test_a_command_uri_in_the_environment_is_refused(tmp_path) -> None:
     hrefs, messages = diagnosed(tmp_path, env={"ASCEND_LSP_DOCS_URL": COMMAND})
     assert hrefs == [DOCS_URL.format(code="NPU103")]
     assert messages == [ENV_REFUSED]
-    (tmp_path / "a.py").write_text(CUDA, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", "import sys; from ascend_lsp.cli.main import main; sys.exit(main())", "--no-cache", "a.py"], cwd=tmp_path,
-                          env={**os.environ, "ASCEND_LSP_DOCS_URL": COMMAND}, capture_output=True, text=True,
-                          timeout=60)
+    done = lsp_check(tmp_path, {"ASCEND_LSP_DOCS_URL": COMMAND})
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"error: {ENV_REFUSED}\n")
 
 
