@@ -4,6 +4,10 @@ a hover on a rule code shows the whole page, and "packaged" links to the install
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -15,6 +19,8 @@ from pytest_lsp import LanguageClient
 from ascend_lsp import DOCS_URL
 from ascend_lsp.engine.config import ConfigError, from_mapping
 from ascend_lsp.rules.base import packaged_page, rule_url
+
+from fuzz.lsp_stdio import LspProcess
 
 from .helpers import CLIENTS, TIMEOUT, diagnostics, open_document, server_config, start
 
@@ -47,6 +53,72 @@ def test_docs_url_setting_is_checked() -> None:
         from_mapping({"docs-url": ""})
     with pytest.raises(ConfigError, match="docs-url"):
         from_mapping({"docs-url": 3})
+    assert from_mapping({"docs-url": "HTTP://m.example/"}).docs_url == "HTTP://m.example/"
+    assert from_mapping({"docs-url": "file:///srv/rules/{code}.md"}).docs_url == "file:///srv/rules/{code}.md"
+    for address in ("command:workbench.action.terminal.new", "vscode://file/x", "javascript:alert(1)",
+                    "mirror.example/rules", "{code}:x", "http://[broken"):
+        with pytest.raises(ConfigError, match="`docs-url` must be an http, https or file address"):
+            from_mapping({"docs-url": address})
+
+
+# A link the editor opens: a `command:` URI would run a command of the editor's choosing.
+COMMAND = "command:workbench.action.terminal.new"
+
+
+def diagnosed(tmp_path: Path, env: dict[str, str] | None = None, options: dict | None = None) -> tuple[list, list]:
+    """(hrefs of the diagnostics of a file with a finding, the server's showMessage texts)."""
+    server = LspProcess(str(tmp_path), env={"ASCEND_LSP_DOCS_URL": "", **(env or {})})
+    caps = {"textDocument": {"diagnostic": {}}}
+    server.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": caps,
+                                  "initializationOptions": options})
+    server.notify("initialized", {})
+    uri = (tmp_path / "a.py").as_uri()
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                            "text": CUDA}})
+    items = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, timeout=15)["result"]["items"]
+    deadline = time.monotonic() + 5
+    while not any(m["method"] == "window/showMessage" for m in server.notifications) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.close() == 0
+    return [d["codeDescription"]["href"] for d in items], \
+        [m["params"]["message"] for m in server.notifications if m["method"] == "window/showMessage"]
+
+
+def lsp_check(folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    (folder / "a.py").write_text(CUDA, encoding="utf-8")
+    return subprocess.run([sys.executable, "-c", "import sys; from ascend_lsp.cli.main import main; sys.exit(main())",
+                           "--no-cache", "a.py"], cwd=folder, env={**os.environ, **env}, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_a_command_uri_in_pyproject_is_refused(tmp_path) -> None:
+    (tmp_path / "pyproject.toml").write_text(f'[tool.ascend-lsp]\ndocs-url = "{COMMAND}"\n', encoding="utf-8")
+    hrefs, messages = diagnosed(tmp_path)
+    assert hrefs == [DOCS_URL.format(code="NPU103")]
+    refused = (f"{tmp_path / 'pyproject.toml'}: `docs-url` must be an http, https or file address such as "
+               f"\"https://example.org/rules/{{code}}.md\", or \"packaged\"; got '{COMMAND}'")
+    assert messages == [refused]
+    done = lsp_check(tmp_path, {"ASCEND_LSP_DOCS_URL": ""})
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"error: {refused}\n")
+
+
+def test_a_command_uri_in_the_editor_settings_is_refused(tmp_path) -> None:
+    hrefs, messages = diagnosed(tmp_path, options={"docs-url": COMMAND})
+    assert hrefs == [DOCS_URL.format(code="NPU103")]
+    assert messages == ["ascend-lsp settings: `docs-url` must be an http, https or file address such as "
+                        f"\"https://example.org/rules/{{code}}.md\", or \"packaged\"; got '{COMMAND}'"]
+
+
+ENV_REFUSED = ("$ASCEND_LSP_DOCS_URL must be an http, https or file address such as "
+               f"\"https://example.org/rules/{{code}}.md\", or \"packaged\"; got '{COMMAND}'")
+
+
+def test_a_command_uri_in_the_environment_is_refused(tmp_path) -> None:
+    hrefs, messages = diagnosed(tmp_path, env={"ASCEND_LSP_DOCS_URL": COMMAND})
+    assert hrefs == [DOCS_URL.format(code="NPU103")]
+    assert messages == [ENV_REFUSED]
+    done = lsp_check(tmp_path, {"ASCEND_LSP_DOCS_URL": COMMAND})
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"error: {ENV_REFUSED}\n")
 
 
 async def test_diagnostics_link_the_configured_address(client, tmp_path):

@@ -5,10 +5,12 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import functools
+import os
 import sys
 from stat import S_ISREG
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
+from urllib.parse import urlsplit
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,6 +27,10 @@ CHIP_ALIASES = {"910": "910A", "910ProB": "910A", "910B": "A2", "910C": "A3", "9
 # Ascend's support list has columns for A2, A3 and 950DT only; the older chips are read
 # from A2's column (they support no more than A2 does).
 SUPPORT_COLUMN = {"910A": "A2", "310P": "A2"}
+DOCS_URL_ENV = "ASCEND_LSP_DOCS_URL"
+# A rule page's link is opened by the editor: a `command:` or `vscode:` URI there would run
+# something, so an address from settings or the environment must be a web page or a file.
+DOCS_SCHEMES = ("http", "https", "file")
 
 
 class ConfigError(Exception):
@@ -155,10 +161,7 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
             paths = _strings(key, value)
             changes["extra_mappings"] = tuple(str((Path(root) / p).resolve()) if root else p for p in paths)
         elif key == "docs-url":
-            if not isinstance(value, str) or not value.strip():
-                raise ConfigError(f"`docs-url` must be an address such as \"https://example.org/rules/{{code}}.md\" "
-                                  f"or \"packaged\", got {value!r}")
-            changes["docs_url"] = value.strip()
+            changes["docs_url"] = check_docs_url("`docs-url`", value)
         elif key == "severity":
             if not isinstance(value, dict):
                 raise ConfigError("`severity` must be a table of code = \"error\"|\"warning\"|\"info\"|\"hint\"")
@@ -175,6 +178,30 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
     if root:
         changes["root"] = root
     return replace(base, **changes)
+
+
+def check_docs_url(name: str, value) -> str:
+    """`value` (stripped) if it is "packaged" or an http, https or file address; else a
+    ConfigError naming the setting `name`."""
+    address = value.strip() if isinstance(value, str) else ""
+    try:
+        scheme = urlsplit(address).scheme.lower()
+    except ValueError:  # a malformed address ("http://[")
+        scheme = ""
+    if address != "packaged" and scheme not in DOCS_SCHEMES:
+        raise ConfigError(f"{name} must be an http, https or file address such as "
+                          f"\"https://example.org/rules/{{code}}.md\", or \"packaged\"; got {value!r}")
+    return address
+
+
+def env_docs_url() -> str:
+    """$ASCEND_LSP_DOCS_URL when it is an address `check_docs_url` accepts, else ""
+    (`load_settings` reports an unusable one)."""
+    value = os.environ.get(DOCS_URL_ENV, "").strip()
+    try:
+        return check_docs_url(f"${DOCS_URL_ENV}", value) if value else ""
+    except ConfigError:
+        return ""
 
 
 @functools.lru_cache(maxsize=256)
@@ -206,7 +233,11 @@ def find_pyproject(start: Path) -> tuple[Path, dict] | None:
 
 
 def load_settings(start: Path, base: Settings | None = None) -> Settings:
-    """Settings from the nearest pyproject.toml with [tool.ascend-lsp], else defaults."""
+    """Settings from the nearest pyproject.toml with [tool.ascend-lsp], else defaults.
+    An unusable $ASCEND_LSP_DOCS_URL is a ConfigError here, where every command and the
+    server resolve their settings (the links themselves then use the default)."""
+    if os.environ.get(DOCS_URL_ENV, "").strip():
+        check_docs_url(f"${DOCS_URL_ENV}", os.environ[DOCS_URL_ENV])
     found = find_pyproject(start.resolve())
     if found is None:
         return base or Settings()
@@ -219,4 +250,5 @@ def load_settings(start: Path, base: Settings | None = None) -> Settings:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-__all__ = ["CHIP_ALIASES", "CHIPS", "TARGETS", "ConfigError", "Settings", "check_codes", "from_mapping", "load_settings"]
+__all__ = ["CHIP_ALIASES", "CHIPS", "TARGETS", "ConfigError", "Settings", "check_codes", "check_docs_url",
+           "env_docs_url", "from_mapping", "load_settings"]

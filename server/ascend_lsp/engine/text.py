@@ -23,6 +23,12 @@ def _other_breaks(text: str) -> bool:
     return _OTHER_BREAKS.search(text) is not None
 
 
+def count_breaks(text: str, start: int = 0, end: int | None = None) -> int:
+    """How many line breaks text[start:end] has (`\r\n` is one), as `LINE_BREAK.findall`
+    would find, without a list of them or a copy of the text (a large paste has millions)."""
+    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split where Python and LSP clients split them."""
     if not _other_breaks(text):

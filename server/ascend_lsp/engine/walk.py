@@ -110,36 +110,60 @@ class ModuleContext:
 
 
 def module_context(tree: ast.Module) -> ModuleContext:
+    return context_of([ModuleImports.of(tree.body, first=True)])
+
+
+@dataclass(slots=True)
+class ModuleImports:
+    """What a run of top-level statements gives the module context: the imports that bind
+    module names (top-level ones, and those in if/try/with/for/while blocks), in the order
+    they are bound, and the line after which a new import goes."""
+
+    binding: list  # ast.Import / ast.ImportFrom
+    insert_after: int
+
+    @classmethod
+    def of(cls, body: list[ast.stmt], first: bool) -> ModuleImports:
+        """`first`: the statements begin the module (its docstring, `from __future__`)."""
+        insert_after = 0
+        # After the docstring and `from __future__` imports at least.
+        for index, stmt in enumerate(body if first else ()):
+            if index == 0 and type(stmt) is ast.Expr and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                insert_after = stmt.end_lineno
+            elif type(stmt) is ast.ImportFrom and stmt.module == "__future__":
+                insert_after = stmt.end_lineno
+            else:
+                break
+        binding = []
+        pending = list(body)
+        while pending:
+            stmt = pending.pop()
+            kind = type(stmt)
+            if kind is ast.Import or kind is ast.ImportFrom:
+                binding.append(stmt)
+            elif kind in (ast.If, ast.Try, ast.With, ast.For, ast.While) or kind.__name__ == "TryStar":
+                for name in ("body", "orelse", "finalbody"):
+                    pending.extend(getattr(stmt, name, ()))
+                for handler in getattr(stmt, "handlers", ()):
+                    pending.extend(handler.body)
+        for stmt in body:
+            if type(stmt) in (ast.Import, ast.ImportFrom):
+                insert_after = max(insert_after, stmt.end_lineno)
+        return cls(binding, insert_after)
+
+
+def context_of(parts: list[ModuleImports]) -> ModuleContext:
+    """The context of a module whose top-level statements are these parts, in order (a long
+    file is parsed a part at a time). Bound from the last statement up, as one part would be."""
     scope = Scope(None, MODULE)
     imported: set[str] = set()
-    insert_after = 0
-    body = tree.body
-    # After the docstring and `from __future__` imports at least.
-    for index, stmt in enumerate(body):
-        if index == 0 and type(stmt) is ast.Expr and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
-            insert_after = stmt.end_lineno
-        elif type(stmt) is ast.ImportFrom and stmt.module == "__future__":
-            insert_after = stmt.end_lineno
-        else:
-            break
-    pending = list(body)
-    while pending:
-        stmt = pending.pop()
-        kind = type(stmt)
-        if kind is ast.Import or kind is ast.ImportFrom:
+    for part in reversed(parts):
+        for stmt in part.binding:
             for _alias, qualname in bind_import(scope, stmt):
-                module = qualname if kind is ast.Import else stmt.module
-                parts = module.split(".")
-                imported.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
-        elif kind in (ast.If, ast.Try, ast.With, ast.For, ast.While) or kind.__name__ == "TryStar":
-            for name in ("body", "orelse", "finalbody"):
-                pending.extend(getattr(stmt, name, ()))
-            for handler in getattr(stmt, "handlers", ()):
-                pending.extend(handler.body)
-    for stmt in body:
-        if type(stmt) in (ast.Import, ast.ImportFrom):
-            insert_after = max(insert_after, stmt.end_lineno)
-    return ModuleContext(scope, frozenset(imported), insert_after)
+                module = qualname if type(stmt) is ast.Import else stmt.module
+                names = module.split(".")
+                imported.update(".".join(names[:end]) for end in range(1, len(names) + 1))
+    return ModuleContext(scope, frozenset(imported), max((p.insert_after for p in parts), default=0))
 
 
 @dataclass(slots=True)

@@ -39,7 +39,7 @@ def register(server: AscendLanguageServer) -> None:
         if subject is None:
             return None
         result = await server.scheduler.current(subject)
-        if result is None or uri not in result.reports:
+        if result is None or uri not in result.reports or result.unchecked:
             return None
         only = params.context.only
         actions: list[types.CodeAction] = []
@@ -113,7 +113,7 @@ async def fix_all_edit(server: AscendLanguageServer, uri: str) -> types.Workspac
     """All safe fixes of the document (or notebook) `uri` belongs to, as minimal edits."""
     subject = server.documents.find(server.workspace, uri)
     result = await server.scheduler.current(subject) if subject is not None else None
-    if result is None:
+    if result is None or result.unchecked:
         return None
     snapshot = result.snapshot
     loop = asyncio.get_running_loop()

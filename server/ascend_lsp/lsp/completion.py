@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from ..engine.analyzer import tables_for
 from ..engine.tables import TableError, Tables
-from .documents import subject_path
+from .documents import subject_path, too_large
 from .edits import split_lines
 from .positions import from_units
 
@@ -84,7 +84,7 @@ def register(server: AscendLanguageServer) -> None:
         uri, position = params.text_document.uri, params.position
         document = server.workspace.text_documents.get(uri)
         subject = server.documents.find(server.workspace, uri)
-        if document is None or subject is None:
+        if document is None or subject is None or too_large(document.source):
             return None
         lines = split_lines(document.source)
         if position.line >= len(lines):

@@ -47,12 +47,23 @@ def convert(analysis: Analysis, snapshot: Snapshot) -> dict[str, Report]:
         per_view[snapshot.views[0].uri].extend(
             (d, {"range": range_json(d.range), "code": d.code, "message": d.message, "severity": int(d.severity)})
             for d in run_diagnostics(snapshot, lines))
-    reports = {}
-    for uri, pairs in per_view.items():
-        digest = hashlib.blake2b(json.dumps([plain for _, plain in pairs], sort_keys=True).encode(), digest_size=12)
-        keys = frozenset(diagnostic_key(d) for d, _ in pairs)
-        reports[uri] = Report([d for d, _ in pairs], digest.hexdigest(), keys)
-    return reports
+    return {uri: _report(pairs) for uri, pairs in per_view.items()}
+
+
+def not_checked(snapshot: Snapshot, reason: str) -> dict[str, Report]:
+    """The reports of a text that is not analysed: one diagnostic at the start of its first
+    client document, saying why (other cells: none)."""
+    message = f"ascend-lsp: not checked: {reason}"
+    start = types.Position(0, 0)
+    diagnostic = types.Diagnostic(types.Range(start, start), message, types.DiagnosticSeverity.Warning, source=SOURCE)
+    per_view: dict[str, list[tuple[types.Diagnostic, dict]]] = {v.uri: [] for v in snapshot.views}
+    per_view[snapshot.views[0].uri].append((diagnostic, {"message": message}))
+    return {uri: _report(pairs) for uri, pairs in per_view.items()}
+
+
+def _report(pairs: list[tuple[types.Diagnostic, dict]]) -> Report:
+    digest = hashlib.blake2b(json.dumps([plain for _, plain in pairs], sort_keys=True).encode(), digest_size=12)
+    return Report([d for d, _ in pairs], digest.hexdigest(), frozenset(diagnostic_key(d) for d, _ in pairs))
 
 
 def diagnostic_key(diagnostic: types.Diagnostic) -> tuple:

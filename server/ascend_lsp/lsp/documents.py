@@ -15,6 +15,7 @@ from pygls.workspace import Workspace
 
 from ..engine.analyzer import Analysis, TextEdit
 from ..engine.config import Settings
+from ..sources import MAX_BYTES
 from .edits import compose
 from .notebooks import join_cells
 
@@ -138,3 +139,15 @@ class Documents:
 
 def subject_path(uri: str) -> str | None:
     return to_fs_path(uri)
+
+
+def too_large(text: str) -> str | None:
+    """Why an open document (or a notebook's joined cells) is not analysed: over the limit
+    `lsp-check` applies to files, in UTF-8 bytes as a file's size. None: it is analysed.
+    Memory-cheap: a code point is at most 4 bytes, and `isascii` is a flag of the string."""
+    if len(text) <= MAX_BYTES // 4:
+        return None
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size <= MAX_BYTES:
+        return None
+    return f"too large to check ({size / 2**20:.1f} MiB; the limit is {MAX_BYTES / 2**20:.0f} MiB)"

@@ -19,6 +19,7 @@ from ..rules.chips import chip_table, feature_of
 from ..rules.describe import describe_api
 from ..rules.docs import page
 from ..rules.mindspore_api import describe_counterpart
+from .documents import too_large
 from .edits import split_lines
 from .runs import def_name_at, layer_hover
 from .positions import from_units, to_units
@@ -103,7 +104,7 @@ def register(server: AscendLanguageServer) -> None:
         uri, position = params.text_document.uri, params.position
         subject = server.documents.find(server.workspace, uri)
         document = server.workspace.text_documents.get(uri)
-        if subject is None or document is None or subject.result is None:
+        if subject is None or document is None or subject.result is None or too_large(document.source):
             return None
         lines = split_lines(document.source)
         if position.line >= len(lines):

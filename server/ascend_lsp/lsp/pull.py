@@ -15,7 +15,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ..analysis import analyze
 from ..engine.config import Settings
-from .diagnostics import SOURCE, Report, convert, workspace_files
+from .diagnostics import SOURCE, Report, convert, not_checked, workspace_files
 from .documents import Snapshot, View
 
 if TYPE_CHECKING:
@@ -96,12 +96,14 @@ class DiskReports:
         cached = self._cache.get(path)
         if cached is not None and cached[0] == key:
             return cached[1]
+        view = View(uri, 0, sys.maxsize, None)
         try:
             text = read_source(path).text
-        except SourceError:
-            return None
-        view = View(uri, 0, sys.maxsize, None)
-        snapshot = Snapshot(0, generation, text, path, settings, (view,), None, None, encoding)
-        report = convert(analyze(text, settings, path), snapshot)[uri]
+        except SourceError as exc:  # too large, a FIFO, binary: said on the file, as lsp-check says it
+            snapshot = Snapshot(0, generation, "", path, settings, (view,), None, None, encoding)
+            report = not_checked(snapshot, str(exc))[uri]
+        else:
+            snapshot = Snapshot(0, generation, text, path, settings, (view,), None, None, encoding)
+            report = convert(analyze(text, settings, path), snapshot)[uri]
         self._cache[path] = (key, report)
         return report

@@ -20,13 +20,16 @@ import sys
 import threading
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsprotocol import types
+import cattrs
+from lsprotocol import converters, types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from ..engine.model import Severity
 from ..rules.base import rule_url
-from .documents import Snapshot, subject_path
+from .documents import Snapshot, subject_path, too_large
 from .positions import Lines
 
 if TYPE_CHECKING:
@@ -98,9 +101,10 @@ def layer_hover(marks: dict[str, RunMark], line: int) -> str | None:
 
 def enclosing_function(text: str, line: int) -> str | None:
     """The top-level function whose body holds 0-based `line`."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    from ..runner.targets import parsed
+
+    tree = parsed(text)
+    if tree is None:
         return None
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -145,7 +149,7 @@ def register(server: AscendLanguageServer) -> None:
     def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
         options = server.settings.options
         document = server.workspace.text_documents.get(params.text_document.uri)
-        if document is None or allowed() or not options.runner.code_lens:
+        if document is None or allowed() or not options.runner.code_lens or too_large(document.source):
             return []
         from ..runner import extract_targets
 
@@ -170,19 +174,21 @@ def register(server: AscendLanguageServer) -> None:
     @server.command(LAYERS_COMMAND)
     async def run_layers(*args) -> dict:
         """As `ascend-lsp.run`, recording every module call and locating the first divergence."""
-        request = args[0] if args and isinstance(args[0], dict) else {}
-        return await run({**request, "layers": request.get("layers") if request.get("layers") == "api" else "module"})
+        request = run_request(LAYERS_COMMAND, args)
+        return await execute({**request, "layers": request.get("layers") if request.get("layers") == "api" else "module"})
 
     @server.command(RUN_COMMAND)
     async def run(*args) -> dict:
         """Arguments: {uri, function} (a lens), or {uri, range} (a selection; an empty range
         runs the function around the cursor)."""
+        return await execute(run_request(RUN_COMMAND, args))
+
+    async def execute(request: dict) -> dict:
         refused = allowed()
         if refused:
             server.window_show_message(types.ShowMessageParams(types.MessageType.Warning, refused))
             return {"status": "refused", "message": refused}
-        request = args[0] if args and isinstance(args[0], dict) else {}
-        document = server.workspace.text_documents.get(request.get("uri", ""))
+        document = server.workspace.text_documents.get(request["uri"])
         if document is None:
             return {"status": "failed", "message": "run: no such open document"}
         job = make_job(server, document, request)
@@ -201,6 +207,28 @@ def register(server: AscendLanguageServer) -> None:
                 run_data(result), layer_mark(result, job.path))
             server.scheduler.runs_changed(document.uri)
         return {"status": result.status, "message": summary}
+
+
+def run_request(command: str, args: tuple) -> dict:
+    """The command's argument, {uri, function} or {uri, range} (an LSP range, turned into
+    one), or an InvalidParams error that says what is wrong with it."""
+    request = args[0] if len(args) == 1 and isinstance(args[0], dict) else None
+    if request is None or not isinstance(request.get("uri"), str):
+        raise JsonRpcInvalidParams(f"{command}: the argument must be {{uri, function}} or {{uri, range}}")
+    function, rng = request.get("function"), request.get("range")
+    if function is not None:
+        if not isinstance(function, str) or not function.isidentifier():
+            raise JsonRpcInvalidParams(f"{command}: `function` must be a function's name, got {function!r}")
+        return request
+    if rng is None:
+        raise JsonRpcInvalidParams(f"{command}: give a `function` or a `range`")
+    try:
+        return {**request, "range": converters.get_converter().structure(rng, types.Range)}
+    except cattrs.ClassValidationError as exc:  # a missing key, a wrong type, a negative number
+        raise JsonRpcInvalidParams(f"{command}: `range` is not an LSP range: "
+                                   f"{'; '.join(cattrs.transform_error(exc, path='range'))}") from None
+    except Exception as exc:  # not even an object
+        raise JsonRpcInvalidParams(f"{command}: `range` is not an LSP range: {exc}") from None
 
 
 def layer_mark(result, path: str) -> LayerMark | None:
@@ -229,6 +257,10 @@ def make_job(server: AscendLanguageServer, document, request: dict):
     """The runner job for a run request, or a message saying why there is none."""
     from ..runner import Emulation, Job, extract_targets
 
+    reason = too_large(document.source)
+    if reason is not None:
+        return f"Run on NPU: {Path(subject_path(document.uri) or document.uri).name} is {reason}."
+
     options = server.settings.options.runner
     path = subject_path(document.uri) or "<untitled>.py"
     # emulate follows the project's `chip` (fp16 saturation on 910A/310P, HF32 on A2/A3)
@@ -239,12 +271,11 @@ def make_job(server: AscendLanguageServer, document, request: dict):
                   layers=request.get("layers") if request.get("layers") in ("module", "api") else None)
     if request.get("function"):
         return Job(function=request["function"], **common)
-    rng = request.get("range")
-    if not isinstance(rng, dict):
-        return "run: give a function or a range"
-    start, end = rng["start"]["line"], rng["end"]["line"]
-    if (start, rng["start"]["character"]) != (end, rng["end"]["character"]):
-        if end > start and rng["end"]["character"] == 0:
+    rng = request["range"]
+    first, last = sorted((rng.start, rng.end), key=lambda p: (p.line, p.character))
+    start, end = first.line, last.line
+    if first != last:
+        if end > start and last.character == 0:
             end -= 1  # a selection that ends at the start of a line stops on the line above
         return Job(lines=(start + 1, end + 1), **common)
     function = enclosing_function(document.source, start)

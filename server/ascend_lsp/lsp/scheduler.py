@@ -18,8 +18,8 @@ from lsprotocol import types
 from ..analysis import analyze
 from ..engine.analyzer import Analysis, TextEdit
 from ..engine.tables import TableError
-from .diagnostics import Report, convert
-from .documents import Documents, Snapshot, Subject, subject_path
+from .diagnostics import Report, convert, not_checked
+from .documents import Documents, Snapshot, Subject, subject_path, too_large
 
 if TYPE_CHECKING:
     from .server import AscendLanguageServer
@@ -32,10 +32,17 @@ class Result:
     analysis: Analysis
     snapshot: Snapshot
     reports: dict[str, Report]  # client document URI → its diagnostics
+    unchecked: str | None = None  # why the text was not analysed (too large)
 
 
 def compute(snapshot: Snapshot) -> Result:
-    """The analysis and its diagnostics. Runs in a worker thread."""
+    """The analysis and its diagnostics. Runs in a worker thread. A text over the size
+    limit is not analysed: its one diagnostic says so."""
+    reason = too_large(snapshot.text)
+    if reason is not None:
+        release_memory()  # the message that made it so large was as large
+        return Result(snapshot.version, snapshot.generation, Analysis([]), snapshot, not_checked(snapshot, reason),
+                      reason)
     analysis = analyze(snapshot.text, snapshot.settings, snapshot.path,
                        previous=snapshot.previous, edit=snapshot.edit)
     result = Result(snapshot.version, snapshot.generation, analysis, snapshot, convert(analysis, snapshot))

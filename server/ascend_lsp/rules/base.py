@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ from collections.abc import Collection
 from typing import Callable
 
 from .. import DOCS_URL
-from ..engine.config import Settings
+from ..engine.config import Settings, env_docs_url
 from ..engine.model import Severity
 from ..engine.tables import Tables
 
@@ -66,7 +65,7 @@ def rule_url(code: str, docs_url: str = "") -> str:
     """The address of a rule's page: `docs_url` (a setting), else $ASCEND_LSP_DOCS_URL, else
     DOCS_URL. `{code}` in it is replaced by the code; a base without it gets `/<code>.md`;
     "packaged" is the installed copy's file: URI."""
-    base = docs_url or os.environ.get("ASCEND_LSP_DOCS_URL") or DOCS_URL
+    base = docs_url or env_docs_url() or DOCS_URL
     if base == "packaged":
         return packaged_page(code).as_uri()
     return base.replace("{code}", code) if "{code}" in base else f"{base.rstrip('/')}/{code}.md"

@@ -14,6 +14,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..engine.tables import mappings_root
+from ..sources import SourceError, read_source
 from .chips import chip as find_chip
 from .grading import load_thresholds, metric_parameters
 from .port_pair import PortPairError, port_file, port_options
@@ -88,10 +89,12 @@ class Job:
 
     def source_text(self) -> str:
         if self.text is None:
+            # Read as lsp-check reads files: a FIFO, a device or a file over the size limit
+            # is refused at once (a FIFO would block the read until a writer came).
             try:
-                self.text = Path(self.path).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise JobError(f"cannot read {self.path}: {exc.strerror}") from None
+                self.text = read_source(str(self.path)).text
+            except SourceError as exc:
+                raise JobError(f"{self.path}: {exc}") from None
         return self.text
 
     def to_wire(self) -> dict:

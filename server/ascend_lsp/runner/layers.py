@@ -12,6 +12,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from .grading import ERROR, PASS, SEVERITY, grade_output, worst
+from .targets import parsed
 
 PROBLEMS = {"missing-target": "not called on the target", "missing-reference": "called on the target only"}
 
@@ -120,9 +121,8 @@ def map_dump_sources(layers: list[LayerResult], raw: list[dict], path: str, text
 
 def construction_lines(text: str) -> dict[str, int]:
     """attribute name → 1-based line of the first `self.<name> = ...` that builds it."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = parsed(text)
+    if tree is None:
         return {}
     lines: dict[str, int] = {}
     for node in ast.walk(tree):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..port import default_port_path
+from ..sources import SourceError, read_source
 from .targets import extract_targets
 
 
@@ -29,8 +30,8 @@ def port_file(source: str, explicit: str | None, has_in_file_pair: bool) -> Path
 def port_options(path: Path, function: str) -> dict:
     """The wire form of the port for the worker: its text, and the function that pairs."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_source(str(path)).text  # as lsp-check reads files: never a FIFO or device
+    except SourceError as exc:
         raise PortPairError(f"cannot read the port {path}: {exc}") from None
     if function not in {name for name, _ in extract_targets(text)}:
         raise PortPairError(f"the port {path} has no top-level {function}() that runs without arguments")

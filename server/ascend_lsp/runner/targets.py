@@ -19,7 +19,7 @@ def extract_targets(text: str) -> list[tuple[str, int]]:
     A function qualifies when every parameter has a default (so fixture-free pytest tests
     do too); async functions and functions needing arguments (fixtures) do not.
     """
-    tree = _parse(text)
+    tree = parsed(text)
     if tree is None:
         return []
     return [(node.name, node.lineno - 1) for node in tree.body
@@ -29,7 +29,7 @@ def extract_targets(text: str) -> list[tuple[str, int]]:
 def find_mindspore_pair(text: str, function: str) -> str | None:
     """The MindSpore port of `function`: named by a `# ascend-lsp: mindspore-pair=NAME` comment
     on the `def` line or the line above it (or above its decorators), else `<function>_ms`."""
-    tree = _parse(text)
+    tree = parsed(text)
     if tree is None:
         return None
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
@@ -47,7 +47,7 @@ def find_mindspore_pair(text: str, function: str) -> str | None:
 
 def function_line(text: str, function: str) -> int | None:
     """1-based line of the top-level `def function`, or None."""
-    tree = _parse(text)
+    tree = parsed(text)
     if tree is None:
         return None
     return next((node.lineno for node in tree.body
@@ -62,8 +62,10 @@ def _required_parameters(node: ast.FunctionDef) -> list[str]:
     return [a.arg for a in required]
 
 
-def _parse(text: str) -> ast.Module | None:
+def parsed(text: str) -> ast.Module | None:
+    """The module's AST, or None when it does not parse: a syntax error, a NUL byte, or
+    nesting too deep for Python's parser (MemoryError) or its AST builder (RecursionError)."""
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

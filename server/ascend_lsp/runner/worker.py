@@ -28,6 +28,7 @@ import json
 import linecache
 import os
 import random
+import re
 import sys
 import textwrap
 import time
@@ -1377,6 +1378,24 @@ def dump_name(call: dict) -> str:
     return f"{call['name']}.{call.get('call', 0)}.forward"
 
 
+# msprobe's own check of a dump path (FileCheckConst.FILE_VALID_PATTERN), without "/": a
+# tensor file's name keeps to it, and to the 255 bytes a file name may have.
+UNSAFE_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9_.:-]")
+FILE_NAME_STEM = 200  # of 255: room for ".output.<n>.pt"
+
+
+def dump_file_stem(name: str) -> str:
+    """The stem of a row's tensor files: the row name itself, as msprobe names them, unless
+    the module's name has a character a file name cannot (a ModuleDict key "a/b" would make
+    a folder) or it is too long: then those characters become "_" and a digest of the name
+    follows, so two rows never share a file. dump.json names each file (data_name), which is
+    how msprobe's compare and compare-dumps find it; the row names are unchanged."""
+    if not UNSAFE_IN_FILE_NAME.search(name) and len(name) <= FILE_NAME_STEM:
+        return name
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+    return f"{UNSAFE_IN_FILE_NAME.sub('_', name)[:FILE_NAME_STEM - len(digest) - 1]}-{digest}"
+
+
 def write_dump(torch, layers: Layers, root: str, tensors: bool = True) -> str:
     """Write one side in msprobe's layout (step0/rank/dump.json, construct.json, stack.json,
     dump_tensor_data/*.pt); the root module is not dumped, as msprobe does not."""
@@ -1401,9 +1420,10 @@ def write_dump(torch, layers: Layers, root: str, tensors: bool = True) -> str:
         name = names[index]
         if name is None:
             continue
-        data[name] = {"input_args": [stat(i, f"{name}.input.{k}.pt") for k, i in enumerate(call["inputs"])],
+        stem = dump_file_stem(name)
+        data[name] = {"input_args": [stat(i, f"{stem}.input.{k}.pt") for k, i in enumerate(call["inputs"])],
                       "input_kwargs": {},
-                      "output": [stat(i, f"{name}.output.{k}.pt") for k, i in enumerate(call["outputs"])]}
+                      "output": [stat(i, f"{stem}.output.{k}.pt") for k, i in enumerate(call["outputs"])]}
         if call["kind"] == "module":
             data[name]["parameters"] = {}
         parent = call["parent"]
@@ -1443,7 +1463,9 @@ def read_dump(torch, root: str) -> tuple[Layers, dict]:
     construct = construct if isinstance(construct, dict) else {}
     frames = _stack_frames(_read_json(os.path.join(rank, "stack.json")))
     data_dir = dump.get("dump_data_dir")
-    if not (data_dir and os.path.isdir(data_dir)):
+    # The folder the dump names (an absolute path where it was taken) only when it is this
+    # dump's own: a dump.json does not choose what else is read.
+    if not (isinstance(data_dir, str) and os.path.isdir(data_dir) and _inside(data_dir, rank)):
         data_dir = os.path.join(rank, "dump_tensor_data")
     layers = Layers(torch, "", api=dump.get("level") != "L0")
     index_of: dict[str, int] = {}
@@ -1523,12 +1545,18 @@ def _dump_tensors(value) -> list[dict]:
     return []
 
 
+def _inside(path: str, folder: str) -> bool:
+    return os.path.realpath(path).startswith(os.path.join(os.path.realpath(folder), ""))
+
+
 def _load_dumped(torch, data_dir: str, item: dict):
     name = item.get("data_name")
     if not name:
         raise SetupError("bad-dump", "this dump holds statistics only (task \"statistics\"): compare-dumps needs "
                                      "tensors (dump with task \"tensor\")")
     path = os.path.join(data_dir, name)
+    if not _inside(path, data_dir):
+        raise SetupError("bad-dump", f"data_name {name!r} points outside the dump's {data_dir}")
     try:
         tensor = torch.load(path, map_location="cpu", weights_only=True) if name.endswith(".pt") else \
             torch.from_numpy(__import__("numpy").load(path))
