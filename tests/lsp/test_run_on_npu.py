@@ -109,3 +109,18 @@ async def test_cursor_outside_a_runnable_function_says_so(client, tmp_path):
     result = await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="ascend-lsp.run", arguments=[{"uri": uri, "range": {"start": cursor, "end": cursor}}])), TIMEOUT)
     assert result["status"] == "failed" and "needs no arguments" in result["message"]
+
+
+async def test_a_run_works_in_its_workspace_folder(client, tmp_path):
+    """The server runs outside the workspace (the editor starts it in its own folder, so that
+    nothing of the workspace is imported into it); the user's code still runs in its project."""
+    await start(client, client.name, tmp_path, options={"runner": {"target": "cpu", "timeout": 120}})
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "scale.txt").write_text("3\n")
+    (tmp_path / "models").mkdir()
+    source = "import torch\n\n\ndef scaled():\n    return torch.ones(2) * float(open('data/scale.txt').read())\n"
+    uri = open_document(client, tmp_path / "models" / "relative.py", source)
+    await diagnostics(client, uri, 1)
+    result = await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="ascend-lsp.run", arguments=[{"uri": uri, "function": "scaled"}])), 120)
+    assert result["status"] == "passed", result

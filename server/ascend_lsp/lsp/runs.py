@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import fnmatch
+import os
 import re
 import sys
 import threading
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 import cattrs
 from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import to_fs_path
 
 from ..engine.model import Severity
 from ..rules.base import rule_url
@@ -266,6 +268,7 @@ def make_job(server: AscendLanguageServer, document, request: dict):
     # emulate follows the project's `chip` (fp16 saturation on 910A/310P, HF32 on A2/A3)
     chip = server.settings.for_path(subject_path(document.uri)).chip if options.target == "emulate" else None
     common = dict(path=path, text=document.source, target=options.target, timeout=float(options.timeout),
+                  cwd=project_folder(server, subject_path(document.uri)),
                   emulation=Emulation(chip=chip),
                   interpreter=options.interpreter, command=options.command,
                   layers=request.get("layers") if request.get("layers") in ("module", "api") else None)
@@ -282,6 +285,17 @@ def make_job(server: AscendLanguageServer, document, request: dict):
     if function is None or function not in {name for name, _ in extract_targets(document.source)}:
         return "Run on NPU: put the cursor in a function that needs no arguments, or select the code to run."
     return Job(function=function, **common)
+
+
+def project_folder(server: AscendLanguageServer, path: str | None) -> str | None:
+    """Where a run of `path` works: the workspace folder holding it (the server itself runs
+    outside the workspace, so that nothing there is imported into it), else the file's folder."""
+    if not path:
+        return server.workspace.root_path
+    real = os.path.realpath(path)
+    folders = [to_fs_path(f.uri) for f in server.workspace.folders.values()] or [server.workspace.root_path]
+    inside = [f for f in folders if f and os.path.commonpath([real, os.path.realpath(f)]) == os.path.realpath(f)]
+    return max(inside, key=len) if inside else os.path.dirname(real)
 
 
 async def run_with_progress(server: AscendLanguageServer, job):

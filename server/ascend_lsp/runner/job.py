@@ -82,6 +82,7 @@ class Job:
     layers: str | None = None  # "module" (every nn.Module / Cell call) or "api" (also torch functions)
     dump: str | None = None  # write both sides in msprobe's dump layout under this folder (implies layers)
     dumps: tuple[str, str] | None = None  # compare two msprobe dumps (bench, npu) instead of running
+    cwd: str | None = None  # the folder the code runs in (its project); the worker's own when None
 
     @property
     def entry(self) -> str:
@@ -139,7 +140,8 @@ class Job:
             "protocol": PROTOCOL,
             "id": uuid.uuid4().hex,
             "kind": "run",
-            "file": {"path": str(self.path), "text": text, "module": self.module or Path(self.path).stem},
+            "file": {"path": str(self.path), "text": text, "module": self.module or Path(self.path).stem,
+                     "cwd": self.cwd},
             "entry": {"function": self.function} if self.function else {"lines": list(self.lines)},
             "target": self.target,
             "options": options,

@@ -325,6 +325,7 @@ class Source:
         if self.text is None:
             raise SetupError("bad-job", "job has no file text")
         self.module_name = file.get("module") or "snippet"
+        self.cwd = file.get("cwd")
         entry = job.get("entry") or {}
         self.function = entry.get("function")
         self.pair = (job.get("options", {}).get("mindspore") or {}).get("pair")
@@ -356,6 +357,8 @@ class Source:
         before = set(sys.modules)
         sys.modules[self.module_name] = module
         sys.path.insert(0, folder)
+        if self.cwd and os.path.isdir(self.cwd):  # a remote host may not have the folder
+            os.chdir(self.cwd)  # relative paths in the user's code mean what they mean in its project
         try:
             exec(self.code, module.__dict__)
             if self.selection is not None and function is None:
