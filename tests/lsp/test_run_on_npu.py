@@ -6,6 +6,7 @@ the CPU), target `cpu` (zero delta) and `emulate` (HF32 convolutions)."""
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 import pytest_lsp
@@ -113,8 +114,13 @@ async def test_cursor_outside_a_runnable_function_says_so(client, tmp_path):
 
 async def test_a_run_works_in_its_workspace_folder(client, tmp_path):
     """The server runs outside the workspace (the editor starts it in its own folder, so that
-    nothing of the workspace is imported into it); the user's code still runs in its project."""
-    await start(client, client.name, tmp_path, options={"runner": {"target": "cpu", "timeout": 120}})
+    nothing of the workspace is imported into it); the user's code still runs in its project,
+    with the project's interpreter when the setting names one by a relative path."""
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (tmp_path / "env" / "bin" / "python").chmod(0o755)
+    await start(client, client.name, tmp_path, options={"runner": {"target": "cpu", "timeout": 120,
+                                                                   "interpreter": "env/bin/python"}})
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "scale.txt").write_text("3\n")
     (tmp_path / "models").mkdir()

@@ -267,10 +267,12 @@ def make_job(server: AscendLanguageServer, document, request: dict):
     path = subject_path(document.uri) or "<untitled>.py"
     # emulate follows the project's `chip` (fp16 saturation on 910A/310P, HF32 on A2/A3)
     chip = server.settings.for_path(subject_path(document.uri)).chip if options.target == "emulate" else None
+    folder = project_folder(server, subject_path(document.uri))
+    interpreter = options.interpreter
+    if interpreter and os.sep in interpreter and not os.path.isabs(interpreter) and folder:
+        interpreter = os.path.join(folder, interpreter)  # `.venv/bin/python`: the project's, not the server's folder's
     common = dict(path=path, text=document.source, target=options.target, timeout=float(options.timeout),
-                  cwd=project_folder(server, subject_path(document.uri)),
-                  emulation=Emulation(chip=chip),
-                  interpreter=options.interpreter, command=options.command,
+                  cwd=folder, emulation=Emulation(chip=chip), interpreter=interpreter, command=options.command,
                   layers=request.get("layers") if request.get("layers") in ("module", "api") else None)
     if request.get("function"):
         return Job(function=request["function"], **common)
