@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import PORT_SUFFIX, PortUnavailable, default_port_path, port_source
+from . import PORT_SUFFIX, PortError, PortUnavailable, default_port_path, port_source
 
 EXIT_DONE, EXIT_MANUAL, EXIT_ERROR = 0, 1, 2
 
@@ -81,10 +81,8 @@ def _port_file(source: str, output: Path):
     except PortUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
-    except Exception as exc:  # libcst's ParserSyntaxError
-        if type(exc).__name__ != "ParserSyntaxError":
-            raise
-        print(f"error: {source} does not parse: {exc}", file=sys.stderr)
+    except PortError as exc:
+        print(f"error: {source}: {exc}", file=sys.stderr)
         return None
     write_atomically(output, result.text)
     return result
