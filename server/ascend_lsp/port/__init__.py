@@ -27,7 +27,7 @@ class PortUnavailable(Exception):
 
 class PortError(Exception):
     """Why a file's port could not be made (the file does not parse, is too deeply nested,
-    the port process crashed or ran out of time): the reason, without the file's name."""
+    the port process crashed or ran out of time or memory): the reason, without the file's name."""
 
 
 def port_source(text: str, path: str = "<source>") -> "PortResult":
