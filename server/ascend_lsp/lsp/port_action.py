@@ -2,14 +2,13 @@
 it (`model.py` → `model_mindspore.py`) by a workspace edit. What the port left to a person
 is marked in the new file, where MS301/MS302 show it as diagnostics once it is open.
 
-The port runs on the analysis threads, off the event loop; libcst is imported there, on
-the first port, never at server start.
+The port runs in a child process (`port/child.py`) that the server waits for off the event
+loop: the server never imports libcst, and a file that crashes libcst ends that process only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..port import INSTALL_HINT, PORT_SUFFIX, PortUnavailable, default_port_path, port_source
+from ..port import (INSTALL_HINT, PORT_SUFFIX, PortError, PortUnavailable, default_port_path, libcst_installed,
+                    port_source)
 from .documents import subject_path
 
 if TYPE_CHECKING:
@@ -54,14 +54,6 @@ def port_action(server: AscendLanguageServer, uri: str, only: Sequence[str] | No
     return types.CodeAction(TITLE, kind=PORT_KIND, data={"port": uri})
 
 
-def libcst_installed() -> bool:
-    """Without importing it (the server never imports libcst until a port is asked for)."""
-    try:
-        return importlib.util.find_spec("libcst") is not None
-    except (ImportError, ValueError):  # ValueError: blocked in sys.modules
-        return False
-
-
 async def resolve_port(server: AscendLanguageServer, action: types.CodeAction) -> types.CodeAction:
     """Port the document's current text and attach the edit that creates the port."""
     uri = (action.data or {})["port"]
@@ -70,12 +62,12 @@ async def resolve_port(server: AscendLanguageServer, action: types.CodeAction) -
     if document is None or path is None:
         return action
     loop = asyncio.get_running_loop()
-    try:
-        result = await loop.run_in_executor(server.scheduler.pool, port_source, document.source, path)
+    try:  # the default executor: the analysis threads are not held while the port's process works
+        result = await loop.run_in_executor(None, port_source, document.source, path)
     except PortUnavailable as exc:
         _tell(server, types.MessageType.Error, str(exc))
         return action
-    except Exception as exc:  # libcst's ParserSyntaxError: the file does not parse
+    except PortError as exc:
         _tell(server, types.MessageType.Error, f"cannot port {Path(path).name}: {exc}")
         return action
     target = default_port_path(path).resolve().as_uri()

@@ -1,35 +1,53 @@
 """Port a PyTorch file to MindSpore (`lsp-check port`), convert its weights
-(`lsp-check convert-weights`). libcst is imported here only, when a port is asked for:
-never on the linting path or at server start.
+(`lsp-check convert-weights`). The port runs on libcst in a child process (`child.py`): a
+file that crashes libcst's native parser ends that process, never the language server or
+`lsp-check`, and neither of them imports libcst.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .nesting import too_deep
+
 if TYPE_CHECKING:
-    from .rewrite import PortResult
+    from .result import PortResult
 
 PORT_SUFFIX = "_mindspore"
 INSTALL_HINT = "porting needs libcst: pip install 'ascend-lsp[port]' (or pip install libcst)"
+TOO_DEEP = "too deeply nested to port"
 
 
 class PortUnavailable(Exception):
     """libcst is not installed."""
 
 
+class PortError(Exception):
+    """Why a file's port could not be made (the file does not parse, is too deeply nested,
+    the port process crashed or ran out of time or memory): the reason, without the file's name."""
+
+
 def port_source(text: str, path: str = "<source>") -> "PortResult":
     """The MindSpore port of `text`, with what was converted and what needs a person.
-    Raises PortUnavailable without libcst, libcst's ParserSyntaxError on a file that does not parse."""
+    Raises PortUnavailable without libcst, PortError when the port cannot be made."""
+    from .child import port_in_child  # here: it imports this module's exceptions
+
+    if not libcst_installed():
+        raise PortUnavailable(INSTALL_HINT)
+    if too_deep(text):
+        raise PortError(TOO_DEEP)
+    return port_in_child(text, path)
+
+
+def libcst_installed() -> bool:
+    """Without importing it (nothing but the port's child process imports libcst)."""
     try:
-        from .rewrite import port
-    except ImportError as exc:
-        if exc.name and exc.name.split(".")[0] == "libcst":
-            raise PortUnavailable(INSTALL_HINT) from None
-        raise
-    return port(text, path)
+        return importlib.util.find_spec("libcst") is not None
+    except (ImportError, ValueError):  # ValueError: blocked in sys.modules
+        return False
 
 
 def default_port_path(source: str | os.PathLike) -> Path:

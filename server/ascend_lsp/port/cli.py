@@ -1,7 +1,9 @@
 """`lsp-check port` and `lsp-check convert-weights`.
 
 Exit codes: 0 everything converted, 1 something needs a person, 2 an error (bad arguments,
-a file that does not parse or cannot be read, libcst / torch / mindspore missing).
+a file that does not parse, is nested too deeply to port or cannot be read, an output that
+cannot be written, a port that crashed or ran out of time or memory, libcst / torch /
+mindspore missing).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import PORT_SUFFIX, PortUnavailable, default_port_path, port_source
+from . import PORT_SUFFIX, PortError, PortUnavailable, default_port_path, port_source
 from ..safe_write import WriteRefused, writable_target, write_file
 from ..sources import SourceError, read_regular
 
@@ -86,10 +88,8 @@ def _port_file(source: str, output: Path):
     except PortUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
-    except Exception as exc:  # libcst's ParserSyntaxError
-        if type(exc).__name__ != "ParserSyntaxError":
-            raise
-        print(f"error: {source} does not parse: {exc}", file=sys.stderr)
+    except PortError as exc:
+        print(f"error: {source}: {exc}", file=sys.stderr)
         return None
     return result if write_output(str(output), result.text.encode("utf-8")) else None
 

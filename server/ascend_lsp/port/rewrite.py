@@ -7,13 +7,13 @@ this use needs a person) or `# MS302 port: …` (no counterpart) comment, and in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from ..engine.tables import mappings_root, read_table
 from . import specs
+from .result import Item, PortResult
 from .specs import BY_TORCH, DTYPES, INIT, LAYER_CLASSES, Manual, literal, source
 
 HEADER = "import mindspore\nfrom mindspore import nn, ops\n"
@@ -27,41 +27,6 @@ _INPLACE: dict[type, type[cst.BaseBinaryOp]] = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
     cst.DivideAssign: cst.Divide}
 HEADER_SLOT = "__ascend_lsp_port_header__"
-
-
-@dataclass
-class Item:
-    line: int
-    status: str  # converted | manual | unsupported
-    what: str
-    code: str = ""  # MS301 / MS302 for the items a person must look at
-
-    def to_dict(self) -> dict:
-        code = {"code": self.code} if self.code else {}
-        return {"line": self.line, "status": self.status, "what": self.what, **code}
-
-
-@dataclass
-class PortResult:
-    path: str
-    text: str  # the ported source
-    items: list[Item] = field(default_factory=list)
-
-    def count(self, status: str) -> int:
-        return sum(item.status == status for item in self.items)
-
-    @property
-    def rate(self) -> float:
-        return self.count("converted") / len(self.items) if self.items else 1.0
-
-    @property
-    def complete(self) -> bool:
-        return all(item.status == "converted" for item in self.items)
-
-    def to_dict(self) -> dict:
-        return {"path": self.path, "converted": self.count("converted"), "manual": self.count("manual"),
-                "unsupported": self.count("unsupported"), "rate": round(self.rate, 4),
-                "items": [item.to_dict() for item in self.items]}
 
 
 def weight_renames() -> dict[str, dict[str, str]]:

@@ -1,0 +1,41 @@
+"""What a port made: the ported text and, per converted or flagged use, its line and status.
+Apart from the rewrite so the process that asked for a port reads it without libcst."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Item:
+    line: int
+    status: str  # converted | manual | unsupported
+    what: str
+    code: str = ""  # MS301 / MS302 for the items a person must look at
+
+    def to_dict(self) -> dict:
+        code = {"code": self.code} if self.code else {}
+        return {"line": self.line, "status": self.status, "what": self.what, **code}
+
+
+@dataclass
+class PortResult:
+    path: str
+    text: str  # the ported source
+    items: list[Item] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(item.status == status for item in self.items)
+
+    @property
+    def rate(self) -> float:
+        return self.count("converted") / len(self.items) if self.items else 1.0
+
+    @property
+    def complete(self) -> bool:
+        return all(item.status == "converted" for item in self.items)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "converted": self.count("converted"), "manual": self.count("manual"),
+                "unsupported": self.count("unsupported"), "rate": round(self.rate, 4),
+                "items": [item.to_dict() for item in self.items]}
