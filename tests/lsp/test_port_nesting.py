@@ -1,5 +1,6 @@
 """"Port this file to MindSpore" on code that libcst cannot take (it crashed the server with
-SIGSEGV): the server says why, creates nothing, and goes on answering."""
+SIGSEGV), or beside a port name a repository committed as a link: the server says why,
+creates nothing, and goes on answering."""
 
 from __future__ import annotations
 
@@ -47,3 +48,18 @@ async def test_port_action_on_deeply_nested_code_says_so_and_the_server_goes_on(
 
     other = open_document(client, tmp_path / "next.py", CUDA)
     assert [d.code for d in await diagnostics(client, other, 1)] == ["MS102"]
+
+
+async def test_port_action_never_writes_through_a_link_at_the_ports_name(client, tmp_path):
+    victim = tmp_path.parent / f"{tmp_path.name}-victim.py"
+    victim.write_text("keep me\n")
+    (tmp_path / "model_mindspore.py").symlink_to(victim)
+    uri = open_document(client, tmp_path / "model.py", CUDA)
+    await diagnostics(client, uri, 1)
+    [action] = [a for a in await code_actions(client, uri, [], only=[types.CodeActionKind.Refactor])
+                if a.title == "Port this file to MindSpore"]
+    action = await resolved(client, action)
+    assert action.edit is None
+    assert await shown(client) == [(types.MessageType.Error, "cannot port model.py: model_mindspore.py: a symbolic "
+                                                             "link; not written through it")]
+    assert victim.read_text() == "keep me\n"

@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from ..port import (INSTALL_HINT, PORT_SUFFIX, PortError, PortUnavailable, default_port_path, libcst_installed,
                     port_source)
+from ..safe_write import WriteRefused, writable_target
 from .documents import subject_path
 
 if TYPE_CHECKING:
@@ -61,6 +62,12 @@ async def resolve_port(server: AscendLanguageServer, action: types.CodeAction) -
     document = server.workspace.text_documents.get(uri)
     if document is None or path is None:
         return action
+    port_path = default_port_path(path)
+    try:  # the editor would write through a link a repository committed at the port's name
+        writable_target(str(port_path))
+    except WriteRefused as exc:
+        _tell(server, types.MessageType.Error, f"cannot port {Path(path).name}: {port_path.name}: {exc}")
+        return action
     loop = asyncio.get_running_loop()
     try:  # the default executor: the analysis threads are not held while the port's process works
         result = await loop.run_in_executor(None, port_source, document.source, path)
@@ -70,7 +77,7 @@ async def resolve_port(server: AscendLanguageServer, action: types.CodeAction) -
     except PortError as exc:
         _tell(server, types.MessageType.Error, f"cannot port {Path(path).name}: {exc}")
         return action
-    target = default_port_path(path).resolve().as_uri()
+    target = port_path.absolute().as_uri()
     action.edit = types.WorkspaceEdit(document_changes=[
         types.CreateFile(target, options=types.CreateFileOptions(overwrite=True)),
         types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(target, None),
@@ -78,7 +85,7 @@ async def resolve_port(server: AscendLanguageServer, action: types.CodeAction) -
     ])
     left = result.count("manual") + result.count("unsupported")
     _tell(server, types.MessageType.Info if not left else types.MessageType.Warning,
-          f"{Path(path).name} → {default_port_path(path).name}: {result.count('converted')} converted "
+          f"{Path(path).name} → {port_path.name}: {result.count('converted')} converted "
           f"({result.rate:.0%})"
           + (f", {left} marked for a person (MS301/MS302 in the port)" if left else ""))
     return action
