@@ -11,10 +11,10 @@ sources, undecodable and oversized files, code nested too deeply for any parser,
 `.git/config` whose keys name commands, and a `docs-url` that is a `command:` URI.
 
 Every repository sits in a world folder beside an `outside/` folder of victims. It is then
-checked, checked again (from the cache), fixed, fixed unsafely, given noqa comments and
-ported, each by a real `lsp-check` process, and (unless --no-server) opened in a real
-language server (workspace diagnostics, pulls, code lenses and the port action on every
-document, huge ones included). After each step the campaign checks that:
+opened in a real language server (unless --no-server: workspace diagnostics, pulls, code
+lenses and the port action on every document, huge ones included), then checked, checked
+again (from the cache), fixed, fixed unsafely, given noqa comments and ported, each by a
+real `lsp-check` process. After each step the campaign checks that:
 
 - nothing outside the repository changed: every victim keeps its type, bytes, mode and
   mtime, and no new file appears in the world folder;
@@ -69,9 +69,9 @@ GIT_KEYS = {  # configuration that names a command; `{marker}` is the file the c
     "uploadpack.packObjectsHook": "touch {marker}",
     "core.hooksPath": "{hooks}",
 }
-DEEP = {
-    "deep_minus.py": b"x = " + b"-" * 100_000 + b"1\n",
-    "deep_parens.py": b"x = " + b"(" * 100_000 + b"1" + b")" * 100_000 + b"\n",
+DEEP = {  # each imports torch, so that the editor offers to port it
+    "deep_minus.py": b"import torch\nx = " + b"-" * 100_000 + b"1\n",
+    "deep_parens.py": b"import torch\nx = " + b"(" * 100_000 + b"1" + b")" * 100_000 + b"\n",
     "deep_plus.py": b"import torch\nx = " + b"(1+" * 990 + b"1" + b")" * 990 + b"\n",
 }
 ROOT = os.geteuid() == 0
@@ -107,7 +107,7 @@ def make_outside(world: Path) -> Path:
 class Repo:
     """One hostile repository; `kinds` says what went into it."""
 
-    def __init__(self, world: Path, rng: random.Random, cache_names: list[str], every: bool = False) -> None:
+    def __init__(self, world: Path, rng: random.Random, cache_names: list[str], every: int | None = None) -> None:
         self.world, self.rng = world, rng
         self.path = world / "repo"
         self.outside = world / "outside"
@@ -118,10 +118,15 @@ class Repo:
         self.failed: set[str] = set()  # what already failed here
         self.path.mkdir()
         (self.path / "train.py").write_bytes(CUDA)
-        ingredients = [name for name in INGREDIENTS if every or rng.random() < INGREDIENTS[name][1]]
-        if FOLDER_LINK in ingredients and set(ingredients) & IN_CACHE_FOLDER:  # the folder is a link, or holds them
-            drop = {FOLDER_LINK} if rng.random() < 0.5 else IN_CACHE_FOLDER
-            ingredients = [name for name in ingredients if name not in drop]
+        if every is not None:  # every ingredient, over three repositories
+            ingredients = [name for name in INGREDIENTS if name in EVERY[every % len(EVERY)]]
+        else:
+            ingredients = [name for name in INGREDIENTS if rng.random() < INGREDIENTS[name][1]]
+            if set(ingredients) & ALONE:
+                ingredients = [rng.choice(sorted(set(ingredients) & ALONE))]
+            if FOLDER_LINK in ingredients and set(ingredients) & IN_CACHE_FOLDER:  # a link, or a folder holding them
+                drop = {FOLDER_LINK} if rng.random() < 0.5 else IN_CACHE_FOLDER
+                ingredients = [name for name in ingredients if name not in drop]
         for name in ingredients or [rng.choice(list(INGREDIENTS))]:
             if INGREDIENTS[name][2] and not ROOT:
                 continue
@@ -282,8 +287,11 @@ INGREDIENTS = {  # name → (maker, probability, needs root)
     "git config with commands": (git_config, 0.35, False),
     "command: docs-url": (command_docs_url, 0.1, False),
 }
+ALONE = {"command: docs-url"}  # a settings error: every run stops at it, so nothing else would be tried
 FOLDER_LINK = "cache folder is a link out"
 IN_CACHE_FOLDER = {"cache .gitignore is a link out", "hostile cache file", "links at temporary names"}
+_REST = set(INGREDIENTS) - ALONE - IN_CACHE_FOLDER - {FOLDER_LINK}
+EVERY = (_REST | IN_CACHE_FOLDER, _REST | {FOLDER_LINK}, ALONE)  # --every: what goes together
 
 
 def _git_env() -> dict[str, str]:
@@ -363,7 +371,7 @@ class Campaign:
                 self.fail(repo, step, f"lines without a fix changed: {mixed.read_bytes()[:200]!r}")
 
     def repository(self, world: Path, rng: random.Random, cache_names: list[str], server: bool,
-                   every: bool = False) -> None:
+                   every: int | None = None) -> None:
         outside_folder = make_outside(world)
         repo = Repo(world, rng, cache_names, every)
         self.figures["repositories"] += 1
@@ -384,17 +392,17 @@ class Campaign:
                                                      str(repo.path / "null.py")]))
         if "FIFO source" in repo.kinds:
             steps.append(("port a FIFO", ["port", str(repo.path / "pipe.py"), "-o", str(repo.path / "out.py")]))
+        if server:  # first: the fixes below leave no finding, so no link, to look at
+            self.server(repo, outside, names)
         for step, args in steps:
             self.lsp_check(repo, step, args)
             self.invariants(repo, step, outside, names)
-        if server:
-            self.server(repo, outside, names)
 
     def server(self, repo: Repo, outside: dict, names: set[str]) -> None:
         self.figures["server sessions"] += 1
         lsp = LspProcess(str(repo.path))
         try:
-            lsp.initialize(repo.path.as_uri())
+            lsp.initialize(repo.path.as_uri(), create_files=True)
             answer = lsp.request("workspace/diagnostic", {"previousResultIds": []}, timeout=self.timeout)
             self.figures["server requests"] += 1
             if "error" in answer:
@@ -424,25 +432,15 @@ class Campaign:
         whole = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
         for method, params in (("textDocument/diagnostic", {"textDocument": {"uri": uri}}),
                                ("textDocument/codeLens", {"textDocument": {"uri": uri}}),
-                               ("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": whole,
-                                                            "context": {"diagnostics": []}})):
+                               ("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": whole, "context": {
+                                   "diagnostics": [], "only": ["quickfix", "source", "refactor"]}})):
             self.figures["server requests"] += 1
             answer = lsp.request(method, params, timeout=self.timeout)
             if "error" in answer:
                 self.fail(repo, f"server {method} on {path.name}", json.dumps(answer["error"]))
             elif "command:" in json.dumps(answer):
                 self.fail(repo, f"server {method} on {path.name}", "a command: link in the answer")
-            elif method == "textDocument/codeAction":
-                self.port_action(lsp, repo, path, answer.get("result") or [])
         lsp.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-
-    def port_action(self, lsp: LspProcess, repo: Repo, path: Path, actions: list) -> None:
-        for action in actions:
-            if action.get("data", {}) and "port" in action.get("data", {}):
-                self.figures["server requests"] += 1
-                answer = lsp.request("codeAction/resolve", action, timeout=self.timeout)
-                if "error" in answer and answer["error"].get("code") == -32603:
-                    self.fail(repo, f"server port action on {path.name}", json.dumps(answer["error"]))
 
 
 def learn_cache_names(base: Path) -> list[str]:
@@ -465,7 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=90, help="seconds a step may take")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-server", action="store_true", help="lsp-check only")
-    parser.add_argument("--every", action="store_true", help="every ingredient in every repository")
+    parser.add_argument("--every", action="store_true",
+                        help="every ingredient: all that go together in each repository, in turn")
     parser.add_argument("--keep", type=Path, default=Path("fuzz-failures"), help="where the failures' JSON goes")
     args = parser.parse_args(argv)
 
@@ -479,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
                 break
             world = Path(tmp) / f"world{index:04d}"
             world.mkdir()
-            campaign.repository(world, rng, cache_names, not args.no_server, args.every)
+            campaign.repository(world, rng, cache_names, not args.no_server, index if args.every else None)
             _remove(world)
             print(f"{index + 1} repositories, {round(time.monotonic() - started)} s, "
                   f"{len(campaign.failures)} failures", file=sys.stderr, flush=True)

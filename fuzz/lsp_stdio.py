@@ -91,8 +91,10 @@ class LspProcess:
                     box.put(message)
 
     # --- session -------------------------------------------------------------------------
-    def initialize(self, root_uri: str, encoding: str = "utf-16", pull: bool = True) -> dict:
+    def initialize(self, root_uri: str, encoding: str = "utf-16", pull: bool = True, create_files: bool = False) -> dict:
         caps: dict = {"general": {"positionEncodings": [encoding]}, "workspace": {"configuration": True}}
+        if create_files:  # workspace edits that create files (the port action's)
+            caps["workspace"]["workspaceEdit"] = {"documentChanges": True, "resourceOperations": ["create"]}
         if pull:
             caps["textDocument"] = {"diagnostic": {"dynamicRegistration": False}}
         result = self.request("initialize", {"processId": os.getpid(), "rootUri": root_uri, "capabilities": caps})
