@@ -78,7 +78,7 @@ def records_of(source: Source, findings: list[Finding], index: SourceText | None
     return out
 
 
-def write_atomically(source: Source, data: bytes, trees: tuple[str, ...]) -> str:
+def write_atomically(source: Source, data: bytes, trees: tuple[str, ...] = ()) -> str:
     """Write `data` over `source.path` (a symlink's target, keeping the link) unless the file
     changed since it was read. Returns "" on success, else why it was not written."""
     try:
