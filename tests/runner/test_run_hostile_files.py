@@ -47,8 +47,8 @@ def slashed():
 '''
 
 
-@pytest.mark.torch
-def test_modules_named_with_a_slash_are_dumped_and_compared(pool, tmp_path):
+def dump_a_run(pool, tmp_path) -> tuple[Path, Path]:
+    """SLASHED's file, and the dump of a run of it."""
     pytest.importorskip("torch", reason="torch is not installed")
     source = tmp_path / "slashed.py"
     source.write_text(SLASHED, encoding="utf-8")
@@ -56,6 +56,12 @@ def test_modules_named_with_a_slash_are_dumped_and_compared(pool, tmp_path):
     run = pool.run(Job(path=str(source), function="slashed", target="cpu", timeout=180, layers="module",
                        dump=str(dump)))
     assert run.status == "passed", run.message
+    return source, dump
+
+
+@pytest.mark.torch
+def test_modules_named_with_a_slash_are_dumped_and_compared(pool, tmp_path):
+    source, dump = dump_a_run(pool, tmp_path)
     rank = dump / "npu" / "step0" / "rank"
     rows = json.loads((rank / "dump.json").read_text(encoding="utf-8"))["data"]
     # the rows keep msprobe's names; the files have names a folder can hold
@@ -87,12 +93,7 @@ def test_modules_named_with_a_slash_are_dumped_and_compared(pool, tmp_path):
 
 @pytest.mark.torch
 def test_compare_dumps_reads_nothing_outside_the_dump(pool, tmp_path):
-    pytest.importorskip("torch", reason="torch is not installed")
-    source = tmp_path / "slashed.py"
-    source.write_text(SLASHED, encoding="utf-8")
-    dump = tmp_path / "dump"
-    assert pool.run(Job(path=str(source), function="slashed", target="cpu", timeout=180, layers="module",
-                        dump=str(dump))).status == "passed"
+    source, dump = dump_a_run(pool, tmp_path)
     rank = dump / "npu" / "step0" / "rank"
     dumped = json.loads((rank / "dump.json").read_text(encoding="utf-8"))
     elsewhere = tmp_path / "elsewhere"
