@@ -13,7 +13,8 @@ from lsprotocol import types
 from ..analysis import fix_text
 from ..engine.model import Applicability
 from .diagnostics import SOURCE, diagnostic_key
-from .edits import changed_span, line_col, split_lines
+from ..engine.text import line_texts
+from .edits import changed_span, line_col
 from .notebooks import join_cells, split_cells
 from .port_action import PORT_KIND, port_action, resolve_port
 from .positions import Lines, range_of
@@ -134,7 +135,7 @@ async def fix_all_edit(server: AscendLanguageServer, uri: str) -> types.Workspac
 
 def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
     start, end, text = changed_span(old, new)
-    lines = split_lines(old)
+    lines = line_texts(old)
     placed = Lines(lines, encoding)
     return types.TextEdit(types.Range(placed.position(*line_col(lines, old, start)),
                                       placed.position(*line_col(lines, old, end))), text)

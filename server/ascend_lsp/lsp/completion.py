@@ -12,7 +12,7 @@ from lsprotocol import types
 from ..engine.analyzer import tables_for
 from ..engine.tables import TableError, Tables
 from .documents import subject_path, too_large
-from .edits import split_lines
+from ..engine.text import line_texts
 from .positions import from_units
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def register(server: AscendLanguageServer) -> None:
         subject = server.documents.find(server.workspace, uri)
         if document is None or subject is None or too_large(document.source):
             return None
-        lines = split_lines(document.source)
+        lines = line_texts(document.source)
         if position.line >= len(lines):
             return None
         line = lines[position.line]

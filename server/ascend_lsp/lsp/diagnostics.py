@@ -18,7 +18,8 @@ from ..engine.noqa import add_noqa, suppressible
 from ..rules import RULES
 from ..rules.base import rule_url
 from .documents import Snapshot, View
-from .edits import changed_span, split_lines
+from ..engine.text import line_texts
+from .edits import changed_span
 from .positions import Lines, range_json, to_units
 from .runs import run_diagnostics
 
@@ -37,7 +38,7 @@ class Report:
 
 def convert(analysis: Analysis, snapshot: Snapshot) -> dict[str, Report]:
     """One report per view. Runs in the analysis thread."""
-    lines = Lines(split_lines(snapshot.text), snapshot.encoding)
+    lines = Lines(line_texts(snapshot.text), snapshot.encoding)
     per_view: dict[str, list[tuple[types.Diagnostic, dict]]] = {v.uri: [] for v in snapshot.views}
     for finding in analysis.findings:
         view = snapshot.view_at(finding.range.start_line)

@@ -4,7 +4,6 @@ engine can re-walk only the top-level statements they touched."""
 from __future__ import annotations
 
 from ..engine.analyzer import TextEdit
-from ..engine.text import line_texts
 
 
 def compose(a: TextEdit, b: TextEdit) -> TextEdit:
@@ -14,11 +13,6 @@ def compose(a: TextEdit, b: TextEdit) -> TextEdit:
     first = min(a.first, b.first)
     last = a.last if b.last <= new_last else max(a.last, b.last - a.delta)
     return TextEdit(first, last, a.delta + b.delta)
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as the client counts them (only \\r\\n, \\r and \\n break a line), without endings."""
-    return line_texts(text)
 
 
 def changed_span(old: str, new: str) -> tuple[int, int, str]:

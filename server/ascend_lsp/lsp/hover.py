@@ -20,7 +20,7 @@ from ..rules.describe import describe_api
 from ..rules.docs import page
 from ..rules.mindspore_api import describe_counterpart
 from .documents import too_large
-from .edits import split_lines
+from ..engine.text import line_texts
 from .runs import def_name_at, layer_hover
 from .positions import from_units, to_units
 
@@ -106,7 +106,7 @@ def register(server: AscendLanguageServer) -> None:
         document = server.workspace.text_documents.get(uri)
         if subject is None or document is None or subject.result is None or too_large(document.source):
             return None
-        lines = split_lines(document.source)
+        lines = line_texts(document.source)
         if position.line >= len(lines):
             return None
         line = lines[position.line]
