@@ -119,6 +119,10 @@ def test_a_command_uri_in_the_environment_is_refused(tmp_path) -> None:
     assert messages == [ENV_REFUSED]
     done = lsp_check(tmp_path, {"ASCEND_LSP_DOCS_URL": COMMAND})
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"error: {ENV_REFUSED}\n")
+    listed = subprocess.run([sys.executable, "-c", "import sys; from ascend_lsp.cli.main import main; sys.exit(main())",
+                             "rules", "--json"], env={**os.environ, "ASCEND_LSP_DOCS_URL": COMMAND},
+                            capture_output=True, text=True, timeout=60)
+    assert (listed.returncode, listed.stdout, listed.stderr) == (2, "", f"error: {ENV_REFUSED}\n")
 
 
 async def test_diagnostics_link_the_configured_address(client, tmp_path):

@@ -11,7 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
-from ..engine.config import CHIPS, TARGETS, ConfigError, Settings, check_codes, load_settings
+from ..engine.config import (CHIPS, TARGETS, ConfigError, Settings, check_codes, check_env_docs_url,
+                             load_settings)
 from ..engine.tables import TableError
 from ..safe_write import WriteRefused, write_file
 
@@ -304,6 +305,7 @@ def run_rules(argv: list[str]) -> int:
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     if args.json:
+        check_env_docs_url()  # the links below would silently be the default
         import json
 
         print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.name.lower(), "fix": r.fix,

@@ -194,6 +194,13 @@ def check_docs_url(name: str, value) -> str:
     return address
 
 
+def check_env_docs_url() -> None:
+    """A ConfigError for an unusable $ASCEND_LSP_DOCS_URL: every command says so, even where
+    the links then use the default."""
+    if os.environ.get(DOCS_URL_ENV, "").strip():
+        check_docs_url(f"${DOCS_URL_ENV}", os.environ[DOCS_URL_ENV])
+
+
 def env_docs_url() -> str:
     """$ASCEND_LSP_DOCS_URL when it is an address `check_docs_url` accepts, else ""
     (`load_settings` reports an unusable one)."""
@@ -236,8 +243,7 @@ def load_settings(start: Path, base: Settings | None = None) -> Settings:
     """Settings from the nearest pyproject.toml with [tool.ascend-lsp], else defaults.
     An unusable $ASCEND_LSP_DOCS_URL is a ConfigError here, where every command and the
     server resolve their settings (the links themselves then use the default)."""
-    if os.environ.get(DOCS_URL_ENV, "").strip():
-        check_docs_url(f"${DOCS_URL_ENV}", os.environ[DOCS_URL_ENV])
+    check_env_docs_url()
     found = find_pyproject(start.resolve())
     if found is None:
         return base or Settings()
@@ -251,4 +257,4 @@ def load_settings(start: Path, base: Settings | None = None) -> Settings:
 
 
 __all__ = ["CHIP_ALIASES", "CHIPS", "TARGETS", "ConfigError", "Settings", "check_codes", "check_docs_url",
-           "env_docs_url", "from_mapping", "load_settings"]
+           "check_env_docs_url", "env_docs_url", "from_mapping", "load_settings"]
