@@ -44,6 +44,18 @@ def _excluded(path: Path, settings: Settings) -> bool:
     return False
 
 
+def expand(raw: str) -> list[str]:
+    """What a path on the command line names: the matches of a glob, else itself."""
+    return glob.glob(raw, recursive=True) if glob.has_magic(raw) else [raw]
+
+
+def checked_trees(paths: list[str]) -> tuple[str, ...]:
+    """The real paths of the folders a run checks: each folder named, and the folder of each
+    file named (a link's own folder, not its target's). A fix follows a symlink only into them."""
+    return tuple(sorted({os.path.realpath(match if os.path.isdir(match) else os.path.dirname(os.path.abspath(match)))
+                         for raw in paths for match in expand(raw)}))
+
+
 def discover(paths: list[str], settings: Settings, force_exclude: bool = False,
              unreadable: list[tuple[str, str]] | None = None) -> list[str]:
     """Files to check, sorted. A file named explicitly is always checked, unless
@@ -52,7 +64,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False,
     (path, why), never skipped unsaid."""
     found: dict[str, None] = {}
     for raw in paths:
-        matches = glob.glob(raw, recursive=True) if glob.has_magic(raw) else [raw]
+        matches = expand(raw)
         if not matches:
             raise DiscoveryError(f"{raw}: no such file or directory")
         for match in matches:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import sys
 import traceback
@@ -126,20 +125,10 @@ def default_paths(paths: list[str]) -> list[str]:
     return [] if os.environ.get("PRE_COMMIT") == "1" else ["."]
 
 
-def checked_trees(paths: list[str]) -> tuple[str, ...]:
-    """The real paths of the folders a run checks: each folder named, and the folder of each
-    file named (a link's own folder, not its target's). A fix follows a symlink only into them."""
-    trees = set()
-    for raw in paths:
-        for match in glob.glob(raw, recursive=True) if glob.has_magic(raw) else [raw]:
-            trees.add(os.path.realpath(match if os.path.isdir(match) else os.path.dirname(os.path.abspath(match))))
-    return tuple(sorted(trees))
-
-
 def check_paths(args: argparse.Namespace, options, show_progress: bool):
     """Discover and check the files `args` name: (results, settings resolver, base settings)."""
     from .check import Cache, FileResult, run_checks
-    from ..discovery import discover
+    from ..discovery import checked_trees, discover
     from .progress import Progress
 
     resolve = SettingsResolver(args.config, overrides(args))

@@ -141,6 +141,12 @@ def subject_path(uri: str) -> str | None:
     return to_fs_path(uri)
 
 
+def workspace_folders(workspace: Workspace) -> list[str]:
+    """The paths of the workspace folders (the root when the client names none)."""
+    folders = [to_fs_path(f.uri) for f in workspace.folders.values()] or [workspace.root_path]
+    return [f for f in folders if f]
+
+
 def too_large(text: str) -> str | None:
     """Why an open document (or a notebook's joined cells) is not analysed: over the limit
     `lsp-check` applies to files, in UTF-8 bytes as a file's size. None: it is analysed.

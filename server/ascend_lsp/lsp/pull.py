@@ -11,12 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
 from ..analysis import analyze
 from ..engine.config import Settings
 from .diagnostics import SOURCE, Report, convert, not_checked, workspace_files
-from .documents import Snapshot, View
+from .documents import Snapshot, View, workspace_folders
 
 if TYPE_CHECKING:
     from .server import AscendLanguageServer
@@ -53,9 +53,8 @@ def register(server: AscendLanguageServer) -> None:
                 seen.add(view.uri)
                 items.append(workspace_item(view.uri, view.version, result.reports[view.uri], previous))
         loop = asyncio.get_running_loop()
-        folders = [to_fs_path(f.uri) for f in server.workspace.folders.values()] or [server.workspace.root_path]
-        folders = [f for f in folders if f]
-        settings_by_folder = {f: server.settings.for_path(os.path.join(f, "_")) for f in folders}
+        settings_by_folder = {f: server.settings.for_path(os.path.join(f, "_"))
+                              for f in workspace_folders(server.workspace)}
         paths = await loop.run_in_executor(disk.pool, workspace_files, settings_by_folder)
         encoding = server.workspace.position_encoding
         for path in paths:

@@ -27,11 +27,10 @@ from typing import TYPE_CHECKING
 import cattrs
 from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.uris import to_fs_path
 
 from ..engine.model import Severity
 from ..rules.base import rule_url
-from .documents import Snapshot, subject_path, too_large
+from .documents import Snapshot, subject_path, too_large, workspace_folders
 from .positions import Lines
 
 if TYPE_CHECKING:
@@ -295,8 +294,8 @@ def project_folder(server: AscendLanguageServer, path: str | None) -> str | None
     if not path:
         return server.workspace.root_path
     real = os.path.realpath(path)
-    folders = [to_fs_path(f.uri) for f in server.workspace.folders.values()] or [server.workspace.root_path]
-    inside = [f for f in folders if f and os.path.commonpath([real, os.path.realpath(f)]) == os.path.realpath(f)]
+    inside = [f for f in workspace_folders(server.workspace)
+              if os.path.commonpath([real, os.path.realpath(f)]) == os.path.realpath(f)]
     return max(inside, key=len) if inside else os.path.dirname(real)
 
 

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..limits import address_space
 from . import INSTALL_HINT, TOO_DEEP, PortError, PortUnavailable
 from .result import Item, PortResult
 
@@ -102,12 +103,8 @@ def _port(text: str, path: str, memory_limit_mb: int) -> dict:
 
 
 def _limit_memory(limit_mb: int) -> None:
-    # Only ever lowered: a limit the parent already runs under stays.
-    try:
+    limits = address_space(limit_mb)
+    if limits is not None:
         import resource
-    except ImportError:  # not on Windows
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    want = limit_mb * 2**20 if hard == resource.RLIM_INFINITY else min(limit_mb * 2**20, hard)
-    if soft == resource.RLIM_INFINITY or soft > want:
-        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+
+        resource.setrlimit(resource.RLIMIT_AS, limits)

@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Callable
 
+from ..limits import address_space
 from .command import Launch, local_launch, template_launch, worker_source_line
 from .job import Job, JobError
 from .result import RunResult, failed, from_worker
@@ -214,9 +215,10 @@ class RunnerPool:
 def _memory_limiter(limit_mb: int):
     # Everything but the setrlimit call happens here in the parent: between fork and exec
     # the child must not import or take locks another thread may hold.
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    want = limit_mb * 2**20 if hard == resource.RLIM_INFINITY else min(limit_mb * 2**20, hard)
+    limits = address_space(limit_mb)
+    if limits is None:
+        return None
 
     def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+        resource.setrlimit(resource.RLIMIT_AS, limits)
     return limit
