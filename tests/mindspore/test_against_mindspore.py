@@ -11,7 +11,7 @@ import math
 import pytest
 from installed import MISSING, exists, resolve  # mappings/build/installed.py: the one resolver
 
-from ascend_lsp.engine.tables import mappings_root, read_table
+from ascend_lsp.knowledge.files import mappings_root, read_table
 
 ms = pytest.importorskip("mindspore", reason="the mindspore extra is not installed")
 torch = pytest.importorskip("torch", reason="the torch extra is not installed")

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import __version__
 from ..custom_ops import project_ops
 from ..engine.config import Settings
-from ..engine.tables import mappings_root
+from ..knowledge.files import mappings_root
 from ..safe_write import WriteRefused, replace
 from ..sources import SourceError, read_regular
 from .results import FileResult, Record

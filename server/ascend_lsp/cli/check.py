@@ -14,7 +14,7 @@ from ..engine.analyzer import tables_for
 from ..engine.config import Settings
 from ..engine.model import Finding
 from ..engine.text import SourceText
-from ..engine.tables import TableError
+from ..knowledge.files import TableError
 from ..safe_write import WriteRefused, write_file
 from .cache import Cache, settings_key
 from .noqa_writer import with_noqa

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import __version__
 from ..engine.config import (CHIPS, TARGETS, ConfigError, Settings, check_codes, check_env_docs_url,
                              load_settings)
-from ..engine.tables import TableError
+from ..knowledge.files import TableError
 from ..safe_write import WriteRefused, write_file
 
 SUBCOMMANDS = ("check", "report", "rules", "explain", "run", "compare-dumps", "port", "convert-weights")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from .tables import mappings_root, read_table
+from ..knowledge.files import mappings_root, read_table
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..engine.analyzer import tables_for
-from ..engine.tables import TableError, Tables
+from ..engine.tables import Tables
+from ..knowledge.files import TableError
 from .documents import subject_path, too_large
 from ..engine.text import line_texts
 from .positions import from_units

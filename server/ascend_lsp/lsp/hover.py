@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from ..engine.config import Settings
 from ..engine.analyzer import tables_for
-from ..engine.tables import TableError
+from ..knowledge.files import TableError
 from ..rules import RULES
 from ..rules.base import rule_url
 from ..rules.chips import chip_table, feature_of

@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from ..analysis import analyze
 from ..engine.analyzer import Analysis, TextEdit
-from ..engine.tables import TableError
+from ..knowledge.files import TableError
 from .diagnostics import Report, convert, not_checked
 from .documents import Documents, Snapshot, Subject, subject_path, too_large
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
-from ..engine.tables import mappings_root, read_table
+from ..knowledge.files import mappings_root, read_table
 from . import specs
 from .result import Item, PortResult
 from .specs import BY_TORCH, DTYPES, INIT, LAYER_CLASSES, Manual, literal, source

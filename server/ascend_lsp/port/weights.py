@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from ..engine.tables import mappings_root, read_table
+from ..knowledge.files import mappings_root, read_table
 from ..safe_write import write_file
 from ..sources import SourceError, open_regular
 

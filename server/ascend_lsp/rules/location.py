@@ -14,7 +14,7 @@ import fnmatch
 import functools
 from dataclasses import dataclass
 
-from ..engine.tables import mappings_root, read_table
+from ..knowledge.files import mappings_root, read_table
 from .base import HANDLERS, Rule
 from .table import TABLE, TABLE_FILES
 

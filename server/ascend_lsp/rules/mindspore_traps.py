@@ -14,7 +14,7 @@ import re
 
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Edit, Fix, Range, Severity
-from ..engine.tables import mappings_root, read_table
+from ..knowledge.files import mappings_root, read_table
 from ..engine.traps import Trap, describe_fix
 from ..engine.walk import Scope
 from .base import Doc, handles, rule

@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..engine.tables import mappings_root
+from ..knowledge.files import mappings_root
 
 PASS, WARNING, ERROR = "PASS", "WARNING", "ERROR"
 SEVERITY = {PASS: 0, WARNING: 1, ERROR: 2}

@@ -13,7 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..engine.tables import mappings_root
+from ..knowledge.files import mappings_root
 from ..sources import SourceError, read_source
 from .chips import chip as find_chip
 from .grading import load_thresholds, metric_parameters
