@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from ascend_lsp.analysis import analyze  # noqa: E402
-from ascend_lsp.engine import Settings  # noqa: E402
+from ascend_lsp.engine.config import Settings  # noqa: E402
 from ascend_lsp.engine.text import SourceText, utf16_col  # noqa: E402
 from ascend_lsp.lsp.positions import Lines  # noqa: E402
 from fuzz.lsp_stdio import LspProcess, ServerGone  # noqa: E402

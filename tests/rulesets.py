@@ -4,21 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ascend_lsp.engine import Settings
-from ascend_lsp.rules import RULE_SET
+from ascend_lsp.engine.config import Settings
+from ascend_lsp.engine.registry import EVENT_KINDS, HANDLERS, RuleSet
+from ascend_lsp.rules import RULES
 
 
-class Handlers:
+class Handlers(RuleSet):
     """`handlers` (event kind → handlers) in place of the shipped ones; the other kinds none."""
 
-    rules = RULE_SET.rules
-
     def __init__(self, **handlers: list[Callable]) -> None:
-        self._handlers = {**{kind: [] for kind in RULE_SET.handlers(Settings())}, **handlers}
-
-    @staticmethod
-    def codes(settings: Settings) -> frozenset[str]:
-        return RULE_SET.codes(settings)
+        super().__init__(RULES, HANDLERS)
+        self._given = {**{kind: [] for kind in EVENT_KINDS}, **handlers}
 
     def handlers(self, settings: Settings) -> dict[str, list[Callable]]:
-        return self._handlers
+        return self._given

@@ -285,9 +285,9 @@ def test_warm_run_uses_the_cache(project: Path, capsys) -> None:
 def test_edited_rules_invalidate_the_cache() -> None:
     from ascend_lsp.cli.cache import code_stamp, settings_key
     from ascend_lsp.engine.config import Settings
-    from ascend_lsp.rules import base
+    from ascend_lsp.engine import registry
 
-    module = Path(base.__file__)
+    module = Path(registry.__file__)
     before = module.stat()
     key = settings_key(Settings())
     try:

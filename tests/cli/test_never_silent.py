@@ -16,8 +16,8 @@ import pytest
 from ascend_lsp.cli.check import EXCERPT, check_file, Options
 from ascend_lsp.cli.main import main
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.rules import active_handlers
-from ascend_lsp.rules.base import HANDLERS, handles
+from ascend_lsp.rules import RULE_SET
+from ascend_lsp.engine.registry import HANDLERS, handles
 from ascend_lsp.sources import SourceError, read_source
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\ntorch.cuda.synchronize()\n"
@@ -48,9 +48,9 @@ def failing_rule(monkeypatch):
 
     monkeypatch.setitem(HANDLERS, "call", list(HANDLERS["call"]))  # restored afterwards
     handles("call", "NPU103")(fail)
-    active_handlers.cache_clear()
+    RULE_SET.forget()
     yield
-    active_handlers.cache_clear()
+    RULE_SET.forget()
 
 
 @pytest.mark.parametrize("args", [(), ("--fix",), ("--output-format", "json"), ("--output-format", "sarif"),

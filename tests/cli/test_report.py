@@ -17,6 +17,7 @@ import pytest
 from ascend_lsp.cli.report import STATUS_KEYS, effort
 from ascend_lsp.engine.analyzer import tables_for
 from ascend_lsp.engine.config import Settings
+from ascend_lsp.rules import RULE_SET
 
 from .conftest import lsp_check
 
@@ -150,7 +151,7 @@ def test_mindspore_target_counts_calls_with_a_consistent_counterpart(tmp_path: P
         "d = nn.Dropout(p=0.1)\n"  # consistent, but a trap too (MS201): manual
         "dtype = torch.float32\n"  # not a call
     )
-    tables = tables_for(Settings(target="mindspore"))
+    tables = tables_for(Settings(target="mindspore"), RULE_SET)
     assert tables.counterparts["torch.ones"].consistent and not tables.counterparts["torch.nn.Linear"].consistent
     data = report(tmp_path, "port.py", "--target", "mindspore")
     assert data["mindspore"] == {"table_version": tables.counterparts_version, "torch_calls": 4, "consistent": 3,

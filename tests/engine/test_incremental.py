@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.analyzer import TextEdit
 
 EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "train_cuda.py").read_text()

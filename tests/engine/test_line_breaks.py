@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.analyzer import parse
 from ascend_lsp.analysis import fix_text
 from ascend_lsp.engine.text import split_lines

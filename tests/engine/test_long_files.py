@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings, analyzer
+from ascend_lsp.engine import analyzer
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.text import SourceText
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,7 +73,7 @@ def test_a_long_file_is_not_held_as_one_ast() -> None:
     code = (
         "import re\n"
         "from ascend_lsp.analysis import analyze\n"
-        "from ascend_lsp.engine import Settings\n"
+        "from ascend_lsp.engine.config import Settings\n"
         "def peak(): return int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) // 1024\n"
         "analyze('import torch\\n', Settings())\n"
         "before = peak()\n"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings, analyzer
+from ascend_lsp.engine import analyzer
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.guards import may_test_npu
 from ascend_lsp.engine.model import Severity
 

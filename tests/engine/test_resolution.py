@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.walk import module_context
 
 
@@ -102,26 +102,18 @@ def test_the_engine_takes_its_rules_as_an_argument() -> None:
     import sys
 
     from ascend_lsp.engine.analyzer import analyze as analyze_with
+    from ascend_lsp.engine.registry import HANDLERS, RuleSet
     from ascend_lsp.rules import RULE_SET
 
     code = "import sys, ascend_lsp.engine.analyzer, ascend_lsp.engine.fixes; " \
            "assert not [m for m in sys.modules if m.startswith('ascend_lsp.rules')], sorted(sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
-    class OnlyNPU102:
-        rules = RULE_SET.rules
-
-        @staticmethod
-        def codes(settings):
-            return frozenset({"NPU102"}) & RULE_SET.codes(settings)
-
-        @staticmethod
-        def handlers(settings):
-            return RULE_SET.handlers(settings)
+    only_npu102 = RuleSet({"NPU102": RULE_SET.rules["NPU102"]}, HANDLERS)
 
     text = "import torch\nx = torch.ones(1).cuda()\ntorch.cuda.synchronize()\n"
     assert {f.code for f in analyze_with(text, Settings(), rules=RULE_SET).findings} == {"NPU102", "NPU103"}
-    assert [f.code for f in analyze_with(text, Settings(), rules=OnlyNPU102()).findings] == ["NPU102"]
+    assert [f.code for f in analyze_with(text, Settings(), rules=only_npu102).findings] == ["NPU102"]
 
 
 def test_handlers_with_names_see_only_those() -> None:

@@ -7,7 +7,7 @@ import dataclasses
 
 from ascend_lsp.cli.noqa_writer import with_noqa
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.rules import RULES
 
 TEXT = "import torch\ntorch.cuda.synchronize()  # noqa: NPU103\nx = (  # noqa\n"

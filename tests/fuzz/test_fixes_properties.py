@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from ascend_lsp.cli.check import Options, check_file
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.analysis import fix_text
 from ascend_lsp.engine.fixes import applicable, apply_edits
 from ascend_lsp.engine.text import SourceText

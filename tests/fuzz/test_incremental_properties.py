@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.text import SourceText, utf16_col
 from ascend_lsp.lsp.edits import compose
 from ascend_lsp.lsp.text_store import Document

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from fuzz.lsp_stdio import LspProcess
 
 INVALID_PARAMS = -32602

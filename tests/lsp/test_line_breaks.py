@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.text import SourceText, split_lines
 from ascend_lsp.lsp.positions import Lines
 

@@ -18,7 +18,7 @@ from pytest_lsp import LanguageClient
 
 from ascend_lsp import DOCS_URL
 from ascend_lsp.engine.config import ConfigError, from_mapping
-from ascend_lsp.rules.base import packaged_page, rule_url
+from ascend_lsp.rules.pages import packaged_page, rule_url
 
 from fuzz.lsp_stdio import LspProcess
 

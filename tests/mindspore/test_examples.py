@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MINDSPORE = Settings(target="mindspore")

@@ -75,7 +75,7 @@ def test_the_server_never_imports_libcst_to_lint():
     import subprocess
     import sys
 
-    probe = ("import sys\nfrom ascend_lsp.lsp import server\nfrom ascend_lsp.engine import Settings\nfrom ascend_lsp.analysis import analyze\n"
+    probe = ("import sys\nfrom ascend_lsp.lsp import server\nfrom ascend_lsp.engine.config import Settings\nfrom ascend_lsp.analysis import analyze\n"
              f"analyze({LINTED!r}, Settings(target='mindspore'), 'lm.py')\n"
              "print('libcst' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

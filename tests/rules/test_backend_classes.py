@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from ascend_lsp.analysis import analyze, fix_text
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.analyzer import TextEdit
 from ascend_lsp.engine.checker import OFF_NPU
 from ascend_lsp.engine.guards import backend_class

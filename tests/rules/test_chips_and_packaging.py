@@ -9,7 +9,7 @@ import pytest
 
 from ascend_lsp.discovery import discover
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.config import ConfigError, from_mapping
 from ascend_lsp.engine.packaging import document_kind
 

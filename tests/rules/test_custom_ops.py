@@ -15,7 +15,7 @@ import pytest
 from ascend_lsp import custom_ops
 from ascend_lsp.analysis import analyze
 from ascend_lsp.cli.main import main
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Severity
 
 FIXTURE = Path(__file__).parent / "fixtures" / "NPU308"

@@ -50,7 +50,7 @@ def test_importing_the_rules_reads_no_table() -> None:
     import sys
 
     code = (
-        "import ascend_lsp.engine.tables as t\n"
+        "import ascend_lsp.knowledge.files as t\n"
         "seen = []\n"
         "read = t.read_table\n"
         "t.read_table = lambda path: (seen.append(path.name), read(path))[1]\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ascend_lsp.analysis import analyze, fix_text
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.engine import Settings, checker
+from ascend_lsp.engine import checker
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.analyzer import analyze as analyze_with
-from ascend_lsp.rules import active_handlers
-from ascend_lsp.rules.base import handles
+from ascend_lsp.rules import RULE_SET
+from ascend_lsp.engine.registry import handles
 
 from ..rulesets import Handlers
 
@@ -71,7 +72,7 @@ def test_a_handler_runs_only_for_statements_that_name_one_of_its_words() -> None
 def test_the_gate_keeps_the_lists_it_does_not_narrow() -> None:
     """The name dispatch is built once per handler list: the gate must not make new lists
     for each statement."""
-    handlers = active_handlers(ADVICE)
+    handlers = RULE_SET.handlers(ADVICE)
     gates = checker.word_gates(handlers, None)
     assert checker.word_gates(handlers, None) is gates
     quiet = gates.quiet
@@ -86,7 +87,7 @@ def test_the_gate_keeps_the_lists_it_does_not_narrow() -> None:
 
 def test_a_named_function_handler_runs_for_functions_of_its_names() -> None:
     """NPU607's functions: by name, from the advice table."""
-    handlers = active_handlers(ADVICE)["function"]
+    handlers = RULE_SET.handlers(ADVICE)["function"]
     named = [f for f in handlers if callable(getattr(f, "names", None))]
     assert len(named) == 1
     by_name, any_name = checker.name_dispatch(handlers, None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from ascend_lsp.engine import Settings
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.analyzer import analyze
 from ascend_lsp.rules.advice import own_code, position
 

@@ -15,6 +15,7 @@ from ..engine.config import Settings
 from ..engine.model import Finding
 from ..engine.text import SourceText
 from ..knowledge.files import TableError
+from ..rules import RULE_SET
 from ..safe_write import WriteRefused, write_file
 from .cache import Cache, settings_key
 from .noqa_writer import with_noqa
@@ -123,7 +124,7 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
             index = SourceText(source.text)
             analysis = analyze(source.text, settings, path, references=options.references, index=index)
         if options.references:
-            result.references = api_references(analysis, tables_for(settings))
+            result.references = api_references(analysis, tables_for(settings, RULE_SET))
     except TableError as exc:
         result.error = str(exc)
         return result
@@ -195,7 +196,7 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     # And scan the project's operators here, once, not in every worker (they are forked).
     for (settings, _), path in {project_of(p, s): p for p, s in todo}.items():
         if settings.target == "torch_npu":
-            tables_for(settings)
+            tables_for(settings, RULE_SET)
             project_ops(path, settings)
     jobs = jobs or os.cpu_count() or 1
     chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]

@@ -288,7 +288,7 @@ def check_output_file(path: str | None) -> None:
 
 def run_rules(argv: list[str]) -> int:
     from ..rules import RULES
-    from ..rules.base import rule_url
+    from ..rules.pages import rule_url
 
     p = argparse.ArgumentParser(prog="lsp-check rules", description="List every rule.")
     p.add_argument("--json", action="store_true")
@@ -298,7 +298,7 @@ def run_rules(argv: list[str]) -> int:
         import json
 
         print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.name.lower(), "fix": r.fix,
-                           "targets": list(r.targets), "url": rule_url(r.code), "table": r.table} for r in RULES.values()],
+                           "targets": list(r.targets), "url": rule_url(r.code), "table": str(r.table or "")} for r in RULES.values()],
                          indent=2))
         return EXIT_CLEAN
     for rule in sorted(RULES.values(), key=lambda r: r.code):

@@ -6,8 +6,9 @@ from __future__ import annotations
 import ast
 import tokenize
 
-from ..engine.noqa import add_noqa, suppressible
+from ..engine.noqa import add_noqa
 from ..engine.text import split_lines
+from ..rules import RULE_SET
 
 
 def comment_safe_lines(text: str) -> set[int]:
@@ -34,7 +35,7 @@ def with_noqa(text: str, targets: list[tuple[int, str]]) -> tuple[str, list[tupl
     safe = comment_safe_lines(text)
     refused = []
     for line, code in targets:
-        if not suppressible(code):  # a syntax error: no comment can hide it
+        if not RULE_SET.suppressible(code):  # a syntax error: no comment can hide it
             refused.append((line, code, f"{code} cannot be suppressed"))
         elif line not in safe or line >= len(lines):
             refused.append((line, code, "the line ends inside a multi-line string or continues with a backslash; "

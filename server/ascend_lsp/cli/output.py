@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 
 from .. import __version__
 from ..rules import RULES
-from ..rules.base import rule_url
+from ..rules.pages import rule_url
 from .baseline import keyed
 from .check import FileResult, Record
 

@@ -30,7 +30,7 @@ from .. import __version__
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
 from ..engine.tables import Tables
-from ..rules import RULES
+from ..rules import RULES, RULE_SET
 from .baseline import normalise
 from .check import FileResult, Record
 from .output import NOT_CHECKED, not_checked
@@ -99,7 +99,7 @@ class FileReport:
     """One file's sites, their statuses and what feeds the totals."""
 
     def __init__(self, result: FileResult, settings: Settings) -> None:
-        tables = tables_for(settings)
+        tables = tables_for(settings, RULE_SET)
         self.path = result.path
         self.error = result.error
         self.lines = result.lines
@@ -201,7 +201,7 @@ def build(results: list[FileResult], settings_of: Callable[[str], Settings], bas
     if base.target == "mindspore":
         total = sum(calls.values())
         report["mindspore"] = {
-            "table_version": tables_for(base).counterparts_version,
+            "table_version": tables_for(base, RULE_SET).counterparts_version,
             "torch_calls": total, "consistent": calls["consistent"], "differs": calls["differs"],
             "no_counterpart": calls["none"], "share": round(calls["consistent"] / total, 4) if total else None,
         }

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from .checker import Checker, RuleSet
+from .checker import Checker
 from .config import Settings
 from .model import Finding, Range, Severity
-from .noqa import noqa_map, suppressed, suppressible
+from .noqa import noqa_map, suppressed
+from .registry import RuleSet
 from .packaging import document_kind
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
@@ -78,9 +79,11 @@ class TextEdit:
     delta: int
 
 
-def tables_for(settings: Settings) -> Tables:
+def tables_for(settings: Settings, rules: RuleSet) -> Tables:
+    """The tables for these settings; the user's extra tables may name only the rules that
+    tables drive."""
     extra = tuple((p, os.path.getmtime(p) if os.path.exists(p) else 0.0) for p in settings.extra_mappings)
-    return load_tables(settings.torch_npu_version, settings.mindspore_version, extra)
+    return load_tables(settings.torch_npu_version, settings.mindspore_version, extra, rules.table_driven)
 
 
 # --- parsing with recovery -----------------------------------------------------------------
@@ -314,13 +317,15 @@ def _module_findings(checker: Checker, spans: list[Span]) -> list[Finding]:
 
 
 def _finish(source: SourceText, settings: Settings, tables: Tables | None, path: str | None, spans: list[Span],
-            extra: list[Finding], errors: list[str], module: ModuleContext | None, walked: int) -> Analysis:
+            extra: list[Finding], errors: list[str], module: ModuleContext | None, walked: int,
+            rules: RuleSet) -> Analysis:
     noqa = noqa_map(source)
     ignored = settings.ignored_in(path)
     findings = [f for span in spans for f in span.findings]
     findings.extend(extra)
     kept = [f for f in findings
-            if not suppressed(f, noqa) and not (ignored and f.code.startswith(ignored) and suppressible(f.code))]
+            if not suppressed(f, noqa, rules) and not (ignored and f.code.startswith(ignored)
+                                                      and rules.suppressible(f.code))]
     kept.sort(key=lambda f: (f.range, f.code))
     syntax_errors = sum(len(b.errors) for b in _blocks(spans))
     return Analysis(kept, errors, spans, module, syntax_errors, settings, tables, walked)
@@ -357,7 +362,7 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
 
         return analyze_packaging(text, settings, path, kind, rules)
     source = index if index is not None and index.text is text else SourceText(text)
-    tables = tables_for(settings)
+    tables = tables_for(settings, rules)
     if previous is not None and edit is not None and not references:
         incremental = _reanalyze(source, settings, tables, path, previous, edit, rules)
         if incremental is not None:
@@ -372,7 +377,7 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
     else:
         module, checker, spans = checked
     extra = _module_findings(checker, spans)
-    analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(spans))
+    analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(spans), rules)
     analysis.references = refs
     return analysis
 
@@ -669,4 +674,5 @@ def _assemble(checker: Checker, source: SourceText, settings: Settings, path: st
     if _unclosed_among_others(all_spans):
         return None
     extra = _module_findings(checker, all_spans)
-    return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, len(middle))
+    return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, len(middle),
+                   checker.rule_set)

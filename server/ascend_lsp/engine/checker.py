@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 import traceback
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from .config import Settings
 from .model import Applicability, Edit, Finding, Fix, Range, Severity
+from .registry import RuleSet
 from .tables import Tables
 from .text import SourceText
 from .walk import Events, ModuleContext, Scope
@@ -25,23 +26,6 @@ class Reference:
     call: ast.Call | ast.ClassDef | None  # the call whose callee this is, or the class it is a base of
     scope: Scope
     type_only: bool = False  # named in a type hint or isinstance()/issubclass(): not run
-
-
-class RuleSet(Protocol):
-    """What the engine needs of a rule registry. The registry (ascend_lsp.rules.RULE_SET) is
-    passed in by the caller, so the engine imports no rule module."""
-
-    @property
-    def rules(self) -> Mapping[str, Any]: ...  # code → Rule: message, severity, on_type_only
-
-    def codes(self, settings: Settings) -> frozenset[str]: ...  # the codes enabled for these settings
-
-    # event kind → handlers. An "attribute", "reference" or "function" handler with a `names`
-    # attribute (a collection, or a function of the tables giving one) is called only for
-    # those attribute names, references whose qualified name ends with one of them, or
-    # functions of those names; an "assign", "function" or "loop" handler with `words` only
-    # for a statement that names one of them (see WordGates).
-    def handlers(self, settings: Settings) -> dict[str, list[Callable]]: ...
 
 
 OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
@@ -62,6 +46,7 @@ class Checker:
         self.settings = settings
         self.tables = tables
         self.path = path
+        self.rule_set = rules
         self.rules = rules.rules
         self.handlers = handlers = rules.handlers(settings)
         self.gates = gates = word_gates(handlers, tables)
@@ -275,7 +260,7 @@ def _per_handlers(purpose: object, handlers: object, tables: Tables | None, buil
 
 
 def _declared(func: Callable, attribute: str, tables: Tables | None) -> Collection[str] | None:
-    """A handler's `names` or `words` (rules.base.handles): a collection, or a function of
+    """A handler's `names` or `words` (registry.handles): a collection, or a function of
     the tables giving one; a table rule without tables reads nothing."""
     value = getattr(func, attribute, None)
     if callable(value):
@@ -300,7 +285,7 @@ def name_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict
 
 
 class WordGates:
-    """The "assign", "function" and "loop" handlers with `words` (rules.base.handles) run
+    """The "assign", "function" and "loop" handlers with `words` (registry.handles) run
     only for a statement that names one of them: a bare name, an attribute name, or the last
     part of a qualified name its references resolve to (`Loader(ds)` names `DataLoader`
     after `from torch.utils.data import DataLoader as Loader`). Most statements name none
@@ -366,7 +351,7 @@ def word_gates(handlers: dict[str, list[Callable]], tables: Tables | None) -> Wo
 def rule_failure(func: Callable, subject: object, exc: Exception) -> str:
     """What an adapter shows for a handler that raised: the rules it reports, where, what,
     then the traceback (first line alone is the summary)."""
-    codes = sorted(getattr(func, "codes", ()))  # set by rules.base.handles
+    codes = sorted(getattr(func, "codes", ()))  # set by registry.handles
     node = subject.node if isinstance(subject, Reference) else subject
     where = f" at line {node.lineno}" if isinstance(node, ast.AST) and hasattr(node, "lineno") else ""
     rules = "the table-driven rules" if "table" in codes else "rule " + ", ".join(codes)

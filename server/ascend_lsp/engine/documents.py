@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 
 from .analyzer import Analysis, Span, _finish, tables_for
-from .checker import Checker, RuleSet
+from .checker import Checker
+from .registry import RuleSet
 from .config import Settings
 from .packaging import items_of
 from .text import SourceText
@@ -16,7 +17,7 @@ from .walk import module_context
 
 def analyze_packaging(text: str, settings: Settings, path: str, kind: str, rules: RuleSet) -> Analysis:
     source = SourceText(text)
-    tables = tables_for(settings)
+    tables = tables_for(settings, rules)
     checker = Checker(source, module_context(ast.Module(body=[], type_ignores=[])), settings, tables, path, rules)
     handlers = checker.handlers["packaging"]
     if handlers:
@@ -24,6 +25,6 @@ def analyze_packaging(text: str, settings: Settings, path: str, kind: str, rules
         for item in items:
             checker._call(handlers, item, items)
     span = Span(0, max(len(source.lines) - 1, 0), checker.findings, False)
-    analysis = _finish(source, settings, tables, path, [span], [], checker.errors, None, 1)
+    analysis = _finish(source, settings, tables, path, [span], [], checker.errors, None, 1, rules)
     analysis.references = []  # no Python API is named in a packaging file
     return analysis

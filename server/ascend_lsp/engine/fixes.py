@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 
 from .analyzer import Analysis, analyze
-from .checker import RuleSet
+from .registry import RuleSet
 from .config import Settings
 from .model import Applicability, Edit, Finding, Fix
 from .text import SourceText

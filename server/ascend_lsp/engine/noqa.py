@@ -6,6 +6,7 @@ import bisect
 import re
 
 from .model import Finding
+from .registry import RuleSet
 from .text import SourceText
 
 # Spaces but no line break (`[^\S\r\n]`): a comment ends with its line, so the whole text can be
@@ -30,17 +31,9 @@ def noqa_map(source: SourceText) -> dict[int, frozenset[str]]:
     return out
 
 
-def suppressible(code: str) -> bool:
-    """Whether `# noqa` and per-file-ignores may hide `code` (the rule says; see Rule.suppressible)."""
-    from ..rules import RULES
-
-    rule = RULES.get(code)
-    return rule is None or rule.suppressible
-
-
-def suppressed(finding: Finding, noqa: dict[int, frozenset[str]]) -> bool:
+def suppressed(finding: Finding, noqa: dict[int, frozenset[str]], rules: RuleSet) -> bool:
     codes = noqa.get(finding.range.start_line)
-    if codes is None or not suppressible(finding.code):
+    if codes is None or not rules.suppressible(finding.code):
         return False
     return any(finding.code.startswith(prefix) for prefix in codes)
 

@@ -219,10 +219,10 @@ def available_versions(folder: str = "torch_npu", stem: str = "support") -> list
 
 @functools.lru_cache(maxsize=8)
 def load_tables(torch_npu_version: str, mindspore_version: str = "2.10",
-                extra: tuple[tuple[str, float], ...] = ()) -> Tables:
+                extra: tuple[tuple[str, float], ...] = (), driven: frozenset[str] = frozenset()) -> Tables:
     """Shipped tables for `torch_npu_version` and `mindspore_version`, then the user's
     extra tables (paths with their mtimes, so an edited table reloads), which override
-    by name."""
+    by name and whose rows may name the `driven` rules."""
     ms_table = mindspore_table(mindspore_version)
     ms_root = mappings_root() / "mindspore"
     root = mappings_root() / "torch_npu"
@@ -246,7 +246,7 @@ def load_tables(torch_npu_version: str, mindspore_version: str = "2.10",
     tables.advice = {k: v for k, v in advice.items() if k not in ("meta", "api", "env")}
     for extra_path, _mtime in extra:
         data = read_table(Path(extra_path))
-        validate_user_table(data, extra_path)
+        validate_user_table(data, extra_path, driven)
         _merge(tables, data, extra_path)
     return tables
 
@@ -254,20 +254,16 @@ def load_tables(torch_npu_version: str, mindspore_version: str = "2.10",
 ROW_KINDS = ("api", "method", "literal", "env", "support")
 
 
-def validate_user_table(data: dict, path: str) -> None:
+def validate_user_table(data: dict, path: str, driven: frozenset[str]) -> None:
     """Check an `extra-mappings` table against mappings/schema/torch_npu.json (its `[meta]`
-    is optional) and that every row names a table-driven rule, so a bad row is a message
+    is optional) and that every row names one of the `driven` rules, so a bad row is a message
     naming the file, the row and the key, never a rule failing on it later."""
-    from ..rules import RULES
-    from ..rules.table import TABLE_FILES
-
-    driven = sorted(code for code, rule in RULES.items() if rule.table.startswith(TABLE_FILES))
     for kind in ROW_KINDS:
         rows = data.get(kind, ())
         for index, row in enumerate(rows if isinstance(rows, list) else ()):
             if isinstance(row, dict) and "rule" in row and row["rule"] not in driven:
                 raise TableError(f"{path}: [[{kind}]] row {index + 1}, key `rule`: {row['rule']!r} is not a "
-                                 f"table-driven rule ({', '.join(driven)})")
+                                 f"table-driven rule ({', '.join(sorted(driven))})")
     schema = json.loads((mappings_root() / "schema" / "torch_npu.json").read_text(encoding="utf-8"))
     schema["required"] = []
     error = first_error(data, schema)

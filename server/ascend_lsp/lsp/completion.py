@@ -14,6 +14,7 @@ from ..engine.tables import Tables
 from ..knowledge.files import TableError
 from .documents import subject_path, too_large
 from ..engine.text import line_texts
+from ..rules import RULE_SET
 from .positions import from_units
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ def register(server: AscendLanguageServer) -> None:
             return None
         settings = server.settings.for_path(subject_path(subject.uri))
         try:
-            tables = tables_for(settings)
+            tables = tables_for(settings, RULE_SET)
         except TableError:
             return None
         members = members_for(f"{binding}.{rest}" if rest else binding, tables)

@@ -14,9 +14,9 @@ from lsprotocol import types
 from ..engine.analyzer import Analysis
 from ..engine.config import Settings
 from ..engine.model import Applicability, Finding
-from ..engine.noqa import add_noqa, suppressible
-from ..rules import RULES
-from ..rules.base import rule_url
+from ..engine.noqa import add_noqa
+from ..rules import RULES, RULE_SET
+from ..rules.pages import rule_url
 from .documents import Snapshot, View
 from ..engine.text import line_texts
 from .edits import changed_span
@@ -75,7 +75,7 @@ def diagnostic_key(diagnostic: types.Diagnostic) -> tuple:
 def _diagnostic(finding: Finding, view: View, snapshot: Snapshot, lines: Lines) -> tuple[types.Diagnostic, dict]:
     rng = lines.range(finding.range, view.first)
     data: dict = {"fixes": [fix for fix in (_fix_data(f, view, snapshot, lines) for f in finding.fixes) if fix]}
-    if suppressible(finding.code):
+    if RULE_SET.suppressible(finding.code):
         data["noqa"] = _noqa_data(finding, view, lines)
     rule = RULES.get(finding.code)
     diagnostic = types.Diagnostic(

@@ -13,8 +13,8 @@ from lsprotocol import types
 from ..engine.config import Settings
 from ..engine.analyzer import tables_for
 from ..knowledge.files import TableError
-from ..rules import RULES
-from ..rules.base import rule_url
+from ..rules import RULES, RULE_SET
+from ..rules.pages import rule_url
 from ..rules.chips import chip_table, feature_of
 from ..rules.describe import describe_api
 from ..rules.docs import page
@@ -56,7 +56,7 @@ def rule_page(code: str, settings: Settings) -> str:
 
 def mindspore_section(qualname: str, settings: Settings) -> list[str]:
     try:
-        entry = tables_for(settings).counterparts.get(qualname)
+        entry = tables_for(settings, RULE_SET).counterparts.get(qualname)
     except TableError:
         return []
     return describe_counterpart(entry) if entry is not None else []

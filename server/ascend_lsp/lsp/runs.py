@@ -29,7 +29,7 @@ from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ..engine.model import Severity
-from ..rules.base import rule_url
+from ..rules.pages import rule_url
 from .documents import Snapshot, subject_path, too_large, workspace_folders
 from .positions import Lines
 

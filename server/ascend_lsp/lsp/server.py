@@ -4,7 +4,7 @@ feature (the "Run on NPU" code lenses) is one more module in `FEATURES`.
 
 `ASCEND_LSP_EXTRA_RULES` (comma-separated module names) is imported at start, after the
 shipped rules: a plugin hook for project-specific rules, registered like the shipped
-ones with `ascend_lsp.rules.base.rule` and `handles`."""
+ones with `ascend_lsp.engine.registry.rule` and `handles`."""
 
 from __future__ import annotations
 

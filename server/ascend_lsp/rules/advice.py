@@ -7,10 +7,11 @@ import ast
 from dataclasses import dataclass, field
 
 from ..engine.checker import Checker, Reference
+from ..engine.registry import TableRef
 from ..engine.tables import Tables
 from ..engine.walk import FUNCTION, Events, Scope, child_fields
 
-ADVICE_TABLE = "mappings/ascend_tools/advice.toml"
+ADVICE_TABLE = TableRef("mappings/ascend_tools/advice.toml")
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _NESTED = frozenset(NESTED)
 

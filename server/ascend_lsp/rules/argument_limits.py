@@ -11,13 +11,13 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.platform_tables import load_platform
 from ..engine.tables import Tables
-from .base import handles, rule
+from ..engine.registry import TableRef, handles, rule
 
 FAILURES = "`mappings/upstream/torch_npu/real_world_failures.md`"
 
 rule(
     code="NPU208", name="known-slow-op", severity=Severity.INFO, fix="never",
-    table="mappings/platform/fallback.toml",
+    table=TableRef("mappings/platform/fallback.toml"),
     message="`{name}` falls back to the CPU or is pathologically slow on the NPU.",
     doc=dict(
         what="Finds ops that real projects found to fall back to the CPU or to be much slower (or to error) on "
@@ -37,7 +37,7 @@ rule(
 
 rule(
     code="NPU209", name="unsupported-argument", severity=Severity.INFO, fix="never",
-    table="mappings/platform/arguments-<version>.toml",
+    table=TableRef("mappings/platform/arguments-<version>.toml"),
     message="`{argument}` of `{api}` is not supported on the NPU ({chip}).",
     doc=dict(
         what="Finds arguments that Ascend's native API support list marks unsupported for an API that is "

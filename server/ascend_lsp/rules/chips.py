@@ -13,9 +13,9 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.platform_tables import Feature, load_platform
 from ..engine.walk import StringContext
-from .base import handles, rule
+from ..engine.registry import TableRef, handles, rule
 
-TABLE = "mappings/platform/chips.toml"
+TABLE = TableRef("mappings/platform/chips.toml")
 FAILURES = "`mappings/upstream/torch_npu/real_world_failures.md`"
 
 BF16_NAMES = frozenset({"torch.bfloat16"})
@@ -131,7 +131,7 @@ def _report(checker: Checker, code: str, feature_name: str, where: ast.AST, name
         return
     chips = ", ".join(feature.chips)
     text = checker.rules[code].message.format(name=name, chips=chips) + f" {feature.note}"
-    checker.report(code, where, text, origin=TABLE,
+    checker.report(code, where, text, origin=TABLE.path,
                    extra={"chip": checker.settings.chip, "chips": list(feature.chips), "feature": feature.name,
                           "source": feature.source})
 
@@ -216,7 +216,7 @@ def check_compile_mode(checker: Checker, facts: dict) -> None:
         return
     feature = _applies(checker, "jit-compile")
     if feature is not None:
-        checker.report("NPU116", facts["imports-torch-npu"], chips=", ".join(feature.chips), origin=TABLE,
+        checker.report("NPU116", facts["imports-torch-npu"], chips=", ".join(feature.chips), origin=TABLE.path,
                        extra={"chip": checker.settings.chip, "chips": list(feature.chips), "feature": feature.name})
 
 

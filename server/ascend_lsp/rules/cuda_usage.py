@@ -6,12 +6,12 @@ from __future__ import annotations
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Severity
 from ..engine.platform_tables import load_platform
-from .base import handles, rule
+from ..engine.registry import TableRef, handles, rule
 from .table import TRANSFER_NOTE as TRANSFER
 
 rule(
     code="NPU101", name="cuda-device-string", severity=Severity.WARNING, fix="always",
-    table="mappings/torch_npu/cuda.toml [[literal]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("literal",)),
     message="Device string `{name}` selects a CUDA device.",
     doc=dict(
         what="Finds string values that name a CUDA device: `\"cuda\"`, `\"cuda:0\"`, `f\"cuda:{rank}\"`, "
@@ -37,7 +37,7 @@ rule(
 
 rule(
     code="NPU102", name="cuda-tensor-method", severity=Severity.WARNING, fix="always",
-    table="mappings/torch_npu/cuda.toml [[method]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("method",)),
     message="`{name}` is CUDA-only.",
     doc=dict(
         what="Finds `.cuda()` on tensors and modules and the `.is_cuda` attribute.",
@@ -50,7 +50,7 @@ rule(
 
 rule(
     code="NPU103", name="torch-cuda-api", severity=Severity.WARNING, fix="sometimes",
-    table="mappings/torch_npu/cuda.toml [[api]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
     message="`{name}` is a CUDA API.",
     doc=dict(
         what="Finds every use of a `torch.cuda` API that has a `torch.npu` counterpart: AMP `autocast` and "
@@ -68,7 +68,7 @@ rule(
 
 rule(
     code="NPU104", name="cuda-api-without-npu-counterpart", severity=Severity.ERROR, fix="never",
-    table="mappings/torch_npu/cuda.toml [[api]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
     message="`{name}` has no NPU counterpart.",
     doc=dict(
         what="Finds `torch.cuda` names that torch_npu does not provide: `nvtx`, `jiterator`, `nccl`, "
@@ -84,7 +84,7 @@ rule(
 
 rule(
     code="NPU105", name="cudnn-switch-no-effect", severity=Severity.INFO, fix="never",
-    table="mappings/torch_npu/cuda.toml [[api]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
     message="`{name}` has no effect on the NPU.",
     doc=dict(
         what="Finds `torch.backends.cudnn` switches: `benchmark`, `deterministic`, `enabled`.",
@@ -98,7 +98,7 @@ rule(
 
 rule(
     code="NPU106", name="tf32-switch", severity=Severity.WARNING, fix="sometimes",
-    table="mappings/torch_npu/cuda.toml [[api]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
     message="`{name}` is a CUDA TF32 switch.",
     doc=dict(
         what="Finds the TF32 switches `torch.backends.cuda.matmul.allow_tf32`, `torch.backends.cudnn.allow_tf32` "
@@ -115,7 +115,7 @@ rule(
 
 rule(
     code="NPU107", name="nccl-backend", severity=Severity.WARNING, fix="always",
-    table="mappings/torch_npu/cuda.toml [[literal]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("literal",)),
     message="`{name}` selects NCCL, NVIDIA's collective library.",
     doc=dict(
         what="Finds the NCCL backend name in `init_process_group(\"nccl\")`, `backend=\"nccl\"`, "
@@ -129,7 +129,7 @@ rule(
 
 rule(
     code="NPU108", name="cuda-env-var", severity=Severity.WARNING, fix="sometimes",
-    table="mappings/torch_npu/env.toml [[env]]",
+    table=TableRef("mappings/torch_npu/env.toml", ("env",)),
     message="`{name}` is a CUDA/NCCL environment variable.",
     doc=dict(
         what="Finds CUDA and NCCL environment variable names: `os.environ[\"CUDA_VISIBLE_DEVICES\"]`, "
@@ -163,7 +163,7 @@ rule(
 
 rule(
     code="NPU110", name="torch-profiler", severity=Severity.WARNING, fix="always",
-    table="mappings/torch_npu/cuda.toml [[api]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
     message="`{name}` belongs to the PyTorch profiler; NPU kernels are profiled by `torch_npu.profiler`.",
     doc=dict(
         what="Finds `torch.profiler.profile`, `schedule`, `tensorboard_trace_handler`, `ProfilerAction` and "

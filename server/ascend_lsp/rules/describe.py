@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
+from . import RULE_SET
 from . import RULES
 
 
 def describe_api(name: str, settings: Settings) -> list[str]:
     """What the tables say about `name` (used by explain and the hover)."""
-    tables = tables_for(settings)
+    tables = tables_for(settings, RULE_SET)
     lines: list[str] = []
     entry = tables.lookup(name) or tables.methods.get(name.lstrip(".").removesuffix("()")) or tables.env.get(name)
     if entry is not None:

@@ -7,7 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import RULES, Rule
+from ..engine.registry import Rule
+from . import RULES
 from .location import describe, locate
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -15,8 +15,7 @@ import functools
 from dataclasses import dataclass
 
 from ..knowledge.files import mappings_root, read_table
-from .base import HANDLERS, Rule
-from .table import TABLE, TABLE_FILES
+from ..engine.registry import HANDLERS, TABLE_HANDLER, Rule, TableRef
 
 FACT_SUFFIXES = (".tsv", ".txt", ".md", ".jsonl")
 
@@ -32,10 +31,9 @@ class Location:
 
 
 def locate(rule: Rule) -> Location:
-    table_driven = bool(rule.table) and rule.table.startswith(TABLE_FILES)
     handlers = tuple(sorted({f"{func.__module__}.{func.__qualname__}"
                              for entries in HANDLERS.values() for codes, func in entries
-                             if rule.code in codes or (table_driven and TABLE in codes)}))
+                             if rule.code in codes or (rule.table_driven and TABLE_HANDLER in codes)}))
     rows = tuple((name, count) for name, counts in _rule_rows().items()
                  if (count := counts.get(rule.code, 0)))
     # tables it reads whole (the support list): no row names the rule
@@ -47,7 +45,7 @@ def locate(rule: Rule) -> Location:
     functions += [f for f in _builder_functions() if f not in functions
                   and any(fnmatch.fnmatch(n, p) or fnmatch.fnmatch(p, n) for n in names for p in f.patterns)]
     facts = sorted({fact for f in functions for fact in f.facts})
-    return Location(rule.module, handlers, rule.table if unnamed else "", rows, tuple(f"{f.module}: {f.name}" for f in functions), tuple(facts))
+    return Location(rule.module, handlers, str(rule.table) if unnamed else "", rows, tuple(f"{f.module}: {f.name}" for f in functions), tuple(facts))
 
 
 def describe(location: Location) -> list[str]:
@@ -68,10 +66,9 @@ def describe(location: Location) -> list[str]:
     return lines
 
 
-def _declared_tables(table: str) -> list[str]:
-    """The files a rule's `table` names (`mappings/torch_npu/support-<version>.toml [[support]]`)."""
-    path = table.split(" ", 1)[0]
-    return [path.replace("<version>", "*")] if path else []
+def _declared_tables(table: TableRef | None) -> list[str]:
+    """The file a rule's `table` names, `<version>` as a glob (`mappings/torch_npu/support-*.toml`)."""
+    return [table.path.replace("<version>", "*")] if table else []
 
 
 @functools.cache

@@ -8,9 +8,9 @@ import ast
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Severity
 from ..engine.tables import Counterpart
-from .base import handles, rule
+from ..engine.registry import TableRef, handles, rule
 
-MAPPING = "mappings/mindspore/api-<version>.toml [[mapping]]"
+MAPPING = TableRef("mappings/mindspore/api-<version>.toml", ("mapping",))
 SOURCE = ("The official mapping table, mindspore-ai/docs `docs/mindspore/source_en/note/api_mapping/"
           "pytorch_api_mapping.md` (branches master = 2.6, r2.4.10, r1.10) and its `pytorch_diff/` pages.")
 # The packages the mapping table covers; anything else is not ours to call unmapped.

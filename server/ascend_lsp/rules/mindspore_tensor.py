@@ -12,7 +12,7 @@ import weakref
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Edit, Range, Severity
 from ..engine.walk import Scope
-from .base import handles, rule
+from ..engine.registry import handles, rule
 
 TESTED = "checked against MindSpore 2.10 on the CPU (tests/mindspore/test_tensor_methods.py)"
 MAKERS = ("mindspore.ops.", "mindspore.mint.", "mindspore.numpy.")

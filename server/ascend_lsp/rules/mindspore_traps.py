@@ -17,9 +17,9 @@ from ..engine.model import Applicability, Edit, Fix, Range, Severity
 from ..knowledge.files import mappings_root, read_table
 from ..engine.traps import Trap, describe_fix
 from ..engine.walk import Scope
-from .base import Doc, handles, rule
+from ..engine.registry import Doc, TableRef, handles, rule
 
-TRAPS = "mappings/mindspore/traps.toml [[trap]]"
+TRAPS = TableRef("mappings/mindspore/traps.toml", ("trap",))
 S = Severity
 # code: (name, severity, fix availability, example)
 TRAP_RULES = {

@@ -8,14 +8,14 @@ import ast
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.tables import Support
-from .base import handles, rule
+from ..engine.registry import TableRef, handles, rule
 
 SUPPORT_LIST = ("Ascend/pytorch docs/zh/api/native_api/pytorch_<version>/*.md — the \"PyTorch原生接口清单\" "
                 "(native API support list), per chip (Atlas A2, Atlas A3, Ascend 950DT).")
 
 rule(
     code="NPU201", name="unsupported-api", severity=Severity.ERROR, fix="never", on_type_only=False,
-    table="mappings/torch_npu/support-<version>.toml [[support]]",
+    table=TableRef("mappings/torch_npu/support-<version>.toml", ("support",)),
     message="`{name}` is not supported on {chip} (torch_npu {version}).",
     doc=dict(
         what="Finds PyTorch APIs that Ascend's support list marks ✘ for the configured chip and torch_npu "
@@ -32,7 +32,7 @@ rule(
 
 rule(
     code="NPU202", name="complex-dtype", severity=Severity.WARNING, fix="never",
-    table="mappings/torch_npu/cuda.toml [[api]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
     message="`{name}` creates complex tensors, which most NPU operators do not support.",
     doc=dict(
         what="Finds complex dtypes (`torch.complex64`, `torch.cfloat`, …) and `torch.view_as_complex`.",
@@ -48,7 +48,7 @@ rule(
 
 rule(
     code="NPU203", name="cpu-fallback", severity=Severity.WARNING, fix="never", on_type_only=False,
-    table="mappings/torch_npu/support-<version>.toml [[support]]",
+    table=TableRef("mappings/torch_npu/support-<version>.toml", ("support",)),
     message="`{name}` may fall back to the CPU on the NPU.",
     doc=dict(
         what="Finds APIs that run on the CPU when called on an NPU tensor: those the support list says \"may fall "

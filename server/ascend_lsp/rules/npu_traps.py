@@ -7,10 +7,10 @@ import ast
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Severity
 from ..engine.walk import StringContext
-from .base import handles, rule
+from ..engine.registry import TableRef, handles, rule
 from .table import TRANSFER_NOTE, backend_spec, word_fix
 
-CUDA_TABLE = "mappings/torch_npu/cuda.toml [[api]]"
+CUDA_TABLE = TableRef("mappings/torch_npu/cuda.toml", ("api",))
 
 rule(
     code="NPU401", name="nccl-backend-check", severity=Severity.ERROR, fix="sometimes",
@@ -71,7 +71,7 @@ rule(
 
 rule(
     code="NPU405", name="float64-downcast", severity=Severity.WARNING, fix="never",
-    table="mappings/torch_npu/cuda.toml [[api]], [[method]]",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api", "method")),
     message="`{name}` means float64, which the NPU silently replaces with float32.",
     doc=dict(
         what="Finds `torch.float64`, `torch.double` and `.double()`.",

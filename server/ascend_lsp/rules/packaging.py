@@ -15,9 +15,9 @@ from ..engine.model import Applicability, Fix, Range, Severity
 from ..engine.packaging import Item, string_requirement
 from ..engine.platform_tables import Platform, load_platform
 from ..engine.walk import StringContext, last_name
-from .base import handles, rule
+from ..engine.registry import TableRef, handles, rule
 
-TABLE = "mappings/platform/packaging.toml"
+TABLE = TableRef("mappings/platform/packaging.toml")
 FAILURES = "`mappings/upstream/torch_npu/real_world_failures.md` #2"
 TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "pytorch"})
 CUDA_LOCAL = re.compile(r"\+cu\d+")
@@ -105,7 +105,7 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
         r = item.spec_range
         where = Range(r.start_line, r.start_col + local.start(), r.end_line, r.start_col + local.end()) \
             if r.start_line == r.end_line and item.document != "setup.py" else r
-        checker.report("NPU501", where, name=item.text, origin=TABLE)
+        checker.report("NPU501", where, name=item.text, origin=TABLE.path)
     row = platform.package(name)
     if row is not None and not (item.conda and name.startswith("nvidia-")):
         text = checker.rules["NPU502"].message.format(name=item.text) + " " + row["note"]
@@ -117,7 +117,7 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
                                  checker.replace(Range(named.start_line, named.start_col, end.end_line, end.end_col),
                                                  row["replacement"])),)
             text += f" Use `{row['replacement']}`."
-        checker.report("NPU502", item.name_range or item.range, text, fixes, origin=TABLE,
+        checker.report("NPU502", item.name_range or item.range, text, fixes, origin=TABLE.path,
                        severity=Severity.parse(row["severity"]) if row.get("severity") else None)
     if name == "torch" and not item.conda:
         _pairing(checker, item, items, platform)
@@ -142,11 +142,11 @@ def _pairing(checker: Checker, item: Item, items: list[Item], platform: Platform
                           checker.replace(item.spec_range, required.removeprefix("torch")))
         checker.report("NPU503", item.spec_range,
                        f"`{item.text}` does not match the pinned torch-npu {release['torch-npu']}, which requires "
-                       f"`{required}` (its Requires-Dist on PyPI).", (fix,), origin=TABLE, severity=Severity.ERROR)
+                       f"`{required}` (its Requires-Dist on PyPI).", (fix,), origin=TABLE.path, severity=Severity.ERROR)
     elif not paired:
         versions = sorted(known, key=lambda v: tuple(int(p) for p in v.split(".")))
         checker.report("NPU503", item.spec_range, f"{message} torch-npu pairs with torch {', '.join(versions)} "
-                       "(PyPI, Requires-Dist of each release).", origin=TABLE)
+                       "(PyPI, Requires-Dist of each release).", origin=TABLE.path)
 
 
 def _index(checker: Checker, item: Item) -> None:
@@ -164,7 +164,7 @@ def _index(checker: Checker, item: Item) -> None:
             fixes = (checker.fix("Use the CPU wheel index", Applicability(row["fix"]),
                                  checker.replace(Range(r.start_line, start, r.start_line, end), "cpu")),)
         checker.report("NPU501", r, checker.rules["NPU501"].message.format(name=item.text) + " " + row["note"],
-                       fixes, origin=TABLE)
+                       fixes, origin=TABLE.path)
         return
 
 
@@ -174,7 +174,7 @@ def _image(checker: Checker, item: Item) -> None:
     for row in platform.images:
         head = image.removeprefix("docker.io/")
         if head.startswith(row["match"]) and row.get("if-contains", "") in head:
-            checker.report("NPU504", item.range, name=item.text, origin=TABLE)
+            checker.report("NPU504", item.range, name=item.text, origin=TABLE.path)
             return
 
 

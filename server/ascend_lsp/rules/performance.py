@@ -14,7 +14,7 @@ from ..engine.tables import Tables
 from ..engine.walk import Scope, child_nodes
 from .advice import (ADVICE_TABLE, NESTED, Calls, Own, argument, assignments, call_name, called, inside, literal, open_ended,
                      own_code, position, reaches, rows, subtree)
-from .base import handles, rule
+from ..engine.registry import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
 TRANSPLT = "Ascend/mstt msFmkTransplt"

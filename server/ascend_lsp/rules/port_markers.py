@@ -10,7 +10,7 @@ import re
 
 from ..engine.checker import Checker
 from ..engine.model import Range, Severity
-from .base import handles, rule
+from ..engine.registry import handles, rule
 
 MARKER = re.compile(r"([ \t]*)# (MS30[12]) port: (.+?)[ \t]*$")
 SOURCE = "ascend-lsp's port (`lsp-check port`, server/ascend_lsp/port/): the layer specs in `port/specs.py` and " \

@@ -11,10 +11,10 @@ import ast
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Severity
 from ..engine.walk import Scope, StringContext, last_name
-from .base import handles, rule
+from ..engine.registry import TableRef, handles, rule
 from .table import carried_by_import, is_prose, report, replacement_for
 
-TABLE = "mappings/torch_npu/realworld.toml [[api]]"
+TABLE = TableRef("mappings/torch_npu/realworld.toml", ("api",))
 FACTS = "mappings/upstream/torch_npu/real_world_failures.md"
 # Reported at each call too: apex, flash_attn, xformers, CUDA extensions. Not bitsandbytes (its NF4
 # calls run on the NPU) nor triton (triton-ascend replaces the package; `tl.*` calls in a kernel are its body).
@@ -448,7 +448,7 @@ def check_vllm_fork(checker: Checker, value: str, targets: list[ast.expr], node:
 # --- item 6: host tools and probes ---------------------------------------------------------------
 rule(
     code="NPU124", name="gpu-query-tool", severity=Severity.WARNING, fix="never",
-    table=TABLE + ", [[env]]",
+    table=TableRef(TABLE.path, ("api", "env")),
     message="`{name}` needs NVIDIA's driver or toolkit.",
     doc=dict(
         what="Finds NVIDIA host tools and probes: running `nvidia-smi` or `nvcc` (`subprocess.*`, `os.system`, "

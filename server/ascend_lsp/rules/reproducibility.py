@@ -11,7 +11,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Range, Severity
 from ..engine.walk import CLASS, FUNCTION, Scope
 from .advice import ADVICE_TABLE, argument, call_name, called, literal, own_nodes
-from .base import handles, rule
+from ..engine.registry import handles, rule
 
 MSPROBE = "msprobe (mindstudio-probe 26.2.0)"
 FACTS = "(via mappings/upstream/ascend_tools, Ascend/mstt @99c2e0f99)"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..engine.model import Severity
-from .base import rule
+from ..engine.registry import rule
 
 rule(
     code="RUN001", name="precision-delta", severity=Severity.INFO, fix="never", targets=("torch_npu", "mindspore"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..engine.model import Severity
-from .base import rule
+from ..engine.registry import rule
 
 rule(
     code="E999", name="syntax-error", severity=Severity.ERROR, fix="never", targets=("torch_npu", "mindspore"),

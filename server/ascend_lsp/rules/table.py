@@ -11,10 +11,8 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Range
 from ..engine.tables import Entry
 from ..engine.walk import StringContext, last_name
-from .base import handles
+from ..engine.registry import TABLE_HANDLER, handles
 
-TABLE = "table"  # handler code set meaning "every rule these tables drive"
-TABLE_FILES = ("mappings/torch_npu/", "mappings/ascend_tools/")
 TRANSFER_NOTE = "torch_npu `transfer_to_npu` (torch_npu-2.14.0 wheel: torch_npu/contrib/transfer_to_npu.py)"
 
 # "cuda", "cuda:0", f"cuda:{rank}", "cuda:%d" % rank, "cuda:" + str(rank)
@@ -157,7 +155,7 @@ def carried_by_import(checker: Checker, entry: Entry, ref: Reference, new: str |
                                                       in (None, new))
 
 
-@handles("reference", TABLE)
+@handles("reference", TABLE_HANDLER)
 def check_reference(checker: Checker, ref: Reference) -> None:
     tables = checker.tables
     entry = tables.lookup(ref.qualname)
@@ -206,7 +204,7 @@ def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.a
     return checker.fix(f"Import from `{module}`", entry.fix, *edits, *with_torch_npu(checker, new))
 
 
-@handles("import", TABLE)
+@handles("import", TABLE_HANDLER)
 def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> None:
     entry = checker.tables.lookup(qualname)
     if entry is None or entry.if_keyword is not None:
@@ -233,7 +231,7 @@ def torch_method_shape(entry: Entry, node: ast.Attribute, call: ast.Call | None)
     return all(kw.arg is None or kw.arg in entry.parameters for kw in call.keywords)
 
 
-@handles("attribute", TABLE, names=lambda tables: tables.methods)
+@handles("attribute", TABLE_HANDLER, names=lambda tables: tables.methods)
 def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call | None) -> None:
     entry = checker.tables.methods.get(attr)
     if entry is None or entry.call != (call is not None) or not torch_method_shape(entry, node, call):
@@ -297,7 +295,7 @@ def word_fix(checker: Checker, node: ast.AST, words: list[tuple[str, str]], appl
     return checker.fix(title, applicability, checker.replace(rng, "".join(new) + segment[end:]))
 
 
-@handles("string", TABLE)
+@handles("string", TABLE_HANDLER)
 def check_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if is_prose(context) or len(value) > 64:
         return

@@ -9,10 +9,10 @@ from ..custom_ops import index_for
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.walk import StringContext
-from .base import handles, rule
+from ..engine.registry import TableRef, handles, rule
 from .table import is_prose
 
-THIRD_PARTY = "mappings/torch_npu/thirdparty.toml [[api]]"
+THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
 REPLACEMENTS = "shared facts: third_party_replacements.tsv (torch_npu wheel, Ascend/op-plugin docs, Ascend/apex)"
 
 rule(

@@ -2,7 +2,7 @@
 server must log the failure and still report every other rule."""
 
 from ascend_lsp.engine.model import Severity
-from ascend_lsp.rules.base import handles, rule
+from ascend_lsp.engine.registry import handles, rule
 
 rule(code="NPU990", name="always-fails", message="never reported", severity=Severity.WARNING, fix="never",
      doc={"what": "Fails on every call.", "why": "To test the server.", "example": "f()", "fix": "None.",
