@@ -85,7 +85,8 @@ class DiskReports:
         self._cache: dict[str, tuple[tuple, Report]] = {}
 
     def report(self, path: str, uri: str, settings: Settings, generation: int, encoding: str) -> Report | None:
-        from ..sources import SourceError, read_source
+        from ..source_codec import read_source
+        from ..sources import SourceError
 
         try:
             stat = os.stat(path)
