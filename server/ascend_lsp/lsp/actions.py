@@ -20,7 +20,7 @@ from .port_action import PORT_KIND, port_action, resolve_port
 from .positions import Lines, range_of
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 QUICK_FIX = types.CodeActionKind.QuickFix
 FIX_ALL = "source.fixAll.ascend-lsp"

@@ -22,7 +22,7 @@ from ..safe_write import WriteRefused, writable_target
 from .documents import subject_path
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 PORT_KIND = "refactor.rewrite.ascend-lsp.port"
 TITLE = "Port this file to MindSpore"

@@ -16,10 +16,11 @@ from pygls.uris import from_fs_path
 from ..analysis import analyze
 from ..engine.config import Settings
 from .diagnostics import SOURCE, Report, convert, not_checked, workspace_files
-from .documents import Snapshot, View, workspace_folders
+from .documents import workspace_folders
+from .snapshot import Snapshot, View
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 
 def register(server: AscendLanguageServer) -> None:
