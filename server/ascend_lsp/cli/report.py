@@ -31,7 +31,7 @@ from ..engine.analyzer import tables_for
 from ..engine.config import Settings
 from ..engine.tables import Tables
 from ..rules import RULES
-from .baseline import normalise
+from .baseline import collapse_spaces
 from .check import FileResult, Record
 from .output import NOT_CHECKED, not_checked
 from .report_terms import (COLUMNS, EFFORT, EFFORT_RULE, STATUS_KEYS, STATUSES, mindspore_sentence,
@@ -98,7 +98,7 @@ class FileReport:
             where = (record.line, record.col, record.end_line, record.end_col)
             status = finding_status(record)
             if status == "unsupported":  # by API, or by the line for shapes without one (a `.cu` source)
-                api = record.extra.get("api") or normalise(record.source_line)[:80]
+                api = record.extra.get("api") or collapse_spaces(record.source_line)[:80]
                 self.unsupported_apis[(api, record.code)] += 1
             if SEVERITY_RANK[status] >= SEVERITY_RANK.get(sites.get(where, "safe"), 0):
                 sites[where] = status

@@ -63,7 +63,7 @@ def convert(analysis: Analysis, snapshot: Snapshot) -> dict[str, Report]:
     return {uri: _report(pairs) for uri, pairs in per_view.items()}
 
 
-def not_checked(snapshot: Snapshot, reason: str) -> dict[str, Report]:
+def unchecked_reports(snapshot: Snapshot, reason: str) -> dict[str, Report]:
     """The reports of a text that is not analysed: one diagnostic at the start of its first
     client document, saying why (other cells: none)."""
     message = f"ascend-lsp: not checked: {reason}"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,10 +28,6 @@ TITLE = "Port this file to MindSpore"
 IMPORTS_TORCH = re.compile(r"^[ \t]*(?:import|from)[ \t]+torch\b", re.MULTILINE)
 
 
-def offered(only: Sequence[str] | None) -> bool:
-    return only is None or any(PORT_KIND == o or PORT_KIND.startswith(o + ".") for o in only)
-
-
 def can_create_files(server: AscendLanguageServer) -> bool:
     caps = server.client_capabilities.workspace
     edit = caps and caps.workspace_edit
@@ -40,11 +35,11 @@ def can_create_files(server: AscendLanguageServer) -> bool:
                 and types.ResourceOperationKind.Create in edit.resource_operations)
 
 
-def port_action(server: AscendLanguageServer, uri: str, only: Sequence[str] | None) -> types.CodeAction | None:
+def port_action(server: AscendLanguageServer, uri: str) -> types.CodeAction | None:
     """The action for a PyTorch file (not a port, not a notebook), its edit left to resolve."""
     path = subject_path(uri)
     document = server.workspace.text_documents.get(uri)
-    if not offered(only) or not path or document is None or Path(path).stem.endswith(PORT_SUFFIX) \
+    if not path or document is None or Path(path).stem.endswith(PORT_SUFFIX) \
             or not IMPORTS_TORCH.search(document.source):
         return None
     if not libcst_installed():

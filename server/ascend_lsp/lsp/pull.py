@@ -15,7 +15,7 @@ from pygls.uris import from_fs_path
 
 from ..analysis import analyze
 from ..engine.config import Settings
-from .diagnostics import SOURCE, Report, convert, not_checked, workspace_files
+from .diagnostics import SOURCE, Report, convert, unchecked_reports, workspace_files
 from .documents import workspace_folders
 from .snapshot import Snapshot, View
 
@@ -102,7 +102,7 @@ class DiskReports:
             text = read_source(path).text
         except SourceError as exc:  # too large, a FIFO, binary: said on the file, as lsp-check says it
             snapshot = Snapshot(0, generation, "", path, settings, (view,), None, None, encoding)
-            report = not_checked(snapshot, str(exc))[uri]
+            report = unchecked_reports(snapshot, str(exc))[uri]
         else:
             snapshot = Snapshot(0, generation, text, path, settings, (view,), None, None, encoding)
             report = convert(analyze(text, settings, path), snapshot)[uri]

@@ -17,7 +17,7 @@ from lsprotocol import types
 from ..analysis import analyze
 from ..engine.analyzer import Analysis, TextEdit
 from ..knowledge.files import TableError
-from .diagnostics import Result, convert, not_checked
+from .diagnostics import Result, convert, unchecked_reports
 from .documents import Documents, Subject, subject_path, too_large
 from .snapshot import Snapshot
 
@@ -31,7 +31,7 @@ def compute(snapshot: Snapshot) -> Result:
     reason = too_large(snapshot.text)
     if reason is not None:
         release_memory()  # the message that made it so large was as large
-        return Result(snapshot.version, snapshot.generation, Analysis([]), snapshot, not_checked(snapshot, reason),
+        return Result(snapshot.version, snapshot.generation, Analysis([]), snapshot, unchecked_reports(snapshot, reason),
                       reason)
     analysis = analyze(snapshot.text, snapshot.settings, snapshot.path,
                        previous=snapshot.previous, edit=snapshot.edit)
