@@ -130,7 +130,7 @@ def test_diff_writes_nothing(project: Path, capsys) -> None:
 
 def test_fix_refuses_a_file_changed_since_it_was_read(project: Path) -> None:
     from ascend_lsp.cli.check import write_atomically
-    from ascend_lsp.sources import read_source
+    from ascend_lsp.source_codec import read_source
 
     path = write(project / "cuda.py", CUDA)
     source = read_source(str(path))

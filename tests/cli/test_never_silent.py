@@ -16,9 +16,10 @@ import pytest
 from ascend_lsp.cli.check import EXCERPT, check_file, Options
 from ascend_lsp.cli.main import main
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.rules import RULE_SET
 from ascend_lsp.engine.registry import HANDLERS, handles
-from ascend_lsp.sources import SourceError, read_source
+from ascend_lsp.rules import RULE_SET
+from ascend_lsp.source_codec import read_source
+from ascend_lsp.sources import SourceError
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\ntorch.cuda.synchronize()\n"
 LSP_CHECK = [sys.executable, "-m", "ascend_lsp.cli.main"]

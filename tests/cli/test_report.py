@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ascend_lsp.cli.report import STATUS_KEYS, effort
+from ascend_lsp.cli.report import effort
+from ascend_lsp.cli.report_terms import STATUS_KEYS
 from ascend_lsp.engine.analyzer import tables_for
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.rules import RULE_SET

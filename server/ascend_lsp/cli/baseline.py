@@ -40,7 +40,7 @@ class BaselineError(Exception):
     pass
 
 
-def normalise(line: str) -> str:
+def collapse_spaces(line: str) -> str:
     return " ".join(line.split())
 
 
@@ -53,7 +53,7 @@ def keyed(result: FileResult, folder: Path) -> Iterator[tuple[Key, int, Record]]
     name = file_key(result.path, folder)
     seen: Counter = Counter()
     for record in sorted(result.records, key=lambda r: (r.line, r.col, r.code)):
-        key = (name, record.code, normalise(record.source_line))
+        key = (name, record.code, collapse_spaces(record.source_line))
         yield key, seen[key], record
         seen[key] += 1
 

@@ -21,7 +21,8 @@ from .cache import Cache, settings_key
 from .noqa_writer import with_noqa
 from .references import api_references
 from .results import FileResult, Record
-from ..sources import Source, SourceError, encode, read_regular, read_source
+from ..source_codec import Source, encode, read_source
+from ..sources import SourceError, read_regular
 
 EXCERPT = 120  # characters of a long line shown either side of a finding
 CHUNK = 8

@@ -30,35 +30,16 @@ from .. import __version__
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
 from ..engine.tables import Tables
-from ..rules import RULES, RULE_SET
-from .baseline import normalise
+from ..rules import RULE_SET, RULES
+from .baseline import collapse_spaces
 from .check import FileResult, Record
 from .output import NOT_CHECKED, not_checked
+from .report_terms import (COLUMNS, EFFORT, EFFORT_RULE, STATUS_KEYS, STATUSES, mindspore_sentence,
+                           not_checked_sentence, performance_sentence, plural, target_line)
 
 REPORT_FORMATS = ("html", "md", "csv", "json")
-# (key, column label, what it means) in the order the report shows them.
-STATUSES = (
-    ("supported", "Supported", "no finding, and Ascend's support list marks the API ✔ for the configured chip "
-                               "(target torch_npu; a port to MindSpore changes every torch call, see the "
-                               "MindSpore section)"),
-    ("safe", "Auto-fix (safe)", "`lsp-check --fix` rewrites it, meaning kept"),
-    ("unsafe", "Auto-fix (unsafe)", "`--fix --unsafe-fixes` rewrites it; review the change"),
-    ("manual", "Manual", "a finding without an applicable fix: a person changes the code"),
-    ("unsupported", "Unsupported", "a finding of a rule meaning the target has no counterpart (NPU104, NPU201, "
-                                   "NPU3xx third-party CUDA libraries, NPU403 DataParallel, MS101) and no fix: "
-                                   "the code must be redesigned"),
-    ("unknown", "Unknown", "a torch API the tables do not know (not in the support list and no mapping; "
-                           "target mindspore: not in the MindSpore mapping): check it by hand; listed below"),
-    ("other", "Other", "known to the tables but not flagged here: reported at its import, suppressed by "
-                       "`# noqa` or configuration, or a conditional entry that does not apply"),
-)
-STATUS_KEYS = tuple(key for key, _, _ in STATUSES)
 UNSUPPORTED_RULES = ("NPU104", "NPU201", "NPU3", "NPU403", "MS101")
 SEVERITY_RANK = {"safe": 0, "unsafe": 1, "manual": 2, "unsupported": 3}
-EFFORT = ("none", "low", "medium", "high")
-EFFORT_RULE = ("none: no finding. high: 3 or more unsupported sites, or more than 15 that need a person "
-               "(manual + unsafe). medium: 1–2 unsupported, or 4–15 that need a person. low: the rest "
-               "(at most 3 that need a person; safe fixes are free).")
 TOP = 10
 ADVICE_RULES = ("NPU6", "NPU7")
 FUSED_RULES = ("NPU601", "NPU602", "NPU603", "NPU604", "NPU605", "NPU606", "NPU607", "NPU608")
@@ -117,7 +98,7 @@ class FileReport:
             where = (record.line, record.col, record.end_line, record.end_col)
             status = finding_status(record)
             if status == "unsupported":  # by API, or by the line for shapes without one (a `.cu` source)
-                api = record.extra.get("api") or normalise(record.source_line)[:80]
+                api = record.extra.get("api") or collapse_spaces(record.source_line)[:80]
                 self.unsupported_apis[(api, record.code)] += 1
             if SEVERITY_RANK[status] >= SEVERITY_RANK.get(sites.get(where, "safe"), 0):
                 sites[where] = status
@@ -213,7 +194,6 @@ def as_json(report: dict) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False)
 
 
-COLUMNS = ("path", "lines", "references", *STATUS_KEYS, "findings", "effort")
 CSV_COLUMNS = (*COLUMNS, *PERFORMANCE_COLUMNS[1:])
 
 
@@ -275,23 +255,11 @@ def as_markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-def not_checked_sentence(files: list[dict]) -> str:
-    return f"{plural(len(files), 'file')} could not be checked ({NOT_CHECKED}); their findings are missing"
-
-
 def not_checked_markdown(files: list[dict]) -> list[str]:
     if not files:
         return []
     return [f"**{not_checked_sentence(files)}:**", "",
             *(f"- {_md_cell(f['path'])}: {_md_cell(f['error'])}" for f in files), ""]
-
-
-def performance_sentence(performance: dict) -> str:
-    totals = performance["totals"]
-    fused = totals["fused_apis"]
-    return (f"{fused} fused-API {'opportunity' if fused == 1 else 'opportunities'}, "
-            f"{plural(totals['host_syncs'], 'host synchronisation')} in a training loop, "
-            f"{totals['other_advice']} other advice ({performance['rules']})")
 
 
 def performance_markdown(performance: dict) -> list[str]:
@@ -304,23 +272,6 @@ def performance_markdown(performance: dict) -> list[str]:
     lines += ["", "| rule | name | findings |", "|---|---|---:|"]
     lines += [f"| {r['code']} | {r['name']} | {r['count']} |" for r in performance["by_rule"]]
     return lines
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' * (count != 1)}"
-
-
-def target_line(settings: dict) -> str:
-    if settings["target"] == "mindspore":
-        return f"target mindspore, MindSpore {settings['mindspore_version']}"
-    return f"target torch_npu, chip {settings['chip']}, torch_npu {settings['torch_npu_version']}"
-
-
-def mindspore_sentence(ms: dict) -> str:
-    share = f"{ms['share']:.1%}" if ms["share"] is not None else "n/a"
-    return (f"{ms['consistent']} of {ms['torch_calls']} torch calls ({share}) have a consistent MindSpore "
-            f"counterpart (a rename); with a counterpart that differs: {ms['differs']}; with none: "
-            f"{ms['no_counterpart']} (MindSpore {ms['table_version']} mapping table).")
 
 
 def render(report: dict, fmt: str) -> str:

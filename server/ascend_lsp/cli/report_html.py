@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from html import escape
 
-from .report import (COLUMNS, EFFORT, STATUS_KEYS, mindspore_sentence, not_checked_sentence, performance_sentence, plural,
-                     target_line)
+from .report_terms import (COLUMNS, EFFORT, STATUS_KEYS, mindspore_sentence, not_checked_sentence,
+                           performance_sentence, plural, target_line)
 
 COLOURS = {"supported": "#2e7d32", "safe": "#66bb6a", "unsafe": "#ffb300", "manual": "#fb8c00",
            "unsupported": "#d32f2f", "unknown": "#9e9e9e", "other": "#cfd8dc"}

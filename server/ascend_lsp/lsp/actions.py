@@ -17,17 +17,18 @@ from ..engine.text import line_texts
 from .edits import changed_span, line_col
 from .notebooks import join_cells, split_cells
 from .port_action import PORT_KIND, port_action, resolve_port
-from .positions import Lines, range_of
+from .positions import Lines, range_from_json
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 QUICK_FIX = types.CodeActionKind.QuickFix
 FIX_ALL = "source.fixAll.ascend-lsp"
 FIX_ALL_TITLE = "Fix all ascend-lsp findings"
 
 
-def wanted(only: Sequence[str] | None, kind: str) -> bool:
+def asked_for(only: Sequence[str] | None, kind: str) -> bool:
+    """Whether the client's `only` filter lets actions of `kind` through."""
     return only is None or any(kind == o or kind.startswith(o + ".") for o in only)
 
 
@@ -44,20 +45,20 @@ def register(server: AscendLanguageServer) -> None:
             return None
         only = params.context.only
         actions: list[types.CodeAction] = []
-        if wanted(only, QUICK_FIX):
+        if asked_for(only, QUICK_FIX):
             keys = result.reports[uri].keys
             for diagnostic in params.context.diagnostics:
                 # Only diagnostics of the current analysis: older ones carry edits for older text.
                 ours = diagnostic.source == SOURCE and isinstance(diagnostic.data, dict)
                 if ours and diagnostic_key(diagnostic) in keys:
                     actions.extend(quick_fixes(server, uri, diagnostic))
-        if wanted(only, FIX_ALL) and any(f.fix and f.fix.applicability is Applicability.SAFE
+        if asked_for(only, FIX_ALL) and any(f.fix and f.fix.applicability is Applicability.SAFE
                                          for f in result.analysis.findings):
             action = types.CodeAction(FIX_ALL_TITLE, kind=FIX_ALL, data={"fixAll": uri})
             if not can_resolve_edits(server):
                 action.edit = await fix_all_edit(server, uri)
             actions.append(action)
-        if not subject.notebook and (port := port_action(server, uri, only)) is not None:
+        if not subject.notebook and asked_for(only, PORT_KIND) and (port := port_action(server, uri)) is not None:
             if port.data and not can_resolve_edits(server):
                 # no resolve: port only when refactorings are asked for, not on every cursor move
                 port = await resolve_port(server, port) if only else None
@@ -86,13 +87,13 @@ def quick_fixes(server: AscendLanguageServer, uri: str, diagnostic: types.Diagno
     for fix in diagnostic.data.get("fixes", ()):
         edits: dict[str, list[types.TextEdit]] = {}
         for edit in fix["edits"]:
-            edits.setdefault(edit.get("uri", uri), []).append(types.TextEdit(range_of(edit["range"]), edit["newText"]))
+            edits.setdefault(edit.get("uri", uri), []).append(types.TextEdit(range_from_json(edit["range"]), edit["newText"]))
         actions.append(types.CodeAction(fix["title"], kind=QUICK_FIX, diagnostics=[diagnostic],
                                         is_preferred=fix["safe"] and preferred, edit=workspace_edit(server, edits)))
         preferred = preferred and not fix["safe"]  # one preferred fix per diagnostic
     noqa = diagnostic.data.get("noqa")
     if noqa:
-        edit = types.TextEdit(range_of(noqa["range"]), noqa["newText"])
+        edit = types.TextEdit(range_from_json(noqa["range"]), noqa["newText"])
         actions.append(types.CodeAction(f"Ignore {diagnostic.code} on this line (# noqa)", kind=QUICK_FIX,
                                         diagnostics=[diagnostic], edit=workspace_edit(server, {uri: [edit]})))
     return actions

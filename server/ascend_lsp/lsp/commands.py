@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 DEBUG_MODULES = "ascend-lsp.debugModules"
 

@@ -18,7 +18,7 @@ from ..rules import RULE_SET
 from .positions import from_units
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 IDENTIFIER_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 BEFORE_CURSOR = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.(\w*)$")

@@ -15,13 +15,13 @@ from ..engine.analyzer import Analysis
 from ..engine.config import Settings
 from ..engine.model import Applicability, Finding
 from ..engine.noqa import add_noqa
-from ..rules import RULES, RULE_SET
+from ..rules import RULE_SET, RULES
 from ..rules.pages import rule_url
-from .documents import Snapshot, View
 from ..engine.text import line_texts
 from .edits import changed_span
 from .positions import Lines, range_json, to_units
-from .runs import run_diagnostics
+from .run_marks import run_diagnostics
+from .snapshot import Snapshot, View
 
 SOURCE = "ascend-lsp"
 
@@ -34,6 +34,18 @@ class Report:
     items: list[types.Diagnostic]
     result_id: str
     keys: frozenset  # (range, code, message) of each item: a code action's diagnostic must be one of them
+
+
+@dataclass(slots=True)
+class Result:
+    """An analysis of one snapshot and the diagnostics of each of its client documents."""
+
+    version: int
+    generation: int
+    analysis: Analysis
+    snapshot: Snapshot
+    reports: dict[str, Report]  # client document URI → its diagnostics
+    unchecked: str | None = None  # why the text was not analysed (too large)
 
 
 def convert(analysis: Analysis, snapshot: Snapshot) -> dict[str, Report]:
@@ -51,7 +63,7 @@ def convert(analysis: Analysis, snapshot: Snapshot) -> dict[str, Report]:
     return {uri: _report(pairs) for uri, pairs in per_view.items()}
 
 
-def not_checked(snapshot: Snapshot, reason: str) -> dict[str, Report]:
+def unchecked_reports(snapshot: Snapshot, reason: str) -> dict[str, Report]:
     """The reports of a text that is not analysed: one diagnostic at the start of its first
     client document, saying why (other cells: none)."""
     message = f"ascend-lsp: not checked: {reason}"

@@ -1,11 +1,10 @@
 """What the server analyses: an open text document, or a notebook whose code cells are
-analysed together (so an import in cell 1 resolves in cell 3). Each is a `Subject`
-with a `View` per client document it covers (the document itself, or each cell)."""
+analysed together (so an import in cell 1 resolves in cell 3). Each is a `Subject`, with
+the state of its analyses; its text, taken for one analysis, is a `Snapshot` (snapshot.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import bisect
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -14,49 +13,13 @@ from pygls.uris import to_fs_path
 from pygls.workspace import Workspace
 
 from ..engine.analyzer import Analysis, TextEdit
-from ..engine.config import Settings
 from ..sources import MAX_BYTES
 from .edits import compose
 from .notebooks import join_cells
+from .snapshot import View
 
 if TYPE_CHECKING:
-    from .scheduler import Result
-
-
-@dataclass(frozen=True, slots=True)
-class View:
-    """A client document inside an analysed text: lines [first, first + count)."""
-
-    uri: str
-    first: int
-    count: int
-    version: int | None
-    tail: str | None = None  # a cell's last line, when its code has no final line break
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """Everything one analysis needs, taken on the event loop so the worker thread
-    reads nothing that changes under it."""
-
-    version: int
-    generation: int  # of the settings
-    text: str
-    path: str | None
-    settings: Settings
-    views: tuple[View, ...]
-    previous: Analysis | None
-    edit: TextEdit | None  # lines changed since `previous`; None: analyse everything
-    encoding: str
-    runs: tuple = ()  # RunMarks of this document ("Run on NPU" results)
-    runs_stamp: int = 0
-
-    def view_at(self, line: int) -> View | None:
-        index = bisect.bisect_right([v.first for v in self.views], line) - 1
-        if index < 0:
-            return None
-        view = self.views[index]
-        return view if line < view.first + view.count else None
+    from .diagnostics import Result
 
 
 @dataclass(slots=True)

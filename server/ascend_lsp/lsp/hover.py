@@ -21,11 +21,11 @@ from ..rules.docs import page
 from ..rules.mindspore_api import describe_counterpart
 from .documents import too_large
 from ..engine.text import line_texts
-from .runs import def_name_at, layer_hover
+from .run_marks import def_name_at, layer_hover
 from .positions import from_units, to_units
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 IMPORT_LINE = re.compile(r"\s*(?:from|import)\s")

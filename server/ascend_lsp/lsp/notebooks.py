@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace import Workspace
 
-from ..sources import CELL_MARK, CELL_MARK_RE, MAGIC, MAGIC_MARK
+from ..source_codec import CELL_MARK, CELL_MARK_RE, MAGIC, MAGIC_MARK
 from ..engine.text import split_lines
 
 # Python cells of any notebook type. (A selector without `notebook` is also valid LSP, but

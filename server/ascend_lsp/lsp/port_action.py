@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,15 +21,11 @@ from ..safe_write import WriteRefused, writable_target
 from .documents import subject_path
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 PORT_KIND = "refactor.rewrite.ascend-lsp.port"
 TITLE = "Port this file to MindSpore"
 IMPORTS_TORCH = re.compile(r"^[ \t]*(?:import|from)[ \t]+torch\b", re.MULTILINE)
-
-
-def offered(only: Sequence[str] | None) -> bool:
-    return only is None or any(PORT_KIND == o or PORT_KIND.startswith(o + ".") for o in only)
 
 
 def can_create_files(server: AscendLanguageServer) -> bool:
@@ -40,11 +35,11 @@ def can_create_files(server: AscendLanguageServer) -> bool:
                 and types.ResourceOperationKind.Create in edit.resource_operations)
 
 
-def port_action(server: AscendLanguageServer, uri: str, only: Sequence[str] | None) -> types.CodeAction | None:
+def port_action(server: AscendLanguageServer, uri: str) -> types.CodeAction | None:
     """The action for a PyTorch file (not a port, not a notebook), its edit left to resolve."""
     path = subject_path(uri)
     document = server.workspace.text_documents.get(uri)
-    if not offered(only) or not path or document is None or Path(path).stem.endswith(PORT_SUFFIX) \
+    if not path or document is None or Path(path).stem.endswith(PORT_SUFFIX) \
             or not IMPORTS_TORCH.search(document.source):
         return None
     if not libcst_installed():

@@ -51,10 +51,10 @@ class Lines:
 
 
 def range_json(rng: types.Range) -> dict:
-    """A range as it travels in `Diagnostic.data` (plain JSON, read back by `range_of`)."""
+    """A range as it travels in `Diagnostic.data` (plain JSON, read back by `range_from_json`)."""
     return {"start": {"line": rng.start.line, "character": rng.start.character},
             "end": {"line": rng.end.line, "character": rng.end.character}}
 
 
-def range_of(data: dict) -> types.Range:
+def range_from_json(data: dict) -> types.Range:
     return types.Range(types.Position(**data["start"]), types.Position(**data["end"]))

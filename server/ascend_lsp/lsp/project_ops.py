@@ -16,7 +16,7 @@ from .. import custom_ops
 from ..sources import SourceError, read_regular
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 # The client watches these (workspace/didChangeWatchedFiles); Python files come as saves too.
 WATCHED = "**/*.{cpp,cc,cxx,cu,cuh,hip}"

@@ -15,11 +15,12 @@ from pygls.uris import from_fs_path
 
 from ..analysis import analyze
 from ..engine.config import Settings
-from .diagnostics import SOURCE, Report, convert, not_checked, workspace_files
-from .documents import Snapshot, View, workspace_folders
+from .diagnostics import SOURCE, Report, convert, unchecked_reports, workspace_files
+from .documents import workspace_folders
+from .snapshot import Snapshot, View
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 
 def register(server: AscendLanguageServer) -> None:
@@ -85,7 +86,8 @@ class DiskReports:
         self._cache: dict[str, tuple[tuple, Report]] = {}
 
     def report(self, path: str, uri: str, settings: Settings, generation: int, encoding: str) -> Report | None:
-        from ..sources import SourceError, read_source
+        from ..source_codec import read_source
+        from ..sources import SourceError
 
         try:
             stat = os.stat(path)
@@ -100,7 +102,7 @@ class DiskReports:
             text = read_source(path).text
         except SourceError as exc:  # too large, a FIFO, binary: said on the file, as lsp-check says it
             snapshot = Snapshot(0, generation, "", path, settings, (view,), None, None, encoding)
-            report = not_checked(snapshot, str(exc))[uri]
+            report = unchecked_reports(snapshot, str(exc))[uri]
         else:
             snapshot = Snapshot(0, generation, text, path, settings, (view,), None, None, encoding)
             report = convert(analyze(text, settings, path), snapshot)[uri]

@@ -16,11 +16,8 @@ import ast
 import asyncio
 import fnmatch
 import os
-import re
-import sys
 import threading
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,75 +26,15 @@ from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ..engine.model import Severity
-from ..rules.pages import rule_url
-from .documents import Snapshot, subject_path, too_large, workspace_folders
-from .positions import Lines
+from .documents import subject_path, too_large, workspace_folders
+from .run_marks import LayerMark, RunMark
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 RUN_COMMAND = "ascend-lsp.run"
 LAYERS_COMMAND = "ascend-lsp.runLayers"
-CODE = "RUN001"
-LAYER_CODE = "RUN002"
 SEVERITY = {"passed": Severity.INFO, "warning": Severity.WARNING, "error": Severity.ERROR, "failed": Severity.ERROR}
-
-
-@dataclass(frozen=True, slots=True)
-class RunMark:
-    """The last result of running one function of a document."""
-
-    function: str
-    severity: Severity
-    summary: str  # the diagnostic's message
-    markdown: str  # the hover
-    data: dict  # the diagnostic's data: status, target, verdict per output
-    layer: LayerMark | None = None  # with "find the layer": where the first divergence is built
-
-
-@dataclass(frozen=True, slots=True)
-class LayerMark:
-    """The first divergent module of a run, on the line of this document that constructs it."""
-
-    line: int  # 0-based
-    severity: Severity
-    summary: str
-    data: dict  # module, class, verdict, call line
-
-
-def def_name_at(line: str, function: str) -> tuple[int, int] | None:
-    """Columns of `function`'s name on its `def` line, if this is that line."""
-    found = re.match(rf"[ \t]*(?:async[ \t]+)?def[ \t]+({re.escape(function)})\b", line)
-    return (found.start(1), found.end(1)) if found else None
-
-
-def run_diagnostics(snapshot: Snapshot, lines: Lines) -> list[types.Diagnostic]:
-    """RUN001 on each function that was run and still exists (found by its `def` line)."""
-    out = []
-    for mark in snapshot.runs:
-        for index, line in enumerate(lines.lines):
-            if "def" in line and (cols := def_name_at(line, mark.function)):
-                out.append(types.Diagnostic(
-                    range=types.Range(lines.position(index, cols[0]), lines.position(index, cols[1])),
-                    message=mark.summary, severity=types.DiagnosticSeverity(int(mark.severity)), code=CODE,
-                    code_description=types.CodeDescription(href=rule_url(CODE, snapshot.settings.docs_url)), source="ascend-lsp",
-                    data={"run": mark.data}))
-                break
-        layer = mark.layer
-        if layer is not None and layer.line < len(lines.lines):
-            text = lines.lines[layer.line]
-            start = len(text) - len(text.lstrip())
-            out.append(types.Diagnostic(
-                range=types.Range(lines.position(layer.line, start), lines.position(layer.line, len(text.rstrip()))),
-                message=layer.summary, severity=types.DiagnosticSeverity(int(layer.severity)), code=LAYER_CODE,
-                code_description=types.CodeDescription(href=rule_url(LAYER_CODE, snapshot.settings.docs_url)), source="ascend-lsp",
-                data={"layer": layer.data}))
-    return out
-
-
-def layer_hover(marks: dict[str, RunMark], line: int) -> str | None:
-    """The per-layer table, on the line a run's first divergence is constructed."""
-    return next((mark.markdown for mark in marks.values() if mark.layer is not None and mark.layer.line == line), None)
 
 
 def enclosing_function(text: str, line: int) -> str | None:
@@ -113,28 +50,6 @@ def enclosing_function(text: str, line: int) -> str | None:
             if first <= line <= node.end_lineno - 1:
                 return node.name
     return None
-
-
-class Runs:
-    """The runner pool (started on the first run) and the marks of each document."""
-
-    def __init__(self) -> None:
-        self.marks: dict[str, dict[str, RunMark]] = {}
-        self._pool = None
-        self._lock = threading.Lock()
-
-    @property
-    def pool(self):
-        with self._lock:
-            if self._pool is None:
-                from ..runner import RunnerPool
-
-                self._pool = RunnerPool(default_interpreter=sys.executable)
-            return self._pool
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
 
 
 def register(server: AscendLanguageServer) -> None:

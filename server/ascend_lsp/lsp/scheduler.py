@@ -9,7 +9,6 @@ import asyncio
 import ctypes
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -18,21 +17,12 @@ from lsprotocol import types
 from ..analysis import analyze
 from ..engine.analyzer import Analysis, TextEdit
 from ..knowledge.files import TableError
-from .diagnostics import Report, convert, not_checked
-from .documents import Documents, Snapshot, Subject, subject_path, too_large
+from .diagnostics import Result, convert, unchecked_reports
+from .documents import Documents, Subject, subject_path, too_large
+from .snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
-
-
-@dataclass(slots=True)
-class Result:
-    version: int
-    generation: int
-    analysis: Analysis
-    snapshot: Snapshot
-    reports: dict[str, Report]  # client document URI → its diagnostics
-    unchecked: str | None = None  # why the text was not analysed (too large)
+    from .server_base import ServerBase
 
 
 def compute(snapshot: Snapshot) -> Result:
@@ -41,7 +31,7 @@ def compute(snapshot: Snapshot) -> Result:
     reason = too_large(snapshot.text)
     if reason is not None:
         release_memory()  # the message that made it so large was as large
-        return Result(snapshot.version, snapshot.generation, Analysis([]), snapshot, not_checked(snapshot, reason),
+        return Result(snapshot.version, snapshot.generation, Analysis([]), snapshot, unchecked_reports(snapshot, reason),
                       reason)
     analysis = analyze(snapshot.text, snapshot.settings, snapshot.path,
                        previous=snapshot.previous, edit=snapshot.edit)
@@ -70,7 +60,7 @@ _malloc_trim = _libc_malloc_trim()
 
 
 class Scheduler:
-    def __init__(self, server: AscendLanguageServer) -> None:
+    def __init__(self, server: ServerBase) -> None:
         self.server = server
         # Two threads: one analysis may wait on the GIL while the other parses, so a
         # second document is not queued behind a long full analysis.

@@ -14,55 +14,15 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Callable
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from . import actions, commands, completion, hover, project_ops, pull, runs, settings, sync
-from .documents import Documents
-from .notebooks import NOTEBOOK_SYNC
-from .protocol import Protocol
-from .scheduler import Scheduler
-from .settings import SettingsStore
+from . import actions, commands, completion, configuration, hover, project_ops, pull, runs, sync
+from .language_server import AscendLanguageServer
 
-FEATURES = (settings, sync, pull, actions, hover, completion, commands, runs, project_ops)
+FEATURES = (configuration, sync, pull, actions, hover, completion, commands, runs, project_ops)
 EXTRA_RULES_ENV = "ASCEND_LSP_EXTRA_RULES"
-
-
-class AscendLanguageServer(LanguageServer):
-    def __init__(self) -> None:
-        super().__init__("ascend-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=Protocol)
-        self.settings = SettingsStore(self.show_config_error)
-        self.documents = Documents()
-        self.scheduler = Scheduler(self)
-        self.runs = runs.Runs()
-        self.on_shutdown: list[Callable[[], None]] = [self.scheduler.shutdown, self.runs.close]
-        self._shown: set[str] = set()
-
-    @property
-    def pull_diagnostics(self) -> bool:
-        """The client pulls diagnostics (LSP 3.17); otherwise they are pushed."""
-        caps = self.client_capabilities.text_document
-        return caps is not None and caps.diagnostic is not None
-
-    def show_config_error(self, message: str) -> None:
-        if message not in self._shown:
-            self._shown.add(message)
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
-
-    def settings_changed(self) -> None:
-        """Re-diagnose every open document; pulling clients are asked to pull again."""
-        self._shown.clear()
-        self.scheduler.refresh_all()
-        self.ask_to_pull()
-
-    def ask_to_pull(self) -> None:
-        workspace = self.client_capabilities.workspace
-        if self.pull_diagnostics and workspace and workspace.diagnostics and workspace.diagnostics.refresh_support:
-            self.workspace_diagnostic_refresh(None)
 
 
 def create_server() -> AscendLanguageServer:

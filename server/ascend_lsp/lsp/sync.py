@@ -11,7 +11,7 @@ from .edits import compose
 from .text_store import Document
 
 if TYPE_CHECKING:
-    from .server import AscendLanguageServer
+    from .language_server import AscendLanguageServer
 
 
 def register(server: AscendLanguageServer) -> None:

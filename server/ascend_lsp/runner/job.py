@@ -14,7 +14,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..knowledge.files import mappings_root
-from ..sources import SourceError, read_source
+from ..source_codec import read_source
+from ..sources import SourceError
 from .chips import chip as find_chip
 from .grading import load_thresholds, metric_parameters
 from .port_pair import PortPairError, port_file, port_options

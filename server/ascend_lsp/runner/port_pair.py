@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..port import default_port_path
-from ..sources import SourceError, read_source
+from ..source_codec import read_source
+from ..sources import SourceError
 from .targets import extract_targets
 
 

@@ -1,0 +1,45 @@
+"""The server object every part of the language server shares: the pygls server with this
+project's protocol and notebook sync, the settings store, the open documents and the marks of
+runs, and the ways to tell the client. The scheduler analyses through it; the features
+register on its subclass (language_server.py), which adds the scheduler."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from .documents import Documents
+from .notebooks import NOTEBOOK_SYNC
+from .protocol import Protocol
+from .run_marks import Runs
+from .settings import SettingsStore
+
+
+class ServerBase(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("ascend-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=Protocol)
+        self.settings = SettingsStore(self.show_config_error)
+        self.documents = Documents()
+        self.runs = Runs()
+        self.on_shutdown: list[Callable[[], None]] = []
+        self._shown: set[str] = set()
+
+    @property
+    def pull_diagnostics(self) -> bool:
+        """The client pulls diagnostics (LSP 3.17); otherwise they are pushed."""
+        caps = self.client_capabilities.text_document
+        return caps is not None and caps.diagnostic is not None
+
+    def show_config_error(self, message: str) -> None:
+        if message not in self._shown:
+            self._shown.add(message)
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
+
+    def ask_to_pull(self) -> None:
+        workspace = self.client_capabilities.workspace
+        if self.pull_diagnostics and workspace and workspace.diagnostics and workspace.diagnostics.refresh_support:
+            self.workspace_diagnostic_refresh(None)
