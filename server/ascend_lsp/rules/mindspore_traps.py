@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from typing import cast
 
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Edit, Fix, Range, Severity
@@ -216,7 +217,7 @@ def _unknowable(call: ast.Call) -> bool:
 
 def _uniform(node: ast.expr | None):
     """The literal value of `node`, or of every item of a literal tuple/list (`(1, 1)` → 1)."""
-    if type(node) in (ast.Tuple, ast.List) and node.elts:
+    if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
         values = {_literal(e) for e in node.elts}
         return values.pop() if len(values) == 1 else None
     return _literal(node)
@@ -250,7 +251,8 @@ def matches(trap: Trap, call: ast.Call) -> bool:
         return argument is None and not _unknowable(call) and given is not None and _uniform(given) != 0
     value = _literal(argument)
     if when == "below":
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and value < trap.value
+        # a `below` trap's value is the number the parameter must reach (traps.toml)
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value < cast(float, trap.value)
     if when == "equals":
         return value == trap.value
     if when == "not-equals":
@@ -261,7 +263,8 @@ def matches(trap: Trap, call: ast.Call) -> bool:
 # --- fixes ---------------------------------------------------------------------------------
 def _insert_keyword(checker: Checker, call: ast.Call, text: str) -> Edit:
     """`text` (`name=value`) as the call's last argument."""
-    last = max((*call.args, *call.keywords), key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    last = max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
     if last is None:
         end = checker.range(call)
         return Edit(Range(end.end_line, end.end_col - 1, end.end_line, end.end_col - 1), text)
@@ -369,8 +372,9 @@ def check_buffer_parameter(checker: Checker, node: ast.Assign | ast.AnnAssign, s
     value = node.value
     if type(value) is not ast.Call or checker.qualname(value.func, scope) not in PARAMETER:
         return
-    targets = node.targets if type(node) is ast.Assign else [node.target]
-    names = [t.attr if type(t) is ast.Attribute else t.id for t in targets if type(t) in (ast.Attribute, ast.Name)]
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    names = [t.attr if isinstance(t, ast.Attribute) else t.id
+             for t in targets if isinstance(t, (ast.Attribute, ast.Name))]
     name = next((n for n in names if BUFFER_NAME.search(n)), None)
     if name is None:
         return

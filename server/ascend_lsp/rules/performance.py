@@ -12,8 +12,8 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..engine.tables import Tables
 from ..engine.walk import Scope, child_nodes
-from .advice import (ADVICE_TABLE, NESTED, Calls, Own, argument, assignments, call_name, called, inside, literal, open_ended,
-                     own_code, position, reaches, rows, subtree)
+from .advice import (ADVICE_TABLE, NESTED, Calls, Own, argument, assignments, call_name, callee_of, inside, literal,
+                     open_ended, own_code, position, reaches, rows, subtree)
 from ..engine.registry import handles, rule
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
@@ -304,9 +304,10 @@ CALL_NAMES = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adadelta", "set_dete
 @handles("reference", "NPU601", "NPU612", "NPU614", names=CALL_NAMES)
 def check_call(checker: Checker, ref: Reference) -> None:
     """Calls of resolved APIs (a reference event: cheaper than every call)."""
-    if not called(ref, CALL_NAMES):
+    call = callee_of(ref, CALL_NAMES)
+    if call is None:
         return
-    call, qualname = ref.call, ref.qualname
+    qualname = ref.qualname
     if qualname.startswith("torch.optim."):
         _optimizer(checker, call, qualname)
     elif qualname in ANOMALY:
@@ -321,8 +322,8 @@ DDP_NAMES, LINEAR_NAMES = frozenset({"DistributedDataParallel"}), frozenset({"Li
 
 @handles("reference", "NPU613", names=DDP_NAMES)
 def check_ddp(checker: Checker, ref: Reference) -> None:
-    if called(ref, DDP_NAMES) and ref.qualname in DDP:
-        call = ref.call
+    call = callee_of(ref, DDP_NAMES)
+    if call is not None and ref.qualname in DDP:
         if not open_ended(call) and not argument(call, "bucket_cap_mb", 6)[0]:
             row = _advice(checker, "parameter", "api", DDP[0])
             checker.report("NPU613", call.func, advice=row["advice"] if row else "")
@@ -330,8 +331,8 @@ def check_ddp(checker: Checker, ref: Reference) -> None:
 
 @handles("reference", "NPU615", names=LINEAR_NAMES)
 def check_linear(checker: Checker, ref: Reference) -> None:
-    if called(ref, LINEAR_NAMES) and ref.qualname in LINEAR:
-        call = ref.call
+    call = callee_of(ref, LINEAR_NAMES)
+    if call is not None and ref.qualname in LINEAR:
         for position, keyword in ((0, "in_features"), (1, "out_features")):
             value = literal(argument(call, keyword, position)[1])
             if type(value) is int and value % 256:
@@ -440,11 +441,11 @@ def check_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scop
     if type(node) is not ast.Assign or len(node.targets) != 1:
         return
     target = node.targets[0]
-    if type(target) in (ast.Name, ast.Attribute):
+    if isinstance(target, (ast.Name, ast.Attribute)):
         value = node.value
         if type(value) is ast.Call and _may_be_dataloader(checker, value.func) \
                 and checker.qualname(value.func, scope) in DATALOADERS:
-            _dataloader(checker, value, target.id if type(target) is ast.Name else target.attr)
+            _dataloader(checker, value, target.id if isinstance(target, ast.Name) else target.attr)
         return
     if type(target) is ast.Subscript and type(target.slice) is ast.Constant and type(target.slice.value) is str \
             and checker.qualname(target.value, scope) == "os.environ":
@@ -480,7 +481,7 @@ def check_class(checker: Checker, ref: Reference) -> None:
     for row in rows(checker, "affinity", "name").get(cls.name, ()):
         if row["kind"] != "class":
             continue
-        methods = {m.name: m for m in cls.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef)}
+        methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
         if (_parameters(methods.get("__init__")) == row["parameters"]
                 and _parameters(methods.get("forward")) == row["forward-parameters"]):
             checker.report("NPU607", cls.bases[0], name=cls.name, replacement=row["replacement"])
@@ -576,7 +577,7 @@ def _rotate_half(checker: Checker, callee: ast.expr, call: ast.Call | ast.ClassD
     if type(call) is not ast.Call or call.func is not callee or not call.args:
         return
     parts = call.args[0]
-    if type(parts) in (ast.Tuple, ast.List) and len(parts.elts) == 2:
+    if isinstance(parts, (ast.Tuple, ast.List)) and len(parts.elts) == 2:
         first, second = parts.elts
         if type(first) is ast.UnaryOp and type(first.op) is ast.USub and type(second) is not ast.UnaryOp \
                 and _last_axis(call):
@@ -664,7 +665,7 @@ def _module_like(node: ast.expr) -> bool:
     return type(node) is ast.Name and node.id in ("torch", "F", "nn", "functional", "jnp", "np")
 
 
-def _feeds_matmul(checker: Checker, call: ast.Call, matmuls: list[ast.AST], assigns: list[ast.Assign]) -> bool:
+def _feeds_matmul(checker: Checker, call: ast.Call, matmuls: list[ast.expr], assigns: list[ast.Assign]) -> bool:
     """Whether one of `matmuls` takes `call`, or a local name whose value comes from it
     (through later assignments too: `assigns` in source order). The names are followed
     only until a matmul reads one."""
@@ -772,10 +773,10 @@ def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope
         return
     if any(type(n) in LOOPS and any(_trains(m) for m in ast.walk(n)) for n, _ in nodes):
         return  # an inner loop is the training loop: it gets its own event
-    if type(loop) is not ast.While:  # what the training loop iterates: NPU610 judges those loaders
+    if not isinstance(loop, ast.While):  # what the training loop iterates: NPU610 judges those loaders
         for node in ast.walk(loop.iter):
-            if type(node) in (ast.Name, ast.Attribute):
-                checker.note(f"iterated {node.id if type(node) is ast.Name else node.attr}", node)
+            if isinstance(node, (ast.Name, ast.Attribute)):
+                checker.note(f"iterated {node.id if isinstance(node, ast.Name) else node.attr}", node)
     losses = {n.func.value.id for n, _ in nodes if type(n) is ast.Call and type(n.func) is ast.Attribute
               and n.func.attr == "backward" and type(n.func.value) is ast.Name}
     for node, periodic in nodes:

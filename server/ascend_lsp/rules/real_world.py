@@ -7,6 +7,7 @@ the shape of a call are here."""
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Severity
@@ -278,7 +279,7 @@ rule(
 )
 
 
-def integer(node: ast.expr | None) -> bool:
+def integer(node: ast.expr | None) -> TypeGuard[ast.Constant]:
     return type(node) is ast.Constant and type(node.value) is int
 
 
@@ -578,10 +579,11 @@ def check_sdpa_kernel(checker: Checker, call: ast.Call, qualname: str | None) ->
     backends = passed(call, "backends", 0)
     if backends is None:
         return
-    elements = backends.elts if type(backends) in (ast.List, ast.Tuple) else [backends]
-    if any(type(e) is not ast.Attribute for e in elements):
+    elements = backends.elts if isinstance(backends, (ast.List, ast.Tuple)) else [backends]
+    named = [e for e in elements if type(e) is ast.Attribute]
+    if len(named) != len(elements):
         return  # a variable or a call: not visible here
-    if not any(e.attr in PORTABLE_BACKENDS for e in elements):
+    if not any(e.attr in PORTABLE_BACKENDS for e in named):
         checker.report("NPU413", backends, name=checker.source.segment(checker.range(backends)))
 
 
@@ -661,11 +663,10 @@ def on_string(checker: Checker, node: ast.AST, value: str, context: StringContex
 @handles("assign", "NPU307", "NPU113", "NPU114")
 def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     value = node.value
-    kind = type(value)
-    if kind is ast.IfExp:
+    if type(value) is ast.IfExp:
         report_cuda_or_cpu(checker, value, scope)
-    elif kind is ast.Constant and type(value.value) is str:
-        targets = node.targets if type(node) is ast.Assign else [node.target]
+    elif type(value) is ast.Constant and type(value.value) is str:
+        targets: list[ast.expr] = node.targets if isinstance(node, ast.Assign) else [node.target]
         check_flash_assignment(checker, value.value, targets, value)
         check_vllm_fork(checker, value.value, targets, value)
 

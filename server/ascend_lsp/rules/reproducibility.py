@@ -10,7 +10,7 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Range, Severity
 from ..engine.walk import CLASS, FUNCTION, Scope
-from .advice import ADVICE_TABLE, argument, call_name, called, literal, own_nodes
+from .advice import ADVICE_TABLE, argument, call_name, callee_of, literal, own_nodes
 from ..engine.registry import handles, rule
 
 MSPROBE = "msprobe (mindstudio-probe 26.2.0)"
@@ -146,9 +146,10 @@ RANDOMNESS = frozenset({"DataLoader"} | {q.rpartition(".")[2] for q in DROPOUTS}
 @handles("reference", "NPU701", "NPU702", names=NAMES)
 def check_call(checker: Checker, ref: Reference) -> None:
     """Calls of resolved APIs (a reference event: cheaper than every call)."""
-    if not called(ref, NAMES):
+    call = callee_of(ref, NAMES)
+    if call is None:
         return
-    call, qualname = ref.call, ref.qualname
+    qualname = ref.qualname
     if qualname in SEEDS:
         _seed(checker, ref, call, SEEDS[qualname])
         return
@@ -168,9 +169,10 @@ def check_call(checker: Checker, ref: Reference) -> None:
 @handles("reference", "NPU704", names=RANDOMNESS)
 def check_randomness(checker: Checker, ref: Reference) -> None:
     """Dropout and shuffling, in a file that runs msprobe (every model has dropout)."""
-    if not called(ref, RANDOMNESS) or not checker.module.imports_module("msprobe"):
+    call = callee_of(ref, RANDOMNESS)
+    if call is None or not checker.module.imports_module("msprobe"):
         return
-    call, qualname = ref.call, ref.qualname
+    qualname = ref.qualname
     if qualname in DROPOUTS:
         passed, p = argument(call, "p", 0 if qualname.startswith("torch.nn.D") else 1)
         if not passed or literal(p) != 0:
@@ -212,9 +214,9 @@ def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef
     for node in nodes:
         if type(node) is not ast.If or not any(d in ast.unparse(node.test).lower() for d in OTHER_DEVICES):
             continue
-        for inner in ast.walk(ast.Module(body=node.body, type_ignores=[])):
-            if type(inner) is ast.Call and call_name(inner) == "use_deterministic_algorithms":
-                checker.note(f"excluded @{inner.lineno}:{inner.col_offset}", inner)
+        for guarded in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if type(guarded) is ast.Call and call_name(guarded) == "use_deterministic_algorithms":
+                checker.note(f"excluded @{guarded.lineno}:{guarded.col_offset}", guarded)
 
 
 @handles("assign", "NPU703", words=("deterministic",))

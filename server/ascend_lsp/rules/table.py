@@ -44,7 +44,7 @@ def names_no_device(checker: Checker, context: StringContext, replacement: str) 
         if type(func) is ast.Attribute and func.attr in SEARCH_METHODS:
             return True
     if context.kind == "subscript":
-        if last_name(context.node.value) == "Literal":
+        if last_name(cast(ast.Subscript, context.node).value) == "Literal":
             return True
     return replacement in sibling_strings(checker, context.siblings)
 
@@ -113,7 +113,9 @@ def replacement_for(entry: Entry, qualname: str) -> str | None:
     return entry.replacement + qualname[len(entry.name):]
 
 
-def applies_to_call(entry: Entry, call: ast.Call | None) -> bool:
+def applies_to_call(entry: Entry, call: ast.Call | ast.ClassDef | None) -> bool:
+    """Whether the entry's `if_keyword` condition holds: the call (or a class statement, whose
+    keywords are `metaclass=` and the like) passes that keyword, not as None or False."""
     if entry.if_keyword is None:
         return True
     if call is None:
@@ -177,7 +179,7 @@ def check_reference(checker: Checker, ref: Reference) -> None:
 
 def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias, entry: Entry,
                new: str) -> Fix | None:
-    if type(stmt) is ast.Import:
+    if isinstance(stmt, ast.Import):
         if not alias.asname and "." in alias.name:
             return None  # `import a.b` binds `a`: the uses carry the rename
         text = f"{new} as {alias.asname}" if alias.asname else (new if "." not in new else f"{new} as {alias.name}")
