@@ -11,9 +11,10 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Range
 from ..engine.tables import Entry
 from ..engine.walk import StringContext, last_name
-from ..engine.registry import TABLE_HANDLER, handles
+from ..engine.registry import TABLE_HANDLER, TableRef, handles
 
-TRANSFER_NOTE = "torch_npu `transfer_to_npu` (torch_npu-2.14.0 wheel: torch_npu/contrib/transfer_to_npu.py)"
+# The lookups of the rules real migrations trip over, in NPU1xx, NPU3xx and NPU4xx (docs/real-world-rules.md).
+REAL_WORLD_TABLE = TableRef("mappings/torch_npu/realworld.toml", ("api",))
 
 # "cuda", "cuda:0", f"cuda:{rank}", "cuda:%d" % rank, "cuda:" + str(rank)
 DEVICE_STRING = re.compile(r"(?P<word>cuda)(?::(?:\d+|\{\}|%[dis])?)?")

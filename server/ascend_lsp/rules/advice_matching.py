@@ -13,6 +13,7 @@ from ..engine.tables import Tables
 from ..engine.walk import FUNCTION, Events, Scope, child_fields
 
 ADVICE_TABLE = TableRef("mappings/ascend_tools/advice.toml")
+ON_BY_DEFAULT = "On by default: "  # a rule page's reason for running an advice rule by default
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _NESTED = frozenset(NESTED)
 
