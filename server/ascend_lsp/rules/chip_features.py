@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Callable
 
 from ..engine.checker import Checker
+from ..engine.config import Settings
 from ..engine.platform_tables import Feature, load_platform
 from ..engine.registry import TableRef
 
@@ -42,6 +44,7 @@ def lacked(chip: str, version: str) -> frozenset[str]:
 
 
 def lacks(checker: Checker) -> frozenset[str]:
+    """The features the configured chip lacks."""
     return lacked(checker.settings.chip, checker.settings.torch_npu_version)
 
 
@@ -63,7 +66,7 @@ def report_chip(checker: Checker, code: str, feature_name: str, where: ast.AST, 
                           "source": feature.source})
 
 
-def lacking(*features: str):
+def lacking(*features: str) -> Callable[[Settings], bool]:
     """`handles(when=...)`: the settings name a chip that lacks one of `features`."""
     return lambda settings: bool(lacked(settings.chip, settings.torch_npu_version).intersection(features))
 
