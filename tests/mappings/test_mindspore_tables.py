@@ -46,7 +46,7 @@ def test_the_trap_vocabulary_is_the_one_the_handlers_and_rows_use() -> None:
     import inspect
 
     from ascend_lsp.engine import traps
-    from ascend_lsp.rules import mindspore_traps
+    from ascend_lsp.rules import ms2xx_traps
 
     def compared(function, name: str) -> set[str]:
         tree = ast.parse(inspect.getsource(function))
@@ -54,8 +54,8 @@ def test_the_trap_vocabulary_is_the_one_the_handlers_and_rows_use() -> None:
                 if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == name
                 and isinstance(node.comparators[0], ast.Constant)}
 
-    assert compared(mindspore_traps.matches, "when") == set(traps.CONDITIONS)
-    assert compared(mindspore_traps.trap_fix, "fix") == set(traps.FIXES)
+    assert compared(ms2xx_traps.matches, "when") == set(traps.CONDITIONS)
+    assert compared(ms2xx_traps.trap_fix, "fix") == set(traps.FIXES)
     rows = load(FOLDER / "traps.toml")["trap"]
     fields = {f.replace("_", "-") for f in traps.Trap.__dataclass_fields__}
     for row in rows:

@@ -1,4 +1,4 @@
-"""The claims of MS260–MS262 (rules/mindspore_tensor.py), run on MindSpore and torch on the CPU:
+"""The claims of MS260–MS262 (rules/ms2xx_traps.py), run on MindSpore and torch on the CPU:
 each difference is real in the installed MindSpore, and each fix gives torch's answer."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import ast
 
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.analyzer import analyze
-from ascend_lsp.rules.advice import own_code, position
+from ascend_lsp.rules.advice_matching import own_code, position
 
 from ..rulesets import Handlers
 

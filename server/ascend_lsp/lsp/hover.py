@@ -15,10 +15,10 @@ from ..engine.analyzer import tables_for
 from ..knowledge.files import TableError
 from ..rules import RULES, RULE_SET
 from ..rules.pages import rule_url
-from ..rules.chips import chip_table, feature_of
+from ..rules.chip_features import chip_table, feature_of
 from ..rules.describe import describe_api
 from ..rules.docs import page
-from ..rules.mindspore_api import describe_counterpart
+from ..rules.ms1xx_api import describe_counterpart
 from .documents import too_large
 from ..engine.text import line_texts
 from .run_marks import def_name_at, layer_hover

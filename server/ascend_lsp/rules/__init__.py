@@ -4,11 +4,9 @@ on import; RULE_SET is what the adapters hand the engine."""
 from __future__ import annotations
 
 from ..engine.registry import HANDLERS, RULES, RuleSet
-from . import syntax, cuda_usage, npu_support, third_party, npu_traps, mindspore_api, mindspore_traps, run_results  # noqa: F401
-from . import port_markers  # noqa: F401
-from . import real_world  # noqa: F401
-from . import packaging, chips, argument_limits, mindspore_tensor  # noqa: F401
-from . import performance, reproducibility  # noqa: F401
+from . import e9xx_syntax, npu1xx_cuda, npu2xx_support, npu3xx_third_party, npu4xx_traps  # noqa: F401
+from . import npu5xx_packaging, npu6xx_performance, npu7xx_reproducibility  # noqa: F401
+from . import ms1xx_api, ms2xx_traps, ms3xx_port_markers, run0xx_results  # noqa: F401
 
 RULE_SET = RuleSet(RULES, HANDLERS)
 

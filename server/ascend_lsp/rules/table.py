@@ -11,9 +11,10 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Range
 from ..engine.tables import Entry
 from ..engine.walk import StringContext, last_name
-from ..engine.registry import TABLE_HANDLER, handles
+from ..engine.registry import TABLE_HANDLER, TableRef, handles
 
-TRANSFER_NOTE = "torch_npu `transfer_to_npu` (torch_npu-2.14.0 wheel: torch_npu/contrib/transfer_to_npu.py)"
+# The lookups of the rules real migrations trip over, in NPU1xx, NPU3xx and NPU4xx (docs/real-world-rules.md).
+REAL_WORLD_TABLE = TableRef("mappings/torch_npu/realworld.toml", ("api",))
 
 # "cuda", "cuda:0", f"cuda:{rank}", "cuda:%d" % rank, "cuda:" + str(rank)
 DEVICE_STRING = re.compile(r"(?P<word>cuda)(?::(?:\d+|\{\}|%[dis])?)?")
@@ -44,7 +45,7 @@ def names_no_device(checker: Checker, context: StringContext, replacement: str) 
         if type(func) is ast.Attribute and func.attr in SEARCH_METHODS:
             return True
     if context.kind == "subscript":
-        if last_name(context.node.value) == "Literal":
+        if last_name(cast(ast.Subscript, context.node).value) == "Literal":
             return True
     return replacement in sibling_strings(checker, context.siblings)
 
@@ -113,7 +114,9 @@ def replacement_for(entry: Entry, qualname: str) -> str | None:
     return entry.replacement + qualname[len(entry.name):]
 
 
-def applies_to_call(entry: Entry, call: ast.Call | None) -> bool:
+def applies_to_call(entry: Entry, call: ast.Call | ast.ClassDef | None) -> bool:
+    """Whether the entry's `if_keyword` condition holds: the call (or a class statement, whose
+    keywords are `metaclass=` and the like) passes that keyword, not as None or False."""
     if entry.if_keyword is None:
         return True
     if call is None:
@@ -177,7 +180,7 @@ def check_reference(checker: Checker, ref: Reference) -> None:
 
 def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias, entry: Entry,
                new: str) -> Fix | None:
-    if type(stmt) is ast.Import:
+    if isinstance(stmt, ast.Import):
         if not alias.asname and "." in alias.name:
             return None  # `import a.b` binds `a`: the uses carry the rename
         text = f"{new} as {alias.asname}" if alias.asname else (new if "." not in new else f"{new} as {alias.name}")

@@ -12,21 +12,21 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..engine.tables import Tables
 from ..engine.walk import Scope, child_nodes
-from .advice import (ADVICE_TABLE, NESTED, Calls, Own, argument, assignments, call_name, called, inside, literal, open_ended,
-                     own_code, position, reaches, rows, subtree)
+from .advice_matching import (ADVICE_TABLE, NESTED, ON_BY_DEFAULT, Calls, Own, argument, assignments, call_name,
+                              callee_of, inside, literal, open_ended, own_code, position, reaches, rows, subtree)
 from ..engine.registry import handles, rule
+from .citations import ASCEND_TOOLS
 
 ADVISOR = "Ascend/mstt msprof-analyze advisor"
 TRANSPLT = "Ascend/mstt msFmkTransplt"
-FACTS = "(via mappings/upstream/ascend_tools, Ascend/mstt @99c2e0f99)"
-ON = "On by default: "
 
 rule(
     code="NPU601", name="fused-optimizer", severity=Severity.INFO, fix="sometimes", table=ADVICE_TABLE,
     message="`{name}` has a fused NPU counterpart `{replacement}` (CANN >= {cann}). {note}",
     doc=dict(
         what="Finds calls of `torch.optim.Adam`, `AdamW`, `SGD`, `RMSprop` and `Adadelta` (not those passing "
-             "`fused=`, which already choose a fused kernel). " + ON + "the advisor reports every such optimizer "
+             "`fused=`, which already choose a fused kernel). "
+             + ON_BY_DEFAULT + "the advisor reports every such optimizer "
              "as replaceable, and the call is exactly what it names.",
         why="The profiler advisor (`timeline_fusion_ops.yaml`, Optimizer rules since CANN 6.3.RC2) and msFmkTransplt "
             "recommend `torch_npu.optim.NpuFused*`: it combines all parameters and gradients into a few contiguous "
@@ -39,7 +39,8 @@ rule(
             "`optimizer.clip_grad_norm_fused_`), and use more device memory (msFmkTransplt's doc: about 70% more). "
             "`NpuFusedSGD` needs `lr`. For AdamW, `fused=True` also runs on an NPU kernel in torch_npu 2.13.0.",
         source=f"{ADVISOR} rules/timeline_fusion_ops.yaml (Optimizer), doc/Samples of Fused Operator API "
-               f"Replacement.md; {TRANSPLT} resource/precision_performance_advice.json (api_performance_dict) {FACTS}; "
+               f"Replacement.md; {TRANSPLT} resource/precision_performance_advice.json (api_performance_dict) "
+               f"{ASCEND_TOOLS}; "
                "torch_npu 2.13.0 wheel torch_npu/optim/npu_fused_*.py.",
     ),
 )
@@ -50,7 +51,7 @@ rule(
     doc=dict(
         what="Finds `rsqrt(mean(x²) + eps)` — `x.pow(2).mean(-1, keepdim=True)`, `x * x`, `x ** 2`, `x.square()` — "
              "directly or through a local variable, in one function; not a variance (`mean((x - m)²)`, "
-             "`mean(x²) - m²`), which is LayerNorm's. " + ON + "the shape is RMSNorm's and nothing "
+             "`mean(x²) - m²`), which is LayerNorm's. " + ON_BY_DEFAULT + "the shape is RMSNorm's and nothing "
              "else's.",
         why="The advisor matches the operator sequence `pow-mean-add-rsqrt-mul` in a profile and recommends "
             "`torch_npu.npu_rms_norm`, one kernel instead of five.",
@@ -58,7 +59,7 @@ rule(
                 "# on the NPU\n\nx = torch_npu.npu_rms_norm(x, weight, epsilon=eps)[0]",
         fix="None automatic: the fused call replaces the whole module body and takes the weight.",
         source=f"{ADVISOR} rules/timeline_fusion_ops.yaml (torch_npu.npu_rms_norm, rule set of CANN 7.0.0), "
-               f"doc/Samples of Fused Operator API Replacement.md {FACTS}.",
+               f"doc/Samples of Fused Operator API Replacement.md {ASCEND_TOOLS}.",
     ),
 )
 
@@ -68,14 +69,15 @@ rule(
     doc=dict(
         what="Finds `torch.cat((-x2, x1), dim=-1)` (or `concat`, `concatenate`, under any name they are imported "
              "as), the `rotate_half` step of rotary position embeddings, wherever it is called: a function, a "
-             "lambda, module level. " + ON + "concatenating a negated half before the other half on the last axis is this operation.",
+             "lambda, module level. "
+             + ON_BY_DEFAULT + "concatenating a negated half before the other half on the last axis is this operation.",
         why="The advisor matches `chunk/slice-neg-cat-mul-add` and recommends `torch_npu.npu_rotary_mul`, which "
             "computes `x * cos + rotate_half(x) * sin` in one kernel.",
         example="def rotate_half(x):\n    x1, x2 = x.chunk(2, dim=-1)\n    return torch.cat((-x2, x1), dim=-1)  "
                 "# NPU603\n\n# on the NPU\n\nq = torch_npu.npu_rotary_mul(q, cos, sin)",
         fix="None automatic: the fused call replaces `apply_rotary_pos_emb`, not `rotate_half`.",
         source=f"{ADVISOR} rules/timeline_fusion_ops.yaml (torch_npu.npu_rotary_mul, rule set of CANN 7.0.RC1) "
-               f"{FACTS}.",
+               f"{ASCEND_TOOLS}.",
     ),
 )
 
@@ -85,12 +87,13 @@ rule(
     doc=dict(
         what="Finds `silu(a) * b` where `a` and `b` are the two halves of one tensor (`a, b = x.chunk(2, -1)`, "
              "`x[..., :d]` and `x[..., d:]`). Not `act(gate(x)) * up(x)` with two projections, which the advisor's "
-             "pattern (a slice or chunk first) does not match either. " + ON + "the shape is SwiGLU's.",
+             "pattern (a slice or chunk first) does not match either. " + ON_BY_DEFAULT + "the shape is SwiGLU's.",
         why="The advisor matches `slice/chunk-silu-mul` and recommends `torch_npu.npu_swiglu`.",
         example="a, b = x.chunk(2, dim=-1)\ny = F.silu(a) * b  # NPU604\n\n# on the NPU\n\n"
                 "y = torch_npu.npu_swiglu(x, dim=-1)",
         fix="None automatic.",
-        source=f"{ADVISOR} rules/timeline_fusion_ops.yaml (torch_npu.npu_swiglu, rule set of CANN 7.0.0) {FACTS}.",
+        source=f"{ADVISOR} rules/timeline_fusion_ops.yaml (torch_npu.npu_swiglu, rule set of CANN 7.0.0) "
+               f"{ASCEND_TOOLS}.",
     ),
 )
 
@@ -100,14 +103,15 @@ rule(
     doc=dict(
         what="Finds a `softmax` whose input comes from a matrix product (`@`, `matmul`, `bmm`, `einsum`) and whose "
              "output feeds another one, in one function. `F.scaled_dot_product_attention` is not reported: "
-             "the torch_npu 2.13.0 wheel registers an NPU kernel for it. " + ON + "the data flow is attention's.",
+             "the torch_npu 2.13.0 wheel registers an NPU kernel for it. "
+             + ON_BY_DEFAULT + "the data flow is attention's.",
         why="The advisor matches `matmul-[add]-[mul]-[masked_fill]-softmax-[dropout]-matmul` and recommends "
             "`torch_npu.npu_fusion_attention` (flash attention: no S×S score matrix in device memory).",
         example="scores = q @ k.transpose(-2, -1) / math.sqrt(d)\nattn = scores.softmax(-1)  # NPU605\nout = attn @ v"
                 "\n\n# on the NPU\n\nout = F.scaled_dot_product_attention(q, k, v)",
         fix="None automatic: masks, dropout and layouts differ per model.",
         source=f"{ADVISOR} rules/timeline_fusion_ops.yaml (torch_npu.npu_fusion_attention, rule set of CANN "
-               f"7.0.RC1) {FACTS}; torch_npu 2.13.0 wheel libtorch_npu.so (NPU kernel for "
+               f"7.0.RC1) {ASCEND_TOOLS}; torch_npu 2.13.0 wheel libtorch_npu.so (NPU kernel for "
                "scaled_dot_product_attention).",
     ),
 )
@@ -126,7 +130,7 @@ rule(
                 "y = torch_npu.contrib.function.matmul_transpose(a, b)",
         fix="None automatic (display only): the contrib functions take different arguments.",
         source=f"{TRANSPLT} resource/affinity_list_1_11_0.json (\"torch\"), analysis/affinity_api_analysis/"
-               f"affinity_api_visitor.py (visit_Call) {FACTS}.",
+               f"affinity_api_visitor.py (visit_Call) {ASCEND_TOOLS}.",
     ),
 )
 
@@ -138,14 +142,14 @@ rule(
              "affinity list gives (for a class, its `__init__` and `forward` parameters; a missing method counts "
              "as no parameters; the base class is not checked), as its libcst visitor does. msFmkTransplt then "
              "reports the calls it resolves to that definition; a per-file checker reports the definition. "
-             + ON + "the exact parameter lists leave no room for a different function.",
+             + ON_BY_DEFAULT + "the exact parameter lists leave no room for a different function.",
         why="These are fairseq, mmdet, YOLOv5 and timm building blocks that `torch_npu.contrib` reimplements for "
             "the NPU.",
         example="class DropPath(nn.Module):  # NPU607\n    def __init__(self, drop_prob): ...\n"
                 "    def forward(self, x): ...\n\n# use torch_npu.contrib.module.NpuDropPath",
         fix="None automatic.",
         source=f"{TRANSPLT} resource/affinity_list_1_11_0.json (\"function\", \"class\"), analysis/"
-               f"affinity_api_analysis/affinity_api_visitor.py (visit_FunctionDef, visit_ClassDef) {FACTS}.",
+               f"affinity_api_analysis/affinity_api_visitor.py (visit_FunctionDef, visit_ClassDef) {ASCEND_TOOLS}.",
     ),
 )
 
@@ -161,7 +165,7 @@ rule(
         example="x[mask] = value  # NPU608\n\n"
                 "x = torch_npu.contrib.function.npu_fast_condition_index_put(x, mask, value)",
         fix="None automatic: only a boolean-tensor index qualifies, which the source does not show.",
-        source=f"{TRANSPLT} analysis/affinity_api_analysis/affinity_api_visitor.py (visit_Assign) {FACTS}.",
+        source=f"{TRANSPLT} analysis/affinity_api_analysis/affinity_api_visitor.py (visit_Assign) {ASCEND_TOOLS}.",
     ),
 )
 
@@ -173,7 +177,8 @@ rule(
              "with `num_workers` missing or `0`, assigned to a name (`train_loader = ...`, `self.loader = ...`) that "
              "a training loop in the same file iterates (`for x in train_loader`, `enumerate(self.loader)`). "
              "Arguments passed as `**kwargs` or through variables are not judged (msFmkTransplt compares the "
-             "source text, so it flags `pin_memory=args.pin` too). " + ON + "the loader feeds the training step, "
+             "source text, so it flags `pin_memory=args.pin` too). "
+             + ON_BY_DEFAULT + "the loader feeds the training step, "
              "and the arguments are read, not guessed.",
         why="The advisor's slow-dataloader rule and msFmkTransplt both ask for pinned host memory (faster, "
             "asynchronous copies to the device) and worker processes (loading overlapped with the step).",
@@ -181,7 +186,7 @@ rule(
                 "loader = DataLoader(ds, batch_size=32, num_workers=8, pin_memory=True)",
         fix="None automatic: the number of workers depends on the host.",
         source=f"{ADVISOR} rules/en/dataloader.yaml; {TRANSPLT} resource/precision_performance_advice.json "
-               f"(api_parameters_performance_dict) {FACTS}.",
+               f"(api_parameters_performance_dict) {ASCEND_TOOLS}.",
     ),
 )
 
@@ -193,7 +198,7 @@ rule(
              "calls that copy a result to the host or wait for the device: `.item()`, `.cpu()`, `.numpy()`, "
              "`.tolist()`, `torch.npu.synchronize()`/`torch.cuda.synchronize()`, and `print` of the loss. Not "
              "inside an `if` whose test uses `%` (logging every N steps), and not `.numpy()`/`.item()` on the "
-             "result of one already reported. " + ON + "each is a host-device synchronisation per step.",
+             "result of one already reported. " + ON_BY_DEFAULT + "each is a host-device synchronisation per step.",
         why="The NPU runs operators asynchronously from a task queue; a synchronisation stalls the host until the "
             "queue drains, so the next step's operators are not dispatched in time. The advisor reports "
             "`aclrtSynchronizeDevice` calls in the step and asks to remove them.",
@@ -202,7 +207,7 @@ rule(
                 "    total += loss.detach()\nprint(total.item())",
         fix="None automatic.",
         source=f"{ADVISOR} advisor_backend/timeline_advice/op_schedule_advice.py (device synchronize), "
-               f"rules/en/synchronize.yaml {FACTS}.",
+               f"rules/en/synchronize.yaml {ASCEND_TOOLS}.",
     ),
 )
 
@@ -211,12 +216,12 @@ rule(
     message="`{name}` checks every backward operator: {advice}",
     doc=dict(
         what="Finds `torch.autograd.set_detect_anomaly(True)` and `torch.autograd.detect_anomaly()`. "
-             + ON + "these are debugging switches.",
+             + ON_BY_DEFAULT + "these are debugging switches.",
         why="msFmkTransplt lists them as overflow/anomaly checking APIs to delete for performance: anomaly mode "
             "records a stack for every forward operator and checks every backward result for NaN.",
         example="torch.autograd.set_detect_anomaly(True)  # NPU612",
         fix="None automatic: remove it once the debugging is done.",
-        source=f"{TRANSPLT} resource/precision_performance_advice.json (api_performance_dict) {FACTS}.",
+        source=f"{TRANSPLT} resource/precision_performance_advice.json (api_performance_dict) {ASCEND_TOOLS}.",
     ),
 )
 
@@ -232,7 +237,8 @@ rule(
         example="model = DDP(model, device_ids=[rank])  # NPU613\n\n"
                 "model = DDP(model, device_ids=[rank], bucket_cap_mb=500)",
         fix="None automatic.",
-        source=f"{TRANSPLT} resource/precision_performance_advice.json (api_parameters_performance_dict) {FACTS}.",
+        source=f"{TRANSPLT} resource/precision_performance_advice.json (api_parameters_performance_dict) "
+               f"{ASCEND_TOOLS}.",
     ),
 )
 
@@ -244,13 +250,14 @@ rule(
              "`os.putenv`) to a value the advisor reports: `ASCEND_LAUNCH_BLOCKING=1`, `TASK_QUEUE_ENABLE=0`, "
              "`PYTORCH_NPU_ALLOC_CONF` without `expandable_segments:True`, `ASCEND_GLOBAL_LOG_LEVEL` other than 3, "
              "`HCCL_ALGO` set, `ACLNN_CACHE_LIMIT` below 10000, `HOST_CACHE_CAPACITY=0`. Only literal values are "
-             "judged. " + ON + "the value is the one the advisor's checker flags.",
+             "judged. " + ON_BY_DEFAULT + "the value is the one the advisor's checker flags.",
         why="The advisor's environment-variable checker evaluates these conditions on the variables recorded in a "
             "profile; msFmkTransplt always recommends `TASK_QUEUE_ENABLE=1`.",
         example='os.environ["ASCEND_LAUNCH_BLOCKING"] = "1"  # NPU614: synchronous operators',
         fix="None automatic: a blocking launch may be wanted while debugging.",
         source=f"{ADVISOR} rules/en/environment_variable_info.yaml, analyzer/overall/environment_variable_checker.py; "
-               f"{TRANSPLT} resource/precision_performance_advice.json (performance_configuration_dict) {FACTS}.",
+               f"{TRANSPLT} resource/precision_performance_advice.json (performance_configuration_dict) "
+               f"{ASCEND_TOOLS}.",
     ),
 )
 
@@ -264,7 +271,7 @@ rule(
             "of 256 as not cube-affine (`INNER_AXIS_256`), for operators over 100 MB.",
         example="proj = nn.Linear(1000, 4000)  # NPU615",
         fix="None automatic: padding a dimension changes the model.",
-        source=f"{ADVISOR} rules/en/aicore_performance.yaml and its checker {FACTS}.",
+        source=f"{ADVISOR} rules/en/aicore_performance.yaml and its checker {ASCEND_TOOLS}.",
     ),
 )
 
@@ -273,12 +280,12 @@ rule(
     message="`{name}` in the training loop frees and re-allocates device memory every step.",
     doc=dict(
         what="Finds `torch.npu.empty_cache()`/`torch.cuda.empty_cache()` inside the innermost loop that runs a "
-             "training step. " + ON + "the call is there.",
+             "training step. " + ON_BY_DEFAULT + "the call is there.",
         why="The advisor's memory rule reports long `aclrtFree` time and asks to remove `empty_cache` calls: the "
             "caching allocator has to get the memory back from the driver on the next step.",
         example="for batch in loader:\n    ...\n    loss.backward()\n    torch.cuda.empty_cache()  # NPU616",
         fix="None automatic.",
-        source=f"{ADVISOR} rules/en/memory.yaml (aclrtFree) {FACTS}.",
+        source=f"{ADVISOR} rules/en/memory.yaml (aclrtFree) {ASCEND_TOOLS}.",
     ),
 )
 
@@ -304,9 +311,10 @@ CALL_NAMES = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adadelta", "set_dete
 @handles("reference", "NPU601", "NPU612", "NPU614", names=CALL_NAMES)
 def check_call(checker: Checker, ref: Reference) -> None:
     """Calls of resolved APIs (a reference event: cheaper than every call)."""
-    if not called(ref, CALL_NAMES):
+    call = callee_of(ref, CALL_NAMES)
+    if call is None:
         return
-    call, qualname = ref.call, ref.qualname
+    qualname = ref.qualname
     if qualname.startswith("torch.optim."):
         _optimizer(checker, call, qualname)
     elif qualname in ANOMALY:
@@ -321,8 +329,8 @@ DDP_NAMES, LINEAR_NAMES = frozenset({"DistributedDataParallel"}), frozenset({"Li
 
 @handles("reference", "NPU613", names=DDP_NAMES)
 def check_ddp(checker: Checker, ref: Reference) -> None:
-    if called(ref, DDP_NAMES) and ref.qualname in DDP:
-        call = ref.call
+    call = callee_of(ref, DDP_NAMES)
+    if call is not None and ref.qualname in DDP:
         if not open_ended(call) and not argument(call, "bucket_cap_mb", 6)[0]:
             row = _advice(checker, "parameter", "api", DDP[0])
             checker.report("NPU613", call.func, advice=row["advice"] if row else "")
@@ -330,8 +338,8 @@ def check_ddp(checker: Checker, ref: Reference) -> None:
 
 @handles("reference", "NPU615", names=LINEAR_NAMES)
 def check_linear(checker: Checker, ref: Reference) -> None:
-    if called(ref, LINEAR_NAMES) and ref.qualname in LINEAR:
-        call = ref.call
+    call = callee_of(ref, LINEAR_NAMES)
+    if call is not None and ref.qualname in LINEAR:
         for position, keyword in ((0, "in_features"), (1, "out_features")):
             value = literal(argument(call, keyword, position)[1])
             if type(value) is int and value % 256:
@@ -440,11 +448,11 @@ def check_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scop
     if type(node) is not ast.Assign or len(node.targets) != 1:
         return
     target = node.targets[0]
-    if type(target) in (ast.Name, ast.Attribute):
+    if isinstance(target, (ast.Name, ast.Attribute)):
         value = node.value
         if type(value) is ast.Call and _may_be_dataloader(checker, value.func) \
                 and checker.qualname(value.func, scope) in DATALOADERS:
-            _dataloader(checker, value, target.id if type(target) is ast.Name else target.attr)
+            _dataloader(checker, value, target.id if isinstance(target, ast.Name) else target.attr)
         return
     if type(target) is ast.Subscript and type(target.slice) is ast.Constant and type(target.slice.value) is str \
             and checker.qualname(target.value, scope) == "os.environ":
@@ -480,7 +488,7 @@ def check_class(checker: Checker, ref: Reference) -> None:
     for row in rows(checker, "affinity", "name").get(cls.name, ()):
         if row["kind"] != "class":
             continue
-        methods = {m.name: m for m in cls.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef)}
+        methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
         if (_parameters(methods.get("__init__")) == row["parameters"]
                 and _parameters(methods.get("forward")) == row["forward-parameters"]):
             checker.report("NPU607", cls.bases[0], name=cls.name, replacement=row["replacement"])
@@ -576,7 +584,7 @@ def _rotate_half(checker: Checker, callee: ast.expr, call: ast.Call | ast.ClassD
     if type(call) is not ast.Call or call.func is not callee or not call.args:
         return
     parts = call.args[0]
-    if type(parts) in (ast.Tuple, ast.List) and len(parts.elts) == 2:
+    if isinstance(parts, (ast.Tuple, ast.List)) and len(parts.elts) == 2:
         first, second = parts.elts
         if type(first) is ast.UnaryOp and type(first.op) is ast.USub and type(second) is not ast.UnaryOp \
                 and _last_axis(call):
@@ -664,7 +672,7 @@ def _module_like(node: ast.expr) -> bool:
     return type(node) is ast.Name and node.id in ("torch", "F", "nn", "functional", "jnp", "np")
 
 
-def _feeds_matmul(checker: Checker, call: ast.Call, matmuls: list[ast.AST], assigns: list[ast.Assign]) -> bool:
+def _feeds_matmul(checker: Checker, call: ast.Call, matmuls: list[ast.expr], assigns: list[ast.Assign]) -> bool:
     """Whether one of `matmuls` takes `call`, or a local name whose value comes from it
     (through later assignments too: `assigns` in source order). The names are followed
     only until a matmul reads one."""
@@ -772,10 +780,10 @@ def check_loop(checker: Checker, loop: ast.For | ast.AsyncFor | ast.While, scope
         return
     if any(type(n) in LOOPS and any(_trains(m) for m in ast.walk(n)) for n, _ in nodes):
         return  # an inner loop is the training loop: it gets its own event
-    if type(loop) is not ast.While:  # what the training loop iterates: NPU610 judges those loaders
+    if not isinstance(loop, ast.While):  # what the training loop iterates: NPU610 judges those loaders
         for node in ast.walk(loop.iter):
-            if type(node) in (ast.Name, ast.Attribute):
-                checker.note(f"iterated {node.id if type(node) is ast.Name else node.attr}", node)
+            if isinstance(node, (ast.Name, ast.Attribute)):
+                checker.note(f"iterated {node.id if isinstance(node, ast.Name) else node.attr}", node)
     losses = {n.func.value.id for n, _ in nodes if type(n) is ast.Call and type(n.func) is ast.Attribute
               and n.func.attr == "backward" and type(n.func.value) is ast.Name}
     for node, periodic in nodes:

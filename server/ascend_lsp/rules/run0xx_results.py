@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..engine.model import Severity
 from ..engine.registry import rule
+from .citations import MSPROBE
 
 rule(
     code="RUN001", name="precision-delta", severity=Severity.INFO, fix="never", targets=("torch_npu", "mindspore"),
@@ -21,7 +22,7 @@ rule(
                 "    block = nn.Sequential(nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32))\n"
                 "    return block(torch.randn(4, 16, 28, 28))",
         fix="None: the result is information. Run again after a change with the lens or `lsp-check run`.",
-        source="Ascend msprobe (mindstudio-probe 26.2.0) acc_check per-output grading: cosine ≤ 0.99 → error; max abs "
+        source=f"Ascend {MSPROBE} acc_check per-output grading: cosine ≤ 0.99 → error; max abs "
                "< 0.001 → pass; then the relative-error shares per dtype (mappings/msprobe/thresholds.toml).",
     ),
 )
@@ -43,7 +44,7 @@ rule(
                 "nan inf mismatch 256 > 0",
         fix="None: the result is information. Look at what the module does on the target (fp16 overflow, a "
             "different default in the MindSpore port, HF32) and run again.",
-        source="Ascend msprobe (mindstudio-probe 26.2.0): per-tensor grading of a module dump (acc_check cascade, "
+        source=f"Ascend {MSPROBE}: per-tensor grading of a module dump (acc_check cascade, "
                "mappings/msprobe/thresholds.toml) and the first-diff analysis of `msprobe compare` (first row in "
                "execution order that fails).",
     ),

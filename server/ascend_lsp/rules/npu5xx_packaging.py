@@ -16,9 +16,9 @@ from ..engine.packaging import Item, string_requirement
 from ..engine.platform_tables import Platform, load_platform
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
+from .citations import failure
 
 TABLE = TableRef("mappings/platform/packaging.toml")
-FAILURES = "`mappings/upstream/torch_npu/real_world_failures.md` #2"
 TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "pytorch"})
 CUDA_LOCAL = re.compile(r"\+cu\d+")
 SETUP_KEYWORDS = frozenset({"install_requires", "setup_requires", "tests_require", "extras_require", "requires"})
@@ -41,9 +41,9 @@ rule(
                 "# becomes\n\n--index-url https://download.pytorch.org/whl/cpu\ntorch==2.1.0+cpu\ntorch-npu==2.1.0.post17",
         fix="Unsafe, for index URLs: points the URL at the CPU index. The version pin needs a person (the "
             "local part depends on the platform: `+cpu` on x86, none on aarch64).",
-        source=f"{FAILURES} (vllm-project/vllm-ascend#7089, kvcache-ai/ktransformers#1544); PyPI torch-npu "
-               "Requires-Dist of every release (mappings/platform/packaging.toml); `FACTS.md` §2 import "
-               "constraint (torch_npu/__init__.py).",
+        source=failure(2, "NPU501", "vllm-project/vllm-ascend#7089, kvcache-ai/ktransformers#1544") +
+        "; PyPI torch-npu Requires-Dist of every release (mappings/platform/packaging.toml); `FACTS.md` §2 import "
+        "constraint (torch_npu/__init__.py).",
     ),
 )
 
@@ -59,8 +59,8 @@ rule(
         example="flash-attn==2.5.8  # NPU502\ntriton==3.0.0  # NPU502\n\n# becomes\n\ntriton-ascend",
         fix="Unsafe, for triton: renames it to triton-ascend (same API, Atlas A2/A3; pin a triton-ascend "
             "version yourself). The others have no package to swap in: the code that uses them needs porting.",
-        source=f"{FAILURES}; `third_party_replacements.tsv` (flash_attn, xformers, apex, bitsandbytes, triton "
-               "rows); real_world_failures.md #13, #29.",
+        source=failure(2, "NPU501") + "; `third_party_replacements.tsv` (flash_attn, xformers, apex, bitsandbytes, "
+        "triton rows); real_world_failures.md #13, #29.",
     ),
 )
 
@@ -75,9 +75,9 @@ rule(
             "that disagrees is rejected by pip's resolver.",
         example="torch==2.5.0  # NPU503: torch-npu pairs with 2.5.1\n\ntorch==2.1.0\ntorch-npu==2.6.0  # NPU503",
         fix="Unsafe, when torch-npu is pinned in the same file: pins torch to the build that release requires.",
-        source=f"{FAILURES} (vllm-project/vllm-ascend#5710, #2838, #7089; hiyouga/LlamaFactory#5763); the "
-               "pairing is read from the Requires-Dist of every torch-npu release on PyPI when the tables are "
-               "built (mappings/build/platform_tables.py).",
+        source=failure(2, "NPU501", "vllm-project/vllm-ascend#5710, #2838, #7089; hiyouga/LlamaFactory#5763") +
+        "; the pairing is read from the Requires-Dist of every torch-npu release on PyPI when the tables are "
+        "built (mappings/build/platform_tables.py).",
     ),
 )
 
@@ -92,7 +92,7 @@ rule(
         example="FROM nvidia/cuda:12.1.0-devel-ubuntu22.04  # NPU504",
         fix="None automatic: start from an image with CANN (Ascend publishes CANN base images) and install "
             "the CPU build of torch with the matching torch-npu.",
-        source=f"{FAILURES} (Dockerfiles); `FACTS.md` §2 (torch_npu import constraint).",
+        source=failure(2, "NPU501", "Dockerfiles") + "; `FACTS.md` §2 (torch_npu import constraint).",
     ),
 )
 

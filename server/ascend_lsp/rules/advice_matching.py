@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..engine.checker import Checker, Reference
 from ..engine.registry import TableRef
@@ -12,6 +13,7 @@ from ..engine.tables import Tables
 from ..engine.walk import FUNCTION, Events, Scope, child_fields
 
 ADVICE_TABLE = TableRef("mappings/ascend_tools/advice.toml")
+ON_BY_DEFAULT = "On by default: "  # a rule page's reason for running an advice rule by default
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _NESTED = frozenset(NESTED)
 
@@ -39,7 +41,7 @@ def rows(checker: Checker, section: str, key: str) -> dict[str, list[dict]]:
 def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
     """Every node of `body` in source order, not descending into nested functions and
     classes (which are read on their own)."""
-    return _descend(body[::-1], _NESTED)
+    return _descend([*reversed(body)], _NESTED)
 
 
 Calls = dict[str, list[ast.Call]]  # calls by the name they call (call_name)
@@ -67,7 +69,7 @@ def own_code(checker: Checker, scope: Scope) -> Own:
     known = checker.derived.get(id(events))
     if known is None or known[0] is not events:
         known = checker.derived[id(events)] = (events, _by_function(events))
-    return known[1].get(scope, NOTHING_OWN)
+    return cast(dict[Scope, Own], known[1]).get(scope, NOTHING_OWN)
 
 
 def _by_function(events: Events) -> dict[Scope, Own]:
@@ -97,12 +99,12 @@ def _by_function(events: Events) -> dict[Scope, Own]:
     return groups
 
 
-def position(node: ast.AST) -> tuple[int, int]:
+def position(node: ast.expr | ast.stmt) -> tuple[int, int]:
     """A sort key for source order."""
     return node.lineno, node.col_offset
 
 
-def inside(inner: ast.AST, outer: ast.AST) -> bool:
+def inside(inner: ast.expr | ast.stmt, outer: ast.expr | ast.stmt) -> bool:
     """Whether `inner` is `outer` or under it, from their spans (which nest as the tree does)."""
     return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and \
         (inner.end_lineno, inner.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
@@ -143,10 +145,12 @@ def _descend(stack: list[ast.AST], nested: frozenset[type]) -> list[ast.AST]:
 _REVERSED_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def called(ref: Reference, names: frozenset[str]) -> bool:
-    """Whether `ref` is the callee of a call, and its qualified name ends with one of `names`."""
+def callee_of(ref: Reference, names: frozenset[str]) -> ast.Call | None:
+    """The call whose callee `ref` is, when its qualified name ends with one of `names`."""
     call = ref.call
-    return type(call) is ast.Call and call.func is ref.node and ref.qualname.rpartition(".")[2] in names
+    if type(call) is ast.Call and call.func is ref.node and ref.qualname.rpartition(".")[2] in names:
+        return call
+    return None
 
 
 def call_name(call: ast.Call) -> str:
@@ -160,9 +164,10 @@ def literal(node: ast.expr | None) -> object:
     """The value of a constant (`-1` included); `...` (Ellipsis) when not a literal."""
     if type(node) is ast.Constant:
         return node.value
-    if type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
-            and type(node.operand.value) in (int, float):
-        return -node.operand.value
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant:
+        value = node.operand.value
+        if type(value) is int or type(value) is float:
+            return -value
     return ...
 
 
@@ -186,7 +191,7 @@ def assignments(nodes: list[ast.Assign | ast.AnnAssign]) -> dict[str, list[ast.e
     """Local name → the values assigned to it (`a, b = x.chunk(2)` assigns the call to both)."""
     out: dict[str, list[ast.expr]] = {}
     for node in nodes:
-        if type(node) is ast.Assign:
+        if isinstance(node, ast.Assign):
             for target in node.targets:
                 names = [target] if type(target) is ast.Name else getattr(target, "elts", ())
                 for name in names:

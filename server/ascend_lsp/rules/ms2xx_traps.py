@@ -3,7 +3,8 @@ PyTorch habit (`nn.BatchNorm2d(momentum=0.1)`), and PyTorch code whose port need
 
 MS2NN is pitfall PNN of the documented list. Most traps are rows of
 mappings/mindspore/traps.toml (a call shape and, where the rewrite is certain, a fix),
-served by `check_traps`; MS202 and MS232 need the whole file or the assignment.
+served by `check_traps`; MS202 and MS232 need the whole file or the assignment; MS260–MS262
+are Tensor methods whose MindSpore meaning differs from PyTorch's.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import weakref
+from typing import cast
 
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Edit, Fix, Range, Severity
@@ -188,7 +191,7 @@ PARAMETER = frozenset({"mindspore.Parameter", "mindspore.common.Parameter", "min
 BUFFER_NAME = re.compile(r"(^|_)(running|moving)_|buffer|num_batches_tracked")
 
 
-# --- the call shapes ---------------------------------------------------------------------
+# --- the call shapes -------------------------------------------------------------------------
 def _argument(call: ast.Call, name: str | None, position: int | None) -> ast.expr | None:
     for kw in call.keywords:
         if kw.arg == name:
@@ -216,7 +219,7 @@ def _unknowable(call: ast.Call) -> bool:
 
 def _uniform(node: ast.expr | None):
     """The literal value of `node`, or of every item of a literal tuple/list (`(1, 1)` → 1)."""
-    if type(node) in (ast.Tuple, ast.List) and node.elts:
+    if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
         values = {_literal(e) for e in node.elts}
         return values.pop() if len(values) == 1 else None
     return _literal(node)
@@ -250,7 +253,8 @@ def matches(trap: Trap, call: ast.Call) -> bool:
         return argument is None and not _unknowable(call) and given is not None and _uniform(given) != 0
     value = _literal(argument)
     if when == "below":
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and value < trap.value
+        # a `below` trap's value is the number the parameter must reach (traps.toml)
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value < cast(float, trap.value)
     if when == "equals":
         return value == trap.value
     if when == "not-equals":
@@ -258,10 +262,11 @@ def matches(trap: Trap, call: ast.Call) -> bool:
     raise ValueError(f"unknown trap condition {when!r}")
 
 
-# --- fixes ---------------------------------------------------------------------------------
+# --- fixes -----------------------------------------------------------------------------------
 def _insert_keyword(checker: Checker, call: ast.Call, text: str) -> Edit:
     """`text` (`name=value`) as the call's last argument."""
-    last = max((*call.args, *call.keywords), key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    last = max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
     if last is None:
         end = checker.range(call)
         return Edit(Range(end.end_line, end.end_col - 1, end.end_line, end.end_col - 1), text)
@@ -342,7 +347,7 @@ def check_traps(checker: Checker, call: ast.Call, qualname: str | None) -> None:
                        extra={"api": qualname, "pitfall": trap.pitfall, "fact": trap.fact, "source": trap.source})
 
 
-# --- MS202: training without set_train() ---------------------------------------------------
+# --- MS202: training without set_train() -----------------------------------------------------
 @handles("call", "MS202")
 def note_training(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname in GRAD_APIS:
@@ -363,14 +368,15 @@ def check_set_train(checker: Checker, facts: dict) -> None:
         checker.report("MS202", facts["ms-train"])
 
 
-# --- MS232: buffers ------------------------------------------------------------------------
+# --- MS232: buffers --------------------------------------------------------------------------
 @handles("assign", "MS232")
 def check_buffer_parameter(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     value = node.value
     if type(value) is not ast.Call or checker.qualname(value.func, scope) not in PARAMETER:
         return
-    targets = node.targets if type(node) is ast.Assign else [node.target]
-    names = [t.attr if type(t) is ast.Attribute else t.id for t in targets if type(t) in (ast.Attribute, ast.Name)]
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    names = [t.attr if isinstance(t, ast.Attribute) else t.id
+             for t in targets if isinstance(t, (ast.Attribute, ast.Name))]
     name = next((n for n in names if BUFFER_NAME.search(n)), None)
     if name is None:
         return
@@ -395,3 +401,129 @@ def check_register_buffer(checker: Checker, node: ast.Attribute, attr: str, call
               else "`Parameter(..., requires_grad=False)` (MindSpore before 2.6 has no buffers)")
     checker.report("MS232", node, f"When porting, a PyTorch buffer becomes {target}, not a trainable Parameter.",
                    severity=Severity.INFO)
+
+
+# --- MS260–MS262: Tensor methods -------------------------------------------------------------
+# MindSpore Tensor methods that share a name with PyTorch's but not its meaning, on values
+# the file shows are MindSpore tensors: a name assigned from `mindspore.Tensor(...)`,
+# `Parameter(...)` or a `mindspore.ops` / `mint` / `numpy` function earlier in the same
+# top-level statement (a function, a method), or such a call itself (`ms.Tensor(a).std()`).
+# Each claim is checked against MindSpore 2.10 on the CPU in tests/mindspore/test_tensor_methods.py.
+TESTED = "checked against MindSpore 2.10 on the CPU (tests/mindspore/test_tensor_methods.py)"
+TENSOR_MAKERS = ("mindspore.ops.", "mindspore.mint.", "mindspore.numpy.")
+TENSOR_METHODS = {"std": "MS260", "var": "MS260", "median": "MS261", "size": "MS262"}
+TENSOR_CODES = ("MS260", "MS261", "MS262")
+
+rule(
+    code="MS260", name="tensor-std-ddof", severity=Severity.WARNING, fix="always", targets=("mindspore",),
+    message="MindSpore's `Tensor.{name}()` divides by N (ddof=0); PyTorch's divides by N-1.",
+    doc=dict(
+        what="Finds `.std()` and `.var()` on MindSpore tensors without `ddof` (or `correction`).",
+        why="`torch.Tensor.std/var` default to the unbiased estimate (correction=1); MindSpore's "
+            "`Tensor.std/var` default to `ddof=0`, the population estimate. The port runs and gives smaller "
+            "numbers (for [1, 2, 3, 4]: 1.118 instead of 1.291).",
+        example="x = ms.Tensor(a)\nspread = x.std()  # MS260\n\n# becomes\n\nspread = x.std(ddof=1)",
+        fix="Unsafe: adds `ddof=1`, PyTorch's default; keep ddof=0 if the population value was meant.",
+        source="MindSpore 2.10 `Tensor.std`/`Tensor.var` (ddof=0 default) vs torch 2.13 `Tensor.std` "
+               f"(correction=1); {TESTED}.",
+    ),
+)
+
+rule(
+    code="MS261", name="tensor-median-axis", severity=Severity.WARNING, fix="never", targets=("mindspore",),
+    message="MindSpore's `Tensor.median()` works along the last axis and returns (values, indices); "
+            "PyTorch's `median()` is the median of all elements.",
+    doc=dict(
+        what="Finds `.median()` without arguments on MindSpore tensors.",
+        why="`torch.Tensor.median()` with no dim returns one scalar: the median of every element. MindSpore's "
+            "`Tensor.median()` defaults to `axis=-1` and returns a (values, indices) pair, so a port gets a "
+            "tuple of per-row medians.",
+        example="m = x.median()  # MS261\n\n# the median of all elements\n\nm = x.reshape(-1).median()[0]",
+        fix="None automatic.",
+        source=f"MindSpore 2.10 `Tensor.median` (axis=-1 default); torch 2.13 `Tensor.median`; {TESTED}.",
+    ),
+)
+
+rule(
+    code="MS262", name="tensor-size-property", severity=Severity.ERROR, fix="always", targets=("mindspore",),
+    message="`Tensor.size` is a property in MindSpore (the number of elements); calling it fails.",
+    doc=dict(
+        what="Finds `.size()` and `.size(dim)` calls on MindSpore tensors.",
+        why="In PyTorch `x.size()` is the shape; in MindSpore `x.size` is an int, the element count, and "
+            "`x.size(0)` raises `TypeError: 'int' object is not callable`.",
+        example="rows = x.size(0)  # MS262\n\n# becomes\n\nrows = x.shape[0]",
+        fix="Unsafe: `x.size()` becomes `x.shape` and `x.size(d)` becomes `x.shape[d]` (a tuple, not a "
+            "torch.Size).",
+        source=f"MindSpore 2.10 `Tensor.size` (property); {TESTED}.",
+    ),
+)
+
+
+def _is_tensor_maker(checker: Checker, node: ast.expr | None, scope: Scope) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    qualname = checker.qualname(node.func, scope)
+    if qualname in ("mindspore.Tensor", "mindspore.Parameter"):
+        return True
+    return bool(qualname and qualname.startswith(TENSOR_MAKERS))
+
+
+def _report_tensor_method(checker: Checker, call: ast.Call) -> None:
+    func = call.func
+    assert type(func) is ast.Attribute
+    code = TENSOR_METHODS[func.attr]
+    if code == "MS260":
+        if any(kw.arg in ("ddof", "correction", "unbiased") for kw in call.keywords):
+            return
+        last = max((*call.args, *call.keywords), default=None,
+                   key=lambda n: (getattr(n, "end_lineno", 0) or 0, getattr(n, "end_col_offset", 0) or 0))
+        if last is None:
+            end = checker.range(call)
+            edit = Edit(Range(end.end_line, end.end_col - 1, end.end_line, end.end_col - 1), "ddof=1")
+        else:
+            end = checker.range(last)
+            edit = Edit(Range(end.end_line, end.end_col, end.end_line, end.end_col), ", ddof=1")
+        fix = checker.fix("Pass `ddof=1` (PyTorch's default)", Applicability.UNSAFE, edit)
+        checker.report("MS260", func, fixes=(fix,), name=func.attr)
+    elif code == "MS261":
+        if not call.args and not call.keywords:
+            checker.report("MS261", func)
+    elif len(call.args) <= 1 and not call.keywords:
+        receiver = checker.source.segment(checker.range(func.value))
+        text = f"{receiver}.shape[{checker.source.segment(checker.range(call.args[0]))}]" if call.args \
+            else f"{receiver}.shape"
+        fix = checker.fix(f"Use `{text}`", Applicability.UNSAFE, checker.replace(call, text))
+        checker.report("MS262", call, fixes=(fix,))
+
+
+# Calls of `name.method()` per checker, by receiver name: the checker hands a statement's
+# assignments over after its calls, so the assignment settles the calls that follow it.
+_PENDING: weakref.WeakKeyDictionary[Checker, dict[str, list[ast.Call]]] = weakref.WeakKeyDictionary()
+
+
+@handles("call", *TENSOR_CODES)
+def check_tensor_method(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr not in TENSOR_METHODS or qualname is not None:
+        return
+    receiver = func.value
+    if type(receiver) is ast.Call:
+        scope = checker.module.scope  # the maker's own name resolves through the imports
+        if _is_tensor_maker(checker, receiver, scope):
+            _report_tensor_method(checker, call)
+    elif type(receiver) is ast.Name:
+        _PENDING.setdefault(checker, {}).setdefault(receiver.id, []).append(call)
+
+
+@handles("assign", *TENSOR_CODES)
+def note_tensor(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
+    if not _is_tensor_maker(checker, node.value, scope):
+        return
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    pending = _PENDING.get(checker, {})
+    for target in targets:
+        if type(target) is not ast.Name:
+            continue
+        for call in pending.get(target.id, ()):
+            if (call.lineno, call.col_offset) > (node.end_lineno, node.end_col_offset):
+                _report_tensor_method(checker, call)

@@ -10,14 +10,12 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Range, Severity
 from ..engine.walk import CLASS, FUNCTION, Scope
-from .advice import ADVICE_TABLE, argument, call_name, called, literal, own_nodes
+from .advice_matching import ADVICE_TABLE, ON_BY_DEFAULT, argument, call_name, callee_of, literal, own_nodes
 from ..engine.registry import handles, rule
+from .citations import ASCEND_TOOLS, MSPROBE
 
-MSPROBE = "msprobe (mindstudio-probe 26.2.0)"
-FACTS = "(via mappings/upstream/ascend_tools, Ascend/mstt @99c2e0f99)"
 SEED_ALL = (f"{MSPROBE} msprobe/pytorch/reproducibility/random_reproducibility.py `set_reproducibility`, called "
-            "by `seed_all`; determinism_seed_all.tsv " + FACTS)
-ON = "On by default: "
+            "by `seed_all`; determinism_seed_all.tsv " + ASCEND_TOOLS)
 
 rule(
     code="NPU701", name="unseeded-generator", severity=Severity.INFO, fix="sometimes",
@@ -29,7 +27,8 @@ rule(
              "`torch.normal`, …) but never seeds. Files that call a complete seeding helper (`transformers."
              "set_seed`, `accelerate.utils.set_seed`, msprobe's `seed_all`, Lightning's `seed_everything`) or any "
              "other function with `seed` in its name (a project helper the file cannot see into) are not "
-             "reported; nor are seeds set inside a method (a model reseeding its own sampling). " + ON + "the "
+             "reported; nor are seeds set inside a method (a model reseeding its own sampling). "
+             + ON_BY_DEFAULT + "the "
              "file shows both the intent (a seed) and the gap (a draw from an unseeded generator).",
         why="msprobe's `seed_all`, which its dump and config_check documentation ask for before comparing a GPU "
             "run with an NPU run, seeds Python's `random`, `PYTHONHASHSEED`, NumPy and torch (and the device "
@@ -53,7 +52,8 @@ rule(
     doc=dict(
         what="Finds `torch.use_deterministic_algorithms(True)` in a file that never mentions `HCCL_DETERMINISTIC`; "
              "not a call under a test for another accelerator (`if is_torch_xpu_available():`), nor one switched "
-             "back in the same function (a test harness restoring the previous state). " + ON + "the file shows "
+             "back in the same function (a test harness restoring the previous state). "
+             + ON_BY_DEFAULT + "the file shows "
              "the intent and not the NPU half of it.",
         why="On the NPU, deterministic kernels come from `use_deterministic_algorithms`, but HCCL's all-reduce "
             "order is fixed only by `HCCL_DETERMINISTIC`; msprobe's `seed_all(mode=True)` sets both, and "
@@ -72,7 +72,8 @@ rule(
     doc=dict(
         what="Finds `torch.backends.cudnn.deterministic = True` in a file that never calls "
              "`torch.use_deterministic_algorithms(True)`. (NPU105 reports every cuDNN switch; this rule says the "
-             "file's determinism depends on one.) " + ON + "without the torch-level switch, nothing makes the NPU "
+             "file's determinism depends on one.) "
+             + ON_BY_DEFAULT + "without the torch-level switch, nothing makes the NPU "
              "run deterministic.",
         why="torch_npu never reads the cuDNN flags. msprobe's `seed_all(mode=True)` uses "
             "`torch.use_deterministic_algorithms(True)`, which selects deterministic NPU kernels.",
@@ -89,7 +90,7 @@ rule(
     doc=dict(
         what="In a file that imports msprobe (a precision-comparison run), finds dropout left on (`nn.Dropout`, "
              "`F.dropout` with `p` other than 0, unless `seed_all(..., rm_dropout=True)` is called) and "
-             "`DataLoader(..., shuffle=True)`. " + ON + "msprobe in the file marks a comparison run.",
+             "`DataLoader(..., shuffle=True)`. " + ON_BY_DEFAULT + "msprobe in the file marks a comparison run.",
         why="msprobe's dump documentation: `seed_all` does not make the inputs identical — turn shuffling off — and "
             "`rm_dropout=True` sets every dropout probability to 0; config_check compares the dataset statistics "
             "and weights of the two runs for exact equality.",
@@ -106,7 +107,7 @@ rule(
     message="`{name}` means nothing on the NPU.",
     doc=dict(
         what="Finds the environment variable name `CUBLAS_WORKSPACE_CONFIG` (not in log messages or docstrings). "
-             + ON + "the name has one meaning.",
+             + ON_BY_DEFAULT + "the name has one meaning.",
         why="It makes cuBLAS deterministic on CUDA >= 10.2 (msprobe's `seed_all` sets it only when "
             "`torch.version.cuda` is set); the NPU has no cuBLAS, so a comparison run that relies on it is not "
             "deterministic there.",
@@ -146,9 +147,10 @@ RANDOMNESS = frozenset({"DataLoader"} | {q.rpartition(".")[2] for q in DROPOUTS}
 @handles("reference", "NPU701", "NPU702", names=NAMES)
 def check_call(checker: Checker, ref: Reference) -> None:
     """Calls of resolved APIs (a reference event: cheaper than every call)."""
-    if not called(ref, NAMES):
+    call = callee_of(ref, NAMES)
+    if call is None:
         return
-    call, qualname = ref.call, ref.qualname
+    qualname = ref.qualname
     if qualname in SEEDS:
         _seed(checker, ref, call, SEEDS[qualname])
         return
@@ -168,9 +170,10 @@ def check_call(checker: Checker, ref: Reference) -> None:
 @handles("reference", "NPU704", names=RANDOMNESS)
 def check_randomness(checker: Checker, ref: Reference) -> None:
     """Dropout and shuffling, in a file that runs msprobe (every model has dropout)."""
-    if not called(ref, RANDOMNESS) or not checker.module.imports_module("msprobe"):
+    call = callee_of(ref, RANDOMNESS)
+    if call is None or not checker.module.imports_module("msprobe"):
         return
-    call, qualname = ref.call, ref.qualname
+    qualname = ref.qualname
     if qualname in DROPOUTS:
         passed, p = argument(call, "p", 0 if qualname.startswith("torch.nn.D") else 1)
         if not passed or literal(p) != 0:
@@ -212,9 +215,9 @@ def check_guarded(checker: Checker, func: ast.FunctionDef | ast.AsyncFunctionDef
     for node in nodes:
         if type(node) is not ast.If or not any(d in ast.unparse(node.test).lower() for d in OTHER_DEVICES):
             continue
-        for inner in ast.walk(ast.Module(body=node.body, type_ignores=[])):
-            if type(inner) is ast.Call and call_name(inner) == "use_deterministic_algorithms":
-                checker.note(f"excluded @{inner.lineno}:{inner.col_offset}", inner)
+        for guarded in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if type(guarded) is ast.Call and call_name(guarded) == "use_deterministic_algorithms":
+                checker.note(f"excluded @{guarded.lineno}:{guarded.col_offset}", guarded)
 
 
 @handles("assign", "NPU703", words=("deterministic",))

@@ -1,0 +1,17 @@
+"""The upstream sources that rule pages of several families cite (a rule's `Doc.source`),
+each written once."""
+
+from __future__ import annotations
+
+TRANSFER_TO_NPU = "torch_npu `transfer_to_npu` (torch_npu-2.14.0 wheel: torch_npu/contrib/transfer_to_npu.py)"
+REAL_WORLD_FAILURES = "mappings/upstream/torch_npu/real_world_failures.md"
+THIRD_PARTY_REPLACEMENTS = ("shared facts: third_party_replacements.tsv (torch_npu wheel, Ascend/op-plugin docs, "
+                            "Ascend/apex)")
+ASCEND_TOOLS = "(via mappings/upstream/ascend_tools, Ascend/mstt @99c2e0f99)"
+MSPROBE = "msprobe (mindstudio-probe 26.2.0)"
+
+
+def failure(number: int, code: str, evidence: str = "") -> str:
+    """Entry `number` of the real-world failures, headed by rule `code`, and the evidence cited from it."""
+    cited = f"{REAL_WORLD_FAILURES} #{number} ({code})"
+    return f"{cited}: {evidence}" if evidence else cited

@@ -1,0 +1,579 @@
+"""NPU1xx: CUDA-only usage — device strings, `.cuda()`, `torch.cuda.*`, cuDNN/TF32
+switches, NCCL, CUDA environment variables, the PyTorch profiler; and what real migrations
+trip over (docs/real-world-rules.md): `torch.compile` with inductor, integer devices,
+CUDA-or-CPU device selection, the `fork` start method, NVIDIA host tools, online operator
+compilation on the chips that do it."""
+
+from __future__ import annotations
+
+import ast
+from typing import TypeGuard
+
+from ..engine.checker import Checker, Reference
+from ..engine.model import Applicability, Severity
+from ..engine.platform_tables import load_platform
+from ..engine.registry import TableRef, handles, rule
+from ..engine.walk import Scope, StringContext, last_name
+from .call_arguments import assigned_key, constant, keyword, passed
+from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
+from .citations import TRANSFER_TO_NPU, failure
+from .table import REAL_WORLD_TABLE, is_prose
+
+rule(
+    code="NPU101", name="cuda-device-string", severity=Severity.WARNING, fix="always",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("literal",)),
+    message="Device string `{name}` selects a CUDA device.",
+    doc=dict(
+        what="Finds string values that name a CUDA device: `\"cuda\"`, `\"cuda:0\"`, `f\"cuda:{rank}\"`, "
+             "`\"cuda:%d\" % rank`, in `torch.device(...)`, `device=`, `.to(...)`, `map_location=`, comparisons, "
+             "assignments and device-keyed dicts. Not where the string chooses no device: an attribute name "
+             "(`getattr(torch.version, \"cuda\")`), text searched with `str` methods, a `Literal[...]` type, or "
+             "one option in a list or dict that already has `\"npu\"`.",
+        why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
+            "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
+            "`x.device.type == \"cuda\"`, which then silently take the other branch.",
+        example='device = torch.device("cuda:0")\nx = x.to("cuda")\n\n# becomes\n\ndevice = torch.device("npu:0")\n'
+                'x = x.to("npu")',
+        fix="Replaces `cuda` with `npu` in the literal text (never inside an f-string's `{...}`). Safe where the "
+            "literal selects a device: an argument of `torch.device(...)`, `.to(...)`, `torch.autocast(...)`, a "
+            "`device=`, `device_type=`, `map_location=` or `output_device=` keyword, or a comparison with a device "
+            "or its type (`x.device.type == \"cuda\"`). Unsafe elsewhere (a value assigned, a dict key, an enum "
+            "member, one element of a list): such a string may be a name or a key looked up elsewhere, so the "
+            "rename needs review. Strings in log messages, docstrings, exception texts and `__all__` are never "
+            "flagged.",
+        source=TRANSFER_TO_NPU + "; msFmkTransplt ReplaceStringRule (Ascend/mstt builtin_rules.json).",
+    ),
+)
+
+rule(
+    code="NPU102", name="cuda-tensor-method", severity=Severity.WARNING, fix="always",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("method",)),
+    message="`{name}` is CUDA-only.",
+    doc=dict(
+        what="Finds `.cuda()` on tensors and modules and the `.is_cuda` attribute.",
+        why="On an Ascend NPU the tensor methods are `.npu()` and `.is_npu`, added by `import torch_npu`.",
+        example="model.cuda()\nif x.is_cuda: ...\n\n# becomes\n\nimport torch_npu\nmodel.npu()\nif x.is_npu: ...",
+        fix="Safe: renames the method and adds `import torch_npu` when the file lacks it.",
+        source=TRANSFER_TO_NPU + " direct reassignments `Tensor.cuda→Tensor.npu`, `Tensor.is_cuda→is_npu`.",
+    ),
+)
+
+rule(
+    code="NPU103", name="torch-cuda-api", severity=Severity.WARNING, fix="sometimes",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
+    message="`{name}` is a CUDA API.",
+    doc=dict(
+        what="Finds every use of a `torch.cuda` API that has a `torch.npu` counterpart: AMP `autocast` and "
+             "`GradScaler`, streams and events, memory statistics, seeds, `set_device`, `device_count`, ….",
+        why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
+            "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
+        example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
+                "scaler = torch.npu.amp.GradScaler()\ntorch.npu.synchronize()",
+        fix="Safe for the names `transfer_to_npu` maps one to one (adds `import torch_npu`); unsafe where the "
+            "counterpart behaves differently (`DoubleTensor` becomes `FloatTensor`); display-only for names "
+            "not in the list.",
+        source=TRANSFER_TO_NPU + " `_patch_cuda` over `torch_npu.npu.__all__`.",
+    ),
+)
+
+rule(
+    code="NPU104", name="cuda-api-without-npu-counterpart", severity=Severity.ERROR, fix="never",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
+    message="`{name}` has no NPU counterpart.",
+    doc=dict(
+        what="Finds `torch.cuda` names that torch_npu does not provide: `nvtx`, `jiterator`, `nccl`, "
+             "`get_arch_list`, `memory_usage`, ….",
+        why="`transfer_to_npu` copies only the names in `torch_npu.npu.__all__` onto `torch.cuda`; these keep "
+            "their CUDA implementation and fail (or do nothing) on an Ascend host.",
+        example="torch.cuda.nvtx.range_push(\"step\")  # NPU104\n\n# use the NPU profiler markers instead\n"
+                "torch_npu.npu.mstx.range_push(\"step\")",
+        fix="None automatic; the message names the NPU alternative where one is documented.",
+        source="`torch.cuda.__all__` (torch 2.14) vs `torch_npu.npu.__all__` (torch_npu 2.14.0 wheel).",
+    ),
+)
+
+rule(
+    code="NPU105", name="cudnn-switch-no-effect", severity=Severity.INFO, fix="never",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
+    message="`{name}` has no effect on the NPU.",
+    doc=dict(
+        what="Finds `torch.backends.cudnn` switches: `benchmark`, `deterministic`, `enabled`.",
+        why="torch_npu never reads the cuDNN flags, so setting them changes nothing on an Ascend NPU — in "
+            "particular `cudnn.deterministic = True` does not make the run deterministic.",
+        example="torch.backends.cudnn.deterministic = True\n\n# on the NPU\n\ntorch.use_deterministic_algorithms(True)",
+        fix="None automatic: decide what the switch was for (determinism, speed) and use the NPU setting.",
+        source="`git grep` over Ascend/pytorch and op-plugin: no reads of `deterministicCuDNN`/`benchmarkCuDNN`.",
+    ),
+)
+
+rule(
+    code="NPU106", name="tf32-switch", severity=Severity.WARNING, fix="sometimes",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
+    message="`{name}` is a CUDA TF32 switch.",
+    doc=dict(
+        what="Finds the TF32 switches `torch.backends.cuda.matmul.allow_tf32`, `torch.backends.cudnn.allow_tf32` "
+             "and `torch.set_float32_matmul_precision`.",
+        why="The NPU's reduced-precision fp32 mode is HF32, switched by `torch.npu.matmul.allow_hf32` and "
+            "`torch.npu.conv.allow_hf32` — with different defaults: matmul HF32 is off, convolution HF32 is "
+            "**on**, so fp32 convolutions on A2/A3 already run in HF32.",
+        example="torch.backends.cuda.matmul.allow_tf32 = True\n\n# becomes\n\nimport torch_npu\n"
+                "torch.npu.matmul.allow_hf32 = True",
+        fix="Unsafe: renames the switch; review it, because the defaults differ.",
+        source="Ascend/op-plugin docs (allow_hf32 'similar to' allow_tf32); torch_npu npu_config.py defaults.",
+    ),
+)
+
+rule(
+    code="NPU107", name="nccl-backend", severity=Severity.WARNING, fix="always",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("literal",)),
+    message="`{name}` selects NCCL, NVIDIA's collective library.",
+    doc=dict(
+        what="Finds the NCCL backend name in `init_process_group(\"nccl\")`, `backend=\"nccl\"`, "
+             "`\"cpu:gloo,cuda:nccl\"`, and `torch.distributed.is_nccl_available`.",
+        why="Ascend's collective library is HCCL; the backend is `\"hccl\"`.",
+        example='dist.init_process_group(backend="nccl")\n\n# becomes\n\ndist.init_process_group(backend="hccl")',
+        fix="Safe: replaces `nccl` with `hccl` (and `cuda` with `npu` in device-qualified specs).",
+        source=TRANSFER_TO_NPU + " `init_process_group`/`new_group` backend rewrite; msFmkTransplt ReplaceStringRule.",
+    ),
+)
+
+rule(
+    code="NPU108", name="cuda-env-var", severity=Severity.WARNING, fix="sometimes",
+    table=TableRef("mappings/torch_npu/env.toml", ("env",)),
+    message="`{name}` is a CUDA/NCCL environment variable.",
+    doc=dict(
+        what="Finds CUDA and NCCL environment variable names: `os.environ[\"CUDA_VISIBLE_DEVICES\"]`, "
+             "`os.getenv(...)`, `os.environ.setdefault(...)`, `env={...}`.",
+        why="The Ascend runtime and HCCL read their own variables (`ASCEND_RT_VISIBLE_DEVICES`, "
+            "`HCCL_BUFFSIZE`, …); the CUDA ones are ignored.",
+        example='os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n\n# becomes\n\n'
+                'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"',
+        fix="Safe where the variable has a one-to-one NPU counterpart; otherwise the message says what to set.",
+        source="mappings/torch_npu/env.toml (torch_npu wheel, Ascend/pytorch docs, CANN environment reference).",
+    ),
+)
+
+rule(
+    code="NPU109", name="torch-npu-not-imported", severity=Severity.ERROR, fix="always",
+    message="`{name}` needs `import torch_npu`.",
+    doc=dict(
+        what="Finds uses of `torch.npu` in a file that never imports `torch_npu`.",
+        why="`torch.npu` is registered by `import torch_npu`; without it, `torch.npu` raises `AttributeError`. "
+            "torch_npu 2.5.1 and later declare a `torch.backends` entry point, so `import torch` (2.5+) loads "
+            "them by itself unless `TORCH_DEVICE_BACKEND_AUTOLOAD=0`: for such a `torch-npu-version` the "
+            "finding is info. It is info too inside a branch that tests for the NPU "
+            "(`if is_torch_npu_available(): torch.npu...`).",
+        example="torch.npu.set_device(0)  # AttributeError\n\n# becomes\n\nimport torch_npu\ntorch.npu.set_device(0)",
+        fix="Safe: adds `import torch_npu` below the file's imports.",
+        source="Ascend/pytorch README: `import torch_npu` registers the `npu` device and `torch.npu`; "
+               "entry_points.txt of the torch_npu 2.4.0, 2.5.1, 2.7.1 and 2.13.0 wheels "
+               "(mappings/platform/packaging.toml [[autoload]]).",
+    ),
+)
+
+rule(
+    code="NPU110", name="torch-profiler", severity=Severity.WARNING, fix="always",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
+    message="`{name}` belongs to the PyTorch profiler; NPU kernels are profiled by `torch_npu.profiler`.",
+    doc=dict(
+        what="Finds `torch.profiler.profile`, `schedule`, `tensorboard_trace_handler`, `ProfilerAction` and "
+             "`ProfilerActivity` (with `ProfilerActivity.CUDA`).",
+        why="NPU kernels are profiled by `torch_npu.profiler`, whose activities are `CPU` and `NPU`. "
+            "`transfer_to_npu` and msFmkTransplt swap exactly these names; the profile, its schedule, its "
+            "trace handler and its activities must all come from the same profiler.",
+        example="with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof: ...\n\n"
+                "# becomes\n\nimport torch_npu\n"
+                "with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.NPU]) as prof: ...",
+        fix="Unsafe: renames to `torch_npu.profiler` (`ProfilerActivity.CUDA` becomes `NPU`). Review the "
+            "keywords: the NPU `tensorboard_trace_handler` has no `use_gzip` and writes `*_ascend_pt` folders of "
+            "Ascend profiling data.",
+        source=TRANSFER_TO_NPU + " `_patch_profiler`; msFmkTransplt `torch.profiler` renames (Ascend/mstt); "
+               "torch_npu 2.13.0 wheel `torch_npu/profiler`.",
+    ),
+)
+
+
+@handles("reference", "NPU109")
+def check_torch_npu_import(checker: Checker, ref: Reference) -> None:
+    if not ref.qualname.startswith("torch.npu") or checker.module.imports_module("torch_npu"):
+        return
+    if ref.scope.lookup("torch_npu") == "torch_npu":
+        return  # imported in the function that uses it (often guarded by an availability check)
+    if ref.qualname != "torch.npu" and not ref.qualname.startswith("torch.npu."):
+        return
+    fix = checker.fix("Add `import torch_npu`", Applicability.SAFE, checker.require_module("torch_npu"))
+    autoload = load_platform(checker.settings.torch_npu_version).autoloaded(checker.settings.torch_npu_version)
+    if autoload is None:
+        checker.report("NPU109", ref.node, name=ref.qualname, fixes=(fix,))
+        return
+    message = (f"`{ref.qualname}` relies on `import torch` loading torch_npu {checker.settings.torch_npu_version} "
+               "(device-backend autoload, its `torch.backends` entry point), which TORCH_DEVICE_BACKEND_AUTOLOAD=0 "
+               "turns off; `import torch_npu` says it.")
+    checker.report("NPU109", ref.node, message, (fix,), severity=Severity.INFO)
+
+
+# --- compilation (docs/real-world-rules.md, item 2) ------------------------------------------
+rule(
+    code="NPU111", name="torch-compile-inductor", severity=Severity.WARNING, fix="never",
+    message="`{name}` compiles with the inductor backend, which the NPU does not run by default.{mode}",
+    doc=dict(
+        what="Finds `torch.compile(...)` calls (and `@torch.compile`) that use the default `inductor` backend: "
+             "no `backend=`, or `backend=\"inductor\"`. Not when the backend is chosen elsewhere (a variable, "
+             "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed.",
+        why="Ascend documents inductor as unsupported: compilation fails or crashes in codegen, especially on "
+            "dynamic shapes. `mode=\"reduce-overhead\"` and `\"max-autotune\"` rely on CUDA graphs and Triton "
+            "autotuning. NPU graph mode goes through TorchAir: `backend=torchair.get_npu_backend(compiler_config=...)` "
+            "(import `torch_npu` first), or `backend=\"npugraph_ex\"` (aclgraph capture: inference only, no "
+            "backward, no random ops, one NPU per process). Triton-Ascend compiles Triton kernels, not inductor "
+            "graphs.",
+        example='model = torch.compile(model, mode="reduce-overhead")  # NPU111\n\n# on the NPU\n\n'
+                'import torch_npu, torchair\nmodel = torch.compile(model, backend=torchair.get_npu_backend())\n'
+                '# or keep eager: torch.compile(model, disable=is_npu)',
+        fix="None automatic: the backend and its configuration are a choice.",
+        source=failure(3, "NPU111", "hiascend TorchAir guide (inductor unsupported, npugraph_ex limits, import "
+                                    "torch_npu before torchair); vllm-project/vllm-omni#1108; "
+                                    "vllm-project/speculators#600; sgl-project/sglang#26403, #26573; "
+                                    "sgl-project/sglang-omni#1721; huggingface/transformers#37859."),
+    ),
+)
+
+CUDA_GRAPH_MODES = frozenset({"reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"})
+
+
+def compile_uses_inductor(call: ast.Call) -> bool:
+    if any(kw.arg is None or kw.arg == "disable" for kw in call.keywords):
+        return False  # `**options` may choose the backend; `disable=` already guards the NPU
+    backend = passed(call, "backend")
+    return backend is None or constant(backend) == "inductor"
+
+
+def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    if qualname != "torch.compile" or not compile_uses_inductor(call):
+        return
+    mode = constant(passed(call, "mode"))
+    note = f" `mode={mode!r}` relies on CUDA graphs and Triton." if mode in CUDA_GRAPH_MODES else ""
+    checker.report("NPU111", call.func, name="torch.compile", mode=note)
+
+
+def check_compile_decorator(checker: Checker, ref: Reference) -> None:
+    """`@torch.compile` without arguments. Other uncalled uses (`original = torch.compile`, a
+    wrapper patched in) do not compile anything by themselves."""
+    where = checker.range(ref.node)
+    if checker.source.line(where.start_line)[:where.start_col].strip() == "@":
+        checker.report("NPU111", where, name="torch.compile", mode="")
+
+
+rule(
+    code="NPU118", name="inductor-config", severity=Severity.INFO, fix="never", table=REAL_WORLD_TABLE,
+    message="`{name}` configures inductor.",
+    doc=dict(
+        what="Finds uses of `torch._inductor.config` (`triton.cudagraphs`, `coordinate_descent_tuning`, …).",
+        why="These settings are read by the inductor backend only. On the NPU, graphs are compiled by TorchAir "
+            "(`torchair.get_npu_backend()` with a `CompilerConfig`) or captured by `npugraph_ex`; inductor's "
+            "CUDA-graph and Triton switches change nothing there.",
+        example="torch._inductor.config.triton.cudagraphs = True  # NPU118\n\n# on the NPU\n\n"
+                "config = torchair.CompilerConfig()\nconfig.mode = \"reduce-overhead\"",
+        fix="None automatic.",
+        source=failure(3, "NPU111", "hiascend TorchAir guide (inductor unsupported; CompilerConfig, npugraph_ex)."),
+    ),
+)
+
+
+# --- device selection (item 3) ---------------------------------------------------------------
+rule(
+    code="NPU112", name="integer-device", severity=Severity.INFO, fix="never",
+    message="Device `{name}` is an integer: it means the current accelerator only from torch 2.5 on.",
+    doc=dict(
+        what="Finds integer devices: `.to(0)`, `torch.device(0)`, `device=0`, `device_map={\"\": 0}`.",
+        why="Before torch 2.5 an integer device was a CUDA ordinal (\"Torch not compiled with CUDA enabled\" on "
+            "an NPU host, Ascend/pytorch#16; DeepSpeed#3933 on torch 2.1). From torch 2.5 (pytorch/pytorch#129119) "
+            "it means that index of the current accelerator, so with torch_npu loaded it is the NPU; torch 2.13 "
+            "raises \"Cannot access accelerator device when none is available\" where there is none (checked). "
+            "Libraries still turn integers into `cuda:N` themselves (transformers#38468, "
+            "insanely-fast-whisper#287). The torch_npu versions this checker has tables for (2.7.1, 2.13.0) pair "
+            "with torch ≥ 2.5, so this is advice: a device string says what it means on every version.",
+        example='x = x.to(0)\n\n# explicit\n\nx = x.to("npu:0")',
+        fix="None automatic.",
+        source=failure(5, "NPU112", "Ascend/pytorch#16; huggingface/transformers#38468; m-bain/whisperX#1482; "
+                                    "Vaibhavs10/insanely-fast-whisper#287; Comfy-Org/ComfyUI#6483; "
+                                    "vllm-project/vllm-ascend#516") +
+        "; pytorch/pytorch#129119 (device index alone → current accelerator); torch 2.13.0 `torch.device(0)` "
+        "checked on a CPU host.",
+    ),
+)
+
+
+def integer(node: ast.expr | None) -> TypeGuard[ast.Constant]:
+    return type(node) is ast.Constant and type(node.value) is int
+
+
+def check_integer_device(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    candidates: list[ast.expr] = []
+    if qualname == "torch.device" and len(call.args) == 1:
+        candidates.append(call.args[0])
+    elif type(call.func) is ast.Attribute and call.func.attr == "to" and len(call.args) == 1 and not call.keywords:
+        candidates.append(call.args[0])
+    device = keyword(call, "device")
+    if device is not None:
+        candidates.append(device.value)
+    device_map = keyword(call, "device_map")
+    if device_map is not None:
+        value = device_map.value
+        candidates.extend(value.values if type(value) is ast.Dict else [value])
+    for node in candidates:
+        if integer(node):
+            checker.report("NPU112", node, name=repr(node.value))
+
+
+rule(
+    code="NPU113", name="cuda-or-cpu", severity=Severity.WARNING, fix="never",
+    message="`{name}` picks the CPU on an NPU host, silently.",
+    doc=dict(
+        what="Finds device selection that only knows CUDA: `\"cuda\" if torch.cuda.is_available() else \"cpu\"` "
+             "(also with `torch.cuda.device_count()`), assigned or passed as a device.",
+        why="Without `transfer_to_npu`, `torch.cuda.is_available()` is False on an Ascend host, so the program "
+            "runs entirely on the CPU with no error: slow training, and NPU-vs-CPU comparisons that compare the "
+            "CPU with itself.",
+        example='device = "cuda" if torch.cuda.is_available() else "cpu"\n\n# becomes\n\n'
+                'device = "npu" if torch.npu.is_available() else "cpu"\n'
+                '# or, device-agnostic (torch >= 2.6)\n'
+                'device = torch.accelerator.current_accelerator() or torch.device("cpu")',
+        fix="None from this rule; NPU101 and NPU103 rewrite the string and the test.",
+        source=failure(7, "NPU113", "m-bain/whisperX#1482; open-compass/opencompass#1618; "
+                                    "ivan-chai/torch-linear-assignment#28; ascend-ai-coding/awesome-ascend-skills#126; "
+                                    "Comfy-Org/ComfyUI#6483."),
+    ),
+)
+
+CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+
+
+def is_cuda_string(node: ast.expr) -> bool:
+    value = constant(node)
+    return isinstance(value, str) and (value == "cuda" or value.startswith("cuda:"))
+
+
+def cuda_or_cpu(checker: Checker, node: ast.expr, scope: Scope) -> bool:
+    if type(node) is not ast.IfExp or not is_cuda_string(node.body) or constant(node.orelse) != "cpu":
+        return False
+    return any(type(n) is ast.Call and checker.qualname(n.func, scope) in CUDA_PROBES for n in ast.walk(node.test))
+
+
+def report_cuda_or_cpu(checker: Checker, node: ast.expr, scope: Scope) -> None:
+    if cuda_or_cpu(checker, node, scope):
+        checker.report("NPU113", node, name=checker.source.segment(checker.range(node)))
+
+
+def check_cuda_or_cpu_argument(checker: Checker, call: ast.Call, scope: Scope) -> None:
+    for node in (*call.args, *(kw.value for kw in call.keywords)):
+        if type(node) is ast.IfExp:
+            report_cuda_or_cpu(checker, node, scope)
+
+
+# --- the fork start method (item 5) ----------------------------------------------------------
+rule(
+    code="NPU114", name="fork-start-method", severity=Severity.WARNING, fix="always",
+    message="The `fork` start method cannot re-initialise the NPU in the child process.",
+    doc=dict(
+        what="Finds the `fork` start method: `multiprocessing.set_start_method(\"fork\")`, `get_context(\"fork\")`, "
+             "`multiprocessing_context=\"fork\"`, and `VLLM_WORKER_MULTIPROC_METHOD` set to `fork`.",
+        why="torch_npu initialises the device early (autoload, `get_soc_version()`, any `torch.npu` call), and a "
+            "forked child cannot initialise it again: \"Cannot re-initialize NPU in forked subprocess\". CUDA "
+            "frameworks check `torch.cuda.is_initialized()` before forking, which says nothing about the NPU.",
+        example='mp.set_start_method("fork")\n\n# becomes\n\nmp.set_start_method("spawn")',
+        fix="Unsafe: writes `\"spawn\"`. A spawned child re-imports the main module: the entry point needs an "
+            "`if __name__ == \"__main__\":` guard and what is passed to the child must pickle.",
+        source=failure(12, "NPU114", "vllm-project/vllm-omni#2828; vllm-project/vllm-ascend#4502, #3133, #7256; "
+                                     "hiyouga/LlamaFactory#7447."),
+    ),
+)
+
+START_METHOD_CALLS = frozenset({"set_start_method", "get_context"})
+START_METHOD_KEYS = frozenset({"multiprocessing_context", "start_method", "mp_context", "method"})
+
+
+def report_fork(checker: Checker, node: ast.AST) -> None:
+    fix = checker.fix('Use `"spawn"`', Applicability.UNSAFE, checker.replace(node, '"spawn"'))
+    checker.report("NPU114", node, fixes=(fix,))
+
+
+def check_fork(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if value != "fork" or context.kind != "arg" or type(node) is not ast.Constant:
+        return
+    call = context.call
+    if (context.position == 0 and last_name(call.func) in START_METHOD_CALLS) or context.keyword in START_METHOD_KEYS:
+        report_fork(checker, node)
+
+
+def check_vllm_fork(checker: Checker, value: str, targets: list[ast.expr], node: ast.expr) -> None:
+    if value == "fork" and any(assigned_key(t) == "VLLM_WORKER_MULTIPROC_METHOD" for t in targets):
+        report_fork(checker, node)
+
+
+# --- host tools and probes (item 6) ----------------------------------------------------------
+rule(
+    code="NPU124", name="gpu-query-tool", severity=Severity.WARNING, fix="never",
+    table=TableRef(REAL_WORLD_TABLE.path, ("api", "env")),
+    message="`{name}` needs NVIDIA's driver or toolkit.",
+    doc=dict(
+        what="Finds NVIDIA host tools and probes: running `nvidia-smi` or `nvcc` (`subprocess.*`, `os.system`, "
+             "`os.popen`, `shutil.which`), the `pynvml` and `GPUtil` packages, `CUDA_HOME`/`CUDA_PATH` and "
+             "`torch.utils.cpp_extension.CUDA_HOME`.",
+        why="None of them exists on an Ascend host: the command is not found, NVML fails to load, `CUDA_HOME` is "
+            "unset. The NPU counterparts are `npu-smi info`, `torch.npu.mem_get_info()`, "
+            "`torch.npu.get_device_name()` and `ASCEND_HOME_PATH`/`ASCEND_TOOLKIT_HOME`.",
+        example='subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv"])  # NPU124\n\n'
+                '# on the NPU\n\nfree, total = torch.npu.mem_get_info()',
+        fix="None automatic: `npu-smi` takes other arguments and prints another format.",
+        source=failure(29, "NPU124", "flagos-ai/FlagGems#4045; XuehaiPan/nvitop#227; opendatalab/MinerU#1695; "
+                                     "huggingface/accelerate#2186; 1Panel-dev/1Panel#11910."),
+    ),
+)
+
+NVIDIA_COMMANDS = ("nvidia-smi", "nvcc")
+COMMAND_RUNNERS = frozenset({"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput",
+                             "system", "popen", "which", "spawn"})
+
+
+def nvidia_command(value: str) -> str | None:
+    word = value.strip().split(" ", 1)[0].rpartition("/")[2]
+    return word if word in NVIDIA_COMMANDS else None
+
+
+def check_nvidia_command(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if is_prose(context) or context.kind != "arg" or context.position != 0:
+        return
+    command = nvidia_command(value)
+    if command is None or last_name(context.call.func) not in COMMAND_RUNNERS:
+        return
+    # the program itself: the first argument, or the first element of the argument list
+    siblings = context.siblings
+    if siblings and siblings[0] is not node:
+        return
+    checker.report("NPU124", node, name=command)
+
+
+rule(
+    code="NPU126", name="cuda-version-probe", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
+    message="`{name}` is None on an NPU host.",
+    doc=dict(
+        what="Finds `torch.version.cuda`.",
+        why="torch on an Ascend host is a CPU build: `torch.version.cuda` is None. A test of it takes the "
+            "non-CUDA branch; parsing it (`float(torch.version.cuda)`) raises.",
+        example="if torch.version.cuda >= \"11.8\": ...  # NPU126\n\n# on the NPU\n\n"
+                "if torch.npu.is_available(): ...",
+        fix="None automatic.",
+        source=failure(29, "NPU124", "opendatalab/MinerU#1695 (code reading the CUDA version and cards must be "
+                                     "adapted)") + "; torch 2.13.0+cpu: `torch.version.cuda` is None (checked).",
+    ),
+)
+
+
+# --- online operator compilation (chip_features) ---------------------------------------------
+rule(
+    code="NPU116", name="online-operator-compilation", severity=Severity.INFO, fix="never", table=CHIP_TABLE,
+    message="{chips} compile operators online on first use; call "
+            "`torch_npu.npu.set_compile_mode(jit_compile=False)` after importing torch_npu.",
+    doc=dict(
+        what="Finds entry scripts (with `if __name__ == \"__main__\":`) that import torch_npu but never call "
+             "`torch_npu.npu.set_compile_mode` when the configured chip compiles operators online by default "
+             "(910A, 310P). " + chip_doc("jit-compile"),
+        why="There `jit_compile` defaults to True: operators are compiled at first use and the first step "
+            "can take minutes (600 s instead of 40 s for a Stable Diffusion image on 310P).",
+        example="import torch_npu\n\n# add\n\ntorch_npu.npu.set_compile_mode(jit_compile=False)",
+        fix="None automatic: it belongs right after the imports of the entry script.",
+        source=failure(16, "NPU116", "Comfy-Org/ComfyUI#10050, open-mmlab/mmengine#847."),
+    ),
+)
+
+
+@handles("reference", "NPU116", names=frozenset(name.rpartition(".")[2] for name in COMPILE_MODE))
+def note_compile_mode(checker: Checker, ref: Reference) -> None:
+    if ref.qualname in COMPILE_MODE:
+        checker.note("set-compile-mode", ref.node)
+
+
+@handles("import", "NPU116")
+def note_torch_npu_import(checker: Checker, stmt: ast.stmt, alias: ast.alias, qualname: str) -> None:
+    if "jit-compile" in lacks(checker) and (qualname == "torch_npu" or qualname.startswith("torch_npu.")):
+        checker.note("imports-torch-npu", alias)
+
+
+@handles("string", "NPU116", when=lacking("jit-compile"))
+def note_entry_script(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if context.kind == "compare" and value == "__main__":
+        checker.note("entry-script", node)
+
+
+@handles("module", "NPU116")
+def check_compile_mode(checker: Checker, facts: dict) -> None:
+    if "entry-script" not in facts or "imports-torch-npu" not in facts or "set-compile-mode" in facts:
+        return
+    feature = applies(checker, "jit-compile")
+    if feature is not None:
+        checker.report("NPU116", facts["imports-torch-npu"], chips=", ".join(feature.chips), origin=CHIP_TABLE.path,
+                       extra={"chip": checker.settings.chip, "chips": list(feature.chips), "feature": feature.name})
+
+
+# --- dispatch of the rules above from real migrations: one handler per event kind ------------
+CALLEE_CHECKS = {
+    "torch.compile": check_torch_compile,
+    "torch.device": check_integer_device,
+}
+KEYWORD_CHECKS = {
+    "device": check_integer_device,
+    "device_map": check_integer_device,
+}
+
+
+@handles("reference", "NPU111", "NPU112", "NPU113")
+def on_reference(checker: Checker, ref: Reference) -> None:
+    call = ref.call
+    if type(call) is not ast.Call or call.func is not ref.node:
+        if call is None and ref.qualname == "torch.compile":
+            check_compile_decorator(checker, ref)
+        return
+    qualname = ref.qualname
+    checks = set()
+    check = CALLEE_CHECKS.get(qualname)
+    if check is not None:
+        checks.add(check)
+    for kw in call.keywords:
+        check = KEYWORD_CHECKS.get(kw.arg)
+        if check is not None:
+            checks.add(check)
+    for check in checks:
+        check(checker, call, qualname)
+    if any(type(node) is ast.IfExp for node in (*call.args, *(kw.value for kw in call.keywords))):
+        check_cuda_or_cpu_argument(checker, call, ref.scope)
+
+
+@handles("attribute", "NPU112", "NPU113", names=("to",))
+def on_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call | None) -> None:
+    """`x.to(...)` on any value."""
+    if attr == "to" and call is not None and call.func is node and call.args:
+        check_integer_device(checker, call, None)
+        if type(call.args[0]) is ast.IfExp:
+            check_cuda_or_cpu_argument(checker, call, checker.module.scope)  # no scope here: the module's
+
+
+@handles("string", "NPU114", "NPU124")
+def on_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if context.kind != "arg" or type(node) is not ast.Constant:
+        return
+    if context.keyword is not None:
+        if context.keyword in START_METHOD_KEYS:
+            check_fork(checker, node, value, context)
+    elif context.position == 0:
+        check_fork(checker, node, value, context)
+        check_nvidia_command(checker, node, value, context)
+
+
+@handles("assign", "NPU113", "NPU114")
+def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
+    value = node.value
+    if type(value) is ast.IfExp:
+        report_cuda_or_cpu(checker, value, scope)
+    elif type(value) is ast.Constant and type(value.value) is str:
+        targets: list[ast.expr] = node.targets if isinstance(node, ast.Assign) else [node.target]
+        check_vllm_fork(checker, value.value, targets, value)

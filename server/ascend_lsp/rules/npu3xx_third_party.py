@@ -1,0 +1,341 @@
+"""NPU3xx: third-party CUDA libraries and custom kernels — apex, flash_attn, xformers,
+bitsandbytes, triton, CUDA extensions, a project's own CUDA-only operators; and, from what
+real migrations trip over (docs/real-world-rules.md, item 1), each call of such a library,
+FlashAttention requested by configuration, GPU-only quantisation, CUDA fused optimizers."""
+
+from __future__ import annotations
+
+import ast
+
+from ..custom_ops import index_for
+from ..engine.checker import Checker, Reference
+from ..engine.model import Applicability, Fix, Severity
+from ..engine.walk import Scope, StringContext
+from ..engine.registry import TableRef, handles, rule
+from .call_arguments import assigned_key, constant, keyword, passed
+from .citations import THIRD_PARTY_REPLACEMENTS, failure
+from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
+
+THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
+
+rule(
+    code="NPU301", name="apex", severity=Severity.ERROR, fix="sometimes", table=THIRD_PARTY,
+    message="`{name}` is NVIDIA apex, built on CUDA kernels.",
+    doc=dict(
+        what="Finds imports and uses of NVIDIA apex (`apex.amp`, `apex.optimizers.Fused*`, "
+             "`apex.normalization`, `amp_C`).",
+        why="apex's fused kernels are CUDA code. torch_npu ships fused optimizers "
+            "(`torch_npu.optim.NpuFused*`) and native AMP (`torch.npu.amp`).",
+        example="from apex.optimizers import FusedAdam\n\n# becomes\n\nfrom torch_npu.optim import NpuFusedAdam as FusedAdam",
+        fix="Unsafe for the fused optimizers and `FusedLayerNorm` (same role, check the arguments); the message "
+            "says what replaces `apex.amp`.",
+        source=THIRD_PARTY_REPLACEMENTS,
+    ),
+)
+
+rule(
+    code="NPU302", name="flash-attn", severity=Severity.ERROR, fix="never", table=THIRD_PARTY,
+    message="`{name}` is the CUDA flash-attention library.",
+    doc=dict(
+        what="Finds imports and uses of `flash_attn`.",
+        why="flash-attention's kernels are CUDA-only. On the NPU the fused attention is "
+            "`torch_npu.npu_fusion_attention`, with a different signature: `head_num`, `input_layout`, "
+            "`keep_prob = 1 - dropout_p`, and a 2048×2048 mask plus `sparse_mode` for causal attention.",
+        example="out = flash_attn_func(q, k, v, dropout_p, causal=True)\n\n# on the NPU\n\n"
+                "out = torch_npu.npu_fusion_attention(q, k, v, head_num=q.shape[2], input_layout=\"BSND\",\n"
+                "    keep_prob=1 - dropout_p, atten_mask=mask, sparse_mode=3)[0]",
+        fix="Display-only: the message gives the call shape; the layout and mask need a person.",
+        source=THIRD_PARTY_REPLACEMENTS + "; huggingface/transformers integrations/npu_flash_attention.py.",
+    ),
+)
+
+rule(
+    code="NPU303", name="xformers", severity=Severity.ERROR, fix="never", table=THIRD_PARTY,
+    message="`{name}` is xformers, built on CUDA kernels.",
+    doc=dict(
+        what="Finds imports and uses of `xformers`.",
+        why="xformers' memory-efficient attention is CUDA code; there is no official NPU mapping.",
+        example="from xformers.ops import memory_efficient_attention  # NPU303",
+        fix="None automatic: port to `torch.nn.functional.scaled_dot_product_attention` or "
+            "`torch_npu.npu_fusion_attention`.",
+        source=THIRD_PARTY_REPLACEMENTS,
+    ),
+)
+
+rule(
+    code="NPU304", name="bitsandbytes", severity=Severity.WARNING, fix="never", table=THIRD_PARTY,
+    message="`{name}` is bitsandbytes, whose NPU support is partial.",
+    doc=dict(
+        what="Finds imports and uses of `bitsandbytes`.",
+        why="bitsandbytes has an Ascend NPU backend for NF4 quantisation only; the int8 paths are limited.",
+        example="import bitsandbytes as bnb  # NPU304",
+        fix="None automatic.",
+        source=THIRD_PARTY_REPLACEMENTS,
+    ),
+)
+
+rule(
+    code="NPU305", name="triton", severity=Severity.ERROR, fix="never", table=THIRD_PARTY,
+    message="`{name}` is Triton, whose kernels target NVIDIA GPUs.",
+    doc=dict(
+        what="Finds imports and uses of `triton`.",
+        why="Community Triton generates CUDA code. On Ascend A2/A3 use `triton-ascend` "
+            "(`pip install triton-ascend`, which replaces the `triton` package); kernels may need tuning.",
+        example="import triton\n\n@triton.jit\ndef kernel(...): ...  # NPU305",
+        fix="None automatic.",
+        source=THIRD_PARTY_REPLACEMENTS,
+    ),
+)
+
+rule(
+    code="NPU306", name="cuda-extension", severity=Severity.ERROR, fix="never", table=THIRD_PARTY,
+    message="`{name}` builds CUDA code.",
+    doc=dict(
+        what="Finds CUDA extensions: `torch.utils.cpp_extension.CUDAExtension`, "
+             "`load_inline(cuda_sources=...)`, and `.cu`/`.cuh` source files named in the code.",
+        why="CUDA kernels do not run on the NPU. torch_npu's `NpuExtension` builds C++ only; custom "
+            "operators go through OpPlugin/aclnn (AscendC).",
+        example='CUDAExtension("ops", ["ops.cpp", "kernel.cu"])  # NPU306 twice',
+        fix="None automatic: the kernels must be rewritten.",
+        source=THIRD_PARTY_REPLACEMENTS,
+    ),
+)
+
+
+@handles("string", "NPU306")
+def check_cuda_source(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    # A file name, not a sentence that happens to end in ".cu".
+    if not is_prose(context) and value.endswith((".cu", ".cuh")) and " " not in value and type(node) is ast.Constant:
+        checker.report("NPU306", node, name=value)
+
+
+rule(
+    code="NPU308", name="cuda-only-custom-op", severity=Severity.ERROR, fix="never",
+    message="`{name}` runs `{op}`, which this project registers with a CUDA kernel ({place}) and none for the NPU.",
+    doc=dict(
+        what="Finds calls `torch.ops.<ns>.<op>(...)` of an operator that the same project registers with a CUDA "
+             "kernel and no kernel that serves NPU tensors. The project's sources are scanned once per run: C++/CUDA "
+             "files for `TORCH_LIBRARY(ns, m)` / `TORCH_LIBRARY_FRAGMENT` with `m.def(\"op(...)\", fn)` and "
+             "`m.impl(\"op\", torch::kCUDA, fn)`, `TORCH_LIBRARY_IMPL(ns, CUDA, m)` with `m.impl(\"op\", fn)`; Python "
+             "files for `torch.library.custom_op(\"ns::op\", device_types=\"cuda\")`, "
+             "`torch.library.register_kernel(\"ns::op\", \"cuda\")`, `torch.library.impl(\"ns::op\", \"cuda\")` and "
+             "`Library(\"ns\", ...).impl(\"op\", fn, \"CUDA\")`. An op is not reported when it also has a composite "
+             "(`CompositeImplicitAutograd`, `CompositeExplicitAutograd`), catch-all (`m.def(\"op(...)\", fn)`, "
+             "`m.impl` without a key in `TORCH_LIBRARY`, `custom_op` without `device_types`), `PrivateUse1` or `npu` "
+             "kernel (also one the decorated function adds: `@fn.register_kernel(\"npu\")`). The project root is the configured one (the folder of the `[tool.ascend-lsp]` pyproject.toml), "
+             "else the nearest folder above the file with a pyproject.toml, setup.py or .git; vendored folders "
+             "(`third_party`, `3rdparty`, `vendor`, `external`, build output) and `exclude` patterns are skipped.",
+        why="The dispatcher picks a kernel by the tensors' device. torch_npu tensors dispatch to `PrivateUse1`; an op "
+            "with only CUDA kernels fails there (\"Could not run 'ns::op' with arguments from the 'PrivateUse1' "
+            "backend\"), even with `transfer_to_npu`, which rewrites device strings, not kernels. The extension itself "
+            "is reported where Python builds it (NPU306); this finding is at each place that runs it. With a CPU "
+            "kernel too, the call runs only on CPU tensors: a warning.",
+        example='// csrc/ops.cpp\nTORCH_LIBRARY(myops, m) { m.def("fused_gelu(Tensor x) -> Tensor"); }\n'
+                'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("fused_gelu", &fused_gelu_cuda); }\n\n'
+                '# model.py\ny = torch.ops.myops.fused_gelu(x)  # NPU308',
+        fix="None automatic: register an NPU kernel (an AscendC/aclnn operator through OpPlugin, or a "
+            "`CompositeImplicitAutograd` implementation in torch ops), or call the torch composition on the NPU path.",
+        source="PyTorch dispatcher documentation (\"Registering a Dispatched Operator in C++\", "
+               "`torch.library` reference); torch_npu registers its device as `PrivateUse1` (torch_npu wheel "
+               "`torch_npu/_init/registry/backend.py`: `rename_privateuse1_backend(\"npu\")`, "
+               "`torch._register_device_module(\"npu\", torch_npu.npu)`). " + THIRD_PARTY_REPLACEMENTS + ".",
+    ),
+)
+
+
+@handles("reference", "NPU308")
+def check_custom_op(checker: Checker, ref: Reference) -> None:
+    qualname = ref.qualname
+    if not qualname.startswith("torch.ops.") or ref.call is None or type(ref.call) is not ast.Call \
+            or ref.call.func is not ref.node:
+        return
+    parts = qualname.split(".")
+    if len(parts) < 4 or len(parts) > 5:  # torch.ops.ns.op, torch.ops.ns.op.overload
+        return
+    index = index_for(checker.path, checker.settings)
+    verdict = index.verdict(parts[2], parts[3]) if index is not None else None
+    if verdict is None:
+        return
+    message = None
+    if verdict.cpu:
+        message = (f"`{qualname}` runs `{parts[2]}::{parts[3]}`, which this project registers with CUDA and CPU "
+                   f"kernels ({index.where(verdict.cuda)}) and none for the NPU: NPU tensors have no kernel.")
+    checker.report("NPU308", ref.node, message, name=qualname, op=f"{parts[2]}::{parts[3]}",
+                   place=index.where(verdict.cuda), severity=Severity.WARNING if verdict.cpu else None)
+
+
+# --- each call of a CUDA library; CUDA kernels chosen by configuration (real-world-rules.md, item 1)
+# Reported at each call too: apex, flash_attn, xformers, CUDA extensions. Not bitsandbytes (its NF4
+# calls run on the NPU) nor triton (triton-ascend replaces the package; `tl.*` calls in a kernel are its body).
+LIBRARY_CODES = ("NPU301", "NPU302", "NPU303", "NPU306")
+
+
+def check_library_call(checker: Checker, ref: Reference) -> None:
+    """A call of a name imported from a CUDA library: the import carries the table's finding,
+    and each call gets its own, so guarding the import does not hide where the library runs."""
+    entry = checker.tables.lookup(ref.qualname)
+    if entry is None or entry.rule not in LIBRARY_CODES or entry.if_keyword is not None:
+        return
+    new = replacement_for(entry, ref.qualname)
+    if carried_by_import(checker, entry, ref, new):
+        report(checker, entry, ref.node, ref.qualname, new, None)
+
+
+rule(
+    code="NPU307", name="flash-attention-config", severity=Severity.WARNING, fix="sometimes",
+    message="`{name}` needs the flash-attn package (CUDA only) unless transformers maps it to the NPU; "
+            "`sdpa` works on every release.",
+    doc=dict(
+        what="Finds FlashAttention requested by configuration: `attn_implementation=\"flash_attention_2\"` "
+             "(or `\"flash_attention_3\"`, also as `_attn_implementation`, in a call or assigned to an attribute "
+             "or key of that name) and `use_flash_attention_2=True`.",
+        why="The flash-attn package cannot be built for the NPU. transformers releases without its NPU path "
+            "load `flash_attn` for these settings and fail (\"flash_attn seems not installed\"); releases with it "
+            "(transformers#36696; 5.x routes `flash_attention_2` to `torch_npu.npu_fusion_attention` in "
+            "`modeling_flash_attention_utils.py`) work, but the path has regressed (#39844) and VL models failed "
+            "on it (#38189); frameworks that read the setting import `flash_attn` themselves (verl#198). On the "
+            "NPU, `sdpa` dispatches to the fused FlashAttentionScore kernel on every release. A warning, not an "
+            "error: whether it breaks depends on the transformers version and the framework.",
+        example='model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="flash_attention_2")\n\n'
+                '# becomes\n\nmodel = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")',
+        fix="Unsafe: writes `\"sdpa\"` (or `attn_implementation=\"sdpa\"` for `use_flash_attention_2=True`). "
+            "Review it: flash-attention also packs padding-free batches by `position_ids`, which `sdpa` does not, "
+            "so training with packed sequences must turn packing off.",
+        source=failure(1, "NPU307", "huggingface/transformers#36383, #36618, #36696, #39844, #38189, #37859; "
+                                    "verl-project/verl#198; modelscope/ms-swift#2238; hiyouga/LlamaFactory#9397."),
+    ),
+)
+
+FLASH_IMPLEMENTATIONS = frozenset({"flash_attention_2", "flash_attention_3"})
+ATTENTION_KEYS = frozenset({"attn_implementation", "_attn_implementation"})
+
+
+def report_flash_string(checker: Checker, node: ast.AST, value: str) -> None:
+    fix = checker.fix('Use `"sdpa"`', Applicability.UNSAFE, checker.replace(node, '"sdpa"'))
+    checker.report("NPU307", node, fixes=(fix,), name=value)
+
+
+def check_flash_keyword(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if value in FLASH_IMPLEMENTATIONS and context.kind == "arg" and context.keyword in ATTENTION_KEYS \
+            and type(node) is ast.Constant:
+        report_flash_string(checker, node, value)
+
+
+def check_use_flash_attention_2(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    kw = keyword(call, "use_flash_attention_2")
+    if kw is None or constant(kw.value) is not True:
+        return
+    fixes: tuple[Fix, ...] = ()
+    if keyword(call, "attn_implementation") is None:  # else the rewrite would repeat the keyword
+        fixes = (checker.fix('Use `attn_implementation="sdpa"`', Applicability.UNSAFE,
+                             checker.replace(kw, 'attn_implementation="sdpa"')),)
+    checker.report("NPU307", kw, fixes=fixes, name="use_flash_attention_2=True")
+
+
+def check_flash_assignment(checker: Checker, value: str, targets: list[ast.expr], node: ast.expr) -> None:
+    if value in FLASH_IMPLEMENTATIONS and any(assigned_key(t) in ATTENTION_KEYS for t in targets):
+        report_flash_string(checker, node, value)
+
+
+rule(
+    code="NPU311", name="gpu-only-quantisation", severity=Severity.ERROR, fix="never", table=REAL_WORLD_TABLE,
+    message="`{name}` is a GPU-only quantisation method.",
+    doc=dict(
+        what="Finds quantisation that has CUDA kernels only: the AutoAWQ (`awq`) and AutoGPTQ (`auto_gptq`) "
+             "packages, transformers' `AwqConfig` and `GPTQConfig`, `quantization=`/`quant_method=` set to "
+             "`awq`, `gptq`, `marlin`, `awq_marlin`, `gptq_marlin` or `fp8` (vLLM, SGLang, configs), "
+             "`kv_cache_dtype=\"fp8…\"`, and bitsandbytes beyond NF4: `BitsAndBytesConfig(load_in_8bit=True)` "
+             "and `bnb_4bit_quant_type=\"fp4\"`.",
+        why="AWQ/GPTQ/Marlin/FP8 kernels are CUDA (or HIP); on the NPU they fail at load (\"Only CUDA and HIP "
+            "support AWQ\"). A2/A3 have no FP8, so an FP8 KV cache crashes at allocation. bitsandbytes' NPU "
+            "backend implements NF4 only. Ascend quantises with msModelSlim (W8A8, W4A8: `--quantization ascend` "
+            "in vllm-ascend).",
+        example='llm = LLM(model, quantization="awq")  # NPU311\n'
+                'BitsAndBytesConfig(load_in_8bit=True)  # NPU311\n\n'
+                '# on the NPU\n\nBitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")',
+        fix="None automatic: the model must be quantised again with an NPU method.",
+        source=failure(13, "NPU311", "vllm-project/vllm-ascend#195, #6800, #6603, #902; sgl-project/sglang#8004; "
+                                     "hiyouga/LlamaFactory#4594; bitsandbytes-foundation/bitsandbytes#1442, #1695") +
+        "; " + failure(17, "NPU205", "vllm-project/vllm-ascend#8102 (fp8 KV cache crashes on 910B2; no FP8 on A3)."),
+    ),
+)
+
+GPU_QUANTISATION = frozenset({"awq", "gptq", "marlin", "awq_marlin", "gptq_marlin", "fp8"})
+QUANTISATION_KEYS = frozenset({"quantization", "quant_method"})
+
+
+def check_quantisation_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if context.kind != "arg" or type(node) is not ast.Constant:
+        return
+    if (context.keyword in QUANTISATION_KEYS and value.lower() in GPU_QUANTISATION) or \
+            (context.keyword == "kv_cache_dtype" and value.startswith("fp8")):
+        checker.report("NPU311", node, name=f"{context.keyword}={value!r}")
+
+
+def check_bitsandbytes_config(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    eight_bit = passed(call, "load_in_8bit")
+    if constant(eight_bit) is True:
+        checker.report("NPU311", eight_bit, name="load_in_8bit=True")
+    quant_type = passed(call, "bnb_4bit_quant_type")
+    if constant(quant_type) == "fp4":
+        checker.report("NPU311", quant_type, name="bnb_4bit_quant_type='fp4'")
+
+
+rule(
+    code="NPU313", name="fused-optimizer", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
+    message="`{name}` is a CUDA fused optimizer.",
+    doc=dict(
+        what="Finds DeepSpeed's fused optimizers (`deepspeed.ops.adam.FusedAdam`, `deepspeed.ops.lamb.FusedLamb`, "
+             "`deepspeed.ops.lion.FusedLion`) and the trainer setting `optim=\"adamw_apex_fused\"`.",
+        why="These optimizers are CUDA kernels. DeepSpeed's FusedAdam has an NPU build only with DeepSpeed's NPU "
+            "accelerator (and an accuracy bug fixed later), there is no NPU FusedLion, and `adamw_apex_fused` "
+            "needs NVIDIA apex. torch_npu ships `torch_npu.optim.NpuFusedAdamW` and friends.",
+        example='TrainingArguments(output_dir, optim="adamw_apex_fused")  # NPU313\n\n# on the NPU\n\n'
+                'TrainingArguments(output_dir, optim="adamw_torch")',
+        fix="None automatic: the optimizer choice is the user's (`adamw_torch` is the plain one).",
+        source=failure(19, "NPU313", "deepspeedai/DeepSpeed#4343, #5777, #4568; modelscope/ms-swift#7327."),
+    ),
+)
+
+
+def check_fused_optimizer_name(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if value == "adamw_apex_fused" and context.kind == "arg" and context.keyword == "optim":
+        checker.report("NPU313", node, name=f"optim={value!r}")
+
+
+# --- dispatch of the rules above from real migrations: one handler per event kind ------------
+KEYWORD_STRING_CHECKS = {
+    **dict.fromkeys(ATTENTION_KEYS, check_flash_keyword),
+    **dict.fromkeys((*QUANTISATION_KEYS, "kv_cache_dtype"), check_quantisation_string),
+    "optim": check_fused_optimizer_name,
+}
+
+
+@handles("reference", *LIBRARY_CODES, "NPU307", "NPU311")
+def on_reference(checker: Checker, ref: Reference) -> None:
+    call = ref.call
+    if type(call) is not ast.Call or call.func is not ref.node:
+        return
+    check_library_call(checker, ref)
+    qualname = ref.qualname
+    if qualname.endswith(".BitsAndBytesConfig"):
+        check_bitsandbytes_config(checker, call, qualname)
+    if any(kw.arg == "use_flash_attention_2" for kw in call.keywords):
+        check_use_flash_attention_2(checker, call, qualname)
+
+
+@handles("string", "NPU307", "NPU311", "NPU313")
+def on_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if context.kind != "arg" or type(node) is not ast.Constant or context.keyword is None:
+        return
+    check = KEYWORD_STRING_CHECKS.get(context.keyword)
+    if check is not None:
+        check(checker, node, value, context)
+
+
+@handles("assign", "NPU307")
+def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
+    value = node.value
+    if type(value) is ast.Constant and type(value.value) is str:
+        targets: list[ast.expr] = node.targets if isinstance(node, ast.Assign) else [node.target]
+        check_flash_assignment(checker, value.value, targets, value)

@@ -1,0 +1,323 @@
+"""NPU4xx: NPU semantic traps — code that runs on the NPU but silently does something else;
+with what real migrations trip over (docs/real-world-rules.md): attention masks the NPU
+reads otherwise, forced CUDA attention kernels, HCCL's collective gaps and timeouts, and
+IEEE inf/nan on the chips that run float16 in saturation mode (chip_features)."""
+
+from __future__ import annotations
+
+import ast
+
+from ..engine.checker import Checker, Reference
+from ..engine.model import Applicability, Severity
+from ..engine.walk import StringContext, last_name
+from ..engine.registry import TableRef, handles, rule
+from .call_arguments import constant, passed
+from .chip_features import CHIP_TABLE, INF_CHECKS, INF_CONSTANTS, INF_METHODS, chip_doc, lacking, report_chip
+from .citations import THIRD_PARTY_REPLACEMENTS, TRANSFER_TO_NPU, failure
+from .table import REAL_WORLD_TABLE, backend_spec, word_fix
+
+CUDA_TABLE = TableRef("mappings/torch_npu/cuda.toml", ("api",))
+
+rule(
+    code="NPU401", name="nccl-backend-check", severity=Severity.ERROR, fix="sometimes",
+    message="Comparison with backend `{name}` is never true on the NPU, where the backend is HCCL.",
+    doc=dict(
+        what="Finds comparisons with the NCCL backend name: `dist.get_backend() == \"nccl\"`, "
+             "`if args.backend != \"nccl\":`.",
+        why="`transfer_to_npu` rewrites the backend passed to `init_process_group`, so the process group is "
+            "HCCL — but it does not rewrite your comparisons, which silently take the non-NCCL branch.",
+        example='if dist.get_backend() == "nccl":\n\n# becomes\n\nif dist.get_backend() == "hccl":',
+        fix="Unsafe: compares with `hccl` instead; check what the branch was for.",
+        source=TRANSFER_TO_NPU + "; Ascend/mstt msfmktransplt README (change backend checks by hand).",
+    ),
+)
+
+rule(
+    code="NPU402", name="device-capability", severity=Severity.WARNING, fix="sometimes", table=CUDA_TABLE,
+    message="`{name}` describes a CUDA compute capability.",
+    doc=dict(
+        what="Finds `torch.cuda.get_device_capability` and `torch.cuda.get_device_properties`.",
+        why="On the NPU, `torch.npu.get_device_capability` returns a compatibility value set by "
+            "`TORCH_NPU_DEVICE_CAPABILITY`, not a property of the hardware. Code that branches on the CUDA "
+            "compute capability (`>= (8, 0)` for bf16 or flash attention) takes a meaningless branch.",
+        example="if torch.cuda.get_device_capability()[0] >= 8: ...  # NPU402\n\n"
+                "# test the feature instead\n\nif torch.npu.is_bf16_supported(): ...",
+        fix="Unsafe: renames the call to its `torch.npu` counterpart so it runs; the branch still needs a person.",
+        source="Ascend native API support list, torch-cuda page (限制与说明); " + TRANSFER_TO_NPU + ".",
+    ),
+)
+
+rule(
+    code="NPU403", name="data-parallel", severity=Severity.ERROR, fix="never", table=CUDA_TABLE,
+    on_type_only=False,
+    message="`{name}` is not supported on the NPU.",
+    doc=dict(
+        what="Finds `torch.nn.DataParallel` and `torch.nn.parallel.data_parallel`.",
+        why="Single-process multi-device DataParallel is marked unsupported (✘) in Ascend's support list.",
+        example="model = torch.nn.DataParallel(model)\n\n# use one process per device\n\n"
+                'dist.init_process_group("hccl")\nmodel = DistributedDataParallel(model, device_ids=[local_rank])',
+        fix="None automatic: switching to DistributedDataParallel changes how the script is launched.",
+        source="Ascend native API support list (torch-nn page); " + THIRD_PARTY_REPLACEMENTS + ".",
+    ),
+)
+
+rule(
+    code="NPU404", name="jit-script-disabled", severity=Severity.WARNING, fix="never", table=CUDA_TABLE,
+    message="`{name}` does nothing under `transfer_to_npu`.",
+    doc=dict(
+        what="Finds `torch.jit.script` and `torch.jit.script_method`.",
+        why="`transfer_to_npu`, the recommended migration path, replaces `torch.jit.script` with a function "
+            "that returns its argument unchanged: the scripted model is plain eager Python on the NPU, and "
+            "anything that relied on TorchScript (saving with `torch.jit.save`, scripting errors) changes.",
+        example="model = torch.jit.script(model)  # eager on the NPU under transfer_to_npu",
+        fix="None automatic: use `torch.compile` (supported since TorchNPU 7.3.0) or keep eager mode.",
+        source=TRANSFER_TO_NPU,
+    ),
+)
+
+rule(
+    code="NPU405", name="float64-downcast", severity=Severity.WARNING, fix="never",
+    table=TableRef("mappings/torch_npu/cuda.toml", ("api", "method")),
+    message="`{name}` means float64, which the NPU silently replaces with float32.",
+    doc=dict(
+        what="Finds `torch.float64`, `torch.double` and `.double()`.",
+        why="Casting an NPU tensor to float64 gives float32 with a single warning (\"Device do not support "
+            "double dtype now, dtype cast replace with float.\"), and 919 of the 1175 dtype-restricted "
+            "operators exclude float64. Code that relies on double precision (loss accumulation, metrics, "
+            "numerics tests) silently loses it.",
+        example="loss_sum = loss.double()  # float32 on the NPU\n\n# keep float64 work on the CPU\n\n"
+                "loss_sum = loss.cpu().double()",
+        fix="None automatic.",
+        source="Ascend/pytorch torch_npu/csrc/aten/common/ToKernelNpu.cpp; native API support list dtype notes.",
+    ),
+)
+
+rule(
+    code="NPU406", name="channels-last", severity=Severity.WARNING, fix="never", table=CUDA_TABLE,
+    message="`{name}` is not supported under automatic migration.",
+    doc=dict(
+        what="Finds `torch.channels_last`.",
+        why="Ascend's migration guide lists `channels_last` as unsupported under `transfer_to_npu` and "
+            "suggests contiguous tensors.",
+        example="x = x.to(memory_format=torch.channels_last)  # NPU406\n\nx = x.contiguous()",
+        fix="None automatic.",
+        source="Ascend/mstt msfmktransplt README.",
+    ),
+)
+
+
+@handles("string", "NPU401")
+def check_backend_comparison(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if context.kind != "compare" or not backend_spec(value):
+        return
+    fix = word_fix(checker, node, [("nccl", "hccl")], Applicability.UNSAFE, f"Compare with `{value.replace('nccl', 'hccl')}`")
+    checker.report("NPU401", node, fixes=(fix,) if fix else (), name=value)
+
+
+# --- attention semantics (docs/real-world-rules.md, item 7) ----------------------------------
+rule(
+    code="NPU407", name="attention-mask-semantics", severity=Severity.WARNING, fix="never",
+    message="Attention mask: {name}",
+    doc=dict(
+        what="Finds attention calls whose mask means something else on the NPU: "
+             "`F.scaled_dot_product_attention` with both `attn_mask` and `is_causal=True`, and "
+             "`torch_npu.npu_fusion_attention` given a floating-point `atten_mask` (`.float()`, `.half()`, "
+             "`.to(dtype)`, …).",
+        why="On the NPU, SDPA takes the fused FlashAttentionScore path only when `is_causal=True` comes without a "
+            "mask and masks are bool; torch itself rejects a mask together with `is_causal=True` on its math path. "
+            "`npu_fusion_attention` reads `atten_mask` as bool/uint8 with the opposite polarity to torch "
+            "(True/1 = masked out), so an additive float mask (0 to keep, -inf to drop) is read as \"mask "
+            "everything that is -inf or non-zero\" — or, booleanised, silently drops relative-position biases.",
+        example="out = torch_npu.npu_fusion_attention(q, k, v, n, \"BSND\", atten_mask=mask.to(q.dtype))  # NPU407\n\n"
+                "# pass a bool mask, True where attention is forbidden\n\n"
+                "out = torch_npu.npu_fusion_attention(q, k, v, n, \"BSND\", atten_mask=~keep)",
+        fix="None automatic: which positions a mask keeps is the code's meaning.",
+        source=failure(4, "NPU407", "Ascend/pytorch#88; huggingface/transformers#41143, #48843; "
+                                    "huggingface/diffusers#14396, #14397; PKU-YuanGroup/Open-Sora-Plan#360, #381."),
+    ),
+)
+
+SDPA = frozenset({"torch.nn.functional.scaled_dot_product_attention"})
+FUSION_ATTENTION = frozenset({"torch_npu.npu_fusion_attention"})
+FLOAT_CASTS = frozenset({"float", "half", "bfloat16", "to", "type_as"})
+
+
+def is_float_cast(node: ast.expr | None) -> bool:
+    if type(node) is not ast.Call or type(node.func) is not ast.Attribute or node.func.attr not in FLOAT_CASTS:
+        return False
+    if node.func.attr == "to":  # .to(torch.bool) keeps it a bool mask
+        return bool(node.args) and not any(last_name(a) in ("bool", "uint8") for a in node.args)
+    return True
+
+
+def check_attention_mask(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    if qualname in SDPA:
+        mask, causal = passed(call, "attn_mask", 3), passed(call, "is_causal", 5)
+        if mask is not None and constant(causal) is True:  # a variable is usually False whenever a mask is given
+            checker.report("NPU407", mask, name="`attn_mask` together with `is_causal`: torch rejects the pair on its "
+                                                "math path, and the NPU's fused path takes one or the other.")
+    elif qualname in FUSION_ATTENTION:
+        mask = passed(call, "atten_mask")
+        if is_float_cast(mask):
+            checker.report("NPU407", mask, name="`atten_mask` is a float mask: npu_fusion_attention reads it as a bool "
+                                                "mask where True means masked out.")
+
+
+rule(
+    code="NPU413", name="forced-sdpa-backend", severity=Severity.WARNING, fix="never",
+    message="`{name}` allows only CUDA attention kernels.",
+    doc=dict(
+        what="Finds `torch.nn.attention.sdpa_kernel(...)` given backends without `SDPBackend.MATH` (nor "
+             "`OVERRIDEABLE`, the backend out-of-tree devices register).",
+        why="Flash, memory-efficient and cuDNN attention are CUDA kernels. Restricting SDPA to them leaves a "
+            "non-NVIDIA device no kernel: \"No available kernel. Aborting execution.\"",
+        example="with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # NPU413\n\n# becomes\n\n"
+                "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):",
+        fix="None automatic (the list order is a priority since torch 2.6 only with `set_priority=True`).",
+        source=failure(27, "NPU413", "ostris/ai-toolkit#933 (analog: ROCm/XPU/MPS fail when a CUDA backend is forced); "
+                                     "fpgaminer/joytag#11."),
+    ),
+)
+
+PORTABLE_BACKENDS = frozenset({"MATH", "OVERRIDEABLE"})
+
+
+def check_sdpa_kernel(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    if qualname != "torch.nn.attention.sdpa_kernel":
+        return
+    backends = passed(call, "backends", 0)
+    if backends is None:
+        return
+    elements = backends.elts if isinstance(backends, (ast.List, ast.Tuple)) else [backends]
+    named = [e for e in elements if type(e) is ast.Attribute]
+    if len(named) != len(elements):
+        return  # a variable or a call: not visible here
+    if not any(e.attr in PORTABLE_BACKENDS for e in named):
+        checker.report("NPU413", backends, name=checker.source.segment(checker.range(backends)))
+
+
+# --- distributed (item 5) --------------------------------------------------------------------
+rule(
+    code="NPU409", name="hccl-collective-gap", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
+    message="`{name}` is not a native HCCL collective.",
+    doc=dict(
+        what="Finds `torch.distributed.gather`, `gather_object`, `scatter` and `ReduceOp.AVG`.",
+        why="HCCL has no gather: torch_npu 2.13.0 runs `dist.gather` as an all_gather after broadcasting the "
+            "shapes (it warns \"HCCL doesn't support gather at the moment\"), so every rank receives every tensor. "
+            "`ReduceOp.AVG` is rejected by HCCL on 910B, and scatter support is limited.",
+        example="dist.all_reduce(grad, op=dist.ReduceOp.AVG)  # NPU409\n\n# on the NPU\n\n"
+                "dist.all_reduce(grad, op=dist.ReduceOp.SUM)\ngrad /= dist.get_world_size()",
+        fix="None automatic.",
+        source=failure(10, "NPU409", "sgl-project/sgl-kernel-npu#669; vllm-project/vllm-ascend#541; Ascend/pytorch#54; "
+                                     "DeepLink-org/ditorch#74; Ascend/pytorch#3") +
+        "; torch_npu-2.13.0 wheel: torch_npu/distributed/distributed_c10d.py (gather via allgather).",
+    ),
+)
+
+rule(
+    code="NPU410", name="hccl-timeout", severity=Severity.WARNING, fix="never",
+    message="`{name}` does not set HCCL's timeouts; set HCCL_CONNECT_TIMEOUT and HCCL_EXEC_TIMEOUT.",
+    doc=dict(
+        what="Finds `init_process_group(timeout=...)` and `ddp_timeout=` in a file that never names "
+             "`HCCL_CONNECT_TIMEOUT` or `HCCL_EXEC_TIMEOUT`.",
+        why="HCCL establishes links within `HCCL_CONNECT_TIMEOUT` (default 120 s) and runs collectives within "
+            "`HCCL_EXEC_TIMEOUT`; the process group's `timeout` (NCCL's 10 minutes) and the NCCL variables do not "
+            "govern them. Rank skew at start-up (loading a model, rank 0 reading a checkpoint) then kills the job "
+            "with EI0006 \"Getting socket times out\".",
+        example='dist.init_process_group("hccl", timeout=timedelta(minutes=30))  # NPU410\n\n# add\n\n'
+                'os.environ.setdefault("HCCL_CONNECT_TIMEOUT", "1800")\n'
+                'os.environ.setdefault("HCCL_EXEC_TIMEOUT", "1800")',
+        fix="None automatic: export the variables on every rank (launch script or before the first collective).",
+        source=failure(11, "NPU410", "modelscope/ms-swift#8281; vllm-project/afd-plugin#229; InternLM/lmdeploy#2482; "
+                                     "Ascend/pytorch#54; vllm-project/vllm-ascend#486."),
+    ),
+)
+
+HCCL_TIMEOUTS = frozenset({"HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT"})
+
+
+def note_process_group_timeout(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    if qualname == "torch.distributed.init_process_group":
+        timeout = passed(call, "timeout")
+        if timeout is not None:
+            checker.note("pg-timeout", timeout)
+    timeout = passed(call, "ddp_timeout")
+    if timeout is not None:
+        checker.note("pg-timeout", timeout)
+
+
+@handles("string", "NPU410")
+def note_hccl_timeout(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    if value in HCCL_TIMEOUTS:
+        checker.note("hccl-timeout", node)
+
+
+@handles("module", "NPU410")
+def check_hccl_timeout(checker: Checker, facts: dict) -> None:
+    if "pg-timeout" in facts and "hccl-timeout" not in facts:
+        checker.report("NPU410", facts["pg-timeout"], name="timeout")
+
+
+# --- float16 saturation mode (chip_features) -------------------------------------------------
+rule(
+    code="NPU408", name="fp16-saturation", severity=Severity.WARNING, fix="never", table=CHIP_TABLE,
+    message="`{name}` relies on IEEE inf/nan, but {chips} run float16 in saturation mode.",
+    doc=dict(
+        what="Finds inf/nan checks (`torch.isnan`, `isinf`, `isfinite`, `nan_to_num`, `x.isnan()`) and inf "
+             "sentinels (`float(\"-inf\")`, `torch.inf`, `math.inf`) when the configured chip runs float16 in "
+             "saturation mode only (910A, 310P). " + chip_doc("saturation"),
+        why="In saturation mode an overflow gives ±65504 instead of inf and NaN becomes 0: overflow checks "
+            "never fire, and a `-inf` attention mask in float16 is a finite number, so masked positions still "
+            "get weight.",
+        example='scores = scores.masked_fill(mask, float("-inf"))  # NPU408 on 910A\n\n'
+                "scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)",
+        fix="None automatic.",
+        source=failure(9, "NPU408", "hiascend INF_NAN_MODE_ENABLE page; open-mmlab/mmdetection#9267") +
+        "; `FACTS.md` §6 inf/nan handling.",
+    ),
+)
+
+
+# qualified name → whether it is reported only when called (`torch.isnan(x)`; `torch.inf` always)
+SATURATION_NAMES = {**dict.fromkeys(INF_CONSTANTS, False), **dict.fromkeys(INF_CHECKS, True)}
+
+
+@handles("reference", "NPU408", names=frozenset(name.rpartition(".")[2] for name in SATURATION_NAMES))
+def check_inf_reference(checker: Checker, ref: Reference) -> None:
+    only_called = SATURATION_NAMES.get(ref.qualname)
+    if only_called is not None and (ref.call is not None or not only_called):
+        report_chip(checker, "NPU408", "saturation", ref.node, ref.qualname)
+
+
+@handles("call", "NPU408", when=lacking("saturation"))
+def check_inf_call(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+    func = call.func
+    if type(func) is ast.Attribute and func.attr in INF_METHODS and qualname is None and not call.args:
+        report_chip(checker, "NPU408", "saturation", func, f".{func.attr}()")
+    elif type(func) is ast.Name and func.id == "float" and qualname is None and len(call.args) == 1:
+        arg = call.args[0]
+        if type(arg) is ast.Constant and type(arg.value) is str and arg.value.strip().lower() in ("inf", "-inf",
+                                                                                                  "nan", "+inf"):
+            report_chip(checker, "NPU408", "saturation", call, f'float("{arg.value}")')
+
+
+# --- dispatch of the rules above from real migrations: one handler per event kind ------------
+CALLEE_CHECKS = {
+    "torch.distributed.init_process_group": note_process_group_timeout,
+    "torch.nn.functional.scaled_dot_product_attention": check_attention_mask,
+    "torch_npu.npu_fusion_attention": check_attention_mask,
+    "torch.nn.attention.sdpa_kernel": check_sdpa_kernel,
+}
+
+
+@handles("reference", "NPU407", "NPU410", "NPU413")
+def on_reference(checker: Checker, ref: Reference) -> None:
+    call = ref.call
+    if type(call) is not ast.Call or call.func is not ref.node:
+        return
+    qualname = ref.qualname
+    check = CALLEE_CHECKS.get(qualname)
+    if check is not None:
+        check(checker, call, qualname)
+    if check is not note_process_group_timeout and any(kw.arg == "ddp_timeout" for kw in call.keywords):
+        note_process_group_timeout(checker, call, qualname)
