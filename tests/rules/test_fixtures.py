@@ -12,7 +12,7 @@ import pytest
 
 from ascend_lsp.analysis import analyze, fix_text
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.rules import RULES
+from ascend_lsp.rules import RULE_SET, RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MARKER = "# --- not flagged ---"
@@ -31,7 +31,7 @@ def settings_for(code: str, text: str = "", folder: Path = FIXTURES) -> Settings
     if text.startswith(SETTINGS_LINE):
         pairs = dict(pair.split("=", 1) for pair in text[len(SETTINGS_LINE):].partition("\n")[0].split())
         root = pairs.pop("root", None)
-        settings = settings.merged(pairs)
+        settings = settings.merged(pairs, RULE_SET.prefixes)
         if root is not None:
             settings = replace(settings, root=str((folder / root).resolve()))
     return settings
