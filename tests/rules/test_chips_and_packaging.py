@@ -74,7 +74,7 @@ def test_discovery_takes_packaging_files_while_selected(tmp_path: Path) -> None:
 
 
 def test_autoload_follows_the_torch_npu_wheels() -> None:
-    from ascend_lsp.engine.platform_tables import load_platform
+    from ascend_lsp.knowledge.platform import load_platform
 
     platform = load_platform("2.13.0")
     assert platform.autoloaded("2.4.0") is None  # its wheel has no torch.backends entry point

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import __version__
 from ..custom_ops import project_ops
 from ..engine.config import Settings
-from ..knowledge.files import mappings_root
+from ..knowledge.files import tables_stamp
 from ..safe_write import WriteRefused, replace
 from ..sources import SourceError, read_regular
 from .results import FileResult, Record
@@ -44,8 +44,7 @@ def code_stamp() -> int:
 def settings_key(settings: Settings, path: str | None = None) -> str:
     """What a cached result depends on besides the file: the code, the tables, the settings,
     and the operators the project (`path`'s) registers (NPU308)."""
-    tables = mappings_root()
-    stamp = [code_stamp(), project_ops(path, settings)] + [str(p.stat().st_mtime_ns) for p in sorted(tables.rglob("*.toml"))]
+    stamp = [code_stamp(), project_ops(path, settings)] + tables_stamp()
     stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
     return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
 

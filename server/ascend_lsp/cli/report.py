@@ -29,7 +29,7 @@ from typing import Callable
 from .. import __version__
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
-from ..engine.tables import Tables
+from ..knowledge.api_tables import Tables
 from ..rules import RULES, RULE_SET
 from .baseline import normalise
 from .check import FileResult, Record

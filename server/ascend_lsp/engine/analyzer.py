@@ -22,7 +22,7 @@ from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
 from .registry import RuleSet
 from .packaging import document_kind
-from .tables import Tables, load_tables
+from ..knowledge.api_tables import Tables, load_tables
 from .text import SourceText, split_lines
 from .guards import backend_class, class_branches, may_test_npu
 from .walk import (CLASS, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,

@@ -11,7 +11,7 @@ from typing import Any
 from .config import Settings
 from .model import Applicability, Edit, Finding, Fix, Range, Severity
 from .registry import RuleSet
-from .tables import Tables
+from ..knowledge.api_tables import Tables
 from .text import SourceText
 from .walk import Events, ModuleContext, Scope
 

@@ -11,7 +11,7 @@ from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
 from .model import Severity
-from .tables import TableError, available_versions, mindspore_table
+from ..knowledge.api_tables import TableError, available_versions, mindspore_table
 
 TARGETS = ("torch_npu", "mindspore")
 # Atlas training (910A), Atlas inference (310P), Atlas A2 (910B), Atlas A3, Ascend 950DT;

@@ -9,8 +9,8 @@ import ast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from ..engine.platform_tables import load_platform
-from ..engine.tables import Tables
+from ..knowledge.platform import load_platform
+from ..knowledge.api_tables import Tables
 from ..engine.registry import TableRef, handles, rule
 
 FAILURES = "`mappings/upstream/torch_npu/real_world_failures.md`"

@@ -11,7 +11,7 @@ import re
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from ..engine.platform_tables import Feature, load_platform
+from ..knowledge.platform import Feature, load_platform
 from ..engine.walk import StringContext
 from ..engine.registry import TableRef, handles, rule
 

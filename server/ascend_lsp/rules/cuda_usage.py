@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Severity
-from ..engine.platform_tables import load_platform
+from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
 from .table import TRANSFER_NOTE as TRANSFER
 

@@ -7,7 +7,7 @@ import ast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from ..engine.tables import Support
+from ..knowledge.api_tables import Support
 from ..engine.registry import TableRef, handles, rule
 
 SUPPORT_LIST = ("Ascend/pytorch docs/zh/api/native_api/pytorch_<version>/*.md — the \"PyTorch原生接口清单\" "
