@@ -15,6 +15,7 @@ from pygls.workspace import Workspace
 
 from ..engine.analyzer import Analysis, TextEdit
 from ..engine.config import Settings
+from ..project import ProjectContext
 from ..sources import MAX_BYTES
 from .edits import compose
 from .notebooks import join_cells
@@ -50,6 +51,7 @@ class Snapshot:
     encoding: str
     runs: tuple = ()  # RunMarks of this document ("Run on NPU" results)
     runs_stamp: int = 0
+    project: ProjectContext | None = None  # the file's project (project.py)
 
     def view_at(self, line: int) -> View | None:
         index = bisect.bisect_right([v.first for v in self.views], line) - 1

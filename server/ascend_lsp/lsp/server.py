@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..project import Projects
 from . import actions, commands, completion, hover, project_ops, pull, runs, settings, sync
 from .documents import Documents
 from .notebooks import NOTEBOOK_SYNC
@@ -36,6 +37,7 @@ class AscendLanguageServer(LanguageServer):
         super().__init__("ascend-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=Protocol)
         self.settings = SettingsStore(self.show_config_error)
+        self.projects = Projects()
         self.documents = Documents()
         self.scheduler = Scheduler(self)
         self.runs = runs.Runs()
