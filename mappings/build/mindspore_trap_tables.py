@@ -15,7 +15,7 @@ import inspect
 import dataclasses
 from pathlib import Path
 
-from ascend_lsp.engine.traps import Trap
+from ascend_lsp.knowledge.traps import Trap
 from installed import MISSING, exists, resolve
 from mindspore_api_tables import installed_mindspore
 from mindspore_tables import _source, _value

@@ -1,5 +1,5 @@
 """schema/mindspore.json: the enums of its [[trap]] rows, generated from the trap vocabulary
-(ascend_lsp/engine/traps.py), so the schema, the builder and the engine name the same
+(ascend_lsp/knowledge/traps.py), so the schema, the builder and the engine name the same
 conditions and fixes. The rest of the schema is written by hand: the committed file is the
 template, and only the lists marked below are replaced, keeping its layout."""
 
@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from ascend_lsp.engine import traps
+from ascend_lsp.knowledge import traps
 from upstream import MAPPINGS
 
 SCHEMA = MAPPINGS / "schema" / "mindspore.json"

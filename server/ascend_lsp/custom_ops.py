@@ -1,7 +1,7 @@
 """The project's own operators: which `ns::op` a C++/CUDA extension or a Python module of
-the project registers, and for which dispatch keys. Read once per project root by a regex
-pre-scan of the sources (no compiler, no import), so that `torch.ops.ns.op(...)` can be
-judged at the call (rule NPU308).
+the project registers, and for which dispatch keys. Read once per project (project.py keeps
+the index) by a regex pre-scan of the sources (no compiler, no import), so that
+`torch.ops.ns.op(...)` can be judged at the call (rule NPU308).
 
 C++: `TORCH_LIBRARY(ns, m)` / `TORCH_LIBRARY_FRAGMENT` blocks with `m.def("op(...)", fn)`
 and `m.impl("op", [key,] fn)`, `TORCH_LIBRARY_IMPL(ns, KEY, m)` blocks with `m.impl("op",
@@ -16,12 +16,11 @@ import fnmatch
 import hashlib
 import os
 import re
-import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .discovery import DEFAULT_EXCLUDE
-from .engine.config import Settings
 from .sources import SourceError, read_regular
 
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh", ".hip")
@@ -221,48 +220,38 @@ def scan_python(text: str, path: str, index: OpIndex) -> None:
 
 
 # --- the project ----------------------------------------------------------------------------
-def project_root(path: str | None, settings: Settings) -> str | None:
-    """The configured root, else the nearest folder above `path` that is a workspace folder
-    (the language server's) or has a pyproject.toml, setup.py or .git; None for an unsaved
-    document."""
-    if settings.root:
-        return settings.root
-    if not path:
-        return None
-    folder = Path(os.path.abspath(path)).parent.resolve()  # a link's project is where the link is
-    for candidate in (folder, *folder.parents):
-        if str(candidate) in WORKSPACE_FOLDERS or \
-                any((candidate / marker).exists() for marker in ("pyproject.toml", "setup.py", ".git")):
-            return str(candidate)
-    return str(folder)
-
-
-def scan(root: str, settings: Settings | None = None) -> OpIndex:
-    index = OpIndex(root)
+def project_files(root: str, exclude: tuple[str, ...], wanted: Callable[[str], bool]) -> Iterator[str]:
+    """The files under `root` whose paths are `wanted`, folders and files in sorted order,
+    past vendored, build and hidden folders and the `exclude` patterns; MAX_FILES at most."""
     seen = 0
-    exclude = settings.exclude if settings is not None else ()
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".")
                          and not _excluded(os.path.join(folder, d), root, exclude))
         for name in sorted(files):
-            is_cpp = name.endswith(CPP_SUFFIXES)
-            if not is_cpp and not name.endswith(".py"):
+            path = os.path.join(folder, name)
+            if not wanted(path):
                 continue
             seen += 1
             if seen > MAX_FILES:
-                return index
-            path = os.path.join(folder, name)
-            if _excluded(path, root, exclude):
-                continue
-            try:
-                # a FIFO or a device named like a source is refused unread: opening one would hang
-                data = read_regular(path, MAX_FILE_BYTES)[0]
-            except SourceError:
-                continue
-            if is_cpp and b"TORCH_LIBRARY" in data:
+                return
+            if not _excluded(path, root, exclude):
+                yield path
+
+
+def scan(root: str, exclude: tuple[str, ...] = ()) -> OpIndex:
+    """The operators the sources under `root` register (`exclude`: the settings' patterns)."""
+    index = OpIndex(root)
+    for path in project_files(root, exclude, lambda path: path.endswith((*CPP_SUFFIXES, ".py"))):
+        try:
+            # a FIFO or a device named like a source is refused unread: opening one would hang
+            data = read_regular(path, MAX_FILE_BYTES)[0]
+        except SourceError:
+            continue
+        if path.endswith(CPP_SUFFIXES):
+            if b"TORCH_LIBRARY" in data:
                 scan_cpp(data.decode("utf-8", "replace"), path, index)
-            elif not is_cpp and (b"torch.library" in data or b"import library" in data):
-                scan_python(data.decode("utf-8", "replace"), path, index)
+        elif b"torch.library" in data or b"import library" in data:
+            scan_python(data.decode("utf-8", "replace"), path, index)
     return index
 
 
@@ -274,47 +263,6 @@ def _excluded(path: str, root: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
 
 
-WORKSPACE_FOLDERS: set[str] = set()  # project roots the language server was given
-_INDEXES: dict[str, OpIndex] = {}
-_LOCK = threading.Lock()
-
-
-def index_for(path: str | None, settings: Settings) -> OpIndex | None:
-    """The op index of the project `path` belongs to, scanned on first use and kept."""
-    root = project_root(path, settings)
-    if root is None:
-        return None
-    with _LOCK:
-        index = _INDEXES.get(root)
-        if index is None:
-            index = _INDEXES[root] = scan(root, settings)
-        return index
-
-
-def forget(root: str | None = None) -> None:
-    """Drop the kept index of `root` (all of them without one): a registering file changed."""
-    with _LOCK:
-        if root is None:
-            _INDEXES.clear()
-        else:
-            _INDEXES.pop(root, None)
-
-
 def registers_ops(text: str) -> bool:
     """Whether a source may register ops (a saved file worth a new scan)."""
     return "TORCH_LIBRARY" in text or bool(_PY_OP.search(text)) or bool(_LIBRARY.search(text))
-
-
-def project_ops(path: str | None, settings: Settings) -> str:
-    """A digest of the operators `path`'s project registers, for result caches; "" when
-    NPU308 does not run."""
-    if settings.target != "torch_npu" or not settings.enabled("NPU308"):
-        return ""
-    index = index_for(path, settings)
-    return index.digest() if index is not None else ""
-
-
-def registered_in(path: str) -> bool:
-    """Whether a kept index has a registration from `path`."""
-    with _LOCK:
-        return any(r.path == path for index in _INDEXES.values() for regs in index.ops.values() for r in regs)

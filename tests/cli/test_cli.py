@@ -189,7 +189,7 @@ def test_chip_and_version_select_the_support_list(project: Path, capsys) -> None
     code, out, _ = run(capsys, "rnn.py", "--output-format", "concise", "-q", "--torch-npu-version", "2.7.1")
     assert "(torch_npu 2.7.1)" in out
     code, _, err = run(capsys, "rnn.py", "--torch-npu-version", "9.9")
-    assert code == 2 and "no support list for torch_npu 9.9 (known: 2.13.0, 2.7.1)" in err
+    assert code == 2 and "`torch-npu-version` '9.9' has no support list (known: 2.13.0, 2.7.1)" in err
 
 
 def test_extra_mappings_extend_and_override(project: Path, capsys) -> None:

@@ -18,6 +18,7 @@ from pytest_lsp import LanguageClient
 
 from ascend_lsp import DOCS_URL
 from ascend_lsp.engine.config import ConfigError, from_mapping
+from ascend_lsp.rules import RULE_SET
 from ascend_lsp.rules.pages import packaged_page, rule_url
 
 from fuzz.lsp_stdio import LspProcess
@@ -48,17 +49,17 @@ def test_rule_url_forms(monkeypatch) -> None:
 
 
 def test_docs_url_setting_is_checked() -> None:
-    assert from_mapping({"docs-url": " https://m.example/{code} "}).docs_url == "https://m.example/{code}"
+    assert from_mapping({"docs-url": " https://m.example/{code} "}, RULE_SET.prefixes).docs_url == "https://m.example/{code}"
     with pytest.raises(ConfigError, match="docs-url"):
-        from_mapping({"docs-url": ""})
+        from_mapping({"docs-url": ""}, RULE_SET.prefixes)
     with pytest.raises(ConfigError, match="docs-url"):
-        from_mapping({"docs-url": 3})
-    assert from_mapping({"docs-url": "HTTP://m.example/"}).docs_url == "HTTP://m.example/"
-    assert from_mapping({"docs-url": "file:///srv/rules/{code}.md"}).docs_url == "file:///srv/rules/{code}.md"
+        from_mapping({"docs-url": 3}, RULE_SET.prefixes)
+    assert from_mapping({"docs-url": "HTTP://m.example/"}, RULE_SET.prefixes).docs_url == "HTTP://m.example/"
+    assert from_mapping({"docs-url": "file:///srv/rules/{code}.md"}, RULE_SET.prefixes).docs_url == "file:///srv/rules/{code}.md"
     for address in ("command:workbench.action.terminal.new", "vscode://file/x", "javascript:alert(1)",
                     "mirror.example/rules", "{code}:x", "http://[broken"):
         with pytest.raises(ConfigError, match="`docs-url` must be an http, https or file address"):
-            from_mapping({"docs-url": address})
+            from_mapping({"docs-url": address}, RULE_SET.prefixes)
 
 
 # A link the editor opens: a `command:` URI would run a command of the editor's choosing.
@@ -105,7 +106,7 @@ def test_a_command_uri_in_pyproject_is_refused(tmp_path) -> None:
 def test_a_command_uri_in_the_editor_settings_is_refused(tmp_path) -> None:
     hrefs, messages = diagnosed(tmp_path, options={"docs-url": COMMAND})
     assert hrefs == [DOCS_URL.format(code="NPU103")]
-    assert messages == ["ascend-lsp settings: `docs-url` must be an http, https or file address such as "
+    assert messages == ["`docs-url` must be an http, https or file address such as "
                         f"\"https://example.org/rules/{{code}}.md\", or \"packaged\"; got '{COMMAND}'"]
 
 

@@ -40,12 +40,12 @@ def test_every_trap_names_a_declared_rule() -> None:
 
 
 def test_the_trap_vocabulary_is_the_one_the_handlers_and_rows_use() -> None:
-    """Every condition and fix kind of ascend_lsp.engine.traps has a branch in the handler, and
+    """Every condition and fix kind of ascend_lsp.knowledge.traps has a branch in the handler, and
     nothing else does; every row of traps.toml loads into the one Trap record."""
     import ast
     import inspect
 
-    from ascend_lsp.engine import traps
+    from ascend_lsp.knowledge import traps
     from ascend_lsp.rules import ms2xx_traps
 
     def compared(function, name: str) -> set[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jsonschema
 
-from ascend_lsp.engine.schema import first_error
+from ascend_lsp.knowledge.schema import first_error
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]

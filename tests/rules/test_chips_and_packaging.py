@@ -11,6 +11,7 @@ from ascend_lsp.discovery import discover
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.config import ConfigError, from_mapping
+from ascend_lsp.rules import RULE_SET
 from ascend_lsp.engine.packaging import document_kind
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -30,12 +31,12 @@ def test_chip_rules_follow_the_chip(code: str, fires_on: str, silent_on: str) ->
 
 @pytest.mark.parametrize(("value", "chip"), [("910B", "A2"), ("910", "910A"), ("950", "950DT"), ("310P", "310P")])
 def test_chip_aliases(value: str, chip: str) -> None:
-    assert from_mapping({"chip": value}).chip == chip
+    assert from_mapping({"chip": value}, RULE_SET.prefixes).chip == chip
 
 
 def test_unknown_chip_is_an_error() -> None:
     with pytest.raises(ConfigError, match="`chip` must be one of 910A, 310P, A2, A3, 950DT"):
-        from_mapping({"chip": "H100"})
+        from_mapping({"chip": "H100"}, RULE_SET.prefixes)
 
 
 def test_support_list_column_for_older_chips() -> None:
@@ -73,7 +74,7 @@ def test_discovery_takes_packaging_files_while_selected(tmp_path: Path) -> None:
 
 
 def test_autoload_follows_the_torch_npu_wheels() -> None:
-    from ascend_lsp.engine.platform_tables import load_platform
+    from ascend_lsp.knowledge.platform import load_platform
 
     platform = load_platform("2.13.0")
     assert platform.autoloaded("2.4.0") is None  # its wheel has no torch.backends entry point

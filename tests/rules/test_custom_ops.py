@@ -1,5 +1,6 @@
-"""NPU308's project scan (custom_ops.py): what the regex pre-scan reads from C++/CUDA and
-Python registrations, which folders it skips, the root it picks, and the CLI's cache."""
+"""NPU308's project scan (custom_ops.py, kept by project.py's ProjectContext): what the regex
+pre-scan reads from C++/CUDA and Python registrations, which folders it skips, the root a
+file's project has, and the CLI's cache."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ascend_lsp.analysis import analyze
 from ascend_lsp.cli.main import main
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Severity
+from ascend_lsp.project import ProjectContext, Projects, project_root
 
 FIXTURE = Path(__file__).parent / "fixtures" / "NPU308"
 CUDA_OP = ('#include <torch/library.h>\n'
@@ -60,7 +62,8 @@ def test_fixture_project_index() -> None:
 def test_cuda_and_cpu_kernels_are_a_warning() -> None:
     text = (FIXTURE / "calls.py").read_text(encoding="utf-8")
     settings = Settings(select=("NPU308",), root=str(FIXTURE))
-    found = {f.range.start_line + 1: f.severity for f in analyze(text, settings, str(FIXTURE / "calls.py")).findings}
+    analysis = analyze(text, settings, str(FIXTURE / "calls.py"), project=ProjectContext(str(FIXTURE)))
+    found = {f.range.start_line + 1: f.severity for f in analysis.findings}
     assert found[8] == Severity.WARNING  # fused_norm: CPU and CUDA kernels
     assert {line for line, severity in found.items() if severity == Severity.ERROR} == {5, 6, 7, 9, 10, 18, 26, 31}
 
@@ -70,10 +73,9 @@ def test_vendored_excluded_and_large_files_are_skipped(tmp_path: Path) -> None:
     write(tmp_path / "build" / "ops.cu", CUDA_OP)
     write(tmp_path / "gen" / "ops.cu", CUDA_OP)
     write(tmp_path / "big" / "ops.cu", CUDA_OP + "//" + "x" * custom_ops.MAX_FILE_BYTES)
-    settings = Settings(exclude=("gen",), root=str(tmp_path))
-    assert custom_ops.scan(str(tmp_path), settings).ops == {}
+    assert custom_ops.scan(str(tmp_path), ("gen",)).ops == {}
     write(tmp_path / "csrc" / "ops.cu", CUDA_OP)
-    assert list(custom_ops.scan(str(tmp_path), settings).ops) == [("proj", "gelu")]
+    assert list(custom_ops.scan(str(tmp_path), ("gen",)).ops) == [("proj", "gelu")]
 
 
 def test_only_regular_files_are_read(tmp_path: Path) -> None:
@@ -89,32 +91,42 @@ def test_only_regular_files_are_read(tmp_path: Path) -> None:
 def test_root_is_the_nearest_project_folder(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", "")
     file = write(tmp_path / "pkg" / "sub" / "a.py", CALL)
-    assert custom_ops.project_root(str(file), Settings()) == str(tmp_path.resolve())
-    assert custom_ops.project_root(str(file), Settings(root="/elsewhere")) == "/elsewhere"
-    assert custom_ops.project_root(None, Settings()) is None
+    assert project_root(str(file), Settings()) == str(tmp_path.resolve())
+    assert project_root(str(file), Settings(root="/elsewhere")) == "/elsewhere"
+    assert project_root(None, Settings()) is None
     (tmp_path / "link.py").symlink_to(file)  # a link belongs to the project it is in
-    assert custom_ops.project_root(str(tmp_path / "link.py"), Settings()) == str(tmp_path.resolve())
+    assert project_root(str(tmp_path / "link.py"), Settings()) == str(tmp_path.resolve())
     (tmp_path / "pkg" / "zero.py").symlink_to("/dev/zero")
-    assert custom_ops.project_root(str(tmp_path / "pkg" / "zero.py"), Settings()) == str(tmp_path.resolve())
+    assert project_root(str(tmp_path / "pkg" / "zero.py"), Settings()) == str(tmp_path.resolve())
+    # a workspace folder (the server's) is a root, with no marker in it
+    assert project_root(str(file), Settings(), {str((tmp_path / "pkg").resolve())}) == str((tmp_path / "pkg").resolve())
 
 
-def test_index_is_kept_until_forgotten(tmp_path: Path) -> None:
+def test_one_project_per_root_its_index_kept_until_rescanned(tmp_path: Path) -> None:
     write(tmp_path / "setup.py", "")
     file = write(tmp_path / "a.py", CALL)
     settings = Settings(select=("NPU308",))
-    custom_ops.forget()
-    assert analyze(CALL, settings, str(file)).findings == []
+    projects = Projects()
+    project = projects.for_path(str(file), settings)
+    assert project is projects.for_path(str(tmp_path / "sub" / "b.py"), settings)
+    assert project.root == str(tmp_path.resolve())
+    assert analyze(CALL, settings, str(file), project=project).findings == []
     write(tmp_path / "csrc" / "ops.cu", CUDA_OP)
-    assert analyze(CALL, settings, str(file)).findings == []  # the index of this project is kept
-    custom_ops.forget(str(tmp_path.resolve()))
-    assert [f.code for f in analyze(CALL, settings, str(file)).findings] == ["NPU308"]
-    assert custom_ops.registered_in(str((tmp_path / "csrc" / "ops.cu").resolve()))
+    assert analyze(CALL, settings, str(file), project=project).findings == []  # the index of this project is kept
+    project.rescan_ops()
+    assert [f.code for f in analyze(CALL, settings, str(file), project=project).findings] == ["NPU308"]
+    assert project.registers_in(str((tmp_path / "csrc" / "ops.cu").resolve()))
+    assert not project.registers_in(str(file))
     assert custom_ops.registers_ops(CUDA_OP) and not custom_ops.registers_ops(CALL)
 
 
 def test_unsaved_document_and_disabled_rule(tmp_path: Path) -> None:
-    assert analyze(CALL, Settings(select=("NPU308",)), None).findings == []
-    assert custom_ops.project_ops(str(tmp_path / "a.py"), replace(Settings(), select=("NPU1",))) == ""
+    assert analyze(CALL, Settings(select=("NPU308",)), None).findings == []  # no project
+    project = ProjectContext(str(tmp_path))
+    assert project.ops_digest(replace(Settings(), select=("NPU1",))) == ""
+    write(tmp_path / "csrc" / "ops.cu", CUDA_OP)  # found: nothing was scanned before it was written
+    assert project.ops_digest(Settings(select=("NPU308",))) == project.ops.digest()
+    assert list(project.ops.ops) == [("proj", "gelu")]
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ import pytest
 
 from ascend_lsp.analysis import analyze, fix_text
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.rules import RULES
+from ascend_lsp.project import Projects
+from ascend_lsp.rules import RULE_SET, RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MARKER = "# --- not flagged ---"
@@ -31,7 +32,7 @@ def settings_for(code: str, text: str = "", folder: Path = FIXTURES) -> Settings
     if text.startswith(SETTINGS_LINE):
         pairs = dict(pair.split("=", 1) for pair in text[len(SETTINGS_LINE):].partition("\n")[0].split())
         root = pairs.pop("root", None)
-        settings = settings.merged(pairs)
+        settings = settings.merged(pairs, RULE_SET.prefixes)
         if root is not None:
             settings = replace(settings, root=str((folder / root).resolve()))
     return settings
@@ -77,7 +78,8 @@ def test_fixture(code: str, source_path: Path, update_fixtures: bool) -> None:
     assert text[text.index(MARKER) + len(MARKER):].strip(), "the not-flagged section is empty"
 
     settings = settings_for(code, text, source_path.parent)
-    analysis = analyze(text, settings, str(source_path))
+    project = Projects().for_path(str(source_path), settings)  # NPU308 reads the fixture folder's operators
+    analysis = analyze(text, settings, str(source_path), project=project)
     assert not analysis.errors, analysis.errors
     assert analysis.findings, f"{code} fires nowhere in its fixture"
     assert {f.code for f in analysis.findings} == {code}
@@ -88,7 +90,7 @@ def test_fixture(code: str, source_path: Path, update_fixtures: bool) -> None:
     check_or_update(expected, render(analysis.findings), update_fixtures)
 
     fixed_path = source_path.with_name(source_path.name + ".fixed") if in_folder else FIXTURES / f"{code}.fixed.py"
-    fixed = fix_text(text, settings, str(source_path), unsafe=True)
+    fixed = fix_text(text, settings, str(source_path), unsafe=True, project=project)
     if not fixed.applied:
         assert RULES[code].fix != "always", f"{code} promises a fix but none applied"
         assert not fixed_path.exists() or update_fixtures, f"{fixed_path.name} exists but nothing is fixed"
@@ -99,5 +101,5 @@ def test_fixture(code: str, source_path: Path, update_fixtures: bool) -> None:
     if source_path.suffix == ".py":
         ast.parse(fixed.text)
     check_or_update(fixed_path, fixed.text, update_fixtures)
-    again = fix_text(fixed.text, settings, str(source_path), unsafe=True)
+    again = fix_text(fixed.text, settings, str(source_path), unsafe=True, project=project)
     assert again.applied == 0 and again.text == fixed.text, "fixes are not idempotent"

@@ -18,14 +18,14 @@ def test_opt_in_rules_are_off_by_default_and_under_a_bare_family() -> None:
     opt_in = {code for code, rule in RULES.items() if rule.opt_in}
     assert {"NPU606", "NPU608", "NPU613", "NPU615"} <= opt_in
     assert not opt_in & RULE_SET.codes(Settings())
-    assert not opt_in & RULE_SET.codes(from_mapping({"select": ["NPU"]}))
+    assert not opt_in & RULE_SET.codes(from_mapping({"select": ["NPU"]}, RULE_SET.prefixes))
     assert "NPU606" not in codes(Settings())
 
 
 def test_opt_in_rules_run_when_named() -> None:
-    assert "NPU606" in codes(from_mapping({"extend-select": ["NPU606"]}))
-    assert "NPU606" in codes(from_mapping({"select": ["NPU6"]}))
-    assert "NPU606" not in codes(from_mapping({"select": ["NPU6"], "ignore": ["NPU606"]}))
+    assert "NPU606" in codes(from_mapping({"extend-select": ["NPU606"]}, RULE_SET.prefixes))
+    assert "NPU606" in codes(from_mapping({"select": ["NPU6"]}, RULE_SET.prefixes))
+    assert "NPU606" not in codes(from_mapping({"select": ["NPU6"], "ignore": ["NPU606"]}, RULE_SET.prefixes))
 
 
 def test_default_rules_of_the_family_stay_on() -> None:

@@ -20,9 +20,9 @@ from dataclasses import astuple
 from pathlib import Path
 
 from .. import __version__
-from ..custom_ops import project_ops
 from ..engine.config import Settings
-from ..knowledge.files import mappings_root
+from ..knowledge.files import tables_stamp
+from ..project import ProjectContext
 from ..safe_write import WriteRefused, replace
 from ..sources import SourceError, read_regular
 from .results import FileResult, Record
@@ -41,11 +41,10 @@ def code_stamp() -> int:
     return max(p.stat().st_mtime_ns for p in Path(__file__).parent.parent.rglob("*.py"))
 
 
-def settings_key(settings: Settings, path: str | None = None) -> str:
+def settings_key(settings: Settings, project: ProjectContext | None = None) -> str:
     """What a cached result depends on besides the file: the code, the tables, the settings,
-    and the operators the project (`path`'s) registers (NPU308)."""
-    tables = mappings_root()
-    stamp = [code_stamp(), project_ops(path, settings)] + [str(p.stat().st_mtime_ns) for p in sorted(tables.rglob("*.toml"))]
+    and the operators the file's project registers (NPU308)."""
+    stamp = [code_stamp(), project.ops_digest(settings) if project is not None else ""] + tables_stamp()
     stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
     return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
 

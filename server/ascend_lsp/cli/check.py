@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from ..analysis import analyze, fix_text
-from ..custom_ops import forget, project_ops, project_root
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
 from ..engine.model import Finding
 from ..engine.text import SourceText
 from ..knowledge.files import TableError
+from ..project import ProjectContext, Projects
 from ..rules import RULE_SET
 from ..safe_write import WriteRefused, write_file
 from .cache import Cache, settings_key
@@ -95,7 +95,7 @@ def write_atomically(source: Source, data: bytes, trees: tuple[str, ...] = ()) -
     return ""
 
 
-def check_file(path: str, settings: Settings, options: Options) -> FileResult:
+def check_file(path: str, settings: Settings, options: Options, project: ProjectContext | None = None) -> FileResult:
     result = FileResult(path)
     index: SourceText | None = None
     try:
@@ -105,7 +105,7 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
         return result
     try:
         if options.fix or options.diff:
-            fixed = fix_text(source.text, settings, path, unsafe=options.unsafe_fixes)
+            fixed = fix_text(source.text, settings, path, unsafe=options.unsafe_fixes, project=project)
             analysis = fixed.analysis  # what is left once the fixes are in
             if options.diff:  # only show what --fix would write
                 result.fixed = fixed.applied
@@ -117,13 +117,14 @@ def check_file(path: str, settings: Settings, options: Options) -> FileResult:
             if fixed.applied:
                 result.skipped_write = write_atomically(source, encode(source, fixed.text), options.trees)
                 if result.skipped_write:
-                    analysis = analyze(source.text, settings, path)
+                    analysis = analyze(source.text, settings, path, project=project)
                 else:
                     result.fixed = fixed.applied
                     source.text = fixed.text
         else:
             index = SourceText(source.text)
-            analysis = analyze(source.text, settings, path, references=options.references, index=index)
+            analysis = analyze(source.text, settings, path, references=options.references, index=index,
+                               project=project)
         if options.references:
             result.references = api_references(analysis, tables_for(settings, RULE_SET))
     except TableError as exc:
@@ -159,8 +160,8 @@ def _line_label(source: Source, line: int) -> str:
     return f"{cell}:{cell_line + 1}" if cell else str(line + 1)
 
 
-def _check_chunk(items: list[tuple[str, Settings]], options: Options) -> list[FileResult]:
-    return [check_file(path, settings, options) for path, settings in items]
+def _check_chunk(items: list[tuple[str, Settings, ProjectContext | None]], options: Options) -> list[FileResult]:
+    return [check_file(path, settings, options, project) for path, settings, project in items]
 
 
 def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache | None,
@@ -168,37 +169,39 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     """Check every (path, settings); files unchanged since the cached run are not read.
     `progress(n)` is called as each batch of `n` files is done."""
     use_cache = cache is not None and not options.writes
-    forget()  # the project's operators as they are now, not as an earlier run in this process saw them
-    # A result depends on the settings and on the project's operators (NPU308): two projects
-    # with equal settings have keys of their own.
-    keys: dict[tuple[Settings, str | None], str] = {}
-    roots: dict[tuple[str, Settings], str | None] = {}  # a folder's project, found once
+    # The projects as they are now (their operators scanned afresh), one per root. A result
+    # depends on the settings and on the project's operators (NPU308): two projects with
+    # equal settings have keys of their own.
+    projects = Projects()
+    keys: dict[tuple[Settings, ProjectContext | None], str] = {}
+    found: dict[tuple[str, Settings], ProjectContext | None] = {}  # a folder's project, found once
 
-    def project_of(path: str, settings: Settings) -> tuple[Settings, str | None]:
+    def project_of(path: str, settings: Settings) -> ProjectContext | None:
         folder = os.path.dirname(path)
-        if (folder, settings) not in roots:
-            roots[folder, settings] = project_root(path, settings)
-        return settings, roots[folder, settings]
+        if (folder, settings) not in found:
+            found[folder, settings] = projects.for_path(path, settings)
+        return found[folder, settings]
 
     results: dict[str, FileResult] = {}
     todo = []
     for path, settings in items:
+        project = project_of(path, settings)
         if use_cache:
-            project = project_of(path, settings)
-            key = keys.get(project) or keys.setdefault(project, settings_key(settings, path))
+            key = keys.get((settings, project)) or keys.setdefault((settings, project), settings_key(settings, project))
             hit = cache.get(path, key, options.references)
             if hit is not None:
                 results[path] = hit
                 continue
-        todo.append((path, settings))
+        todo.append((path, settings, project))
     if progress is not None and len(results):
         progress(len(results))
     # Fail fast, once, on tables that cannot load, rather than once per file.
-    # And scan the project's operators here, once, not in every worker (they are forked).
-    for (settings, _), path in {project_of(p, s): p for p, s in todo}.items():
+    # And scan the project's operators here, once, not in every worker (they go along).
+    for settings, project in {(s, p) for _, s, p in todo}:
         if settings.target == "torch_npu":
             tables_for(settings, RULE_SET)
-            project_ops(path, settings)
+            if project is not None:
+                project.ops_digest(settings)
     jobs = jobs or os.cpu_count() or 1
     chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
     if len(todo) < 4 or jobs == 1:
@@ -207,10 +210,10 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     else:
         with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
             done = _collect(pool.map(_check_chunk, chunks, [options] * len(chunks)), progress)
-    for (path, settings), result in zip(todo, done):
+    for (path, settings, project), result in zip(todo, done):
         results[path] = result
         if use_cache:
-            cache.put(result, keys[project_of(path, settings)])
+            cache.put(result, keys[settings, project])
     if use_cache:
         cache.save()
     return [results[path] for path, _ in items]

@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
-from ..engine.config import (CHIPS, TARGETS, ConfigError, Settings, check_codes, check_env_docs_url,
-                             load_settings)
+from ..engine.config import CHIPS, TARGETS, ConfigError, check_codes, check_env_docs_url
+from ..engine.settings_resolver import SettingsResolver
 from ..knowledge.files import TableError
 from ..safe_write import WriteRefused, write_file
 
@@ -82,38 +82,17 @@ def report_parser() -> argparse.ArgumentParser:
     return p
 
 
-def overrides(args: argparse.Namespace) -> dict:
+def overrides(args: argparse.Namespace, codes: frozenset[str]) -> dict:
+    """The command line's settings (its codes checked here, to name the option they came from)."""
     out = {}
     for key in ("target", "chip", "torch_npu_version", "mindspore_version"):
         if getattr(args, key):
             out[key] = getattr(args, key)
     for key in ("select", "extend_select", "ignore"):
         if getattr(args, key):
-            codes = tuple(c.strip() for c in getattr(args, key).split(",") if c.strip())
-            out[key] = check_codes("--" + key.replace("_", "-"), codes)
+            listed = tuple(c.strip() for c in getattr(args, key).split(",") if c.strip())
+            out[key] = check_codes("--" + key.replace("_", "-"), listed, codes)
     return out
-
-
-class SettingsResolver:
-    """The settings for each file: its nearest [tool.ascend-lsp], then the command line."""
-
-    def __init__(self, config: Path | None, cli: dict) -> None:
-        self.cli = cli
-        self.fixed: Settings | None = None
-        if config is not None:
-            self.fixed = load_settings(config).merged(cli) if config.exists() else None
-            if self.fixed is None:
-                raise ConfigError(f"{config}: no such file")
-        self.by_folder: dict[str, Settings] = {}
-
-    def __call__(self, path: str) -> Settings:
-        if self.fixed is not None:
-            return self.fixed
-        folder = os.path.dirname(os.path.abspath(path))
-        settings = self.by_folder.get(folder)
-        if settings is None:
-            settings = self.by_folder[folder] = load_settings(Path(folder)).merged(self.cli)
-        return settings
 
 
 def default_paths(paths: list[str]) -> list[str]:
@@ -130,8 +109,10 @@ def check_paths(args: argparse.Namespace, options, show_progress: bool):
     from .check import Cache, FileResult, run_checks
     from ..discovery import checked_trees, discover
     from .progress import Progress
+    from ..rules import RULE_SET
 
-    resolve = SettingsResolver(args.config, overrides(args))
+    resolver = SettingsResolver(RULE_SET.prefixes, overrides(args, RULE_SET.prefixes), args.config)
+    resolve = resolver.for_path
     base = resolve(args.paths[0] if args.paths else ".")
     unreadable: list[tuple[str, str]] = []
     paths = default_paths(args.paths)
@@ -309,6 +290,7 @@ def run_rules(argv: list[str]) -> int:
 
 def run_explain(argv: list[str]) -> int:
     from .explain import explain
+    from ..rules import RULE_SET
 
     p = argparse.ArgumentParser(prog="lsp-check explain",
                                 description="Explain a rule code (NPU103) or an API (torch.cuda.Stream).")
@@ -317,7 +299,7 @@ def run_explain(argv: list[str]) -> int:
     p.add_argument("--torch-npu-version")
     args = p.parse_args(argv)
     cli = {k: v for k, v in (("chip", args.chip), ("torch_npu_version", args.torch_npu_version)) if v}
-    settings = load_settings(Path.cwd()).merged(cli)
+    settings = SettingsResolver(RULE_SET.prefixes, cli).settings(os.getcwd())
     text = explain(args.what, settings)
     if text is None:
         print(f"error: {args.what!r} is neither a rule code nor an API the tables know", file=sys.stderr)

@@ -12,7 +12,7 @@ a rule flags it, since every finding is a site of its own (report.py).
 from __future__ import annotations
 
 from ..engine.analyzer import Analysis
-from ..engine.tables import Tables
+from ..knowledge.api_tables import Tables
 
 API_ROOTS = ("torch", "torch_npu")
 NOT_APIS = frozenset(f"torch.{name}" for name in (

@@ -29,7 +29,7 @@ from typing import Callable
 from .. import __version__
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
-from ..engine.tables import Tables
+from ..knowledge.api_tables import Tables
 from ..rules import RULE_SET, RULES
 from .baseline import collapse_spaces
 from .check import FileResult, Record

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checker import Checker
 from .config import Settings
@@ -22,11 +22,14 @@ from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
 from .registry import RuleSet
 from .packaging import document_kind
-from .tables import Tables, load_tables
+from ..knowledge.api_tables import Tables, load_tables
 from .text import SourceText, split_lines
 from .guards import backend_class, class_branches, may_test_npu
 from .walk import (CLASS, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
                    context_of, module_context, walk)
+
+if TYPE_CHECKING:
+    from ..project import ProjectContext
 
 MAX_RECOVERIES = 25
 NOTHING: tuple[Finding, ...] = ()
@@ -338,23 +341,24 @@ def _blocks(spans: list[Span]) -> list[Broken]:
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
             previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False, *,
-            rules: RuleSet, index: SourceText | None = None) -> Analysis:
+            rules: RuleSet, index: SourceText | None = None, project: ProjectContext | None = None) -> Analysis:
     """`index`: the text's SourceText, if the caller has one to use afterwards (its lines are
-    split once)."""
+    split once). `project`: the file's project (handlers read it as `checker.project`)."""
     # An AST has no reference cycles, but building one triggers the cyclic collector over
     # and over (a third of the time of a 1 MiB file). Another thread may have paused it
     # already; only the one that paused it resumes it.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(text, settings, path, previous, edit, references, rules, index)
+        return _analyze(text, settings, path, previous, edit, references, rules, index, project)
     finally:
         if paused:
             gc.enable()
 
 
 def _analyze(text: str, settings: Settings | None, path: str | None, previous: Analysis | None,
-             edit: TextEdit | None, references: bool, rules: RuleSet, index: SourceText | None) -> Analysis:
+             edit: TextEdit | None, references: bool, rules: RuleSet, index: SourceText | None,
+             project: ProjectContext | None) -> Analysis:
     settings = settings or Settings()
     kind = document_kind(path)
     if kind is not None:  # a packaging file (DESIGN: those are documents too)
@@ -364,15 +368,16 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
     source = index if index is not None and index.text is text else SourceText(text)
     tables = tables_for(settings, rules)
     if previous is not None and edit is not None and not references:
-        incremental = _reanalyze(source, settings, tables, path, previous, edit, rules)
+        incremental = _reanalyze(source, settings, tables, path, previous, edit, rules, project)
         if incremental is not None:
             return incremental
     refs: list[tuple[Range, str, bool, bool]] | None = [] if references else None
-    checked = _check_pieces(source, settings, tables, path, rules, refs) if len(source.lines) > PIECE_LINES else None
+    checked = _check_pieces(source, settings, tables, path, rules, refs, project) \
+        if len(source.lines) > PIECE_LINES else None
     if checked is None:
         tree, blocks = parse(text)
         module = module_context(tree)
-        checker = Checker(source, module, settings, tables, path, rules)
+        checker = Checker(source, module, settings, tables, path, rules, project)
         spans = _check_and_note(checker, tree.body, blocks, refs)
     else:
         module, checker, spans = checked
@@ -429,7 +434,7 @@ def _parsed(start: int, lines: list[str]) -> list[ast.stmt] | None:
 
 
 def _check_pieces(source: SourceText, settings: Settings, tables: Tables | None, path: str | None, rules: RuleSet,
-                  refs: list | None) -> tuple[ModuleContext, Checker, list[Span]] | None:
+                  refs: list | None, project: ProjectContext | None) -> tuple[ModuleContext, Checker, list[Span]] | None:
     """The module context and the spans of a long text, parsed a piece at a time: first
     the pieces that name `import`, for their imports (they bind in every piece), then each
     piece to walk it. Every piece parses alone, so each cut lies between statements (the
@@ -458,7 +463,7 @@ def _check_pieces(source: SourceText, settings: Settings, tables: Tables | None,
         parts.append(ModuleImports.of(body, first=at == 0))
         pieces.append((cuts[at], cuts[end]))
         at = end
-    checker = Checker(source, context_of(parts), settings, tables, path, rules)
+    checker = Checker(source, context_of(parts), settings, tables, path, rules, project)
     spans: list[Span] = []
     for start, end in pieces:
         body = _parsed(start, lines[start:end])
@@ -512,7 +517,7 @@ def _move(rng: Range, delta: int, first: int) -> Range:
 
 
 def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, path: str | None,
-               previous: Analysis, edit: TextEdit, rules: RuleSet) -> Analysis | None:
+               previous: Analysis, edit: TextEdit, rules: RuleSet, project: ProjectContext | None) -> Analysis | None:
     """Re-walk only the statements the edit touched, recovering from syntax errors among
     them as a full analysis would; None when that is not sound."""
     if previous.module is None or previous.settings != settings or previous.tables is not tables:
@@ -535,7 +540,7 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     after = [s for s in spans if s.start > hi]
     region_start = before[-1].end + 1 if before else 0
     region_end = (after[0].start + edit.delta - 1) if after else len(source.lines) - 1
-    checker = Checker(source, module, settings, tables, path, rules)
+    checker = Checker(source, module, settings, tables, path, rules, project)
     if len(touched) == 1 and spans[touched[0]].children is not None:
         middle = _reanalyze_member(checker, spans[touched[0]], edit, previous.syntax_errors)
         if middle is not None:

@@ -6,14 +6,17 @@ import ast
 import traceback
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .model import Applicability, Edit, Finding, Fix, Range, Severity
 from .registry import RuleSet
-from .tables import Tables
+from ..knowledge.api_tables import Tables
 from .text import SourceText
 from .walk import Events, ModuleContext, Scope
+
+if TYPE_CHECKING:
+    from ..project import ProjectContext
 
 
 @dataclass(slots=True)
@@ -40,12 +43,15 @@ class Checker:
     """The view of a file that rule handlers get, and where they report."""
 
     def __init__(self, source: SourceText, module: ModuleContext, settings: Settings, tables: Tables | None,
-                 path: str | None, rules: RuleSet) -> None:
+                 path: str | None, rules: RuleSet, project: ProjectContext | None = None) -> None:
         self.source = source
         self.module = module
         self.settings = settings
         self.tables = tables
         self.path = path
+        # the project the file belongs to (its operators, its pinned versions); None: an
+        # unsaved document, or an adapter that names none
+        self.project = project
         self.rule_set = rules
         self.rules = rules.rules
         self.handlers = handlers = rules.handlers(settings)

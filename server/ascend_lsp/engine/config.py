@@ -1,23 +1,17 @@
-"""Settings: target, versions, chip, rule selection; read from `[tool.ascend-lsp]`."""
+"""Settings: target, versions, chip, rule selection, and how each value of `[tool.ascend-lsp]`
+or an adapter's overrides is checked (engine/settings_resolver.py finds them)."""
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
-import functools
 import os
-import sys
-from stat import S_ISREG
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from .model import Severity
+from ..knowledge.api_tables import TableError, available_versions, mindspore_table
 
 TARGETS = ("torch_npu", "mindspore")
 # Atlas training (910A), Atlas inference (310P), Atlas A2 (910B), Atlas A3, Ascend 950DT;
@@ -78,9 +72,10 @@ class Settings:
         best = max(((len(p), s) for p, s in self.severity if code.startswith(p)), default=None)
         return best[1] if best else default
 
-    def merged(self, overrides: dict) -> "Settings":
-        """These settings with the (kebab- or snake-case) keys of `overrides` applied."""
-        return from_mapping(overrides, base=self, root=self.root)
+    def merged(self, overrides: dict, codes: frozenset[str]) -> "Settings":
+        """These settings with the (kebab- or snake-case) keys of `overrides` applied (`codes`:
+        as from_mapping's)."""
+        return from_mapping(overrides, codes, base=self, root=self.root)
 
 
 def _relative(path: str, root: str) -> str:
@@ -98,10 +93,9 @@ def _strings(key: str, value) -> tuple[str, ...]:
     return tuple(value)
 
 
-def check_codes(key: str, codes: tuple[str, ...]) -> tuple[str, ...]:
-    """`codes` if each is a rule code or the prefix of one, else a ConfigError with a
-    suggestion (as Ruff rejects `--select RUF999`)."""
-    prefixes = _prefixes()
+def check_codes(key: str, codes: tuple[str, ...], prefixes: frozenset[str]) -> tuple[str, ...]:
+    """`codes` if each is one of `prefixes` (the rule codes and their prefixes: RuleSet.prefixes),
+    else a ConfigError with a suggestion (as Ruff rejects `--select RUF999`)."""
     for code in codes:
         if code not in prefixes:
             same = sorted(p for p in prefixes if len(p) == len(code))  # NPU99 → NPU9x rather than NPU
@@ -112,17 +106,9 @@ def check_codes(key: str, codes: tuple[str, ...]) -> tuple[str, ...]:
     return codes
 
 
-@functools.cache
-def _prefixes() -> frozenset[str]:
-    """Every rule code and prefix of one: built once, as every folder's settings check
-    the command line's codes again (Settings.merged)."""
-    from ..rules import RULES
-
-    return frozenset(code[:end] for code in RULES for end in range(1, len(code) + 1))
-
-
-def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Settings:
-    """Settings from a `[tool.ascend-lsp]` table or LSP settings object."""
+def from_mapping(data: dict, codes: frozenset[str], base: Settings | None = None, root: str = "") -> Settings:
+    """Settings from a `[tool.ascend-lsp]` table or LSP settings object; `codes` are the rule
+    codes and prefixes the code settings may name (RuleSet.prefixes)."""
     base = base or Settings(root=root)
     changes: dict = {}
     for raw_key, value in data.items():
@@ -136,7 +122,7 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
         elif key in ("torch-npu-version", "mindspore-version"):
             if not isinstance(value, str):
                 raise ConfigError(f"`{key}` must be a string such as \"2.13.0\", got {value!r}")
-            changes[key.replace("-", "_")] = value
+            changes[key.replace("-", "_")] = _check_version(key, value)
         elif key == "chip":
             chip = CHIP_ALIASES.get(value, value) if isinstance(value, str) else value
             if chip not in CHIPS:
@@ -146,16 +132,16 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
         elif key == "exclude":
             changes[key] = _strings(key, value)
         elif key in ("select", "ignore"):
-            changes[key] = check_codes(f"`{key}`", _strings(key, value))
+            changes[key] = check_codes(f"`{key}`", _strings(key, value), codes)
         elif key == "extend-select":
-            changes["select"] = changes.get("select", base.select) + check_codes(f"`{key}`", _strings(key, value))
+            changes["select"] = changes.get("select", base.select) + check_codes(f"`{key}`", _strings(key, value), codes)
         elif key == "extend-ignore":
-            changes["ignore"] = changes.get("ignore", base.ignore) + check_codes(f"`{key}`", _strings(key, value))
+            changes["ignore"] = changes.get("ignore", base.ignore) + check_codes(f"`{key}`", _strings(key, value), codes)
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError("`per-file-ignores` must be a table of glob = [codes]")
             changes["per_file_ignores"] = tuple(
-                (g, check_codes(f"`per-file-ignores` \"{g}\"", _strings(f"per-file-ignores.{g}", c)))
+                (g, check_codes(f"`per-file-ignores` \"{g}\"", _strings(f"per-file-ignores.{g}", c), codes))
                 for g, c in value.items())
         elif key == "extra-mappings":
             paths = _strings(key, value)
@@ -165,7 +151,7 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
         elif key == "severity":
             if not isinstance(value, dict):
                 raise ConfigError("`severity` must be a table of code = \"error\"|\"warning\"|\"info\"|\"hint\"")
-            check_codes("`severity`", tuple(value))
+            check_codes("`severity`", tuple(value), codes)
             try:
                 changes["severity"] = tuple((c, Severity.parse(s)) for c, s in value.items())
             except (ValueError, AttributeError) as exc:
@@ -178,6 +164,21 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
     if root:
         changes["root"] = root
     return replace(base, **changes)
+
+
+def _check_version(key: str, value: str) -> str:
+    """`value` if the tables cover that release: a support list for torch-npu, a mapping table
+    for MindSpore."""
+    if key == "torch-npu-version":
+        known = available_versions()
+        if value not in known:
+            raise ConfigError(f"`torch-npu-version` {value!r} has no support list (known: {', '.join(known)})")
+        return value
+    try:
+        mindspore_table(value)
+    except TableError as exc:
+        raise ConfigError(str(exc)) from None
+    return value
 
 
 def check_docs_url(name: str, value) -> str:
@@ -203,7 +204,7 @@ def check_env_docs_url() -> None:
 
 def env_docs_url() -> str:
     """$ASCEND_LSP_DOCS_URL when it is an address `check_docs_url` accepts, else ""
-    (`load_settings` reports an unusable one)."""
+    (settings_resolver.load_settings reports an unusable one)."""
     value = os.environ.get(DOCS_URL_ENV, "").strip()
     try:
         return check_docs_url(f"${DOCS_URL_ENV}", value) if value else ""
@@ -211,50 +212,5 @@ def env_docs_url() -> str:
         return ""
 
 
-@functools.lru_cache(maxsize=256)
-def _tool_table(path: str, _stamp: tuple[int, int]) -> dict | None:
-    """[tool.ascend-lsp] of a pyproject.toml (None without one); cached per file version,
-    since every folder of a tree asks for the same few files."""
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return data.get("tool", {}).get("ascend-lsp")
-
-
-def find_pyproject(start: Path) -> tuple[Path, dict] | None:
-    """The nearest pyproject.toml at or above `start` that has [tool.ascend-lsp], with that table."""
-    start = start if start.is_dir() else start.parent
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        try:
-            stat = candidate.stat()
-        except OSError:
-            continue
-        if not S_ISREG(stat.st_mode):
-            continue
-        table = _tool_table(str(candidate), (stat.st_mtime_ns, stat.st_size))
-        if table is not None:
-            return candidate, table
-    return None
-
-
-def load_settings(start: Path, base: Settings | None = None) -> Settings:
-    """Settings from the nearest pyproject.toml with [tool.ascend-lsp], else defaults.
-    An unusable $ASCEND_LSP_DOCS_URL is a ConfigError here, where every command and the
-    server resolve their settings (the links themselves then use the default)."""
-    check_env_docs_url()
-    found = find_pyproject(start.resolve())
-    if found is None:
-        return base or Settings()
-    path, table = found
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.ascend-lsp] must be a table")
-    try:
-        return from_mapping(table, base=base, root=str(path.parent))
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-
-
 __all__ = ["CHIP_ALIASES", "CHIPS", "TARGETS", "ConfigError", "Settings", "check_codes", "check_docs_url",
-           "check_env_docs_url", "env_docs_url", "from_mapping", "load_settings"]
+           "check_env_docs_url", "env_docs_url", "from_mapping"]

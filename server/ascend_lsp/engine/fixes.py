@@ -5,12 +5,16 @@ from __future__ import annotations
 import bisect
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .analyzer import Analysis, analyze
 from .registry import RuleSet
 from .config import Settings
 from .model import Applicability, Edit, Finding, Fix
 from .text import SourceText
+
+if TYPE_CHECKING:
+    from ..project import ProjectContext
 
 MAX_PASSES = 10
 
@@ -73,10 +77,10 @@ class FixResult:
 
 
 def fix_text(text: str, settings: Settings, path: str | None = None, unsafe: bool = False,
-             codes: frozenset[str] | None = None, *, rules: RuleSet) -> FixResult:
-    """Apply the applicable fixes (of `codes`, if given) until none is left."""
+             codes: frozenset[str] | None = None, *, rules: RuleSet, project: ProjectContext | None = None) -> FixResult:
+    """Apply the applicable fixes (of `codes`, if given) until none is left (`project`: as analyze's)."""
     total = 0
-    analysis = analyze(text, settings, path, rules=rules)
+    analysis = analyze(text, settings, path, rules=rules, project=project)
     errors = dict.fromkeys(analysis.errors)  # a rule that failed on any pass failed
     for _ in range(MAX_PASSES):
         fixes = [f.fix for f in analysis.findings
@@ -88,7 +92,7 @@ def fix_text(text: str, settings: Settings, path: str | None = None, unsafe: boo
             break
         total += count
         text = new_text
-        analysis = analyze(text, settings, path, rules=rules)
+        analysis = analyze(text, settings, path, rules=rules, project=project)
         errors.update(dict.fromkeys(analysis.errors))
     analysis.errors = list(errors)
     return FixResult(text, total, analysis, analysis.findings)

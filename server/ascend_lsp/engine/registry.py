@@ -16,7 +16,7 @@ from .config import Settings
 from .model import Severity
 
 if TYPE_CHECKING:
-    from .tables import Tables
+    from ..knowledge.api_tables import Tables
 
 
 @dataclass(frozen=True)

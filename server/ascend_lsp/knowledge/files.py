@@ -32,6 +32,12 @@ def mappings_root() -> Path:
     return Path(__file__).resolve().parents[3] / "mappings"
 
 
+def tables_stamp() -> list[str]:
+    """The modification times of every shipped table file, in a fixed order: what a result
+    computed from the tables depends on."""
+    return [str(p.stat().st_mtime_ns) for p in sorted(mappings_root().rglob("*.toml"))]
+
+
 def cache_dir() -> Path:
     if os.environ.get("ASCEND_LSP_CACHE_DIR"):
         return Path(os.environ["ASCEND_LSP_CACHE_DIR"])

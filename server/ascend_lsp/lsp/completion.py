@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..engine.analyzer import tables_for
-from ..engine.tables import Tables
+from ..knowledge.api_tables import Tables
 from ..knowledge.files import TableError
 from .documents import subject_path, too_large
 from ..engine.text import line_texts

@@ -1,7 +1,7 @@
 """The project's own operators (custom_ops.py, rule NPU308) in the language server: the
-workspace folder is scanned off the event loop when the client is ready, and again when a
-saved or changed C++/CUDA or Python file registers operators (or did); open documents are
-then analysed again, in full."""
+workspace folder's project (project.py) is scanned off the event loop when the client is
+ready, and again when a saved or changed C++/CUDA or Python file registers operators (or
+did); open documents are then analysed again, in full."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from .. import custom_ops
+from ..project import ProjectContext
 from ..sources import SourceError, read_regular
 
 if TYPE_CHECKING:
@@ -33,18 +34,19 @@ def warm(server: AscendLanguageServer) -> None:
     root = _root(server)
     if root is None:
         return
-    custom_ops.WORKSPACE_FOLDERS.add(root)
+    server.projects.folders.add(root)
     inside = os.path.join(root, "__init__.py")  # a file of the folder, for its settings and project root
     settings = server.settings.for_path(inside)
-    if settings.target == "torch_npu" and settings.enabled("NPU308"):
-        asyncio.get_running_loop().run_in_executor(None, custom_ops.index_for, inside, settings)
+    project = server.projects.for_path(inside, settings)
+    if project is not None and settings.target == "torch_npu" and settings.enabled("NPU308"):
+        asyncio.get_running_loop().run_in_executor(None, lambda: project.ops)
 
 
-def _concerns(path: str) -> bool:
+def _concerns(project: ProjectContext, path: str) -> bool:
     """Whether a changed file may add or remove registrations of its project."""
     if not path.endswith((*custom_ops.CPP_SUFFIXES, ".py")):
         return False
-    if custom_ops.registered_in(path):
+    if project.registers_in(path):
         return True
     try:
         data = read_regular(path, custom_ops.MAX_FILE_BYTES)[0]  # not a FIFO: it would never answer
@@ -55,16 +57,15 @@ def _concerns(path: str) -> bool:
 
 def changed(server: AscendLanguageServer, paths: list[str]) -> None:
     """Files changed on disk: rescan their projects if they concern registrations."""
-    settings = {os.path.realpath(p): server.settings.for_path(p) for p in paths}  # on the loop: it may report
+    # on the loop: finding the settings may report
+    real = {os.path.realpath(p): server.settings.for_path(p) for p in paths}
+    projects = {(path, server.projects.for_path(path, settings)) for path, settings in real.items()}
 
     def rescan() -> bool:
-        roots = {custom_ops.project_root(p, s) for p, s in settings.items() if _concerns(p)}
-        for root in roots:
-            custom_ops.forget(root)
-        for path, path_settings in settings.items():
-            if custom_ops.project_root(path, path_settings) in roots:
-                custom_ops.index_for(path, path_settings)
-        return bool(roots)
+        stale = {project for path, project in projects if project is not None and _concerns(project, path)}
+        for project in stale:
+            project.rescan_ops()
+        return bool(stale)
 
     def done(future: asyncio.Future) -> None:
         if future.exception() is None and future.result():

@@ -15,6 +15,7 @@ from pygls.uris import from_fs_path
 
 from ..analysis import analyze
 from ..engine.config import Settings
+from ..project import ProjectContext
 from .diagnostics import SOURCE, Report, convert, unchecked_reports, workspace_files
 from .documents import workspace_folders
 from .snapshot import Snapshot, View
@@ -64,7 +65,8 @@ def register(server: AscendLanguageServer) -> None:
                 continue
             settings = server.settings.for_path(path)  # on the loop: the store is not thread-safe
             report = await loop.run_in_executor(disk.pool, disk.report, path, uri, settings,
-                                                server.settings.generation, encoding)
+                                                server.settings.generation, encoding,
+                                                server.projects.for_path(path, settings))
             if report is not None:
                 items.append(workspace_item(uri, None, report, previous))
         return types.WorkspaceDiagnosticReport(items=items)
@@ -85,7 +87,8 @@ class DiskReports:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ascend-lsp-workspace")
         self._cache: dict[str, tuple[tuple, Report]] = {}
 
-    def report(self, path: str, uri: str, settings: Settings, generation: int, encoding: str) -> Report | None:
+    def report(self, path: str, uri: str, settings: Settings, generation: int, encoding: str,
+               project: ProjectContext | None) -> Report | None:
         from ..source_codec import read_source
         from ..sources import SourceError
 
@@ -105,6 +108,6 @@ class DiskReports:
             report = unchecked_reports(snapshot, str(exc))[uri]
         else:
             snapshot = Snapshot(0, generation, text, path, settings, (view,), None, None, encoding)
-            report = convert(analyze(text, settings, path), snapshot)[uri]
+            report = convert(analyze(text, settings, path, project=project), snapshot)[uri]
         self._cache[path] = (key, report)
         return report

@@ -34,7 +34,7 @@ def compute(snapshot: Snapshot) -> Result:
         return Result(snapshot.version, snapshot.generation, Analysis([]), snapshot, unchecked_reports(snapshot, reason),
                       reason)
     analysis = analyze(snapshot.text, snapshot.settings, snapshot.path,
-                       previous=snapshot.previous, edit=snapshot.edit)
+                       previous=snapshot.previous, edit=snapshot.edit, project=snapshot.project)
     result = Result(snapshot.version, snapshot.generation, analysis, snapshot, convert(analysis, snapshot))
     if snapshot.edit is None:
         release_memory()  # a full analysis parsed everything; also the one after undoing a paste
@@ -139,10 +139,11 @@ class Scheduler:
         version, text, views = found
         edit = subject.pending_edit(version) if subject.base is not None else None
         runs = tuple(server.runs.marks.get(subject.uri, {}).values())
-        return Snapshot(version, server.settings.generation, text, subject_path(subject.uri),
-                        server.settings.for_path(subject_path(subject.uri)), views,
+        path = subject_path(subject.uri)
+        settings = server.settings.for_path(path)
+        return Snapshot(version, server.settings.generation, text, path, settings, views,
                         subject.base if edit is not None else None, edit, server.workspace.position_encoding,
-                        runs, subject.runs_stamp)
+                        runs, subject.runs_stamp, server.projects.for_path(path, settings))
 
     def _start(self, subject: Subject) -> None:
         subject.timer = None

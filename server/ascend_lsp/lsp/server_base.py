@@ -11,6 +11,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..project import Projects
 from .documents import Documents
 from .notebooks import NOTEBOOK_SYNC
 from .protocol import Protocol
@@ -23,6 +24,7 @@ class ServerBase(LanguageServer):
         super().__init__("ascend-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=Protocol)
         self.settings = SettingsStore(self.show_config_error)
+        self.projects = Projects()
         self.documents = Documents()
         self.runs = Runs()
         self.on_shutdown: list[Callable[[], None]] = []

@@ -1,16 +1,17 @@
 """Settings for a document: `[tool.ascend-lsp]` of the nearest pyproject.toml, then the
 client's settings (initializationOptions / workspace/configuration section "ascend-lsp")
-on top. A bad value is reported once and the last good settings stay in force."""
+on top, looked up as lsp-check does (engine/settings_resolver.py). A bad value is reported
+once and the last good settings stay in force."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from collections.abc import Callable
 
-from ..engine.config import ConfigError, Settings, load_settings
-from ..engine.tables import available_versions
+from ..engine.config import ConfigError, Settings
+from ..engine.settings_resolver import SettingsResolver
+from ..rules import RULE_SET
 
 SECTION = "ascend-lsp"
 DEFAULT_DEBOUNCE_MS = 30
@@ -77,52 +78,39 @@ def split_client_settings(raw) -> tuple[dict, ServerOptions]:
 
 
 class SettingsStore:
-    """Resolves and caches the settings of each folder; `report` receives the message
-    of every configuration error (the server shows each distinct one once)."""
+    """The settings of each folder (SettingsResolver, with the client's settings as the
+    overrides); `report` receives the message of every configuration error (the server shows
+    each distinct one once), and the folder keeps its last good settings."""
 
     def __init__(self, report: Callable[[str], None]) -> None:
         self.report = report
         self.root: str | None = None
-        self.client: dict = {}
         self.options = ServerOptions()
         self.generation = 0  # bumped on every change: results of older generations are stale
-        self._by_folder: dict[str, Settings] = {}
-        self._last_good: dict[str, Settings] = {}
+        self.resolver = SettingsResolver(RULE_SET.prefixes, on_error=self._kept)
+
+    @property
+    def client(self) -> dict:
+        return self.resolver.overrides
 
     def set_client(self, raw) -> None:
-        self.client, self.options = split_client_settings(raw)
+        self.resolver.overrides, self.options = split_client_settings(raw)
         self.invalidate()
 
     def invalidate(self) -> None:
-        self._by_folder.clear()
+        self.resolver.forget()
         self.generation += 1
 
     def depends_on(self, path: str) -> bool:
         """Whether a changed file can change the settings or tables of some folder."""
         path = os.path.realpath(path)
         return os.path.basename(path) == "pyproject.toml" or any(
-            os.path.realpath(table) == path for settings in self._by_folder.values() for table in settings.extra_mappings)
+            os.path.realpath(table) == path for settings in self.resolver.last_good.values()
+            for table in settings.extra_mappings)
 
     def for_path(self, path: str | None) -> Settings:
-        folder = os.path.dirname(path) if path else (self.root or os.getcwd())
-        settings = self._by_folder.get(folder)
-        if settings is None:
-            settings = self._by_folder[folder] = self._resolve(folder)
-        return settings
+        return self.resolver.settings(os.path.dirname(path) if path else (self.root or os.getcwd()))
 
-    def _resolve(self, folder: str) -> Settings:
-        try:
-            project = load_settings(Path(folder))
-        except ConfigError as exc:
-            self.report(str(exc))
-            project = self._last_good.get(folder, Settings())
-        try:
-            merged = project.merged(self.client) if self.client else project
-            if merged.torch_npu_version not in available_versions():
-                raise ConfigError(f"`torch-npu-version` {merged.torch_npu_version!r} has no support list "
-                                  f"(known: {', '.join(available_versions())})")
-        except ConfigError as exc:
-            self.report(f"ascend-lsp settings: {exc}")
-            return self._last_good.get(folder, project)
-        self._last_good[folder] = merged
-        return merged
+    def _kept(self, error: ConfigError, folder: str) -> Settings:
+        self.report(str(error))
+        return self.resolver.last_good.get(folder) or self.resolver.defaults()

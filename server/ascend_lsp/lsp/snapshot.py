@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..engine.analyzer import Analysis, TextEdit
 from ..engine.config import Settings
+from ..project import ProjectContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,7 @@ class Snapshot:
     encoding: str
     runs: tuple = ()  # RunMarks of this document ("Run on NPU" results)
     runs_stamp: int = 0
+    project: ProjectContext | None = None  # the file's project (project.py)
 
     def view_at(self, line: int) -> View | None:
         index = bisect.bisect_right([v.first for v in self.views], line) - 1

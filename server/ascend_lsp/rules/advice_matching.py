@@ -9,7 +9,7 @@ from typing import cast
 
 from ..engine.checker import Checker, Reference
 from ..engine.registry import TableRef
-from ..engine.tables import Tables
+from ..knowledge.api_tables import Tables
 from ..engine.walk import FUNCTION, Events, Scope, child_fields
 
 ADVICE_TABLE = TableRef("mappings/ascend_tools/advice.toml")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from ..engine.checker import Checker
 from ..engine.config import Settings
-from ..engine.platform_tables import Feature, load_platform
+from ..knowledge.platform import Feature, load_platform
 from ..engine.registry import TableRef
 
 CHIP_TABLE = TableRef("mappings/platform/chips.toml")

@@ -22,7 +22,7 @@ def describe_api(name: str, settings: Settings) -> list[str]:
             lines.append(f"matched by the entry for `{entry.name}` and everything below it")
         if entry.replacement:
             new = entry.replacement + name[len(entry.name):] if name.startswith(entry.name) else entry.replacement
-            lines.append(f"replacement: `{new}` (fix: {entry.fix.value if entry.fix else 'none'})")
+            lines.append(f"replacement: `{new}` (fix: {entry.fix or 'none'})")
         else:
             lines.append("replacement: none")
         if entry.if_keyword:

@@ -7,7 +7,7 @@ import ast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Severity
-from ..engine.tables import Counterpart
+from ..knowledge.api_tables import Counterpart
 from ..engine.registry import TableRef, handles, rule
 
 MAPPING = TableRef("mappings/mindspore/api-<version>.toml", ("mapping",))

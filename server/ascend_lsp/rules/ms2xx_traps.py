@@ -18,7 +18,7 @@ from typing import cast
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Edit, Fix, Range, Severity
 from ..knowledge.files import mappings_root, read_table
-from ..engine.traps import Trap, describe_fix
+from ..knowledge.traps import Trap, describe_fix
 from ..engine.walk import Scope
 from ..engine.registry import Doc, TableRef, handles, rule
 

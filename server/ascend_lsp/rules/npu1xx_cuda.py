@@ -11,7 +11,7 @@ from typing import TypeGuard
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Severity
-from ..engine.platform_tables import load_platform
+from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
 from ..engine.walk import Scope, StringContext, last_name
 from .call_arguments import assigned_key, constant, keyword, passed

@@ -11,8 +11,8 @@ import re
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from ..engine.platform_tables import load_platform
-from ..engine.tables import Support, Tables
+from ..knowledge.platform import load_platform
+from ..knowledge.api_tables import Support, Tables
 from ..engine.walk import StringContext
 from ..engine.registry import TableRef, handles, rule
 from .chip_features import (BF16_KEYWORDS, BF16_NAMES, BF16_STRINGS, CHIP_TABLE, DTYPE_KEYWORDS, FP8_KEYWORDS,

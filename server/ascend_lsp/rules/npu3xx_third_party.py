@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 
-from ..custom_ops import index_for
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Severity
 from ..engine.walk import Scope, StringContext
@@ -152,7 +151,7 @@ def check_custom_op(checker: Checker, ref: Reference) -> None:
     parts = qualname.split(".")
     if len(parts) < 4 or len(parts) > 5:  # torch.ops.ns.op, torch.ops.ns.op.overload
         return
-    index = index_for(checker.path, checker.settings)
+    index = checker.project.ops if checker.project is not None else None
     verdict = index.verdict(parts[2], parts[3]) if index is not None else None
     if verdict is None:
         return

@@ -13,7 +13,7 @@ import re
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Fix, Range, Severity
 from ..engine.packaging import Item, string_requirement
-from ..engine.platform_tables import Platform, load_platform
+from ..knowledge.platform import Platform, load_platform
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .citations import failure

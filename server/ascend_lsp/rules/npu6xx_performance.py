@@ -10,7 +10,7 @@ import ast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
-from ..engine.tables import Tables
+from ..knowledge.api_tables import Tables
 from ..engine.walk import Scope, child_nodes
 from .advice_matching import (ADVICE_TABLE, NESTED, ON_BY_DEFAULT, Calls, Own, argument, assignments, call_name,
                               callee_of, inside, literal, open_ended, own_code, position, reaches, rows, subtree)

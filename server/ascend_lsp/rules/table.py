@@ -9,7 +9,7 @@ from typing import cast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Range
-from ..engine.tables import Entry
+from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 
@@ -93,7 +93,7 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
     # NPU201's message also names the chip and the support list's version
     text = checker.rules[entry.rule].message.format(name=name, chip=checker.settings.chip,
                                                     version=checker.tables.support_version)
-    if replacement and entry.fix is not Applicability.DISPLAY:
+    if replacement and entry.fix != Applicability.DISPLAY.value:
         text += f" Use `{replacement}`."
     elif replacement:
         text += f" Consider `{replacement}`."
@@ -146,7 +146,7 @@ def rename_fix(checker: Checker, entry: Entry, ref: Reference, new: str) -> Fix:
             edits.append(checker.require_name(head))
     edits.append(checker.replace(node, text))
     edits.extend(with_torch_npu(checker, new))
-    return checker.fix(f"Replace `{ref.qualname}` with `{new}`", entry.fix, *edits)
+    return checker.fix(f"Replace `{ref.qualname}` with `{new}`", Applicability(entry.fix), *edits)
 
 
 def carried_by_import(checker: Checker, entry: Entry, ref: Reference, new: str | None) -> bool:
@@ -184,7 +184,7 @@ def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.a
         if not alias.asname and "." in alias.name:
             return None  # `import a.b` binds `a`: the uses carry the rename
         text = f"{new} as {alias.asname}" if alias.asname else (new if "." not in new else f"{new} as {alias.name}")
-        return checker.fix(f"Import `{new}`", entry.fix, checker.replace(alias, text), *with_torch_npu(checker, new))
+        return checker.fix(f"Import `{new}`", Applicability(entry.fix), checker.replace(alias, text), *with_torch_npu(checker, new))
     # `from A import B`: every name the statement imports must move to the same module.
     module, _, name = new.rpartition(".")
     for other in stmt.names:
@@ -204,7 +204,7 @@ def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.a
     edits = [checker.replace(module_range, module)]
     if name != alias.name:
         edits.append(checker.replace(alias, f"{name} as {alias.asname or alias.name}"))
-    return checker.fix(f"Import from `{module}`", entry.fix, *edits, *with_torch_npu(checker, new))
+    return checker.fix(f"Import from `{module}`", Applicability(entry.fix), *edits, *with_torch_npu(checker, new))
 
 
 @handles("import", TABLE_HANDLER)
@@ -244,7 +244,7 @@ def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Cal
     attr_range = Range(end.end_line, end.end_col - len(attr), end.end_line, end.end_col)
     fix = None
     if entry.replacement and entry.fix is not None:
-        fix = checker.fix(f"Replace `{shown}` with `.{entry.replacement}{'()' if entry.call else ''}`", entry.fix,
+        fix = checker.fix(f"Replace `{shown}` with `.{entry.replacement}{'()' if entry.call else ''}`", Applicability(entry.fix),
                           checker.replace(attr_range, entry.replacement),
                           *with_torch_npu(checker, "torch_npu"))
     new = f".{entry.replacement}{'()' if entry.call else ''}" if entry.replacement else None
@@ -307,7 +307,7 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
     if env is not None:
         fix = None
         if env.replacement and env.fix is not None:
-            fix = word_fix(checker, node, [(value, env.replacement)], env.fix,
+            fix = word_fix(checker, node, [(value, env.replacement)], Applicability(env.fix),
                            f"Replace `{value}` with `{env.replacement}`")
         report(checker, env, node, value, env.replacement, fix)
         return
@@ -322,12 +322,12 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             words = [(entry.name, entry.replacement)] + [(d.name, d.replacement) for d in tables.literals
                                                           if d.kind == "device" and d.name in value]
             new = _replace_words(value, words)
-            fix = word_fix(checker, node, words, entry.fix, f"Replace `{value}` with `{new}`") if entry.fix else None
+            fix = word_fix(checker, node, words, Applicability(entry.fix), f"Replace `{value}` with `{new}`") if entry.fix else None
             report(checker, entry, node, value, new, fix)
             return
         if entry.kind == "device" and DEVICE_STRING.fullmatch(value.strip()) and entry.name in value:
             new = value.replace(entry.name, entry.replacement)
-            applicability = entry.fix if selects_device(context) else Applicability.UNSAFE
+            applicability = Applicability(entry.fix) if selects_device(context) else Applicability.UNSAFE
             fix = word_fix(checker, node, [(entry.name, entry.replacement)], applicability,
                            f"Replace `{value}` with `{new}`") if entry.fix else None
             report(checker, entry, node, value, new, fix)

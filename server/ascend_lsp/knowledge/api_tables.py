@@ -1,20 +1,15 @@
-"""The mapping tables in `mappings/`, loaded once per (version, extra tables) and shared."""
+"""The API tables in `mappings/` (torch_npu mappings and support lists, the MindSpore mapping
+tables and traps, the advice tables), loaded once per (version, extra tables) and shared, and
+a project's own `extra-mappings` tables checked as they are loaded."""
 
 from __future__ import annotations
 
 import functools
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    pass
-else:  # pragma: no cover
-    pass
-
-from ..knowledge.files import TableError, mappings_root, read_table
-from .model import Applicability
+from .files import TableError, mappings_root, read_table
 from .schema import first_error
 from .traps import Trap
 
@@ -27,7 +22,9 @@ class Entry:
     rule: str
     source: str
     replacement: str | None = None
-    fix: Applicability | None = None
+    # "safe" | "unsafe" | "display" (the engine's Applicability values; knowledge holds the plain
+    # value, as traps do, since it imports nothing from the engine); None: no fix
+    fix: str | None = None
     note: str = ""
     prefix: bool = False
     deprecated: bool = False
@@ -46,7 +43,7 @@ class Entry:
             rule=row["rule"],
             source=row.get("source", ""),
             replacement=row.get("replacement"),
-            fix=Applicability(fix) if fix else None,
+            fix=fix or None,
             note=row.get("note", ""),
             prefix=row.get("prefix", False),
             deprecated=row.get("deprecated", False),

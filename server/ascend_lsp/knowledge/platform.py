@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from ..knowledge.files import mappings_root, read_table
+from .files import mappings_root, read_table
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@ mappings/mindspore/traps.toml), the call conditions (`when`) and the fix kinds.
 
 The builder (mappings/build/mindspore_trap_tables.py) writes its traps with this record, the
 schema's enums (mappings/schema/mindspore.json) are generated from these names by the
-builder, the engine loads the rows into it, and the MS2xx handlers and rule pages use the
+builder, knowledge/api_tables.py loads the rows into it, and the MS2xx handlers and rule pages use the
 same names.
 """
 
@@ -68,7 +68,7 @@ class Trap:
     fact: str = ""  # the documented fact (pitfalls.tsv), filled in by the builder
     source: str = ""  # its upstream document
     cites: str = ""  # builder only: the words of the fact the trap relies on (checked, not written)
-    origin: str = ""  # engine only: the table the row was read from
+    origin: str = ""  # loaded rows only: the table the row was read from
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "apis", tuple(self.apis))

@@ -32,7 +32,7 @@ def first_error(instance: Any, schema: dict, root: dict | None = None,
             continue
         check = _CHECKS.get(keyword)
         if check is None:
-            raise ValueError(f"schema keyword {keyword!r} is not supported by engine/schema.py")
+            raise ValueError(f"schema keyword {keyword!r} is not supported by knowledge/schema.py")
         error = check(instance, value, schema, root, path)
         if error is not None:
             return error

@@ -1,0 +1,120 @@
+"""Where a folder's settings come from, looked up one way for every adapter: the nearest
+pyproject.toml with `[tool.ascend-lsp]`, then the adapter's overrides (lsp-check's command
+line, the editor's settings), each value checked by config.from_mapping."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from stat import S_ISREG
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .config import ConfigError, Settings, check_env_docs_url, from_mapping
+
+OnError = Callable[[ConfigError, str], Settings]  # (the error, the folder) → the settings to use instead
+
+
+class SettingsResolver:
+    """The settings of each folder, kept until `forget`. `codes` are the rule codes and
+    prefixes the code settings may name (RuleSet.prefixes); `config`, when given, is the one
+    file every folder reads. A value that cannot be used is a ConfigError naming it; the
+    adapters differ only in what they do with it: lsp-check lets it end the run (exit 2),
+    the language server passes `on_error`, which reports it and returns the folder's last
+    good settings (`last_good`)."""
+
+    def __init__(self, codes: frozenset[str], overrides: dict | None = None, config: Path | None = None,
+                 on_error: OnError | None = None) -> None:
+        self.codes = codes
+        self.overrides = overrides or {}
+        self.config = config
+        self.on_error = on_error
+        self.last_good: dict[str, Settings] = {}
+        self._by_folder: dict[str, Settings] = {}
+
+    def settings(self, folder: str) -> Settings:
+        key = "" if self.config is not None else folder
+        found = self._by_folder.get(key)
+        if found is None:
+            try:
+                found = self._resolve(folder)
+            except ConfigError as exc:
+                if self.on_error is None:
+                    raise
+                found = self.on_error(exc, folder)
+            else:
+                self.last_good[folder] = found
+            self._by_folder[key] = found
+        return found
+
+    def for_path(self, path: str) -> Settings:
+        """The settings of the folder that holds `path`."""
+        return self.settings(os.path.dirname(os.path.abspath(path)))
+
+    def forget(self) -> None:
+        """Look every folder up again (a configuration file or the overrides changed)."""
+        self._by_folder.clear()
+
+    def defaults(self) -> Settings:
+        """The defaults with the overrides, or the defaults alone when the overrides are bad."""
+        try:
+            return Settings().merged(self.overrides, self.codes)
+        except ConfigError:
+            return Settings()
+
+    def _resolve(self, folder: str) -> Settings:
+        if self.config is not None and not self.config.exists():
+            raise ConfigError(f"{self.config}: no such file")
+        project = load_settings(self.config or Path(folder), self.codes)
+        return project.merged(self.overrides, self.codes) if self.overrides else project
+
+
+@functools.lru_cache(maxsize=256)
+def _tool_table(path: str, _stamp: tuple[int, int]) -> dict | None:
+    """[tool.ascend-lsp] of a pyproject.toml (None without one); cached per file version,
+    since every folder of a tree asks for the same few files."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return data.get("tool", {}).get("ascend-lsp")
+
+
+def find_pyproject(start: Path) -> tuple[Path, dict] | None:
+    """The nearest pyproject.toml at or above `start` that has [tool.ascend-lsp], with that table."""
+    start = start if start.is_dir() else start.parent
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        try:
+            stat = candidate.stat()
+        except OSError:
+            continue
+        if not S_ISREG(stat.st_mode):
+            continue
+        table = _tool_table(str(candidate), (stat.st_mtime_ns, stat.st_size))
+        if table is not None:
+            return candidate, table
+    return None
+
+
+def load_settings(start: Path, codes: frozenset[str]) -> Settings:
+    """Settings from the nearest pyproject.toml with [tool.ascend-lsp], else defaults.
+    An unusable $ASCEND_LSP_DOCS_URL is a ConfigError here, where every command and the
+    server resolve their settings (the links themselves then use the default)."""
+    check_env_docs_url()
+    found = find_pyproject(start.resolve())
+    if found is None:
+        return Settings()
+    path, table = found
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.ascend-lsp] must be a table")
+    try:
+        return from_mapping(table, codes, root=str(path.parent))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None

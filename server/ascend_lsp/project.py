@@ -1,0 +1,183 @@
+"""The facts about one project that the analyses of its files share: its root, the operators
+it registers (custom_ops.py, for NPU308) and the versions it pins. An adapter keeps one
+ProjectContext per project (Projects) and hands it to each analysis (`analyze(...,
+project=)`), where handlers read `checker.project`: no module keeps them.
+
+The operators are scanned on first use and again when the language server sees a file that
+registers some change (`rescan_ops`). The pins are read on first use from the project's
+requirements files (nested ones too), pyproject.toml (`[project]` dependencies and
+optional-dependencies), setup.py and setup.cfg (`install_requires`) and environment.yml; a
+file that is a link out of the project is not read (docs/security.md)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import threading
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .custom_ops import MAX_FILE_BYTES, OpIndex, project_files, scan
+from .engine.config import Settings
+from .engine.packaging import document_kind, items_of, normalise, requirement_at
+from .engine.text import SourceText
+from .sources import SourceError, read_regular
+
+PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
+
+
+class ProjectContext:
+    """One project's shared facts. Safe to use from several threads (the server analyses
+    on two); picklable, for lsp-check's worker processes (what was read goes along)."""
+
+    def __init__(self, root: str, exclude: tuple[str, ...] = ()) -> None:
+        self.root = root
+        self.exclude = exclude  # `exclude` of the settings that made it: not the project's own code
+        self._ops: OpIndex | None = None
+        self._pins: dict[str, str] | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
+
+    @property
+    def ops(self) -> OpIndex:
+        """The operators the project registers, scanned on first use (once: an analysis that
+        asks during the scan waits for it)."""
+        with self._lock:
+            if self._ops is None:
+                self._ops = scan(self.root, self.exclude)
+            return self._ops
+
+    def rescan_ops(self) -> None:
+        """Scan the operators again: a file that registers some (or did) changed."""
+        fresh = scan(self.root, self.exclude)
+        with self._lock:
+            self._ops = fresh
+
+    def registers_in(self, path: str) -> bool:
+        """Whether the operators as last scanned include a registration from `path`."""
+        with self._lock:
+            index = self._ops
+        return index is not None and any(r.path == path for regs in index.ops.values() for r in regs)
+
+    def ops_digest(self, settings: Settings) -> str:
+        """A digest of the registered operators, for result caches; "" when NPU308 does not
+        run with these settings (and nothing is scanned)."""
+        if settings.target != "torch_npu" or not settings.enabled("NPU308"):
+            return ""
+        return self.ops.digest()
+
+    def pin(self, name: str) -> str | None:
+        """The version specifier the project pins the distribution `name` to, as written
+        (`==2.1.0`, `>=2.1,<2.3`, conda's `=2.1`), from the first file that gives it one;
+        None when none does."""
+        with self._lock:
+            if self._pins is None:
+                self._pins = read_pins(self.root, self.exclude)
+            return self._pins.get(normalise(name))
+
+
+class Projects:
+    """An adapter's projects by root, each created on first use. `folders`: the workspace
+    folders the language server was given, which are project roots."""
+
+    def __init__(self) -> None:
+        self.folders: set[str] = set()
+        self._by_root: dict[str, ProjectContext] = {}
+
+    def for_path(self, path: str | None, settings: Settings) -> ProjectContext | None:
+        root = project_root(path, settings, self.folders)
+        if root is None:
+            return None
+        found = self._by_root.get(root)
+        if found is None:
+            found = self._by_root[root] = ProjectContext(root, settings.exclude)
+        return found
+
+
+def project_root(path: str | None, settings: Settings, folders: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """The configured root, else the nearest folder above `path` that is one of `folders`
+    or has a pyproject.toml, setup.py or .git; None for an unsaved document."""
+    if settings.root:
+        return settings.root
+    if not path:
+        return None
+    folder = Path(os.path.abspath(path)).parent.resolve()  # a link's project is where the link is
+    for candidate in (folder, *folder.parents):
+        if str(candidate) in folders or \
+                any((candidate / marker).exists() for marker in ("pyproject.toml", "setup.py", ".git")):
+            return str(candidate)
+    return str(folder)
+
+
+def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:
+    """Normalised distribution name → the first version specifier the project's files give it
+    (top folder first)."""
+    pins: dict[str, str] = {}
+    real_root = os.path.realpath(root)
+    for path in project_files(root, exclude, _pins_versions):
+        real = os.path.realpath(path)
+        if os.path.commonpath([real, real_root]) != real_root:
+            continue  # a link out of the project: not the project's to read (docs/security.md)
+        try:
+            text = read_regular(real, MAX_FILE_BYTES, follow_links=False)[0].decode("utf-8", "replace")
+        except SourceError:
+            continue
+        for name, spec in _requirements(path, text):
+            if spec:
+                pins.setdefault(name, spec)
+    return pins
+
+
+def _pins_versions(path: str) -> bool:
+    """Whether the file is one that may pin versions: a packaging file by its name, or a
+    requirements file (`requirements-dev.txt`, `requirements/test.txt`)."""
+    return os.path.basename(path).lower() in PIN_FILES or document_kind(path) == "requirements"
+
+
+def _requirements(path: str, text: str) -> list[tuple[str, str]]:
+    """(normalised name, specifier) of each requirement the file states."""
+    kind = "setup.py" if os.path.basename(path).lower() == "setup.py" else document_kind(path)
+    if kind == "setup.py":
+        strings = _install_requires(text)
+    elif kind == "pyproject":
+        strings = _project_dependencies(text)
+    else:
+        items = items_of(kind, SourceText(text)) if kind is not None else []
+        return [(item.name, item.spec) for item in items if item.kind == "requirement"]
+    items = [requirement_at(s, 0, 0, kind) for s in strings]
+    return [(item.name, item.spec) for item in items if item is not None]
+
+
+def _project_dependencies(text: str) -> list[str]:
+    try:
+        project = tomllib.loads(text).get("project", {})
+    except tomllib.TOMLDecodeError:
+        return []
+    if not isinstance(project, dict):
+        return []
+    groups = [project.get("dependencies")]
+    optional = project.get("optional-dependencies")
+    if isinstance(optional, dict):
+        groups.extend(optional.values())
+    return [d for group in groups if isinstance(group, list) for d in group if isinstance(d, str)]
+
+
+def _install_requires(text: str) -> list[str]:
+    """The string literals of every `install_requires=[...]` keyword in setup.py (not run)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    return [item.value for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
+            and isinstance(node.value, (ast.List, ast.Tuple))
+            for item in node.value.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
