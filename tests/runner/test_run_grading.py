@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from ascend_lsp.knowledge.thresholds import load_thresholds
 from ascend_lsp.runner import worker
-from ascend_lsp.runner.grading import ERROR, PASS, WARNING, grade_output, load_thresholds, metric_parameters
+from ascend_lsp.runner.grading import ERROR, PASS, WARNING, grade_output, metric_parameters
 from ascend_lsp.runner.job import PROTOCOL
 
 REPO = Path(__file__).resolve().parents[2]

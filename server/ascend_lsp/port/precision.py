@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..runner.grading import grade_output, load_thresholds, metric_parameters, worst
+from ..knowledge.thresholds import load_thresholds
+from ..runner.grading import grade_output, metric_parameters, worst
 from ..runner.worker import _flatten, compare_values
 
 

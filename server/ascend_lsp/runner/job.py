@@ -14,9 +14,10 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..knowledge.files import mappings_root
+from ..knowledge.thresholds import load_thresholds
 from ..sources import SourceError, read_source
 from .chips import chip as find_chip
-from .grading import load_thresholds, metric_parameters
+from .grading import metric_parameters
 from .port_pair import PortPairError, port_file, port_options
 from .targets import find_mindspore_pair
 
