@@ -7,7 +7,7 @@ import pytest
 
 from ascend_lsp.port import port_source
 from ascend_lsp.port.specs import EMITTED, FUNCTIONS, LAYERS
-from ascend_lsp.port.weights import convert_state
+from ascend_lsp.port.convert_weights import convert_state
 
 from .harness import load_module
 

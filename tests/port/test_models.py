@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from ascend_lsp.port import port_source
-from ascend_lsp.port.weights import convert_state, write_checkpoint
+from ascend_lsp.port.convert_weights import convert_state, write_checkpoint
 
 from .harness import run_mindspore, run_torch, torch_references
 from .models import MODELS, apply_edits, model_source

@@ -12,6 +12,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from ..knowledge.files import mappings_root, read_table
+from ..knowledge.weights import weight_table
 from . import specs
 from .result import Item, PortResult
 from .specs import BY_TORCH, DTYPES, INIT, LAYER_CLASSES, Manual, literal, source
@@ -27,14 +28,6 @@ _INPLACE: dict[type, type[cst.BaseBinaryOp]] = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
     cst.DivideAssign: cst.Divide}
 HEADER_SLOT = "__ascend_lsp_port_header__"
-
-
-def weight_renames() -> dict[str, dict[str, str]]:
-    """torch layer → {torch parameter: MindSpore parameter}, from mappings/mindspore/weights.toml."""
-    renames: dict[str, dict[str, str]] = {}
-    for row in read_table(mappings_root() / "mindspore" / "weights.toml").get("weight", ()):
-        renames.setdefault(row["torch-module"], {})[row["torch"]] = row["mindspore"]
-    return renames
 
 
 def consistent_functions() -> dict[str, str]:
@@ -132,7 +125,7 @@ class Porter(cst.CSTTransformer):
         super().__init__()
         self.facts = facts
         self.module_classes = facts.module_classes()
-        self.renames = weight_renames()
+        self.renames = weight_table().renames
         # parameter names that a layer this file uses has under another name in MindSpore (weight → gamma)
         self.renamed_here = {name for kind in facts.layers for name, new in self.renames.get(kind, {}).items()
                              if new != name}

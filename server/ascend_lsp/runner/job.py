@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-from ..knowledge.files import mappings_root
 from ..knowledge.thresholds import load_thresholds
+from ..knowledge.weights import weight_table
 from ..sources import SourceError, read_source
 from .chips import chip as find_chip
 from .grading import metric_parameters
@@ -131,7 +124,7 @@ class Job:
             if not pair:
                 raise JobError(f"no MindSpore port for {self.function}(): define {self.function}_ms(), mark it "
                                f"with `# ascend-lsp: mindspore-pair=<name>`, or port the file (`lsp-check port`)")
-            options["mindspore"] = {"pair": pair, "device": self.mindspore_device, "weights": weight_renames()}
+            options["mindspore"] = {"pair": pair, "device": self.mindspore_device, "weights": weight_rows()}
             if port:
                 try:
                     options["mindspore"]["port"] = port_options(port, pair)
@@ -150,9 +143,9 @@ class Job:
         }
 
 
-@functools.cache
-def weight_renames() -> list[dict]:
-    """mappings/mindspore/weights.toml rows, as the worker reads them."""
-    with open(mappings_root() / "mindspore" / "weights.toml", "rb") as f:
-        return [{k: row[k] for k in ("torch-module", "torch", "mindspore", "transform") if k in row}
-                for row in tomllib.load(f)["weight"]]
+def weight_rows() -> list[dict]:
+    """The weight table in the worker's wire form: one row per renamed torch parameter."""
+    table = weight_table()
+    return [{"torch-module": layer, "torch": name, "mindspore": new,
+             **({"transform": table.transforms[layer, name]} if (layer, name) in table.transforms else {})}
+            for layer, names in table.renames.items() for name, new in names.items()]
