@@ -63,7 +63,7 @@ def _torch_modules(text: str, tmp_path, name: str):
 
 
 def _grade(reference, candidate):
-    from ascend_lsp.port.precision import grade
+    from ascend_lsp.runner.port_grading import grade
 
     verdict, reports = grade(torch, reference, candidate)
     assert verdict == "PASS", reports

@@ -35,7 +35,7 @@ EXPECTED = {
 
 @pytest.mark.parametrize("model", MODELS, ids=[m.name for m in MODELS])
 def test_port_matches_torch(model, tmp_path):
-    from ascend_lsp.port.precision import grade
+    from ascend_lsp.runner.port_grading import grade
 
     source = model_source(model)
     original = tmp_path / f"{model.name}.py"

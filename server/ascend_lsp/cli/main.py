@@ -327,25 +327,25 @@ def run_explain(argv: list[str]) -> int:
 
 
 def run_run(argv: list[str]) -> int:
-    from ..runner.cli import main as runner_main
+    from ..runner.run_commands import main as runner_main
 
     return runner_main(argv)
 
 
 def run_port(argv: list[str]) -> int:
-    from ..port.cli import port_main
+    from ..port.port_commands import port_main
 
     return port_main(argv)
 
 
 def run_convert_weights(argv: list[str]) -> int:
-    from ..port.cli import convert_weights_main
+    from ..port.port_commands import convert_weights_main
 
     return convert_weights_main(argv)
 
 
 def run_compare_dumps(argv: list[str]) -> int:
-    from ..runner.cli import compare_dumps_main
+    from ..runner.run_commands import compare_dumps_main
 
     return compare_dumps_main(argv)
 

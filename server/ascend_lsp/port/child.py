@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ..limits import address_space
-from . import INSTALL_HINT, TOO_DEEP, PortError, PortUnavailable
+from .errors import INSTALL_HINT, TOO_DEEP, PortError, PortUnavailable
 from .result import Item, PortResult
 
 TIMEOUT_S = 120

@@ -6,7 +6,7 @@ The client half (this package minus `worker.py`) never imports torch, numpy or m
 
 from .job import Emulation, Job, JobError
 from .pool import RunnerPool
-from .report import format_markdown, format_summary, format_table
+from .result_text import format_markdown, format_summary, format_table
 from .result import OutputResult, RunResult
 from .targets import extract_targets, find_mindspore_pair
 

@@ -538,7 +538,7 @@ def run_torch_side(torch, source: Source, job: dict, target: Target, side: str) 
             raise SnippetError(side, _mapped_error(exc, source.path, options.get("memory_limit_mb"))) from None
         result.seconds = time.perf_counter() - started
     result.stdout = stdout.getvalue()[-TAIL_CHARS:]
-    result.outputs = _flatten(torch, "out", value)
+    result.outputs = flatten(torch, "out", value)
     result.dropout = rec.dropout
     result.draws = rec.draws
     if rec.layers is not None:
@@ -566,7 +566,7 @@ def _seed(torch, seed: int) -> None:
 def _backward(torch, value) -> None:
     # One scalar from everything differentiable the snippet returned; if it returned
     # nothing differentiable (it may have called backward itself), gradients stay as they are.
-    leaves = [t for _, t in _flatten(torch, "out", value, detach=False)
+    leaves = [t for _, t in flatten(torch, "out", value, detach=False)
               if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point()]
     if leaves:
         sum(t.float().sum() for t in leaves).backward()
@@ -602,7 +602,7 @@ def _to_cpu(torch, tensor):
     return tensor.detach().to("cpu", copy=True)
 
 
-def _flatten(torch, path: str, value, detach: bool = True) -> list[tuple[str, object]]:
+def flatten(torch, path: str, value, detach: bool = True) -> list[tuple[str, object]]:
     """Tensors and scalars by path (`out[0]`, `out['logits']`), as detached CPU torch tensors
     (or the live tensors with `detach=False`)."""
     if value is None:
@@ -620,9 +620,9 @@ def _flatten(torch, path: str, value, detach: bool = True) -> list[tuple[str, ob
     if isinstance(value, (int, float)):
         return [(path, torch.tensor(value, dtype=torch.int64 if isinstance(value, int) else torch.float64))]
     if isinstance(value, dict):
-        return [leaf for key, item in value.items() for leaf in _flatten(torch, f"{path}[{key!r}]", item, detach)]
+        return [leaf for key, item in value.items() for leaf in flatten(torch, f"{path}[{key!r}]", item, detach)]
     if isinstance(value, (list, tuple)):
-        return [leaf for i, item in enumerate(value) for leaf in _flatten(torch, f"{path}[{i}]", item, detach)]
+        return [leaf for i, item in enumerate(value) for leaf in flatten(torch, f"{path}[{i}]", item, detach)]
     if isinstance(value, torch.nn.Module) or callable(value):
         return []
     return [(path, value)]
@@ -963,7 +963,7 @@ def run_mindspore_side(torch, source: Source, job: dict, reference: Side) -> Sid
             raise SnippetError("target", _mapped_error(exc, source.path, options.get("memory_limit_mb"))) from None
         result.seconds = time.perf_counter() - started
     result.stdout = stdout.getvalue()[-TAIL_CHARS:]
-    result.outputs = _flatten(torch, "out", value)
+    result.outputs = flatten(torch, "out", value)
     if options.get("grad"):
         result.notes.append("gradients are not compared for the mindspore target")
     # The final value of every mapped parameter: compare_sides pairs those the torch run changed.
@@ -1254,7 +1254,7 @@ class Layers:
             self.busy = False
 
     def _tensors(self, value) -> list:
-        return [t for _, t in _flatten(self.torch, "", value, detach=False) if isinstance(t, self.torch.Tensor)]
+        return [t for _, t in flatten(self.torch, "", value, detach=False) if isinstance(t, self.torch.Tensor)]
 
     def _index(self, tensor) -> int:
         entry = self._live.get(id(tensor))

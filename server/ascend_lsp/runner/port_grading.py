@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..knowledge.thresholds import load_thresholds
-from ..runner.grading import grade_output, metric_parameters, worst
-from ..runner.worker import _flatten, compare_values
+from .grading import grade_output, metric_parameters, worst
+from .worker import compare_values, flatten
 
 
 def grade(torch, reference, candidate) -> tuple[str, list[dict]]:
@@ -12,7 +12,7 @@ def grade(torch, reference, candidate) -> tuple[str, list[dict]]:
     metrics). `reference` holds torch tensors, `candidate` MindSpore tensors, nested alike."""
     thresholds = load_thresholds()
     parameters = metric_parameters(thresholds)
-    ref, cand = dict(_flatten(torch, "out", reference)), dict(_flatten(torch, "out", candidate))
+    ref, cand = dict(flatten(torch, "out", reference)), dict(flatten(torch, "out", candidate))
     reports = []
     for path in sorted(set(ref) | set(cand)):
         if path not in cand or path not in ref:

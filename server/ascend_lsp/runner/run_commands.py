@@ -12,7 +12,7 @@ import sys
 from .chips import NAMES as CHIP_NAMES
 from .job import DEFAULT_TIMEOUT, TARGETS, Emulation, Job
 from .pool import RunnerPool
-from .report import format_table
+from .result_text import format_table
 from .result import FAILED, PASSED
 
 
