@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from .files import mappings_root, read_table
 
@@ -33,5 +34,6 @@ class Threshold:
 @functools.cache
 def load_thresholds() -> tuple[Threshold, ...]:
     rows = read_table(mappings_root() / "msprobe" / "thresholds.toml")["threshold"]
-    return tuple(Threshold(**{k.replace("-", "_"): tuple(v) if k == "dtypes" else v for k, v in row.items()})
-                 for row in rows)
+    fields: list[dict[str, Any]] = [{k.replace("-", "_"): tuple(v) if k == "dtypes" else v for k, v in row.items()}
+                                    for row in rows]
+    return tuple(Threshold(**f) for f in fields)

@@ -14,7 +14,7 @@ from .grading import metric_parameters
 from .port_pair import PortPairError, port_file, port_options
 from .targets import find_mindspore_pair
 
-PROTOCOL = 1  # must equal worker.PROTOCOL (tests/runner checks it)
+PROTOCOL = 1  # must equal worker/serve.PROTOCOL (tests/runner checks it)
 TARGETS = ("npu", "cuda", "cpu", "emulate", "mindspore")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MEMORY_LIMIT_MB = 8192

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..knowledge.thresholds import load_thresholds
 from .grading import grade_output, metric_parameters, worst
-from .worker import compare_values, flatten
+from .worker.metrics import compare_values
+from .worker.tensor_values import flatten
 
 
 def grade(torch, reference, candidate) -> tuple[str, list[dict]]:
