@@ -17,13 +17,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from ..knowledge.chips import load_chips
 from .model import Severity
 
 TARGETS = ("torch_npu", "mindspore")
-# Atlas training (910A), Atlas inference (310P), Atlas A2 (910B), Atlas A3, Ascend 950DT;
-# mappings/platform/chips.toml says what each lacks.
-CHIPS = ("910A", "310P", "A2", "A3", "950DT")
-CHIP_ALIASES = {"910": "910A", "910ProB": "910A", "910B": "A2", "910C": "A3", "950": "950DT"}
 # Ascend's support list has columns for A2, A3 and 950DT only; the older chips are read
 # from A2's column (they support no more than A2 does).
 SUPPORT_COLUMN = {"910A": "A2", "310P": "A2"}
@@ -138,11 +135,10 @@ def from_mapping(data: dict, base: Settings | None = None, root: str = "") -> Se
                 raise ConfigError(f"`{key}` must be a string such as \"2.13.0\", got {value!r}")
             changes[key.replace("-", "_")] = value
         elif key == "chip":
-            chip = CHIP_ALIASES.get(value, value) if isinstance(value, str) else value
-            if chip not in CHIPS:
-                raise ConfigError(f"`chip` must be one of {', '.join(CHIPS)} (or {', '.join(CHIP_ALIASES)}), "
-                                  f"got {value!r}")
-            changes["chip"] = chip
+            try:
+                changes["chip"] = load_chips().canonical(value)
+            except ValueError as exc:
+                raise ConfigError(f"`chip` {exc}") from None
         elif key == "exclude":
             changes[key] = _strings(key, value)
         elif key in ("select", "ignore"):
@@ -256,5 +252,5 @@ def load_settings(start: Path, base: Settings | None = None) -> Settings:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-__all__ = ["CHIP_ALIASES", "CHIPS", "TARGETS", "ConfigError", "Settings", "check_codes", "check_docs_url",
+__all__ = ["TARGETS", "ConfigError", "Settings", "check_codes", "check_docs_url",
            "check_env_docs_url", "env_docs_url", "from_mapping", "load_settings"]

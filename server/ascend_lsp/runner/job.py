@@ -6,10 +6,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..knowledge.chips import load_chips
 from ..knowledge.thresholds import load_thresholds
 from ..knowledge.weights import weight_table
 from ..sources import SourceError, read_source
-from .chips import chip as find_chip
 from .grading import metric_parameters
 from .port_pair import PortPairError, port_file, port_options
 from .targets import find_mindspore_pair
@@ -31,20 +31,21 @@ class Emulation:
     conv_hf32: bool = True  # torch_npu's default for fp32 convolutions
     matmul_hf32: bool = False  # off by default; on with torch.npu.matmul.allow_hf32 = True
     autocast: str | None = None  # "float16" or "bfloat16"
-    chip: str | None = None  # 910A, A2 (910B), A3, 310P, 950: what the chip does to numbers (chips.py)
+    chip: str | None = None  # a chip's name or alias: what it does to numbers (mappings/platform/chips.toml)
 
     def to_wire(self) -> dict:
         wire: dict = {"conv_hf32": self.conv_hf32, "matmul_hf32": self.matmul_hf32, "autocast": self.autocast}
         if self.chip is None:
             return wire
+        chips = load_chips()
         try:
-            chip = find_chip(self.chip)
+            chip = chips.chips[chips.canonical(self.chip)]
         except ValueError as exc:
-            raise JobError(str(exc)) from None
-        if self.autocast == "bfloat16" and not chip.bf16:
+            raise JobError(f"`chip` {exc}") from None
+        if self.autocast == "bfloat16" and "bf16" in chip.lacks:
             raise JobError(f"chip {chip.name} has no bfloat16: autocast to bfloat16 cannot be emulated there")
-        return {**wire, "chip": chip.name, "hf32": chip.hf32, "fp16_saturation": chip.fp16_saturation,
-                "assumptions": [f"chip {chip.name}: {a}" for a in chip.assumptions]}
+        return {**wire, "chip": chip.name, "hf32": chip.hf32, "fp16_saturation": "saturation" in chip.lacks,
+                "assumptions": [f"chip {chip.name}: {a}" for a in chip.emulation]}
 
 
 @dataclass
