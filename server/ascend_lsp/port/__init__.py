@@ -13,7 +13,7 @@ from pathlib import Path
 from .child import port_in_child
 from .errors import INSTALL_HINT, TOO_DEEP, PortError, PortUnavailable
 from .nesting import too_deep
-from .result import PortResult
+from .port_result import PortResult
 
 PORT_SUFFIX = "_mindspore"
 __all__ = ["INSTALL_HINT", "PORT_SUFFIX", "PortError", "PortUnavailable", "default_port_path", "libcst_installed",

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..limits import address_space
 from .errors import INSTALL_HINT, TOO_DEEP, PortError, PortUnavailable
-from .result import Item, PortResult
+from .port_result import Item, PortResult
 
 TIMEOUT_S = 120
 MEMORY_LIMIT_MB = 4096

@@ -13,7 +13,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from ..knowledge.files import mappings_root, read_table
 from ..knowledge.weights import weight_table
-from .result import Item, PortResult
+from .port_result import Item, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, GAINS, HELPERS, INIT,
                     LAYER_CLASSES, NO_EFFECT, REFERENCES, Manual, Out, Spec, expr, keep, literal, source)
 
