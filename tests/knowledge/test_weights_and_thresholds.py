@@ -4,14 +4,14 @@ import tomllib
 from pathlib import Path
 
 from ascend_lsp.knowledge.thresholds import load_thresholds
-from ascend_lsp.knowledge.weights import weight_table
+from ascend_lsp.knowledge.weights import load_weight_table
 from ascend_lsp.runner.job import weight_rows
 
 MAPPINGS = Path(__file__).resolve().parents[2] / "mappings"
 
 
 def test_the_weight_table_renames_and_reshapes():
-    table = weight_table()
+    table = load_weight_table()
     assert table.renames["torch.nn.BatchNorm2d"] == {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean",
                                                      "running_var": "moving_variance"}
     assert table.transforms == {("torch.nn.Conv1d", "weight"): "unsqueeze-2"}

@@ -15,7 +15,7 @@ class WeightTable:
 
 
 @functools.cache
-def weight_table() -> WeightTable:
+def load_weight_table() -> WeightTable:
     renames: dict[str, dict[str, str]] = {}
     transforms: dict[tuple[str, str], str] = {}
     for row in read_table(mappings_root() / "mindspore" / "weights.toml").get("weight", ()):

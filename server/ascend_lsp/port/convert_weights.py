@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from ..knowledge.weights import WeightTable, weight_table
+from ..knowledge.weights import WeightTable, load_weight_table
 from ..safe_write import write_file
 from ..sources import SourceError, open_regular
 
@@ -149,7 +149,7 @@ def convert_state(state: dict, source_text: str, rows: WeightTable | None = None
     """Map a torch state dict (name → numpy array) to the port's parameter names."""
     import numpy
 
-    rows = rows or weight_table()
+    rows = rows or load_weight_table()
     layers = SourceLayers(source_text)
     result = Conversion()
     params_of: dict[str, set[str]] = {}

@@ -12,7 +12,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from ..knowledge.files import mappings_root, read_table
-from ..knowledge.weights import weight_table
+from ..knowledge.weights import load_weight_table
 from .port_result import Item, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, GAINS, HELPERS, INIT,
                     LAYER_CLASSES, NO_EFFECT, REFERENCES, Manual, Out, Spec, expr, keep, literal, source)
@@ -125,7 +125,7 @@ class Porter(cst.CSTTransformer):
         super().__init__()
         self.facts = facts
         self.module_classes = facts.module_classes()
-        self.renames = weight_table().renames
+        self.renames = load_weight_table().renames
         # parameter names that a layer this file uses has under another name in MindSpore (weight → gamma)
         self.renamed_here = {name for kind in facts.layers for name, new in self.renames.get(kind, {}).items()
                              if new != name}

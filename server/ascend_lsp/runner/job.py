@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..knowledge.chips import load_chips
 from ..knowledge.thresholds import load_thresholds
-from ..knowledge.weights import weight_table
+from ..knowledge.weights import load_weight_table
 from ..sources import SourceError, read_source
 from .grading import metric_parameters
 from .port_pair import PortPairError, port_file, port_options
@@ -146,7 +146,7 @@ class Job:
 
 def weight_rows() -> list[dict]:
     """The weight table in the worker's wire form: one row per renamed torch parameter."""
-    table = weight_table()
+    table = load_weight_table()
     return [{"torch-module": layer, "torch": name, "mindspore": new,
              **({"transform": table.transforms[layer, name]} if (layer, name) in table.transforms else {})}
             for layer, names in table.renames.items() for name, new in names.items()]
