@@ -15,7 +15,7 @@ from ..knowledge.files import mappings_root, read_table
 from ..knowledge.weights import load_weight_table
 from .port_result import Item, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, GAINS, HELPERS, INIT,
-                    LAYER_CLASSES, NO_EFFECT, REFERENCES, Manual, Out, Spec, expr, keep, literal, source)
+                    LAYER_CLASSES, NO_EFFECT, REFERENCES, Manual, Out, Spec, expr, keep_arguments, literal, source)
 
 HEADER = "import mindspore\nfrom mindspore import nn, ops\n"
 MARK = "# {code} port: {reason}"
@@ -521,7 +521,7 @@ class Porter(cst.CSTTransformer):
                 and call.func.attr.value == "register_buffer" and _is_self(call.func.value)):
             return updated_node
         try:
-            args = _bind(call, Spec("register_buffer", "", ("name", "tensor", "persistent"), keep()))
+            args = _bind(call, Spec("register_buffer", "", ("name", "tensor", "persistent"), keep_arguments()))
         except Manual as exc:
             self.flag(original_node, NEEDS_PERSON, f"register_buffer: {exc}")
             return updated_node

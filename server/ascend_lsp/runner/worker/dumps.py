@@ -9,7 +9,7 @@ import os
 import re
 import time
 
-from .failures import SetupError, failed, import_required
+from .failures import SetupError, failure, import_required
 from .layer_calls import Layers, compare_layers
 from .run_target import Target
 
@@ -215,7 +215,7 @@ def compare_dump_dirs(job: dict) -> dict:
         bench, bench_info = read_dump(torch, job["bench"])
         npu, npu_info = read_dump(torch, job["npu"])
     except SetupError as exc:
-        return failed(exc.code, str(exc))
+        return failure(exc.code, str(exc))
     target = Target("dumps", "dump")
     # msprobe matches float16, float32 and bfloat16 with each other (DTYPE_MATCH_GROUPS)
     layers = compare_layers(torch, bench, npu, job.get("metrics", {}), target, low_precision=True)

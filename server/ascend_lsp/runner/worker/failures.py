@@ -26,7 +26,7 @@ class SnippetError(Exception):
         self.error = error
 
 
-def failed(code: str, message: str, **extra) -> dict:
+def failure(code: str, message: str, **extra) -> dict:
     return {"status": "failed", "code": code, "message": message, **extra}
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from .emulation import saturate_fp16
 from .metrics import compare_values
 from .patches import Patches
-from .tensor_values import MISSING, describe, flatten
+from .tensor_values import MISSING, describe_value, flatten
 
 # Calls the API level does not record: attribute access and bookkeeping, no computation.
 API_SKIP = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__bool__", "__index__", "__iter__",
@@ -178,7 +178,7 @@ def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_
     def compare(label: str, i: int | None, j: int | None) -> dict:
         if (i, j) not in memo:
             if i is None:
-                memo[i, j] = {"problem": "missing-reference", "target": describe(torch, cand.tensors[j])}
+                memo[i, j] = {"problem": "missing-reference", "target": describe_value(torch, cand.tensors[j])}
             else:
                 memo[i, j] = compare_values(torch, label, ref.tensors[i],
                                             cand.tensors[j] if j is not None else MISSING, *params, ulp=False)

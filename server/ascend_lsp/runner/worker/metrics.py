@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from .tensor_values import MISSING, describe
+from .tensor_values import MISSING, describe_value
 
 def compare_values(torch, path, ref, cand, cutoffs, eps_overrides, small_values, autocast, ulp=True) -> dict:
-    report = {"path": path, "reference": describe(torch, ref)}
+    report = {"path": path, "reference": describe_value(torch, ref)}
     if cand is MISSING:
         report["problem"] = "missing-target"
         return report
-    report["target"] = describe(torch, cand)
+    report["target"] = describe_value(torch, cand)
     if not (isinstance(ref, torch.Tensor) and isinstance(cand, torch.Tensor)):
         report.update(kind="value", equal=(type(ref) is type(cand) and repr(ref) == repr(cand)))
         return report

@@ -8,7 +8,7 @@ import sys
 import time
 
 from .dumps import compare_dump_dirs, write_dump
-from .failures import SetupError, SnippetError, failed, import_required
+from .failures import SetupError, SnippetError, failure, import_required
 from .layer_calls import compare_layers
 from .mindspore_side import run_mindspore_side
 from .run_target import Target
@@ -34,7 +34,7 @@ def main() -> None:
         try:
             job = json.loads(line)
         except ValueError as exc:
-            job, result = {}, failed("bad-job", f"job is not JSON: {exc}")
+            job, result = {}, failure("bad-job", f"job is not JSON: {exc}")
         else:
             result = handle(job, lambda message, _id=job.get("id"): _send(
                 out, {"type": "progress", "id": _id, "message": message}))
@@ -57,7 +57,7 @@ def _send(out, message: dict) -> None:
 
 def handle(job: dict, progress) -> dict:
     if job.get("protocol") != PROTOCOL:
-        return failed("protocol", f"client speaks protocol {job.get('protocol')}, this worker {PROTOCOL}")
+        return failure("protocol", f"client speaks protocol {job.get('protocol')}, this worker {PROTOCOL}")
     started = time.perf_counter()
     options = job.get("options", {})
     _apply_memory_limit(options.get("memory_limit_mb"))
@@ -69,7 +69,7 @@ def handle(job: dict, progress) -> dict:
         import_s = time.perf_counter() - started if fresh_import else 0.0
         target = Target.prepare(torch, job)
     except SetupError as exc:
-        return failed(exc.code, str(exc))
+        return failure(exc.code, str(exc))
     worker_info = {"torch": torch.__version__, "torch_import_s": round(import_s, 3)}
     try:
         source = Source(job)
@@ -81,11 +81,11 @@ def handle(job: dict, progress) -> dict:
         else:
             candidate = run_torch_side(torch, source, job, target, side="target")
     except SnippetError as exc:
-        return failed("exception", f"{exc.side} run raised {exc.error['type']}: {exc.error['message']}",
+        return failure("exception", f"{exc.side} run raised {exc.error['type']}: {exc.error['message']}",
                        error={**exc.error, "side": exc.side}, target=target.describe(), worker=worker_info,
                        notes=target.notes)
     except SetupError as exc:
-        return failed(exc.code, str(exc), target=target.describe(), worker=worker_info)
+        return failure(exc.code, str(exc), target=target.describe(), worker=worker_info)
     compare_started = time.perf_counter()
     outputs = compare_sides(torch, reference, candidate, job, target)
     layers = None
@@ -98,7 +98,7 @@ def handle(job: dict, progress) -> dict:
                 write_dump(torch, reference.layers, os.path.join(dump["dir"], "bench"), dump.get("tensors", True))
                 write_dump(torch, candidate.layers, os.path.join(dump["dir"], "npu"), dump.get("tensors", True))
             except OSError as exc:
-                return failed("dump", f"cannot write the dump under {dump['dir']}: {exc}")
+                return failure("dump", f"cannot write the dump under {dump['dir']}: {exc}")
     result = {
         "status": "ok",
         "target": target.describe(),

@@ -9,7 +9,7 @@ from typing import Any
 from .layer_calls import Layers
 from .metrics import compare_values
 from .run_target import Target
-from .tensor_values import MISSING, describe
+from .tensor_values import MISSING, describe_value
 
 TAIL_CHARS = 4000
 
@@ -106,5 +106,5 @@ def compare_sides(torch, reference: Side, candidate: Side, job: dict, target: Ta
             reports.append(report)
         for path, value in cand.items():
             reports.append({"path": path, "group": group, "problem": "missing-reference",
-                            "target": describe(torch, value)})
+                            "target": describe_value(torch, value)})
     return reports

@@ -42,7 +42,7 @@ def flatten(torch, path: str, value, detach: bool = True) -> list[tuple[str, Any
     return [(path, value)]
 
 
-def describe(torch, value) -> dict:
+def describe_value(torch, value) -> dict:
     if isinstance(value, torch.Tensor):
         return {"shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}
     return {"repr": repr(value)[:200]}
