@@ -13,9 +13,9 @@ from .layer_calls import Layers, patch_module_construction
 from .patches import Patches
 from .sides import TAIL_CHARS, Side
 from .tensor_values import flatten
-from .user_code import Source
+from .user_code import UserCode
 
-def run_mindspore_side(torch, source: Source, job: dict, reference: Side) -> Side:
+def run_mindspore_side(torch, source: UserCode, job: dict, reference: Side) -> Side:
     """Run the MindSpore port on the reference's inputs, with the torch weights loaded by name."""
     import mindspore
     import numpy
@@ -88,12 +88,12 @@ def run_mindspore_side(torch, source: Source, job: dict, reference: Side) -> Sid
     return result
 
 
-def _port_source(job: dict, source: Source) -> Source:
+def _port_source(job: dict, source: UserCode) -> UserCode:
     """The ported file (`lsp-check port`) when the job pairs with one, else the job's own file."""
     port = ((job.get("options") or {}).get("mindspore") or {}).get("port")
     if not port:
         return source
-    return Source({"file": port, "entry": {"function": job["options"]["mindspore"]["pair"]},
+    return UserCode({"file": port, "entry": {"function": job["options"]["mindspore"]["pair"]},
                    "options": job.get("options", {})})
 
 

@@ -14,7 +14,7 @@ from .mindspore_side import run_mindspore_side
 from .run_target import Target
 from .sides import compare_sides
 from .torch_side import run_torch_side
-from .user_code import Source
+from .user_code import UserCode
 
 PROTOCOL = 1
 
@@ -72,7 +72,7 @@ def handle(job: dict, progress) -> dict:
         return failure(exc.code, str(exc))
     worker_info = {"torch": torch.__version__, "torch_import_s": round(import_s, 3)}
     try:
-        source = Source(job)
+        source = UserCode(job)
         progress("reference run on CPU")
         reference = run_torch_side(torch, source, job, target, side="reference")
         progress(f"target run on {target.label}")

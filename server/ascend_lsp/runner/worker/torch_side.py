@@ -15,9 +15,9 @@ from .run_target import Target
 from .sides import TAIL_CHARS, Recorder, Side
 from .tensor_values import flatten, to_cpu
 from .torch_patches import patch_devices_to_cpu, patch_module_calls, patch_random
-from .user_code import Source
+from .user_code import UserCode
 
-def run_torch_side(torch, source: Source, job: dict, target: Target, side: str) -> Side:
+def run_torch_side(torch, source: UserCode, job: dict, target: Target, side: str) -> Side:
     options = job.get("options", {})
     on_cpu = side == "reference" or target.on_cpu
     rec = Recorder(torch, bool(options.get("capture_inputs")))

@@ -12,7 +12,7 @@ import types
 from .failures import SetupError, SnippetError, syntax_error
 from .tensor_values import MISSING, is_tensor_like
 
-class Source:
+class UserCode:
     """The user's file, compiled with its real path so tracebacks point at its lines."""
 
     def __init__(self, job: dict):
