@@ -19,8 +19,6 @@ PACKAGE = Path(ascend_lsp.__file__).parent
 ALLOWED_CIRCLES = (
     # The analyser and the packaging files' analysis import each other's private names.
     frozenset({"ascend_lsp.engine.analyzer", "ascend_lsp.engine.documents"}),
-    # The port's package, its child process and its rewriter.
-    frozenset({"ascend_lsp.port", "ascend_lsp.port.child", "ascend_lsp.port.rewrite"}),
 )
 ALLOWED_LAYER_IMPORTS: frozenset[tuple[str, str]] = frozenset()
 

@@ -2,8 +2,10 @@
 
 Called by `python mappings/build platform` (see __main__.py). Pure stdlib at build time:
 
-- `chips.toml`: what each Ascend chip lacks (bf16, IEEE inf/nan, FP8, offline operators),
-  from the facts in mappings/upstream/torch_npu (FACTS.md §6, real_world_failures.md #6, #9, #16, #17).
+- `chips.toml`: the Ascend chips, their names and aliases (every command accepts these), what
+  each lacks (bf16, IEEE inf/nan, FP8, offline operators) and what the emulate target assumes
+  it does to numbers (HF32), from the facts in mappings/upstream/torch_npu (FACTS.md §6,
+  real_world_failures.md #6, #9, #16, #17).
 - `packaging.toml`: the torch ↔ torch-npu pairing read from the registry's own metadata
   of every torch-npu release (`build/pypi/torch-npu-releases.json`, written by
   `refresh_releases()` with pip's `--report`, which reads each wheel's PEP 658 metadata:
@@ -30,18 +32,30 @@ FAILURES = "mappings/upstream/torch_npu/real_world_failures.md"
 FACTS = "mappings/upstream/torch_npu/FACTS.md"
 
 # --- chips ---------------------------------------------------------------------------------
+# What `lsp-check run --target emulate --chip` assumes a chip does to numbers, each with its
+# source; fp16 saturation and bfloat16 themselves are the `saturation` and `bf16` features below.
+SATURATION = ("fp16 saturation mode (torch_npu FACTS: Atlas training-series 910A supports saturation mode only; "
+              "real_world_failures: 910A / 310P inf→65504, NaN→0)")
+NO_HF32 = "no HF32 emulated (HF32 is the A2/A3 cube format; 910A-class fp32 handling is not emulated)"
+NO_BF16 = "bfloat16 treated as absent (torch.npu.is_bf16_supported() is False on this chip: an assumption)"
+INF_NAN = "IEEE inf/nan (INF_NAN_MODE_ENABLE=1, the A2/A3 default; 950DT supports INF_NAN mode only)"
+HF32 = "HF32: fp32 convolutions on, fp32 matmul off, unless the code sets the switches (torch_npu defaults)"
+HF32_SOURCE = f"{FACTS} §6 (HF32 defaults: convolutions on, matmul off, on A2/A3; 910A-class chips have no HF32)"
+OLDER = {"hf32": False, "hf32-source": HF32_SOURCE, "emulation": [SATURATION, NO_HF32, NO_BF16]}
+NEWER = {"hf32": True, "hf32-source": HF32_SOURCE, "emulation": [INF_NAN, HF32]}
 CHIPS = [
     {"name": "910A", "title": "Atlas training series (Ascend 910A / 910ProB)", "aliases": ["910", "910ProB"],
-     "support-column": "A2",
+     "support-column": "A2", **OLDER,
      "source": f"{FACTS} §6 (INF_NAN_MODE, ACL_PRECISION_MODE by SoC) and caveats (chip names follow the SoC "
                "checks in Ascend/pytorch)"},
-    {"name": "310P", "title": "Atlas inference series (Ascend 310P)", "aliases": [], "support-column": "A2",
+    {"name": "310P", "title": "Atlas inference series (Ascend 310P)", "aliases": [], "support-column": "A2", **OLDER,
      "source": f"{FAILURES} #6, #9, #16"},
-    {"name": "A2", "title": "Atlas A2 (Ascend 910B)", "aliases": ["910B"],
+    {"name": "A2", "title": "Atlas A2 (Ascend 910B)", "aliases": ["910B"], **NEWER,
      "source": f"{FACTS} §2 (support list columns) and caveats"},
-    {"name": "A3", "title": "Atlas A3 (Ascend 910C / 910_93)", "aliases": ["910C"],
+    {"name": "A3", "title": "Atlas A3 (Ascend 910C / 910_93)", "aliases": ["910C"], **NEWER,
      "source": f"{FACTS} §2 (support list columns) and caveats"},
-    {"name": "950DT", "title": "Ascend 950DT", "aliases": ["950"], "source": f"{FACTS} §2 (support list columns)"},
+    {"name": "950DT", "title": "Ascend 950DT", "aliases": ["950"], **NEWER,
+     "source": f"{FACTS} §2 (support list columns)"},
 ]
 ALL_CHIPS = [c["name"] for c in CHIPS]
 
@@ -283,8 +297,8 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
     d = Path(data_dir) / "torch_npu"
     chips, features = chip_rows()
     written = [write_toml(out_dir / "chips.toml", {
-        "title": "Ascend chip profiles: what each chip lacks",
-        "sources": sorted({c["source"] for c in chips} | {f["source"] for f in features}),
+        "title": "Ascend chip profiles: their names, what each chip lacks, what it does to numbers",
+        "sources": sorted({c["source"] for c in chips} | {HF32_SOURCE} | {f["source"] for f in features}),
     }, [("chip", chips), ("feature", features)])]
     pairing = pairing_rows()
     written.append(write_toml(out_dir / "packaging.toml", {

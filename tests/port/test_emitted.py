@@ -7,7 +7,7 @@ import pytest
 
 from ascend_lsp.port import port_source
 from ascend_lsp.port.specs import EMITTED, FUNCTIONS, LAYERS
-from ascend_lsp.port.weights import convert_state
+from ascend_lsp.port.convert_weights import convert_state
 
 from .harness import load_module
 
@@ -63,7 +63,7 @@ def _torch_modules(text: str, tmp_path, name: str):
 
 
 def _grade(reference, candidate):
-    from ascend_lsp.port.precision import grade
+    from ascend_lsp.runner.port_grading import grade
 
     verdict, reports = grade(torch, reference, candidate)
     assert verdict == "PASS", reports

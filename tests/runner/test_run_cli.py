@@ -30,7 +30,7 @@ def raises():
 
 def cli(*args):
     env = {**os.environ, "PYTHONPATH": str(SERVER)}
-    return subprocess.run([sys.executable, "-m", "ascend_lsp.runner.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ascend_lsp.runner.run_commands", *args], capture_output=True, text=True,
                           env=env, timeout=300)
 
 
@@ -66,7 +66,7 @@ def test_bad_arguments_exit_2(script):
 
 
 def test_client_never_imports_torch():
-    code = ("import sys, ascend_lsp.runner, ascend_lsp.runner.cli; "
+    code = ("import sys, ascend_lsp.runner, ascend_lsp.runner.run_commands; "
             "print(sorted(m for m in ('torch', 'numpy', 'mindspore') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(SERVER)})

@@ -20,7 +20,7 @@ def linear():
 
 
 def test_hf32_rounding_keeps_11_mantissa_bits_round_to_nearest_even():
-    from ascend_lsp.runner.worker import round_to_hf32
+    from ascend_lsp.runner.worker.emulation import round_to_hf32
 
     one_ulp = 2.0**-11  # HF32 spacing above 1.0
     values = torch.tensor([1.0, 1 + one_ulp / 2, 1 + one_ulp * 1.5, 1 + one_ulp * 0.75, float("inf"), float("nan")])

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ascend_lsp.runner import worker
-from ascend_lsp.runner.grading import ERROR, PASS, WARNING, grade_output, load_thresholds, metric_parameters
+from ascend_lsp.knowledge.thresholds import load_thresholds
+from ascend_lsp.runner.worker import serve
+from ascend_lsp.runner.grading import ERROR, PASS, WARNING, grade_output, metric_parameters
 from ascend_lsp.runner.job import PROTOCOL
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,4 +91,4 @@ def test_thresholds_table_matches_its_schema_and_keeps_provenance():
 
 
 def test_client_and_worker_agree_on_the_protocol():
-    assert worker.PROTOCOL == PROTOCOL
+    assert serve.PROTOCOL == PROTOCOL

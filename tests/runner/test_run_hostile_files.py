@@ -21,7 +21,7 @@ HAS_MSPROBE = importlib.util.find_spec("msprobe") is not None
 def test_run_on_a_fifo_is_refused_at_once(tmp_path):
     fifo = tmp_path / "model.py"
     os.mkfifo(fifo)
-    done = subprocess.run([sys.executable, "-m", "ascend_lsp.runner.cli", f"{fifo}::f", "--target", "cpu"],
+    done = subprocess.run([sys.executable, "-m", "ascend_lsp.runner.run_commands", f"{fifo}::f", "--target", "cpu"],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SERVER)}, timeout=30)
     assert done.returncode == 2
     assert done.stdout.startswith(f"Run on cpu f: failed: {fifo}: not a regular file (a FIFO); only files are read")

@@ -87,11 +87,11 @@ def test_fp16_saturation_on_910a_gives_65504_and_is_still_located(pool, model):
 
 
 def test_saturation_maps_overflow_to_65504_and_nan_to_0():
-    from ascend_lsp.runner import worker
+    from ascend_lsp.runner.worker.emulation import saturate_fp16
 
     values = torch.tensor([1.0, float("inf"), float("-inf"), float("nan")], dtype=torch.float16)
-    assert worker._saturate(torch, torch.add, values).tolist() == [1.0, 65504.0, -65504.0, 0.0]
-    assert worker._saturate(torch, torch.add, values.float()) is not None  # other dtypes pass through
+    assert saturate_fp16(torch, torch.add, values).tolist() == [1.0, 65504.0, -65504.0, 0.0]
+    assert saturate_fp16(torch, torch.add, values.float()) is not None  # other dtypes pass through
 
 
 def test_bfloat16_on_a_chip_without_it_is_refused(pool, model):
@@ -197,17 +197,19 @@ def test_compare_dumps_names_a_missing_dump(pool, tmp_path):
 
 
 def test_a_statistics_only_dump_is_refused_with_a_reason(pool, tmp_path):
-    from ascend_lsp.runner import worker
+    from ascend_lsp.runner.worker.dumps import write_dump
+    from ascend_lsp.runner.worker.layer_calls import Layers, patch_module_construction
+    from ascend_lsp.runner.worker.patches import Patches
 
-    layers = worker.Layers(torch, "model.py")
-    with worker._Patches() as patches:
-        worker._patch_module_construction(torch.nn.Module, patches, layers)
+    layers = Layers(torch, "model.py")
+    with Patches() as patches:
+        patch_module_construction(torch.nn.Module, patches, layers)
         net = torch.nn.Sequential(torch.nn.Linear(2, 2))
     index = layers.enter("module", net[0], "Linear", (torch.ones(1, 2),), {})
     layers.exit(index, net[0](torch.ones(1, 2)))
     layers.name_modules([net])
     for side in ("bench", "npu"):
-        worker.write_dump(torch, layers, str(tmp_path / side), tensors=False)
+        write_dump(torch, layers, str(tmp_path / side), tensors=False)
     dumped = json.loads((tmp_path / "bench" / "step0" / "rank" / "dump.json").read_text())
     assert list(dumped["data"]) == ["Module.0.Linear.forward.0"] and dumped["task"] == "statistics"
     result = pool.run(Job(path="", function="compare-dumps", target="dumps",

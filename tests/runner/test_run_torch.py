@@ -1,5 +1,6 @@
 """Real torch on the CPU: zero delta, identical inputs, outputs, gradients, selections, errors."""
 
+import hashlib
 import threading
 
 import pytest
@@ -59,14 +60,14 @@ def test_cpu_against_cpu_is_exactly_zero_and_passes(pool, snippet):
 
 
 def test_identical_outputs_grade_exactly_by_comparison_not_by_a_reduction():
-    from ascend_lsp.runner import worker
+    from ascend_lsp.runner.worker.metrics import float_metrics
 
     # On some CPUs (x @ x) / (|x| |x|) rounds to 0.9999999999999999 for this vector: identical
     # tensors must still get cosine 1 and every share 1, on any machine and thread count.
     x = torch.tensor([1.5409961082440433, -0.2934289057609464, -2.1787893820745574, 0.5684312772806678,
                       -1.084522342424021, -1.3985953953708767, 0.4033468476292993], dtype=torch.float64)
     for ref in (x, torch.cat([x, torch.tensor([float("nan"), float("inf")], dtype=torch.float64)])):
-        metrics = worker._float_metrics(torch, ref, ref.clone(), torch.float64, [0.01, 0.0001], {}, {})
+        metrics = float_metrics(torch, ref, ref.clone(), torch.float64, [0.01, 0.0001], {}, {})
         assert (metrics["cosine"], metrics["max_abs"], metrics["nan_inf_mismatch"]) == (1.0, 0.0, 0)
         assert metrics["rel_err_share"] == {"0.01": 1.0, "0.0001": 1.0}
         assert metrics["compared"] == 7
@@ -81,11 +82,13 @@ def test_inputs_and_initial_weights_are_bit_identical(pool, snippet):
 
 
 def test_random_factories_draw_on_the_cpu_generator_then_move():
-    from ascend_lsp.runner import worker
+    from ascend_lsp.runner.worker.patches import Patches
+    from ascend_lsp.runner.worker.sides import Recorder
+    from ascend_lsp.runner.worker.torch_patches import patch_random
 
-    recorder = worker.Recorder(torch, capture=True)
-    with worker._Patches() as patches:
-        worker._patch_random(torch, patches, recorder, on_cpu=False)
+    recorder = Recorder(torch, capture=True)
+    with Patches() as patches:
+        patch_random(torch, patches, recorder, on_cpu=False)
         torch.manual_seed(3)
         drawn = torch.randn(5, device="meta")  # any non-CPU device: the values come from the CPU
         inplace = torch.empty(4, device="meta").uniform_()
@@ -93,7 +96,7 @@ def test_random_factories_draw_on_the_cpu_generator_then_move():
     expected = torch.randn(5)
     assert drawn.device.type == "meta" and inplace.device.type == "meta"
     assert [d[0] for d in recorder.draws] == ["randn", "uniform_"]
-    assert recorder.draws[0][2] == worker.hashlib.sha256(expected.numpy().tobytes()).hexdigest()
+    assert recorder.draws[0][2] == hashlib.sha256(expected.numpy().tobytes()).hexdigest()
 
 
 def test_nested_outputs_are_paired_by_path(pool, snippet):

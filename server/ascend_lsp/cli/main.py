@@ -10,8 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
-from ..engine.config import CHIPS, TARGETS, ConfigError, check_codes, check_env_docs_url
+from ..engine.config import TARGETS, ConfigError, check_codes, check_env_docs_url
 from ..engine.settings_resolver import SettingsResolver
+from ..knowledge.chips import chip_argument
 from ..knowledge.files import TableError
 from ..safe_write import WriteRefused, write_file
 
@@ -26,7 +27,7 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--config", type=Path, help="pyproject.toml to use instead of the nearest one")
     p.add_argument("--target", choices=TARGETS)
-    p.add_argument("--chip", choices=CHIPS)
+    p.add_argument("--chip", type=chip_argument, metavar="CHIP", help="the Ascend chip (the `chip` setting)")
     p.add_argument("--torch-npu-version")
     p.add_argument("--mindspore-version")
     p.add_argument("--select", help="comma-separated codes or prefixes to enable (replaces the configured set)")
@@ -295,7 +296,7 @@ def run_explain(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="lsp-check explain",
                                 description="Explain a rule code (NPU103) or an API (torch.cuda.Stream).")
     p.add_argument("what")
-    p.add_argument("--chip", choices=CHIPS)
+    p.add_argument("--chip", type=chip_argument, metavar="CHIP", help="the Ascend chip (the `chip` setting)")
     p.add_argument("--torch-npu-version")
     args = p.parse_args(argv)
     cli = {k: v for k, v in (("chip", args.chip), ("torch_npu_version", args.torch_npu_version)) if v}
@@ -309,25 +310,25 @@ def run_explain(argv: list[str]) -> int:
 
 
 def run_run(argv: list[str]) -> int:
-    from ..runner.cli import main as runner_main
+    from ..runner.run_commands import main as runner_main
 
     return runner_main(argv)
 
 
 def run_port(argv: list[str]) -> int:
-    from ..port.cli import port_main
+    from ..port.port_commands import port_main
 
     return port_main(argv)
 
 
 def run_convert_weights(argv: list[str]) -> int:
-    from ..port.cli import convert_weights_main
+    from ..port.port_commands import convert_weights_main
 
     return convert_weights_main(argv)
 
 
 def run_compare_dumps(argv: list[str]) -> int:
-    from ..runner.cli import compare_dumps_main
+    from ..runner.run_commands import compare_dumps_main
 
     return compare_dumps_main(argv)
 

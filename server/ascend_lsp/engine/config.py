@@ -10,14 +10,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
+from ..knowledge.chips import load_chips
 from .model import Severity
 from ..knowledge.api_tables import TableError, available_versions, mindspore_table
 
 TARGETS = ("torch_npu", "mindspore")
-# Atlas training (910A), Atlas inference (310P), Atlas A2 (910B), Atlas A3, Ascend 950DT;
-# mappings/platform/chips.toml says what each lacks.
-CHIPS = ("910A", "310P", "A2", "A3", "950DT")
-CHIP_ALIASES = {"910": "910A", "910ProB": "910A", "910B": "A2", "910C": "A3", "950": "950DT"}
 # Ascend's support list has columns for A2, A3 and 950DT only; the older chips are read
 # from A2's column (they support no more than A2 does).
 SUPPORT_COLUMN = {"910A": "A2", "310P": "A2"}
@@ -124,11 +121,10 @@ def from_mapping(data: dict, codes: frozenset[str], base: Settings | None = None
                 raise ConfigError(f"`{key}` must be a string such as \"2.13.0\", got {value!r}")
             changes[key.replace("-", "_")] = _check_version(key, value)
         elif key == "chip":
-            chip = CHIP_ALIASES.get(value, value) if isinstance(value, str) else value
-            if chip not in CHIPS:
-                raise ConfigError(f"`chip` must be one of {', '.join(CHIPS)} (or {', '.join(CHIP_ALIASES)}), "
-                                  f"got {value!r}")
-            changes["chip"] = chip
+            try:
+                changes["chip"] = load_chips().canonical(value)
+            except ValueError as exc:
+                raise ConfigError(f"`chip` {exc}") from None
         elif key == "exclude":
             changes[key] = _strings(key, value)
         elif key in ("select", "ignore"):
@@ -212,5 +208,5 @@ def env_docs_url() -> str:
         return ""
 
 
-__all__ = ["CHIP_ALIASES", "CHIPS", "TARGETS", "ConfigError", "Settings", "check_codes", "check_docs_url",
+__all__ = ["TARGETS", "ConfigError", "Settings", "check_codes", "check_docs_url",
            "check_env_docs_url", "env_docs_url", "from_mapping"]

@@ -9,32 +9,20 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from .child import port_in_child
+from .errors import INSTALL_HINT, TOO_DEEP, PortError, PortUnavailable
 from .nesting import too_deep
-
-if TYPE_CHECKING:
-    from .result import PortResult
+from .port_result import PortResult
 
 PORT_SUFFIX = "_mindspore"
-INSTALL_HINT = "porting needs libcst: pip install 'ascend-lsp[port]' (or pip install libcst)"
-TOO_DEEP = "too deeply nested to port"
+__all__ = ["INSTALL_HINT", "PORT_SUFFIX", "PortError", "PortUnavailable", "default_port_path", "libcst_installed",
+           "port_source"]
 
 
-class PortUnavailable(Exception):
-    """libcst is not installed."""
-
-
-class PortError(Exception):
-    """Why a file's port could not be made (the file does not parse, is too deeply nested,
-    the port process crashed or ran out of time or memory): the reason, without the file's name."""
-
-
-def port_source(text: str, path: str = "<source>") -> "PortResult":
+def port_source(text: str, path: str = "<source>") -> PortResult:
     """The MindSpore port of `text`, with what was converted and what needs a person.
     Raises PortUnavailable without libcst, PortError when the port cannot be made."""
-    from .child import port_in_child  # here: it imports this module's exceptions
-
     if not libcst_installed():
         raise PortUnavailable(INSTALL_HINT)
     if too_deep(text):

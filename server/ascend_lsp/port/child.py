@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from ..limits import address_space
-from . import INSTALL_HINT, TOO_DEEP, PortError, PortUnavailable
-from .result import Item, PortResult
+from .errors import INSTALL_HINT, TOO_DEEP, PortError, PortUnavailable
+from .port_result import Item, PortResult
 
 TIMEOUT_S = 120
 MEMORY_LIMIT_MB = 4096

@@ -12,9 +12,10 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from ..knowledge.files import mappings_root, read_table
-from . import specs
-from .result import Item, PortResult
-from .specs import BY_TORCH, DTYPES, INIT, LAYER_CLASSES, Manual, literal, source
+from ..knowledge.weights import load_weight_table
+from .port_result import Item, PortResult
+from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, GAINS, HELPERS, INIT,
+                    LAYER_CLASSES, NO_EFFECT, REFERENCES, Manual, Out, Spec, expr, keep_arguments, literal, source)
 
 HEADER = "import mindspore\nfrom mindspore import nn, ops\n"
 MARK = "# {code} port: {reason}"
@@ -27,14 +28,6 @@ _INPLACE: dict[type, type[cst.BaseBinaryOp]] = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
     cst.DivideAssign: cst.Divide}
 HEADER_SLOT = "__ascend_lsp_port_header__"
-
-
-def weight_renames() -> dict[str, dict[str, str]]:
-    """torch layer → {torch parameter: MindSpore parameter}, from mappings/mindspore/weights.toml."""
-    renames: dict[str, dict[str, str]] = {}
-    for row in read_table(mappings_root() / "mindspore" / "weights.toml").get("weight", ()):
-        renames.setdefault(row["torch-module"], {})[row["torch"]] = row["mindspore"]
-    return renames
 
 
 def consistent_functions() -> dict[str, str]:
@@ -132,7 +125,7 @@ class Porter(cst.CSTTransformer):
         super().__init__()
         self.facts = facts
         self.module_classes = facts.module_classes()
-        self.renames = weight_renames()
+        self.renames = load_weight_table().renames
         # parameter names that a layer this file uses has under another name in MindSpore (weight → gamma)
         self.renamed_here = {name for kind in facts.layers for name, new in self.renames.get(kind, {}).items()
                              if new != name}
@@ -332,9 +325,9 @@ class Porter(cst.CSTTransformer):
             self.flag(original, NEEDS_PERSON, "getattr(nn, …) picks the layer at run time: check that the "
                                               "mindspore.nn class of that name takes the same arguments")
             return cst.Name("nn")
-        if qualname in specs.REFERENCES:
-            self.converted(original, f"{qualname} → {specs.REFERENCES[qualname]}")
-            return cst.parse_expression(specs.REFERENCES[qualname])
+        if qualname in REFERENCES:
+            self.converted(original, f"{qualname} → {REFERENCES[qualname]}")
+            return cst.parse_expression(REFERENCES[qualname])
         if qualname.startswith("torch.") and qualname[6:] in DTYPES:
             self.converted(original, f"{qualname} → mindspore.{DTYPES[qualname[6:]]}")
             return cst.parse_expression(f"mindspore.{DTYPES[qualname[6:]]}")
@@ -419,24 +412,24 @@ class Porter(cst.CSTTransformer):
         if qualname in BY_TORCH:
             return self._spec_call(original_node, updated_node, BY_TORCH[qualname])
         if qualname == "torch.nn.ModuleDict" and self._holds_containers(original_node):
-            self.converted(original_node, f"{qualname} holding containers → {specs.CONTAINER_DICT} (a Cell)")
-            self.helpers.add(specs.CONTAINER_DICT_SOURCE)
-            return updated_node.with_changes(func=cst.Name(specs.CONTAINER_DICT))
+            self.converted(original_node, f"{qualname} holding containers → {CONTAINER_DICT} (a Cell)")
+            self.helpers.add(CONTAINER_DICT_SOURCE)
+            return updated_node.with_changes(func=cst.Name(CONTAINER_DICT))
         if qualname in LAYER_CLASSES:
             self.converted(original_node, f"{qualname} → {LAYER_CLASSES[qualname]}")
             return updated_node.with_changes(func=cst.parse_expression(LAYER_CLASSES[qualname]))
         if qualname == "torch.nn.init.calculate_gain":
             nonlinearity = literal(updated_node.args[0].value) if len(updated_node.args) == 1 else None
-            gain = specs.GAINS.get(nonlinearity) if isinstance(nonlinearity, str) else None
+            gain = GAINS.get(nonlinearity) if isinstance(nonlinearity, str) else None
             if gain is None:
                 self.flag(original_node, NEEDS_PERSON, "calculate_gain: only a literal nonlinearity without "
                                                        "parameter has a fixed value")
                 return updated_node
             self.converted(original_node, f"calculate_gain → {gain!r}")
-            return specs.expr(gain)
+            return expr(gain)
         if qualname.startswith("torch.nn.init."):
             return self._init_call(original_node, updated_node, qualname.rsplit(".", 1)[1])
-        if qualname in ("torch.no_grad", "torch.inference_mode") or qualname in specs.NO_EFFECT:
+        if qualname in ("torch.no_grad", "torch.inference_mode") or qualname in NO_EFFECT:
             return updated_node  # the `with` / decorator / statement handles it
         if qualname in self.functions:
             self.converted(original_node, f"{qualname} → {self.functions[qualname]} (consistent)")
@@ -446,12 +439,12 @@ class Porter(cst.CSTTransformer):
         return updated_node
 
     def _holds_containers(self, call: cst.Call) -> bool:
-        finder = _CallFinder(self.facts, specs.CONTAINER_CALLS)
+        finder = _CallFinder(self.facts, CONTAINER_CALLS)
         for arg in call.args:
             arg.value.visit(finder)
         return finder.found
 
-    def _spec_call(self, original: cst.Call, updated: cst.Call, spec: specs.Spec):
+    def _spec_call(self, original: cst.Call, updated: cst.Call, spec: Spec):
         try:
             args = _bind(updated, spec)
             built = spec.build(args)
@@ -459,8 +452,8 @@ class Porter(cst.CSTTransformer):
         except Manual as exc:
             self.flag(original, NEEDS_PERSON, f"`{spec.torch}` → `{spec.mindspore}`: {exc}")
             return updated
-        if callee in specs.HELPERS:
-            self.helpers.add(specs.HELPERS[callee])
+        if callee in HELPERS:
+            self.helpers.add(HELPERS[callee])
         self.converted(original, f"{spec.torch} → {callee}")
         return updated.with_changes(func=cst.parse_expression(callee), args=_arguments(updated.args, built))
 
@@ -519,7 +512,7 @@ class Porter(cst.CSTTransformer):
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         call = updated_node.value
-        effect = specs.NO_EFFECT.get(self.qualname(original_node.value.func) or "") \
+        effect = NO_EFFECT.get(self.qualname(original_node.value.func) or "") \
             if isinstance(original_node.value, cst.Call) else None
         if effect:
             self.converted(original_node, f"removed: {effect}")
@@ -528,7 +521,7 @@ class Porter(cst.CSTTransformer):
                 and call.func.attr.value == "register_buffer" and _is_self(call.func.value)):
             return updated_node
         try:
-            args = _bind(call, specs.Spec("register_buffer", "", ("name", "tensor", "persistent"), specs._keep()))
+            args = _bind(call, Spec("register_buffer", "", ("name", "tensor", "persistent"), keep_arguments()))
         except Manual as exc:
             self.flag(original_node, NEEDS_PERSON, f"register_buffer: {exc}")
             return updated_node
@@ -554,7 +547,7 @@ class _CallFinder(cst.CSTVisitor):
         self.found = self.found or self.facts.qualname(node.func) in self.names
 
 
-def _arguments(given: Sequence[cst.Arg], built: specs.Out) -> list[cst.Arg]:
+def _arguments(given: Sequence[cst.Arg], built: Out) -> list[cst.Arg]:
     """The counterpart's arguments. An argument passed on keeps its comma and the whitespace and
     comments around it (a multi-line call stays multi-line); new ones are written `name=value`."""
     passed = {id(arg.value): arg for arg in given}
@@ -576,7 +569,7 @@ def _arguments(given: Sequence[cst.Arg], built: specs.Out) -> list[cst.Arg]:
     return args
 
 
-def _bind(call: cst.Call, spec: specs.Spec) -> dict[str, cst.BaseExpression]:
+def _bind(call: cst.Call, spec: Spec) -> dict[str, cst.BaseExpression]:
     """torch's arguments by parameter name; dropped parameters removed."""
     args: dict[str, cst.BaseExpression] = {}
     params = spec.params

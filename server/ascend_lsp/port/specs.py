@@ -59,7 +59,7 @@ class Spec:
     pick: Callable[[Args], str] | None = None  # the counterpart, when the arguments decide it
 
 
-def _keep(*names: str, rename: dict[str, str] | None = None, positional: int = 0) -> Callable[[Args], Out]:
+def keep_arguments(*names: str, rename: dict[str, str] | None = None, positional: int = 0) -> Callable[[Args], Out]:
     """Pass `names` through (the first `positional` by position), renaming keywords."""
     rename = rename or {}
 
@@ -142,8 +142,8 @@ def _instancenorm(args: Args) -> Out:
     # GroupNorm would still own gamma/beta, so a parameter-free cell does it.
     _not_default(args, "track_running_stats", False, "track_running_stats=True has no MindSpore counterpart")
     if _affine(args):
-        return [(None, args["num_features"]), (None, args["num_features"]), *_keep("eps")(args)]
-    return [(None, args["num_features"]), *_keep("eps")(args)]
+        return [(None, args["num_features"]), (None, args["num_features"]), *keep_arguments("eps")(args)]
+    return [(None, args["num_features"]), *keep_arguments("eps")(args)]
 
 
 def _affine(args: Args) -> bool:
@@ -270,7 +270,7 @@ def _scale_factor(args: Args) -> Args:
 
 def _upsample(args: Args) -> Out:
     args = _scale_factor(args)
-    out = _keep("size", "scale_factor", "mode", "align_corners")(args)
+    out = keep_arguments("size", "scale_factor", "mode", "align_corners")(args)
     if "scale_factor" in args:
         out.append(("recompute_scale_factor", cst.Name("True")))
     return out
@@ -291,29 +291,29 @@ LAYERS = [
            pick=lambda a: "nn.GroupNorm" if _affine(a) else INSTANCE_NORM)
       for d in ("1d", "2d")),
     Spec(R + "GroupNorm", "nn.GroupNorm", ("num_groups", "num_channels", "eps", "affine"),
-         _keep("num_groups", "num_channels", "eps", "affine", positional=2)),
+         keep_arguments("num_groups", "num_channels", "eps", "affine", positional=2)),
     Spec(R + "LayerNorm", "nn.LayerNorm", ("normalized_shape", "eps", "elementwise_affine", "bias"), _layernorm,
          ("P06",)),
     Spec(R + "Dropout", "nn.Dropout", ("p", "inplace"), _dropout, ("P01",), dropped=("inplace",)),
     Spec(R + "GELU", "nn.GELU", ("approximate",), _gelu, ("P12",)),
     Spec(R + "LeakyReLU", "nn.LeakyReLU", ("negative_slope", "inplace"), _leaky_relu, ("P13",), dropped=("inplace",)),
-    Spec(R + "ReLU", "nn.ReLU", ("inplace",), _keep(), dropped=("inplace",)),
-    Spec(R + "ReLU6", "nn.ReLU6", ("inplace",), _keep(), dropped=("inplace",)),
-    Spec(R + "Tanh", "nn.Tanh", (), _keep()),
-    Spec(R + "Sigmoid", "nn.Sigmoid", (), _keep()),
-    Spec(R + "Identity", "nn.Identity", (), _keep()),
+    Spec(R + "ReLU", "nn.ReLU", ("inplace",), keep_arguments(), dropped=("inplace",)),
+    Spec(R + "ReLU6", "nn.ReLU6", ("inplace",), keep_arguments(), dropped=("inplace",)),
+    Spec(R + "Tanh", "nn.Tanh", (), keep_arguments()),
+    Spec(R + "Sigmoid", "nn.Sigmoid", (), keep_arguments()),
+    Spec(R + "Identity", "nn.Identity", (), keep_arguments()),
     Spec(R + "Softmax", "nn.Softmax", ("dim",), _softmax_cell, ("P14",)),
     Spec(R + "LogSoftmax", "nn.LogSoftmax", ("dim",), _softmax_cell, ("P14",)),
     Spec(R + "Flatten", "nn.Flatten", ("start_dim", "end_dim"),
-         lambda a: [("start_dim", a.get("start_dim", expr(1))), *(_keep("end_dim")(a))]),
+         lambda a: [("start_dim", a.get("start_dim", expr(1))), *(keep_arguments("end_dim")(a))]),
     Spec(R + "MaxPool2d", "nn.MaxPool2d", ("kernel_size", "stride", "padding", "dilation", "return_indices",
                                             "ceil_mode"), _pool, ("P16",)),
     Spec(R + "AvgPool2d", "nn.AvgPool2d", ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"),
          _pool, ("P16",)),
-    Spec(R + "AdaptiveAvgPool2d", "nn.AdaptiveAvgPool2d", ("output_size",), _keep("output_size", positional=1)),
-    Spec(R + "PixelShuffle", "nn.PixelShuffle", ("upscale_factor",), _keep("upscale_factor", positional=1)),
-    Spec(R + "ReflectionPad2d", "nn.ReflectionPad2d", ("padding",), _keep("padding", positional=1)),
-    Spec(R + "ZeroPad2d", "nn.ZeroPad2d", ("padding",), _keep("padding", positional=1)),
+    Spec(R + "AdaptiveAvgPool2d", "nn.AdaptiveAvgPool2d", ("output_size",), keep_arguments("output_size", positional=1)),
+    Spec(R + "PixelShuffle", "nn.PixelShuffle", ("upscale_factor",), keep_arguments("upscale_factor", positional=1)),
+    Spec(R + "ReflectionPad2d", "nn.ReflectionPad2d", ("padding",), keep_arguments("padding", positional=1)),
+    Spec(R + "ZeroPad2d", "nn.ZeroPad2d", ("padding",), keep_arguments("padding", positional=1)),
     Spec(R + "Upsample", "nn.Upsample", ("size", "scale_factor", "mode", "align_corners"), _upsample),
     Spec(R + "Embedding", "nn.Embedding", ("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
                                             "scale_grad_by_freq", "sparse"), _embedding, ("P31",)),
@@ -345,7 +345,7 @@ CONTAINER_CALLS = (R + "Sequential", R + "ModuleList", R + "ModuleDict")
 
 
 def _dim_to_axis(*names: str, positional: int = 1) -> Callable[[Args], Out]:
-    return _keep(*names, rename={"dim": "axis"}, positional=positional)
+    return keep_arguments(*names, rename={"dim": "axis"}, positional=positional)
 
 
 def _softmax_function(args: Args) -> Out:
@@ -356,7 +356,7 @@ def _softmax_function(args: Args) -> Out:
 
 def _flatten_function(args: Args) -> Out:
     # ops.flatten's second positional parameter is `order`, and start_dim defaults to 1 (torch: 0)
-    return [(None, args["input"]), ("start_dim", args.get("start_dim", expr(0))), *_keep("end_dim")(args)]
+    return [(None, args["input"]), ("start_dim", args.get("start_dim", expr(0))), *keep_arguments("end_dim")(args)]
 
 
 def _pool_function(args: Args) -> Out:
@@ -371,7 +371,7 @@ def _pool_function(args: Args) -> Out:
 def _interpolate(args: Args) -> Out:
     _not_default(args, "antialias", False, "antialias has no `ops.interpolate` counterpart")
     args = _scale_factor(args)
-    out = _keep("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
+    out = keep_arguments("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
                 positional=1)(args)
     if "scale_factor" in args and "recompute_scale_factor" not in args:
         # MindSpore 2.10 rejects scale_factor for 'nearest' unless the size is recomputed from it
@@ -395,13 +395,13 @@ def _sizes(args: Args) -> Out:
 
 F = "torch.nn.functional."
 FUNCTIONS = [
-    *(Spec(F + name, f"ops.{name}", ("input", "inplace"), _keep("input", positional=1), dropped=("inplace",))
+    *(Spec(F + name, f"ops.{name}", ("input", "inplace"), keep_arguments("input", positional=1), dropped=("inplace",))
       for name in ("relu", "relu6", "elu", "silu", "hardswish")),
     Spec(F + "leaky_relu", "ops.leaky_relu", ("input", "negative_slope", "inplace"),
          lambda a: [(None, a["input"]), ("alpha", a.get("negative_slope", expr(0.01)))], ("P13",),
          dropped=("inplace",)),
-    *(Spec(F + name, f"ops.{name}", ("input",), _keep("input", positional=1)) for name in ("tanh", "sigmoid")),
-    *(Spec(f"torch.{name}", f"ops.{name}", ("input",), _keep("input", positional=1))
+    *(Spec(F + name, f"ops.{name}", ("input",), keep_arguments("input", positional=1)) for name in ("tanh", "sigmoid")),
+    *(Spec(f"torch.{name}", f"ops.{name}", ("input",), keep_arguments("input", positional=1))
       for name in ("relu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "rsqrt", "sin", "cos")),
     Spec(F + "gelu", "ops.gelu", ("input", "approximate"), _gelu_function, ("P12",)),
     Spec(F + "softmax", "ops.softmax", ("input", "dim"), _softmax_function, ("P14",)),
@@ -411,31 +411,31 @@ FUNCTIONS = [
     Spec(F + "max_pool2d", "ops.max_pool2d", ("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"),
          _pool_function, ("P16",)),
     Spec(F + "adaptive_avg_pool2d", "ops.adaptive_avg_pool2d", ("input", "output_size"),
-         _keep("input", "output_size", positional=2)),
+         keep_arguments("input", "output_size", positional=2)),
     Spec(F + "interpolate", "ops.interpolate", ("input", "size", "scale_factor", "mode", "align_corners",
                                                 "recompute_scale_factor", "antialias"), _interpolate),
     # api-1.10.toml pairs F.layer_norm with the ops.LayerNorm primitive (2.10's ops.layer_norm has no
     # CPU kernel): a small function on it takes torch's parameters
     Spec(F + "layer_norm", "ops.LayerNorm", ("input", "normalized_shape", "weight", "bias", "eps"),
-         _keep("input", "normalized_shape", "weight", "bias", "eps", positional=5), pick=lambda a: LAYER_NORM),
+         keep_arguments("input", "normalized_shape", "weight", "bias", "eps", positional=5), pick=lambda a: LAYER_NORM),
     Spec(F + "dropout", "ops.dropout", ("input", "p", "training", "inplace"),
-         _keep("input", "p", "training", positional=1), dropped=("inplace",)),
+         keep_arguments("input", "p", "training", positional=1), dropped=("inplace",)),
     Spec(F + "pad", "ops.pad", ("input", "pad", "mode", "value"),
-         _keep("input", "pad", "mode", "value", rename={"pad": "padding"}, positional=2)),
+         keep_arguments("input", "pad", "mode", "value", rename={"pad": "padding"}, positional=2)),
     Spec("torch.cat", "ops.cat", ("tensors", "dim"), _dim_to_axis("tensors", "dim")),
     Spec("torch.stack", "ops.stack", ("tensors", "dim"), _dim_to_axis("tensors", "dim")),
     Spec("torch.flatten", "ops.flatten", ("input", "start_dim", "end_dim"), _flatten_function),
-    Spec("torch.matmul", "ops.matmul", ("input", "other"), _keep("input", "other", positional=2)),
-    Spec("torch.tril", "ops.tril", ("input", "diagonal"), _keep("input", "diagonal", positional=2)),
-    Spec("torch.triu", "ops.triu", ("input", "diagonal"), _keep("input", "diagonal", positional=2)),
+    Spec("torch.matmul", "ops.matmul", ("input", "other"), keep_arguments("input", "other", positional=2)),
+    Spec("torch.tril", "ops.tril", ("input", "diagonal"), keep_arguments("input", "diagonal", positional=2)),
+    Spec("torch.triu", "ops.triu", ("input", "diagonal"), keep_arguments("input", "diagonal", positional=2)),
     *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
            dropped=("device", "requires_grad", "layout")) for name in ("zeros", "ones")),
     *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
            dropped=("device", "requires_grad", "layout"))
       for name in ("randn", "rand")),
-    Spec("torch.manual_seed", "mindspore.set_seed", ("seed",), _keep("seed", positional=1)),
+    Spec("torch.manual_seed", "mindspore.set_seed", ("seed",), keep_arguments("seed", positional=1)),
     Spec("torch.arange", "ops.arange", ("start", "end", "step", "dtype", "device", "requires_grad"),
-         _keep("start", "end", "step", "dtype", positional=3), dropped=("device", "requires_grad")),
+         keep_arguments("start", "end", "step", "dtype", positional=3), dropped=("device", "requires_grad")),
 ]
 
 # torch dtypes → MindSpore dtypes (mindspore.common.dtype; same names for the rest)

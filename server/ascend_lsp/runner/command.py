@@ -19,9 +19,10 @@ import functools
 import json
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 
-BOOTSTRAP = 'import sys,json;exec(compile(json.loads(sys.stdin.readline()),"<ascend-lsp worker>","exec"))'
+from .bundle import SCRIPT_NAME, worker_script
+
+BOOTSTRAP = f'import sys,json;exec(compile(json.loads(sys.stdin.readline()),"{SCRIPT_NAME}","exec"))'
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,5 @@ def template_launch(template: str) -> Launch:
 
 @functools.cache
 def worker_source_line() -> bytes:
-    """The first stdin line for a shipped worker: its source as a JSON string."""
-    source = (Path(__file__).with_name("worker.py")).read_text(encoding="utf-8")
-    return (json.dumps(source) + "\n").encode()
+    """The first stdin line for a shipped worker: its script as a JSON string."""
+    return (json.dumps(worker_script()) + "\n").encode()

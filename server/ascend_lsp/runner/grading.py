@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import operator
-import sys
-from typing import Any
 from dataclasses import dataclass
-from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-from ..knowledge.files import mappings_root
+from ..knowledge.thresholds import Threshold
 
 PASS, WARNING, ERROR = "PASS", "WARNING", "ERROR"
 SEVERITY = {PASS: 0, WARNING: 1, ERROR: 2}
@@ -23,42 +14,10 @@ LOW_PRECISION = ("float16", "bfloat16")
 
 
 @dataclass(frozen=True)
-class Threshold:
-    id: str
-    stage: str
-    order: int
-    metric: str
-    dtypes: tuple[str, ...]
-    value: float
-    rule: str
-    source: str
-    op: str | None = None
-    outcome: str | None = None
-    otherwise: str | None = None
-    below: float | None = None
-    min_numel: int | None = None
-
-    def describe(self) -> str:
-        what = f"rel err < {self.below:g} share" if self.metric == "rel-err-share" else self.metric
-        return f"{self.id}: {what} {self.op} {self.value:g} → {self.outcome}" + \
-            (f", else {self.otherwise}" if self.otherwise else "")
-
-
-@dataclass(frozen=True)
 class Grade:
     verdict: str
     reason: str
     threshold: Threshold | None = None
-
-
-@functools.cache
-def load_thresholds(path: Path | None = None) -> tuple[Threshold, ...]:
-    path = path or mappings_root() / "msprobe" / "thresholds.toml"
-    with open(path, "rb") as f:
-        rows = tomllib.load(f)["threshold"]
-    fields: list[dict[str, Any]] = [{k.replace("-", "_"): tuple(v) if k == "dtypes" else v for k, v in row.items()}
-                                    for row in rows]
-    return tuple(Threshold(**f) for f in fields)
 
 
 def metric_parameters(thresholds: tuple[Threshold, ...]) -> dict:

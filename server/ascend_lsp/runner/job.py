@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import functools
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-from ..knowledge.files import mappings_root
+from ..knowledge.chips import load_chips
+from ..knowledge.thresholds import load_thresholds
+from ..knowledge.weights import load_weight_table
 from ..source_codec import read_source
 from ..sources import SourceError
-from .chips import chip as find_chip
-from .grading import load_thresholds, metric_parameters
+from .grading import metric_parameters
 from .port_pair import PortPairError, port_file, port_options
 from .targets import find_mindspore_pair
 
-PROTOCOL = 1  # must equal worker.PROTOCOL (tests/runner checks it)
+PROTOCOL = 1  # must equal worker/serve.PROTOCOL (tests/runner checks it)
 TARGETS = ("npu", "cuda", "cpu", "emulate", "mindspore")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MEMORY_LIMIT_MB = 8192
@@ -38,20 +32,21 @@ class Emulation:
     conv_hf32: bool = True  # torch_npu's default for fp32 convolutions
     matmul_hf32: bool = False  # off by default; on with torch.npu.matmul.allow_hf32 = True
     autocast: str | None = None  # "float16" or "bfloat16"
-    chip: str | None = None  # 910A, A2 (910B), A3, 310P, 950: what the chip does to numbers (chips.py)
+    chip: str | None = None  # a chip's name or alias: what it does to numbers (mappings/platform/chips.toml)
 
     def to_wire(self) -> dict:
         wire: dict = {"conv_hf32": self.conv_hf32, "matmul_hf32": self.matmul_hf32, "autocast": self.autocast}
         if self.chip is None:
             return wire
+        chips = load_chips()
         try:
-            chip = find_chip(self.chip)
+            chip = chips.chips[chips.canonical(self.chip)]
         except ValueError as exc:
-            raise JobError(str(exc)) from None
-        if self.autocast == "bfloat16" and not chip.bf16:
+            raise JobError(f"`chip` {exc}") from None
+        if self.autocast == "bfloat16" and "bf16" in chip.lacks:
             raise JobError(f"chip {chip.name} has no bfloat16: autocast to bfloat16 cannot be emulated there")
-        return {**wire, "chip": chip.name, "hf32": chip.hf32, "fp16_saturation": chip.fp16_saturation,
-                "assumptions": [f"chip {chip.name}: {a}" for a in chip.assumptions]}
+        return {**wire, "chip": chip.name, "hf32": chip.hf32, "fp16_saturation": "saturation" in chip.lacks,
+                "assumptions": [f"chip {chip.name}: {a}" for a in chip.emulation]}
 
 
 @dataclass
@@ -131,7 +126,7 @@ class Job:
             if not pair:
                 raise JobError(f"no MindSpore port for {self.function}(): define {self.function}_ms(), mark it "
                                f"with `# ascend-lsp: mindspore-pair=<name>`, or port the file (`lsp-check port`)")
-            options["mindspore"] = {"pair": pair, "device": self.mindspore_device, "weights": weight_renames()}
+            options["mindspore"] = {"pair": pair, "device": self.mindspore_device, "weights": weight_rows()}
             if port:
                 try:
                     options["mindspore"]["port"] = port_options(port, pair)
@@ -150,9 +145,9 @@ class Job:
         }
 
 
-@functools.cache
-def weight_renames() -> list[dict]:
-    """mappings/mindspore/weights.toml rows, as the worker reads them."""
-    with open(mappings_root() / "mindspore" / "weights.toml", "rb") as f:
-        return [{k: row[k] for k in ("torch-module", "torch", "mindspore", "transform") if k in row}
-                for row in tomllib.load(f)["weight"]]
+def weight_rows() -> list[dict]:
+    """The weight table in the worker's wire form: one row per renamed torch parameter."""
+    table = load_weight_table()
+    return [{"torch-module": layer, "torch": name, "mindspore": new,
+             **({"transform": table.transforms[layer, name]} if (layer, name) in table.transforms else {})}
+            for layer, names in table.renames.items() for name, new in names.items()]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .grading import ERROR, PASS, WARNING, grade_output, load_thresholds, worst
+from ..knowledge.thresholds import load_thresholds
+from .grading import ERROR, PASS, WARNING, grade_output, worst
 from .job import Job
 from .layers import LayerResult, describe, divergence_dict, first_divergence, grade_layers, map_dump_sources
 from .targets import function_line

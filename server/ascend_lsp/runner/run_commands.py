@@ -9,10 +9,10 @@ import argparse
 import json
 import sys
 
-from .chips import NAMES as CHIP_NAMES
+from ..knowledge.chips import chip_argument
 from .job import DEFAULT_TIMEOUT, TARGETS, Emulation, Job
 from .pool import RunnerPool
-from .report import format_table
+from .result_text import format_table
 from .result import FAILED, PASSED
 
 
@@ -34,7 +34,7 @@ def build_parser(prog: str = "lsp-check run") -> argparse.ArgumentParser:
     parser.add_argument("--matmul-hf32", action="store_true", help="emulate: fp32 matmul in HF32 too")
     parser.add_argument("--no-conv-hf32", action="store_true", help="emulate: keep fp32 convolutions in fp32")
     parser.add_argument("--autocast", choices=("float16", "bfloat16"), help="emulate: run under CPU autocast")
-    parser.add_argument("--chip", choices=CHIP_NAMES, type=str.upper,
+    parser.add_argument("--chip", type=chip_argument, metavar="CHIP",
                         help="emulate: what this chip does to numbers (fp16 saturation on 910A/310P, HF32, bf16)")
     parser.add_argument("--mindspore-pair", metavar="NAME", help="mindspore: the port's function name")
     parser.add_argument("--port", metavar="PORT.py", help="mindspore: the file `lsp-check port` wrote (default: "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from ..runner.grading import grade_output, load_thresholds, metric_parameters, worst
-from ..runner.worker import _flatten, compare_values
+from ..knowledge.thresholds import load_thresholds
+from .grading import grade_output, metric_parameters, worst
+from .worker.metrics import compare_values
+from .worker.tensor_values import flatten
 
 
 def grade(torch, reference, candidate) -> tuple[str, list[dict]]:
@@ -11,7 +13,7 @@ def grade(torch, reference, candidate) -> tuple[str, list[dict]]:
     metrics). `reference` holds torch tensors, `candidate` MindSpore tensors, nested alike."""
     thresholds = load_thresholds()
     parameters = metric_parameters(thresholds)
-    ref, cand = dict(_flatten(torch, "out", reference)), dict(_flatten(torch, "out", candidate))
+    ref, cand = dict(flatten(torch, "out", reference)), dict(flatten(torch, "out", candidate))
     reports = []
     for path in sorted(set(ref) | set(cand)):
         if path not in cand or path not in ref:

@@ -126,7 +126,7 @@ def convert_weights_main(argv: list[str]) -> int:
     args = _parse(parser, argv)
     if isinstance(args, int):
         return args
-    from .weights import convert_file
+    from .convert_weights import convert_file
 
     try:  # before the work: a device, a link or a missing folder is refused now, not after
         writable_target(args.output)

@@ -13,29 +13,13 @@ import ast
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from ..knowledge.files import mappings_root, read_table
+from ..knowledge.weights import WeightTable, load_weight_table
 from ..safe_write import write_file
 from ..sources import SourceError, open_regular
 
 # Where checkpoints usually keep the state dict.
 STATE_KEYS = ("state_dict", "model_state_dict", "model", "net", "module", "weights")
 DROPPED = {"num_batches_tracked": "BatchNorm's step counter has no MindSpore counterpart"}
-
-
-@dataclass
-class WeightRows:
-    renames: dict[str, dict[str, str]]  # torch layer → torch parameter → MindSpore parameter
-    transforms: dict[tuple[str, str], str]  # (torch layer, torch parameter) → transform
-
-    @classmethod
-    def load(cls) -> "WeightRows":
-        renames: dict[str, dict[str, str]] = {}
-        transforms: dict[tuple[str, str], str] = {}
-        for row in read_table(mappings_root() / "mindspore" / "weights.toml").get("weight", ()):
-            renames.setdefault(row["torch-module"], {})[row["torch"]] = row["mindspore"]
-            if row.get("transform"):
-                transforms[(row["torch-module"], row["torch"])] = row["transform"]
-        return cls(renames, transforms)
 
 
 @dataclass
@@ -161,11 +145,11 @@ def _tied(state: dict, layers: SourceLayers) -> dict[str, str]:
     return tied
 
 
-def convert_state(state: dict, source_text: str, rows: WeightRows | None = None) -> Conversion:
+def convert_state(state: dict, source_text: str, rows: WeightTable | None = None) -> Conversion:
     """Map a torch state dict (name → numpy array) to the port's parameter names."""
     import numpy
 
-    rows = rows or WeightRows.load()
+    rows = rows or load_weight_table()
     layers = SourceLayers(source_text)
     result = Conversion()
     params_of: dict[str, set[str]] = {}
@@ -205,7 +189,7 @@ def convert_state(state: dict, source_text: str, rows: WeightRows | None = None)
 
 
 def _unnamed_layer(local: str, ndim: int, siblings: set[str], layers: SourceLayers,
-                   rows: WeightRows) -> tuple[str, str] | None:
+                   rows: WeightTable) -> tuple[str, str] | None:
     """The MindSpore name of `weight`/`bias` in a module the source does not name: every layer
     the source uses that could hold a tensor of this rank must agree."""
     used = layers.called | {alias for alias in layers.aliases.values() if alias.startswith("torch.nn.")}

@@ -1,0 +1,105 @@
+"""msprobe's metrics of one output against the reference (the client grades them)."""
+
+from __future__ import annotations
+
+from .tensor_values import MISSING, describe_value
+
+def compare_values(torch, path, ref, cand, cutoffs, eps_overrides, small_values, autocast, ulp=True) -> dict:
+    report = {"path": path, "reference": describe_value(torch, ref)}
+    if cand is MISSING:
+        report["problem"] = "missing-target"
+        return report
+    report["target"] = describe_value(torch, cand)
+    if not (isinstance(ref, torch.Tensor) and isinstance(cand, torch.Tensor)):
+        report.update(kind="value", equal=(type(ref) is type(cand) and repr(ref) == repr(cand)))
+        return report
+    if ref.shape != cand.shape:
+        report["problem"] = "shape"
+        return report
+    ref_float, cand_float = ref.is_floating_point(), cand.is_floating_point()
+    if ref.dtype != cand.dtype:
+        report["dtype_mismatch"] = True
+    if not ref_float and not cand_float and not ref.is_complex():
+        mismatch = int((ref.to(torch.int64) != cand.to(torch.int64)).sum()) if ref.numel() else 0
+        report.update(kind="exact", grade_dtype=report["reference"]["dtype"], numel=ref.numel(),
+                      metrics={"mismatch": mismatch, "mismatch_ratio": mismatch / max(ref.numel(), 1),
+                               "max_abs": float((ref.double() - cand.double()).abs().max()) if ref.numel() else 0.0})
+        return report
+    if ref.is_complex() or cand.is_complex():
+        ref, cand = torch.view_as_real(ref.resolve_conj()), torch.view_as_real(cand.resolve_conj())
+    grade_dtype = cand.dtype if autocast and cand.dtype in (torch.float16, torch.bfloat16) else ref.dtype
+    if not grade_dtype.is_floating_point:
+        grade_dtype = torch.float32
+    report.update(kind="float", grade_dtype=str(grade_dtype).removeprefix("torch."), numel=ref.numel(),
+                  metrics=float_metrics(torch, ref, cand, grade_dtype, cutoffs, eps_overrides, small_values, ulp))
+    return report
+
+
+def float_metrics(torch, r, t, grade_dtype, cutoffs, eps_overrides, small_values, ulp: bool = True) -> dict:
+    numel = r.numel()
+    if numel and r.dtype == t.dtype and torch.equal(r, t):
+        # Bit-identical (so no NaN): decided by comparison, not by a reduction's rounding.
+        infinite, zeros = int(torch.isinf(r).sum()), int((r == 0).sum())
+        return {"max_abs": 0.0, "max_rel": 0.0, "mean_rel": 0.0, "cosine": 1.0,
+                "rel_err_share": {format(c, "g"): 1.0 for c in cutoffs}, "ulp_max": 0.0, "ulp_mean": 0.0,
+                "compared": numel - infinite, "nan_inf_mismatch": 0, "nan_ref": 0, "inf_ref": infinite,
+                "nan_target": 0, "inf_target": infinite, "zeros_ref": zeros, "zeros_target": zeros,
+                "zero_count_diff_ratio": 0.0}
+    # counted in the tensors' own dtype (float64 copies cost memory bandwidth), measured in float64
+    nan_inf = [int(torch.isnan(r).sum()), int(torch.isinf(r).sum()), int(torch.isnan(t).sum()),
+               int(torch.isinf(t).sum())]
+    zeros_ref, zeros_target = int((r == 0).sum()), int((t == 0).sum())
+    r, t = r.double(), t.double()
+    if any(nan_inf):
+        mismatch = int(((torch.isnan(r) != torch.isnan(t)) | (torch.isposinf(r) != torch.isposinf(t)) |
+                        (torch.isneginf(r) != torch.isneginf(t))).sum())
+        finite = torch.isfinite(r) & torch.isfinite(t)
+        rf, tf = r[finite], t[finite]
+    else:  # the common case: no mask, no copy
+        mismatch, rf, tf = 0, r.reshape(-1), t.reshape(-1)
+    counts = {
+        "compared": rf.numel(),  # the elements finite on both sides: what every metric below is over
+        "nan_inf_mismatch": mismatch,
+        "nan_ref": nan_inf[0], "inf_ref": nan_inf[1], "nan_target": nan_inf[2], "inf_target": nan_inf[3],
+        "zeros_ref": zeros_ref, "zeros_target": zeros_target,
+        "zero_count_diff_ratio": abs(zeros_target - zeros_ref) / max(numel, 1),
+    }
+    if rf.numel() == 0:  # nothing finite on both sides: no number to show, not a perfect one
+        return {"max_abs": None, "max_rel": None, "mean_rel": None, "cosine": None,
+                "rel_err_share": {format(c, "g"): None for c in cutoffs}, "ulp_max": None, "ulp_mean": None,
+                **counts}
+    if torch.equal(rf, tf):  # equal where both are finite: decided by comparison, not by a reduction
+        return {"max_abs": 0.0, "max_rel": 0.0, "mean_rel": 0.0, "cosine": 1.0,
+                "rel_err_share": {format(c, "g"): 1.0 for c in cutoffs}, "ulp_max": 0.0, "ulp_mean": 0.0, **counts}
+    diff = (tf - rf).abs()
+    info = torch.finfo(grade_dtype)
+    eps = eps_overrides.get(str(grade_dtype).removeprefix("torch."), info.eps)
+    rel = diff / (rf.abs() + eps)
+    ulp_max = ulp_mean = None
+    if ulp:  # shown, not graded: the per-layer comparison leaves it out
+        # ULP of the reference value in the graded dtype, over msprobe's non-small values only.
+        mantissa = round(-torch.log2(torch.tensor(info.eps)).item())
+        min_exponent = round(torch.log2(torch.tensor(info.tiny, dtype=torch.float64)).item())
+        large = rf.abs() >= small_values.get(str(grade_dtype).removeprefix("torch."), 0.0)
+        _, exponent = torch.frexp(rf[large])
+        ulp_err = diff[large] / torch.ldexp(torch.ones_like(rf[large]), (exponent - 1).clamp(min=min_exponent) -
+                                            mantissa)
+        ulp_max = float(ulp_err.max()) if ulp_err.numel() else 0.0
+        ulp_mean = float(ulp_err.mean()) if ulp_err.numel() else 0.0
+    norm_r, norm_t = rf.norm(), tf.norm()
+    if norm_r == 0 and norm_t == 0:
+        cosine = 1.0
+    elif norm_r == 0 or norm_t == 0:
+        cosine = 0.0
+    else:
+        cosine = float((rf @ tf) / (norm_r * norm_t))
+    return {
+        "max_abs": float(diff.max()),
+        "max_rel": float(rel.max()),
+        "mean_rel": float(rel.mean()),
+        "cosine": min(cosine, 1.0),
+        "rel_err_share": {format(c, "g"): int((rel < c).sum()) / rel.numel() for c in cutoffs},
+        "ulp_max": ulp_max,
+        "ulp_mean": ulp_mean,
+        **counts,
+    }
