@@ -133,6 +133,17 @@ def test_layers():
     assert not stale, f"no longer imported, remove from ALLOWED_LAYER_IMPORTS: {stale}"
 
 
+def test_only_knowledge_reads_mappings():
+    """knowledge/files.py finds and reads mappings/ (mappings_root, read_table); every other
+    module asks a knowledge/ module for the facts."""
+    readers = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                     if path.parent.name != "knowledge"
+                     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                     if isinstance(node, ast.ImportFrom)
+                     and {"mappings_root", "read_table"} & {alias.name for alias in node.names})
+    assert not readers, f"read mappings/ outside knowledge/: {readers}"
+
+
 def test_the_graph_counts_every_import(tmp_path):
     """The checks above see a circle made of a relative import, an import inside a function
     and one under TYPE_CHECKING, name it, and see a layer crossed."""

@@ -15,9 +15,6 @@ from .model import Severity
 from ..knowledge.api_tables import TableError, available_versions, mindspore_table
 
 TARGETS = ("torch_npu", "mindspore")
-# Ascend's support list has columns for A2, A3 and 950DT only; the older chips are read
-# from A2's column (they support no more than A2 does).
-SUPPORT_COLUMN = {"910A": "A2", "310P": "A2"}
 DOCS_URL_ENV = "ASCEND_LSP_DOCS_URL"
 # A rule page's link is opened by the editor: a `command:` or `vscode:` URI there would run
 # something, so an address from settings or the environment must be a web page or a file.
@@ -46,7 +43,7 @@ class Settings:
     @property
     def support_chip(self) -> str:
         """The support-list column that describes the configured chip."""
-        return SUPPORT_COLUMN.get(self.chip, self.chip)
+        return load_chips().chips[self.chip].support_column
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the most specific matching prefix of select/ignore decides."""

@@ -196,6 +196,16 @@ def _merge_traps(tables: Tables, traps: dict) -> None:
             tables.traps.setdefault(api, []).append(trap)
 
 
+def mapping_rows(version: str) -> tuple[dict, ...]:
+    """The [[mapping]] rows of mappings/mindspore/api-<version>.toml, as written."""
+    return tuple(read_table(mappings_root() / "mindspore" / f"api-{version}.toml").get("mapping", ()))
+
+
+def trap_rows() -> tuple[dict, ...]:
+    """The [[trap]] rows of mappings/mindspore/traps.toml, as written."""
+    return tuple(read_table(mappings_root() / "mindspore" / "traps.toml").get("trap", ()))
+
+
 def mindspore_table(version: str) -> str:
     """The mapping table for a MindSpore release: 2.6 (mint) from 2.5 on, 2.4 (ops/nn)
     for 2.0–2.4, 1.10 before. Newer releases than the newest table use the newest."""

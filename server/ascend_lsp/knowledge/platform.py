@@ -1,4 +1,4 @@
-"""mappings/platform/: chip profiles, packaging facts and argument-level limits, loaded once."""
+"""mappings/platform/: packaging facts and argument-level limits, loaded once (the chips: chips.py)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,7 @@ from .files import mappings_root, read_table
 
 
 @dataclass(frozen=True, slots=True)
-class Feature:
-    """Something some chips lack (bf16, IEEE inf/nan, FP8, offline operators)."""
-
-    name: str
-    title: str
-    chips: tuple[str, ...]  # where the limit applies
-    unknown: tuple[str, ...]  # chips the facts say nothing about
-    note: str
-    source: str
-
-
-@dataclass(frozen=True, slots=True)
 class Platform:
-    chips: dict[str, dict]  # chip → its row (title, aliases, source)
-    features: dict[str, Feature]
     pairing: tuple[dict, ...]  # torch-npu release → the torch it requires
     packages: tuple[dict, ...]
     indexes: tuple[dict, ...]
@@ -63,7 +49,6 @@ class Platform:
 @functools.lru_cache(maxsize=8)
 def load_platform(torch_npu_version: str) -> Platform:
     root = mappings_root() / "platform"
-    chips = read_table(root / "chips.toml")
     packaging = read_table(root / "packaging.toml")
     arguments: dict[str, list[dict]] = {}
     limits = root / f"arguments-{torch_npu_version}.toml"
@@ -73,12 +58,6 @@ def load_platform(torch_npu_version: str) -> Platform:
     fallbacks: dict[str, list[dict]] = {}
     for row in read_table(root / "fallback.toml").get("fallback", ()):
         fallbacks.setdefault(row["api"], []).append(row)
-    features = {
-        row["name"]: Feature(row["name"], row["title"], tuple(row["chips"]), tuple(row.get("unknown", ())),
-                             row["note"], row["source"])
-        for row in chips.get("feature", ())
-    }
-    return Platform({row["name"]: row for row in chips.get("chip", ())}, features,
-                    tuple(packaging.get("pairing", ())), tuple(packaging.get("package", ())),
+    return Platform(tuple(packaging.get("pairing", ())), tuple(packaging.get("package", ())),
                     tuple(packaging.get("index", ())), tuple(packaging.get("image", ())), arguments,
                     fallbacks, tuple(packaging.get("autoload", ())))

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
-from ..knowledge.files import mappings_root, read_table
+from ..knowledge.api_tables import mapping_rows
 from ..knowledge.weights import load_weight_table
 from .port_result import Item, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, GAINS, HELPERS, INIT,
@@ -33,7 +33,7 @@ HEADER_SLOT = "__ascend_lsp_port_header__"
 def consistent_functions() -> dict[str, str]:
     """torch.X → mindspore.ops.Y for the rows the 2.4 mapping table (ops/nn, CPU kernels)
     lists as consistent with exactly one counterpart."""
-    rows = read_table(mappings_root() / "mindspore" / "api-2.4.toml").get("mapping", ())
+    rows = mapping_rows("2.4")
     return {row["torch"]: "ops." + row["mindspore"][0].removeprefix("mindspore.ops.") for row in rows
             if row["class"] == ["consistent"] and len(row["mindspore"]) == 1
             and row["mindspore"][0].startswith("mindspore.ops.") and row["torch"].count(".") == 1}

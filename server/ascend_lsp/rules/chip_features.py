@@ -6,12 +6,11 @@ that names the chips a finding applies to (on the others the rules are silent)."
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Callable
 
 from ..engine.checker import Checker
 from ..engine.config import Settings
-from ..knowledge.platform import Feature, load_platform
+from ..knowledge.chips import Feature, load_chips
 from ..engine.registry import TableRef
 
 CHIP_TABLE = TableRef("mappings/platform/chips.toml")
@@ -36,20 +35,19 @@ def chip_doc(feature: str) -> str:
     return f"The chips are listed in `{CHIP_TABLE}` (feature `{feature}`); on the others the rule is silent."
 
 
-@functools.lru_cache(maxsize=16)
-def lacked(chip: str, version: str) -> frozenset[str]:
+def lacked(chip: str) -> frozenset[str]:
     """The features the chip lacks: handlers return at once for the others (every call,
     reference and string of a file passes through them)."""
-    return frozenset(name for name, f in load_platform(version).features.items() if chip in f.chips)
+    return load_chips().chips[chip].lacks
 
 
 def lacks(checker: Checker) -> frozenset[str]:
     """The features the configured chip lacks."""
-    return lacked(checker.settings.chip, checker.settings.torch_npu_version)
+    return lacked(checker.settings.chip)
 
 
 def applies(checker: Checker, feature_name: str) -> Feature | None:
-    feature = load_platform(checker.settings.torch_npu_version).features.get(feature_name)
+    feature = load_chips().features.get(feature_name)
     if feature is None or checker.settings.chip not in feature.chips:
         return None
     return feature
@@ -68,7 +66,7 @@ def report_chip(checker: Checker, code: str, feature_name: str, where: ast.AST, 
 
 def lacking(*features: str) -> Callable[[Settings], bool]:
     """`handles(when=...)`: the settings name a chip that lacks one of `features`."""
-    return lambda settings: bool(lacked(settings.chip, settings.torch_npu_version).intersection(features))
+    return lambda settings: bool(lacked(settings.chip).intersection(features))
 
 
 def feature_of(qualname: str) -> str | None:
@@ -86,11 +84,11 @@ def feature_of(qualname: str) -> str | None:
 
 def chip_table(settings) -> list[str]:
     """Markdown: every chip against every feature, the configured chip in bold."""
-    platform = load_platform(settings.torch_npu_version)
-    features = list(platform.features.values())
+    chips = load_chips()
+    features = list(chips.features.values())
     lines = ["| chip | " + " | ".join(f.title for f in features) + " |", "|---" * (len(features) + 1) + "|"]
-    for name, row in platform.chips.items():
+    for name, chip in chips.chips.items():
         label = f"**{name}** (configured)" if name == settings.chip else name
         marks = ["?" if name in f.unknown else ("✘" if name in f.chips else "✔") for f in features]
-        lines.append(f"| {label}: {row['title']} | " + " | ".join(marks) + " |")
+        lines.append(f"| {label}: {chip.title} | " + " | ".join(marks) + " |")
     return lines

@@ -17,7 +17,7 @@ from typing import cast
 
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Edit, Fix, Range, Severity
-from ..knowledge.files import mappings_root, read_table
+from ..knowledge.api_tables import trap_rows
 from ..knowledge.traps import Trap, describe_fix
 from ..engine.walk import Scope
 from ..engine.registry import Doc, TableRef, handles, rule
@@ -122,7 +122,7 @@ def trap_doc(code: str) -> Doc:
     """A trap rule's page, from its rows of traps.toml: read when a page is first asked for,
     never at import (the rows' findings come from the tables the analysis loads)."""
     _name, _severity, fix, example = TRAP_RULES[code]
-    mine = [r for r in read_table(mappings_root() / "mindspore" / "traps.toml")["trap"] if r["rule"] == code]
+    mine = [r for r in trap_rows() if r["rule"] == code]
     if not mine:
         raise ValueError(f"{code} has no row in {TRAPS}")
     apis = sorted({api for r in mine for api in r["apis"]})
