@@ -21,6 +21,7 @@ from .config import Settings
 from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed, suppressible
 from .packaging import document_kind
+from .packaging_analysis import packaging_findings
 from .tables import Tables, load_tables
 from .text import SourceText, split_lines
 from .guards import backend_class, class_branches, may_test_npu
@@ -369,12 +370,14 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
              edit: TextEdit | None, references: bool, rules: RuleSet, index: SourceText | None) -> Analysis:
     settings = settings or Settings()
     kind = document_kind(path)
-    if kind is not None:  # a packaging file (DESIGN: those are documents too)
-        from .documents import analyze_packaging
-
-        return analyze_packaging(text, settings, path, kind, rules)
     source = index if index is not None and index.text is text else SourceText(text)
     tables = tables_for(settings)
+    if kind is not None:  # a packaging file (DESIGN: those are documents too)
+        findings, errors = packaging_findings(source, settings, tables, path, kind, rules)
+        span = Span(0, max(len(source.lines) - 1, 0), findings, False)
+        analysis = _finish(source, settings, tables, path, [span], [], errors, None, 1)
+        analysis.references = []  # no Python API is named in a packaging file
+        return analysis
     if previous is not None and edit is not None and not references:
         incremental = _reanalyze(source, settings, tables, path, previous, edit, rules)
         if incremental is not None:

@@ -232,6 +232,11 @@ class Checker:
     def run_module(self, facts: dict[str, Range]) -> None:
         self._call(self.handlers["module"], facts)
 
+    def run_packaging(self, items: list) -> None:
+        """A packaging document's items (engine/packaging.py), each beside all of them."""
+        for item in items:
+            self._call(self.handlers["packaging"], item, items)
+
     def qualname(self, node: ast.expr, scope: Scope) -> str | None:
         attrs = []
         while type(node) is ast.Attribute:
