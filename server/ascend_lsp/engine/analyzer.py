@@ -258,7 +258,7 @@ def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> S
     checker.facts = {}
     if checker.npu_tests is None:
         checker.npu_tests = may_test_npu(checker.source.text)
-    checker.run(walk(items, checker.module.scope, checker.npu_tests))
+    checker.run(walk(items, checker.module.scope, checker.npu_tests, checker.attribute_names))
     # Most statements find nothing: they share one empty list and dict (a span per
     # statement is kept, 1.7 million of them in 10 MB of `x = 1` lines).
     findings = checker.findings[before:] if len(checker.findings) > before else NOTHING

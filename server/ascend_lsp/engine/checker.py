@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import traceback
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -66,6 +66,9 @@ class Checker:
         self.handlers = handlers = rules.handlers(settings)
         self.gates = gates = word_gates(handlers, tables)
         self.by_attribute, self.any_attribute = name_dispatch(gates.attribute, tables)
+        # what a name or chain that no import binds must end with to reach a handler (the
+        # words among them): the walk leaves the others out; None when any attribute may
+        self.attribute_names: frozenset[str] | None = None if self.any_attribute else frozenset(self.by_attribute)
         self.by_reference, self.any_reference = name_dispatch(gates.reference, tables)
         self.reads_names = bool(self.by_attribute or self.any_attribute or self.by_reference or self.any_reference
                                 or handlers["base"])
@@ -249,7 +252,7 @@ class Checker:
             return None
         return ".".join((binding, *reversed(attrs)))
 
-    def _each(self, handlers, items: list[tuple]) -> None:
+    def _each(self, handlers, items: Sequence[tuple]) -> None:
         """Call the handlers with each of `items` (their arguments after the checker)."""
         for args in items:
             for func in handlers:
