@@ -350,6 +350,27 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collec
                     ctx = StringContext("arg", node, kw.arg)
                 push((value, scope, ctx, None))
             continue
+        if kind not in _OWN_BRANCHES:  # one test instead of a test per branch below
+            if npu_tests and (kind is ast.If or kind is ast.IfExp) and node not in elifs:
+                branches = backend_branches(node, elifs)
+                if branches is not None:
+                    events.backends.append(branches)
+            if kind is ast.BinOp and type(node.op) in _PRODUCTS:
+                products.append((node, scope))
+            fields, statement = _SHAPES.get(kind) or _shape(kind)
+            if statement:
+                sctx = VALUE
+                if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
+                    events.loops.append((node, scope))
+            for name in fields:  # child_nodes, inline: most nodes come this way
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for child in value:
+                        if isinstance(child, AST):
+                            push((child, scope, sctx, None))
+                elif isinstance(value, AST):
+                    push((value, scope, sctx, None))
+            continue
         if kind is JoinedStr:
             strings.append(StringEvent(node, _fstring_value(node), sctx))
             for value in node.values:
@@ -463,30 +484,10 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collec
         if kind is ast.Global or kind is ast.Nonlocal:
             scope.globals.update(node.names)
             continue
-        if kind in _COMPREHENSIONS:
-            inner = Scope(scope, FUNCTION)
-            for child in child_nodes(node):
-                push((child, inner, sctx, None))
-            continue
-        if npu_tests and (kind is ast.If or kind is ast.IfExp) and node not in elifs:
-            branches = backend_branches(node, elifs)
-            if branches is not None:
-                events.backends.append(branches)
-        if kind is ast.BinOp and type(node.op) in _PRODUCTS:
-            products.append((node, scope))
-        fields, statement = _shape(kind)
-        if statement:
-            sctx = VALUE
-            if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
-                events.loops.append((node, scope))
-        for name in fields:  # child_nodes, inline: most nodes come this way
-            value = getattr(node, name, None)
-            if type(value) is list:
-                for child in value:
-                    if isinstance(child, AST):
-                        push((child, scope, sctx, None))
-            elif isinstance(value, AST):
-                push((value, scope, sctx, None))
+        # the comprehensions
+        inner = Scope(scope, FUNCTION)
+        for child in child_nodes(node):
+            push((child, inner, sctx, None))
     if len(bound) > binds:
         # An import in the statement bound a name anew: where it was read before the import,
         # it was left out. Rare (once per name a file imports inside a function or class).
@@ -541,3 +542,8 @@ def _assigns_all(targets: list[ast.expr]) -> bool:
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# The node types walk() has a branch of its own for, after Name, Attribute, Constant and Call
+_OWN_BRANCHES = frozenset({ast.JoinedStr, ast.Compare, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Subscript, ast.Expr,
+                           ast.Raise, ast.Assert, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                           ast.Lambda, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.Global, ast.Nonlocal,
+                           *_COMPREHENSIONS})
