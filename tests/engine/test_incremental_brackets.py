@@ -188,6 +188,22 @@ def test_recovery_that_leaves_a_decorator_behind_matches_a_full_analysis() -> No
         assert snapshot(incremental) == snapshot(analyze(broken, SETTINGS)), broken_line
 
 
+def test_a_decorator_typed_alone_decorates_what_follows_it() -> None:
+    """A region that ends in a decorator (its class is the next statement) is not parsed
+    alone: there it would decorate nothing."""
+    base = analyze(TEXT, SETTINGS)
+    index = LINES.index("@decorate\n")
+    broken = "".join(LINES[:index] + ["@decorate)\n"] + LINES[index + 1:])
+    incremental = analyze(broken, SETTINGS, previous=base, edit=TextEdit(index, index, 0))
+    assert snapshot(incremental) == snapshot(analyze(broken, SETTINGS))
+    fixed = analyze(TEXT, SETTINGS, previous=incremental, edit=TextEdit(index, index, 0))
+    assert snapshot(fixed) == snapshot(base)
+    method = LINES.index("    def reset(self):\n")
+    typed = "".join(LINES[:method - 1] + ["    @property\n"] + LINES[method:])
+    incremental = analyze(typed, SETTINGS, previous=base, edit=TextEdit(method - 1, method - 1, 0))
+    assert snapshot(incremental) == snapshot(analyze(typed, SETTINGS))
+
+
 PROFILE = {"default": 60, "long": 600}[os.environ.get("HYPOTHESIS_PROFILE", "default")]
 KEYS = st.lists(st.tuples(st.floats(0, 1), st.sampled_from([")", "]", "}", "))", "(", "[", "", "x", ":", "\n"])),
                 min_size=1, max_size=6)

@@ -1,8 +1,9 @@
 """Text in, findings out: one parse, all rules in one pass per top-level statement.
 
 `analyze(text, settings, previous=..., edit=...)` re-walks only the top-level statements
-an edit touches and shifts the findings of the others, as long as the edit leaves the
-imports alone and the file parses; otherwise it analyses the whole text.
+(or the class member) an edit touches and shifts the findings of the others, as long as the
+edit leaves the imports alone and no syntax error's report can depend on lines it did not
+re-parse; otherwise it analyses the whole text.
 """
 
 from __future__ import annotations
@@ -556,6 +557,8 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
         if middle is not None:
             return _assemble(checker, source, settings, path, module, before, middle, after, edit)  # None: full
     # Blank lines before the region keep ast's line numbers right (cheaper than shifting them).
+    if _ends_in_a_decorator(source.lines, region_start, region_end, ""):
+        return None
     chunk = "\n" * region_start + "".join(source.lines[region_start:region_end + 1])
     tree, blocks = parse(chunk)
     if not _recovered_alike(source.lines, blocks, region_start, region_end, previous.syntax_errors):
@@ -578,6 +581,8 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
     imports = next((c.class_imports for c in reversed(cls.children[:index]) if c.class_imports is not None), {})
     end = child.end + edit.delta
     lines = checker.source.lines
+    if _ends_in_a_decorator(lines, child.start, end, _indentation(lines[child.start])):
+        return None
     chunk = "\n" * (child.start - 1) + "class _:\n" + "".join(lines[child.start:end + 1])
     tree, blocks = parse(chunk)
     if len(tree.body) != 1 or type(tree.body[0]) is not ast.ClassDef:
@@ -614,6 +619,16 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
     return [_class(header, cls.children[:index] + [new] + later, cls.backend)]
 
 
+def _ends_in_a_decorator(lines: list[str], first: int, last: int, indent: str) -> bool:
+    """Whether the last statement that lines [first, last] start at `indent` is a decorator:
+    in the whole text it decorates the statement after them (one whose statement recovery
+    blanked out, or one being typed), which these lines parsed alone do not have."""
+    for index in range(last, first - 1, -1):
+        if _starts_member(lines[index], indent):
+            return lines[index][len(indent):].startswith("@")
+    return False
+
+
 def _tangled(spans: list[Span]) -> bool:
     return any(a.end >= b.start for a, b in zip(spans, spans[1:]))
 
@@ -643,7 +658,8 @@ def _stable(blocks: list[Broken]) -> bool:
 
 
 # Strings (a single-quoted one ends with its line) and comments, whose brackets are text.
-STRINGS_AND_COMMENTS = re.compile(r"""("{3}|'{3})(?:\\.|(?!\1).)*?\1|(["'])(?:\\.|[^\\\r\n])*?\2|#[^\r\n]*""", re.DOTALL)
+STRINGS_AND_COMMENTS = re.compile(r"""("{3}|'{3})(?:\\.|(?!\1).)*?\1|(["'])(?:\\.|[^\\\r\n])*?\2|#[^\r\n]*""",
+                                  re.DOTALL)
 BRACKETS = re.compile(r"[()\[\]{}]")
 
 
