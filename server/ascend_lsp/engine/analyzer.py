@@ -556,9 +556,11 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
         middle = _reanalyze_member(checker, spans[touched[0]], edit, previous.syntax_errors)
         if middle is not None:
             return _assemble(checker, source, settings, path, module, before, middle, after, edit)  # None: full
-    # Blank lines before the region keep ast's line numbers right (cheaper than shifting them).
     if _ends_in_a_decorator(source.lines, region_start, region_end, ""):
         return None
+    if all(s.broken is not None for s in before):
+        return None  # the module's first statement: a string there is its docstring (ModuleImports.of)
+    # Blank lines before the region keep ast's line numbers right (cheaper than shifting them).
     chunk = "\n" * region_start + "".join(source.lines[region_start:region_end + 1])
     tree, blocks = parse(chunk)
     if not _recovered_alike(source.lines, blocks, region_start, region_end, previous.syntax_errors):
