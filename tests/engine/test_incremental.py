@@ -175,3 +175,17 @@ def test_an_edit_that_makes_the_first_statement_a_string_makes_it_the_docstring(
     inserted = [e for f in analyze(bare, settings).findings for fix in f.fixes for e in fix.edits
                 if e.new_text == "import torch_npu\n"]
     assert inserted and all(e.range.start_line == 2 for e in inserted)
+
+
+def test_a_broken_member_indented_unlike_its_siblings_matches_a_full_analysis() -> None:
+    """Recovery of the whole text blanks the member at the class body's indentation, which
+    is the first member's: a first member indented anew changes what it blanks."""
+    settings = Settings()
+    line = BIG_CLASS.splitlines().index("    from os import path")
+    previous, lines = analyze(BIG_CLASS, settings), BIG_CLASS.splitlines(keepends=True)
+    for typed in ("    from os iport path\n", "   from os iport path\n"):
+        lines[line] = typed
+        text = "".join(lines)
+        incremental = analyze(text, settings, previous=previous, edit=TextEdit(line, line, 0))
+        assert snapshot(incremental) == snapshot(analyze(text, settings)), typed
+        previous = incremental

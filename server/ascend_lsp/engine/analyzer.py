@@ -597,6 +597,7 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
         if not all(b.member and b.lone and b.start == child.start and b.errors[-1][0] <= end for b in blocks) \
                 or any(not any(b.start <= stmt.lineno - 1 < b.end for b in blocks) for stmt in body) \
                 or child.member is not None or not _member_recovery_reaches(lines, cls, child) \
+                or not _indented_like_siblings(lines, cls, child, edit) \
                 or errors + sum(len(b.errors) for b in blocks) >= MAX_RECOVERIES:
             return None
         new = _broken(checker, blocks[0]) if len(blocks) == 1 else None
