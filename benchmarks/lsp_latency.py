@@ -16,7 +16,9 @@ and a minimal JSON-RPC client in this process, and prints:
 - with --typing: statements (`torch.cuda.synchronize()`, ...) typed letter by letter into
   the middle of the largest function of three long files (Enter, then one keystroke at a
   time, pulling diagnostics after each; most of the intermediate texts are not valid
-  Python), keystroke → diagnostics.
+  Python), then a `)` added and deleted in turn after each, as the typing probe
+  (../shared/tools/lsp-typing-probe.py) does: an unmatched closing bracket every other
+  keystroke; keystroke → diagnostics.
 
 Budgets (DESIGN.md): p95 ≤ 50 ms; start → first diagnostics ≤ 0.5 s beyond the import.
 """
@@ -55,6 +57,7 @@ TYPING_FILES = (
 STATEMENTS = ("torch.cuda.synchronize()", 'x = torch.ones(2, device="cuda")', "if torch.cuda.is_available():")
 SERVER = [sys.executable, "-m", "ascend_lsp.lsp.server"]
 TYPING = 0.1  # seconds between edits: a fast typist (bursts faster than the debounce are coalesced)
+BRACKET_KEYS = 8  # after each typed statement: `)` added, deleted, added, ...
 
 
 def corpus(given: str | None = None) -> Path:
@@ -277,12 +280,15 @@ async def typing_latency(root: Path, path: Path, text: str, statements: int) -> 
     samples, cpu_samples, version = [], [], 1
     for n, (line, indent) in enumerate(typing_spots(text, statements)):
         statement, col = STATEMENTS[n % len(STATEMENTS)], len(lines[line])
-        keys = [((line, col), "\n" + indent)] + [((line + 1, len(indent) + k), ch) for k, ch in enumerate(statement)]
-        for (at_line, at_col), key in keys:
+        end = len(indent) + len(statement)
+        keys = [(line, col, col, "\n" + indent)] + [(line + 1, len(indent) + k, len(indent) + k, ch)
+                                                    for k, ch in enumerate(statement)]
+        keys += [(line + 1, end, end, ")") if k % 2 == 0 else (line + 1, end, end + 1, "") for k in range(BRACKET_KEYS)]
+        for at_line, at_col, end_col, key in keys:
             version += 1
             await asyncio.sleep(TYPING)
             start, cpu = time.perf_counter(), client.cpu_seconds()
-            client.change(uri, version, at_line, at_col, at_col, key)
+            client.change(uri, version, at_line, at_col, end_col, key)
             await client.pull(uri)
             samples.append(time.perf_counter() - start)
             cpu_samples.append(client.cpu_seconds() - cpu)

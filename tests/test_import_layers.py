@@ -13,15 +13,6 @@ import ascend_lsp
 
 PACKAGE = Path(ascend_lsp.__file__).parent
 
-# Circles and layer violations that remain while issue 25 is being done in parts (its other
-# parts remove them): each entry is emptied when its part lands. A circle within one of these
-# sets passes; a circle with any other module fails, and so does an entry no circle needs.
-ALLOWED_CIRCLES = (
-    # The analyser and the packaging files' analysis import each other's private names.
-    frozenset({"ascend_lsp.engine.analyzer", "ascend_lsp.engine.documents"}),
-)
-ALLOWED_LAYER_IMPORTS: frozenset[tuple[str, str]] = frozenset()
-
 ADAPTERS = ("lsp", "cli", "runner", "port")
 # subpackage → the subpackages it must not import
 FORBIDDEN = {
@@ -100,10 +91,10 @@ def loop_through(graph: dict[str, set[str]], circle: frozenset[str]) -> list[str
     raise AssertionError(f"{start} is in no loop")
 
 
-def unexplained(graph: dict[str, set[str]]) -> list[str]:
-    """Each circle not within an allowed one, as its modules and one loop."""
+def described(graph: dict[str, set[str]]) -> list[str]:
+    """Each circle, as its modules and one loop."""
     return [f"{len(circle)} modules {sorted(circle)}, e.g. {' -> '.join(loop_through(graph, circle))}"
-            for circle in circles(graph) if not any(circle <= allowed for allowed in ALLOWED_CIRCLES)]
+            for circle in circles(graph)]
 
 
 def layer_violations(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
@@ -115,22 +106,13 @@ def layer_violations(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
 
 
 def test_no_import_circle():
-    problems = unexplained(import_graph(PACKAGE))
+    problems = described(import_graph(PACKAGE))
     assert not problems, "import circles:\n" + "\n".join(problems)
 
 
-def test_every_allowed_circle_still_exists():
-    found = circles(import_graph(PACKAGE))
-    stale = [sorted(allowed) for allowed in ALLOWED_CIRCLES if not any(len(c & allowed) > 1 for c in found)]
-    assert not stale, f"no longer a circle, remove from ALLOWED_CIRCLES: {stale}"
-
-
 def test_layers():
-    violations = layer_violations(import_graph(PACKAGE))
-    crossing = "\n".join(f"{module} -> {target}" for module, target in sorted(violations - ALLOWED_LAYER_IMPORTS))
+    crossing = "\n".join(f"{module} -> {target}" for module, target in sorted(layer_violations(import_graph(PACKAGE))))
     assert not crossing, "imports across the layers:\n" + crossing
-    stale = sorted(ALLOWED_LAYER_IMPORTS - violations)
-    assert not stale, f"no longer imported, remove from ALLOWED_LAYER_IMPORTS: {stale}"
 
 
 def test_only_knowledge_reads_mappings():
@@ -172,7 +154,7 @@ def test_the_graph_counts_every_import(tmp_path):
     }
     loop = frozenset({"ascend_lsp.engine.model", "ascend_lsp.engine.text", "ascend_lsp.rules.base"})
     assert circles(graph) == [loop]
-    assert unexplained(graph) == [
+    assert described(graph) == [
         "3 modules ['ascend_lsp.engine.model', 'ascend_lsp.engine.text', 'ascend_lsp.rules.base'], e.g. "
         "ascend_lsp.engine.model -> ascend_lsp.rules.base -> ascend_lsp.engine.text -> ascend_lsp.engine.model"]
     assert layer_violations(graph) == {("ascend_lsp.engine.model", "ascend_lsp.rules.base")}

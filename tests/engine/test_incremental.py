@@ -161,3 +161,31 @@ def test_a_syntax_error_inside_a_method_reparses_that_method_only(monkeypatch) -
         assert ("NPU103", 7) in codes and ("NPU103", 15) in codes
         assert (("E999", line + 1) in codes) == typed.endswith("(")
         previous, text = incremental, new
+
+
+def test_an_edit_that_makes_the_first_statement_a_string_makes_it_the_docstring() -> None:
+    """A string that is the module's first statement is its docstring, after which a fix
+    inserts its import; the broken line above it is no statement."""
+    settings = Settings()
+    assigned = "port torch\nDEVICE = 'cuda'\nx = y.cuda()\n"
+    bare = "port torch\n'cuda'\nx = y.cuda()\n"
+    for old, new in ((assigned, bare), (bare, assigned)):
+        incremental = analyze(new, settings, previous=analyze(old, settings), edit=TextEdit(1, 1, 0))
+        assert snapshot(incremental) == snapshot(analyze(new, settings))
+    inserted = [e for f in analyze(bare, settings).findings for fix in f.fixes for e in fix.edits
+                if e.new_text == "import torch_npu\n"]
+    assert inserted and all(e.range.start_line == 2 for e in inserted)
+
+
+def test_a_broken_member_indented_unlike_its_siblings_matches_a_full_analysis() -> None:
+    """Recovery of the whole text blanks the member at the class body's indentation, which
+    is the first member's: a first member indented anew changes what it blanks."""
+    settings = Settings()
+    line = BIG_CLASS.splitlines().index("    from os import path")
+    previous, lines = analyze(BIG_CLASS, settings), BIG_CLASS.splitlines(keepends=True)
+    for typed in ("    from os iport path\n", "   from os iport path\n"):
+        lines[line] = typed
+        text = "".join(lines)
+        incremental = analyze(text, settings, previous=previous, edit=TextEdit(line, line, 0))
+        assert snapshot(incremental) == snapshot(analyze(text, settings)), typed
+        previous = incremental

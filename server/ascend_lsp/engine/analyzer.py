@@ -1,8 +1,9 @@
 """Text in, findings out: one parse, all rules in one pass per top-level statement.
 
 `analyze(text, settings, previous=..., edit=...)` re-walks only the top-level statements
-an edit touches and shifts the findings of the others, as long as the edit leaves the
-imports alone and the file parses; otherwise it analyses the whole text.
+(or the class member) an edit touches and shifts the findings of the others, as long as the
+edit leaves the imports alone and no syntax error's report can depend on lines it did not
+re-parse; otherwise it analyses the whole text.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .noqa import noqa_map, suppressed
 from .registry import RuleSet
 from .packaging import document_kind
 from ..knowledge.api_tables import Tables, load_tables
+from .packaging_analysis import packaging_findings
 from .text import SourceText, split_lines
 from .guards import backend_class, class_branches, may_test_npu
 from .walk import (CLASS, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
@@ -95,18 +97,25 @@ class Broken:
     """Lines [start, end) that recovery blanked out, and the syntax errors (0-based line,
     column, message) that made it. A `member` is one statement of a top-level class body.
     `local`: a parse of these lines alone finds the same errors, so an edit elsewhere
-    cannot change them (an open bracket above can make a line an error that is not)."""
+    cannot change them (an open bracket above can make a line an error that is not).
+    `lone`: the same while no other block is broken (an unmatched closing bracket; a local
+    block is lone too)."""
 
     start: int
     end: int
     errors: list[tuple[int, int, str]]
     member: bool
     local: bool
+    lone: bool
 
 
 # Errors whose report depends on the rest of the file: Python tokenizes all of it to look
 # for these, so one elsewhere can take their place (a triple-quoted string swallows it).
-UNSTABLE = ("triple-quoted", "EOF", "unmatched", "unexpected indent", "unindent does not match")
+UNSTABLE = ("triple-quoted", "EOF", "unexpected indent", "unindent does not match")
+# An unmatched closing bracket is reported where it stands when the rest of the file parses.
+# Beside another broken block it may not be: an open bracket there matches it, or its report
+# takes the place of that block's and an error after it in its own block is reported instead.
+UNMATCHED = "unmatched"
 CLASS_LINE = re.compile(r"class\b")
 AFTER_HEADER = re.compile(r"expected an indented block after .* on line (\d+)$")
 
@@ -131,7 +140,7 @@ def parse(text: str) -> tuple[ast.Module, list[Broken]]:
         # one where it is, and parse the rest with spaces in their place.
         line = next(index for index, content in enumerate(lines) if "\0" in content)
         error = (line, lines[line].index("\0"), "source contains a NUL byte (a binary file?)")
-        _add(blocks, Broken(line, line + 1, [error], False, True))
+        _add(blocks, Broken(line, line + 1, [error], False, True, True))
         lines = [content.replace("\0", " ") for content in lines]
     for _ in range(MAX_RECOVERIES):
         try:
@@ -139,7 +148,8 @@ def parse(text: str) -> tuple[ast.Module, list[Broken]]:
         except SyntaxError as exc:
             error = _error(lines, exc)
         except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
-            _add(blocks, Broken(0, max(len(lines), 1), [(0, 0, str(exc) or type(exc).__name__)], False, False))
+            _add(blocks, Broken(0, max(len(lines), 1), [(0, 0, str(exc) or type(exc).__name__)], False, False,
+                                False))
             return ast.Module(body=[], type_ignores=[]), blocks
         if not lines:
             break
@@ -147,13 +157,22 @@ def parse(text: str) -> tuple[ast.Module, list[Broken]]:
         # Blanking a member did not help (its stand-in `pass` is wrong there): the whole block.
         narrow = not any(b.member and b.start <= line < b.end for b in blocks)
         start, end, indent = _block(lines, line, narrow)
-        local = _alone(lines, start, end, indent) == error and not any(kind in error[2] for kind in UNSTABLE)
+        lone = _alone(lines, start, end, indent) == error and not any(kind in error[2] for kind in UNSTABLE) \
+            and not _past_the_code(lines, line)
+        local = lone and UNMATCHED not in error[2]
         for index in range(start, end):
             lines[index] = _blank(lines[index])
         if indent is not None:  # keep the class body non-empty
             lines[start] = indent + "pass" + lines[start][1:]
-        _add(blocks, Broken(start, end, [error], indent is not None, local))
+        _add(blocks, Broken(start, end, [error], indent is not None, local, lone))
     return ast.Module(body=[], type_ignores=[]), blocks
+
+
+def _past_the_code(lines: list[str], line: int) -> bool:
+    """Whether no code is left from `line` on: Python reported the end of the text, which in
+    a region of a file is not the end (a decorator whose statement recovery blanked out
+    decorates the next statement in the whole text)."""
+    return all(not rest.strip() or rest.lstrip().startswith("#") for rest in lines[line:])
 
 
 def _alone(lines: list[str], start: int, end: int, indent: str | None) -> tuple[int, int, str] | None:
@@ -214,7 +233,7 @@ def _add(blocks: list[Broken], block: Broken) -> None:
     for other in [b for b in blocks if b.start < block.end and block.start < b.end]:
         blocks.remove(other)
         block = Broken(min(block.start, other.start), max(block.end, other.end), other.errors + block.errors,
-                       block.member and other.member, block.local and other.local)
+                       block.member and other.member, block.local and other.local, block.lone and other.lone)
     blocks.append(block)
     blocks.sort(key=lambda b: b.start)
 
@@ -246,7 +265,7 @@ def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> S
     checker.facts = {}
     if checker.npu_tests is None:
         checker.npu_tests = may_test_npu(checker.source.text)
-    checker.run(walk(items, checker.module.scope, checker.npu_tests))
+    checker.run(walk(items, checker.module.scope, checker.npu_tests, checker.attribute_names))
     # Most statements find nothing: they share one empty list and dict (a span per
     # statement is kept, 1.7 million of them in 10 MB of `x = 1` lines).
     findings = checker.findings[before:] if len(checker.findings) > before else NOTHING
@@ -361,12 +380,14 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
              project: ProjectContext | None) -> Analysis:
     settings = settings or Settings()
     kind = document_kind(path)
-    if kind is not None:  # a packaging file (DESIGN: those are documents too)
-        from .documents import analyze_packaging
-
-        return analyze_packaging(text, settings, path, kind, rules)
     source = index if index is not None and index.text is text else SourceText(text)
     tables = tables_for(settings, rules)
+    if kind is not None:  # a packaging file (DESIGN: those are documents too)
+        findings, errors = packaging_findings(source, settings, tables, path, kind, rules)
+        span = Span(0, max(len(source.lines) - 1, 0), findings, False)
+        analysis = _finish(source, settings, tables, path, [span], [], errors, None, 1, rules)
+        analysis.references = []  # no Python API is named in a packaging file
+        return analysis
     if previous is not None and edit is not None and not references:
         incremental = _reanalyze(source, settings, tables, path, previous, edit, rules, project)
         if incremental is not None:
@@ -522,7 +543,7 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     them as a full analysis would; None when that is not sound."""
     if previous.module is None or previous.settings != settings or previous.tables is not tables:
         return None
-    if any(not b.local for b in _blocks(previous.spans)):
+    if not _stable(_blocks(previous.spans)):
         return None  # an error elsewhere may depend on the edited lines
     if _tangled(previous.spans) or any(_tangled(s.children) for s in previous.spans if s.children):
         return None  # recovery blanked lines inside a statement it then parsed (a header split in two)
@@ -545,6 +566,10 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
         middle = _reanalyze_member(checker, spans[touched[0]], edit, previous.syntax_errors)
         if middle is not None:
             return _assemble(checker, source, settings, path, module, before, middle, after, edit)  # None: full
+    if _ends_in_a_decorator(source.lines, region_start, region_end, ""):
+        return None
+    if all(s.broken is not None for s in before):
+        return None  # the module's first statement: a string there is its docstring (ModuleImports.of)
     # Blank lines before the region keep ast's line numbers right (cheaper than shifting them).
     chunk = "\n" * region_start + "".join(source.lines[region_start:region_end + 1])
     tree, blocks = parse(chunk)
@@ -568,6 +593,8 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
     imports = next((c.class_imports for c in reversed(cls.children[:index]) if c.class_imports is not None), {})
     end = child.end + edit.delta
     lines = checker.source.lines
+    if _ends_in_a_decorator(lines, child.start, end, _indentation(lines[child.start])):
+        return None
     chunk = "\n" * (child.start - 1) + "class _:\n" + "".join(lines[child.start:end + 1])
     tree, blocks = parse(chunk)
     if len(tree.body) != 1 or type(tree.body[0]) is not ast.ClassDef:
@@ -577,9 +604,10 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
         # Broken: recovery of the chunk blanks what a full analysis would blank when the
         # whole member is broken, its errors lie in it, and the class around it leads the
         # full recovery to the same member.
-        if not all(b.member and b.local and b.start == child.start and b.errors[-1][0] <= end for b in blocks) \
+        if not all(b.member and b.lone and b.start == child.start and b.errors[-1][0] <= end for b in blocks) \
                 or any(not any(b.start <= stmt.lineno - 1 < b.end for b in blocks) for stmt in body) \
                 or child.member is not None or not _member_recovery_reaches(lines, cls, child) \
+                or not _indented_like_siblings(lines, cls, child, edit) \
                 or errors + sum(len(b.errors) for b in blocks) >= MAX_RECOVERIES:
             return None
         new = _broken(checker, blocks[0]) if len(blocks) == 1 else None
@@ -604,6 +632,16 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
     return [_class(header, cls.children[:index] + [new] + later, cls.backend)]
 
 
+def _ends_in_a_decorator(lines: list[str], first: int, last: int, indent: str) -> bool:
+    """Whether the last statement that lines [first, last] start at `indent` is a decorator:
+    in the whole text it decorates the statement after them (one whose statement recovery
+    blanked out, or one being typed), which these lines parsed alone do not have."""
+    for index in range(last, first - 1, -1):
+        if _starts_member(lines[index], indent):
+            return lines[index][len(indent):].startswith("@")
+    return False
+
+
 def _tangled(spans: list[Span]) -> bool:
     return any(a.end >= b.start for a, b in zip(spans, spans[1:]))
 
@@ -626,21 +664,41 @@ def _indentation(line: str) -> str:
     return line[:len(line) - len(line.lstrip())]
 
 
-def _unclosed_among_others(spans: list[Span]) -> bool:
-    """An open bracket, and another syntax error somewhere. Python tokenizes the whole file
-    to report an open bracket, and what it says then depends on every other error."""
-    blocks = _blocks(spans)
-    return len(blocks) > 1 and any("never closed" in msg for block in blocks for _, _, msg in block.errors)
+def _stable(blocks: list[Broken]) -> bool:
+    """Whether the errors of these blocks, all a file has, stay what they are while lines
+    outside them change."""
+    return all(b.local for b in blocks) or (len(blocks) == 1 and blocks[0].lone)
+
+
+# Strings (a single-quoted one ends with its line) and comments, whose brackets are text.
+STRINGS_AND_COMMENTS = re.compile(r"""("{3}|'{3})(?:\\.|(?!\1).)*?\1|(["'])(?:\\.|[^\\\r\n])*?\2|#[^\r\n]*""",
+                                  re.DOTALL)
+BRACKETS = re.compile(r"[()\[\]{}]")
+
+
+def _open_among_others(lines: list[str], blocks: list[Broken]) -> bool:
+    """A block that leaves a bracket open, and another syntax error somewhere. Python goes
+    on tokenizing after an error, inside the open bracket: what it reports then depends on
+    every other broken block (a bracket closed there, or an error there reported first)."""
+    return len(blocks) > 1 and any(_leaves_open("".join(lines[b.start:b.end])) for b in blocks)
+
+
+def _leaves_open(text: str) -> bool:
+    depth = 0
+    for bracket in BRACKETS.findall(STRINGS_AND_COMMENTS.sub("", text)):
+        depth = depth + 1 if bracket in "([{" else max(depth - 1, 0)
+    return depth > 0
 
 
 def _recovered_alike(lines: list[str], blocks: list[Broken], first: int, last: int, errors: int) -> bool:
     """Whether recovery in lines [first, last] alone blanked what it blanks in the whole text:
-    each block begins inside, its errors depend on its own lines, and one that runs to the
-    end stops there in the whole text too."""
+    each block begins inside, its errors depend on its own lines (a lone block's while it is
+    the file's only one: `_assemble` checks), and one that runs to the end stops there in the
+    whole text too."""
     if errors + sum(len(b.errors) for b in blocks) >= MAX_RECOVERIES:
         return False
     for block in blocks:
-        if block.start < first or not block.local or any(line > last for line, _, _ in block.errors):
+        if block.start < first or not block.lone or any(line > last for line, _, _ in block.errors):
             return False
         if block.end > last and last + 1 < len(lines) and not _starts_block(lines[last + 1]):
             return False
@@ -670,13 +728,14 @@ def _moved(span: Span, edit: TextEdit) -> Span:
 def _moved_block(block: Broken, delta: int) -> Broken:
     return Broken(block.start + delta, block.end + delta,
                   [(line + delta, col, _renumbered(msg, delta)) for line, col, msg in block.errors],
-                  block.member, block.local)
+                  block.member, block.local, block.lone)
 
 
 def _assemble(checker: Checker, source: SourceText, settings: Settings, path: str | None, module: ModuleContext,
               before: list[Span], middle: list[Span], after: list[Span], edit: TextEdit) -> Analysis | None:
     all_spans = before + middle + [_moved(s, edit) for s in after]
-    if _unclosed_among_others(all_spans):
+    blocks = _blocks(all_spans)
+    if not _stable(blocks) or _open_among_others(source.lines, blocks):
         return None
     extra = _module_findings(checker, all_spans)
     return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, len(middle),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import traceback
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,9 @@ class Checker:
         self.handlers = handlers = rules.handlers(settings)
         self.gates = gates = word_gates(handlers, tables)
         self.by_attribute, self.any_attribute = name_dispatch(gates.attribute, tables)
+        # what a name or chain that no import binds must end with to reach a handler (the
+        # words among them): the walk leaves the others out; None when any attribute may
+        self.attribute_names: frozenset[str] | None = None if self.any_attribute else frozenset(self.by_attribute)
         self.by_reference, self.any_reference = name_dispatch(gates.reference, tables)
         self.reads_names = bool(self.by_attribute or self.any_attribute or self.by_reference or self.any_reference
                                 or handlers["base"])
@@ -223,6 +226,11 @@ class Checker:
     def run_module(self, facts: dict[str, Range]) -> None:
         self._call(self.handlers["module"], facts)
 
+    def run_packaging(self, items: list) -> None:
+        """A packaging document's items (engine/packaging.py), each beside all of them."""
+        for item in items:
+            self._call(self.handlers["packaging"], item, items)
+
     def qualname(self, node: ast.expr, scope: Scope) -> str | None:
         attrs = []
         while type(node) is ast.Attribute:
@@ -235,7 +243,7 @@ class Checker:
             return None
         return ".".join((binding, *reversed(attrs)))
 
-    def _each(self, handlers, items: list[tuple]) -> None:
+    def _each(self, handlers, items: Sequence[tuple]) -> None:
         """Call the handlers with each of `items` (their arguments after the checker)."""
         for args in items:
             for func in handlers:

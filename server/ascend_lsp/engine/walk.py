@@ -10,7 +10,9 @@ edit touches.
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import NamedTuple, cast
 
 from .guards import backend_branches, backend_class, class_branches
 
@@ -65,7 +67,7 @@ class Scope:
 def class_member(stmt: ast.stmt) -> ast.Constant | None:
     """The string a class-body statement assigns (`CUDA = "cuda"`), if it is one: the
     members of a class are read together (an enum with `CUDA` and `NPU`)."""
-    if type(stmt) in (ast.Assign, ast.AnnAssign) and type(stmt.value) is ast.Constant \
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Constant) \
             and type(stmt.value.value) is str:
         return stmt.value
     return None
@@ -78,7 +80,7 @@ def class_members(body: list[ast.stmt]) -> tuple[ast.Constant, ...]:
 def bind_import(scope: Scope, node: ast.Import | ast.ImportFrom) -> list[tuple[ast.alias, str]]:
     """Record what `node` binds in `scope`; return (alias, imported qualified name) pairs."""
     out = []
-    if type(node) is ast.Import:
+    if isinstance(node, ast.Import):
         for alias in node.names:
             if alias.asname:
                 scope.bind(alias.asname, alias.name)
@@ -188,16 +190,38 @@ MESSAGE = StringContext("message")
 TYPE_ONLY = StringContext("value", type_only=True)
 
 
+class ImportEvent(NamedTuple):
+    stmt: ast.Import | ast.ImportFrom
+    alias: ast.alias
+    qualname: str  # what the alias imports
+    scope: Scope  # where the import stands
+
+
+class NameEvent(NamedTuple):
+    """A name, or an attribute chain, that is read."""
+
+    node: ast.expr  # the Name, or the outermost Attribute of the chain
+    root: ast.Name | None  # the chain's first name; None when it starts elsewhere (`f().x`: attrs is ("x",))
+    attrs: tuple[str, ...]  # the attribute names after the root, in source order
+    scope: Scope
+    call: ast.Call | ast.ClassDef | None  # the Call whose callee it is, or the ClassDef it is a base of
+    type_only: bool  # only a type: in a type hint or the classes of isinstance()/issubclass()
+
+
+class StringEvent(NamedTuple):
+    node: ast.Constant | ast.JoinedStr
+    value: str  # an f-string's text with each replacement field as `{}`
+    context: StringContext
+
+
 @dataclass(slots=True)
 class Events:
     """What one statement contains, in source order per kind."""
 
-    imports: list = field(default_factory=list)  # (stmt, alias, qualname, scope)
-    # (node, root Name, attrs, scope, the Call whose callee it is or the ClassDef it is a base of,
-    #  whether it is only a type: in a type hint or isinstance()/issubclass())
-    names: list = field(default_factory=list)
+    imports: list[ImportEvent] = field(default_factory=list)
+    names: list[NameEvent] = field(default_factory=list)
     calls: list = field(default_factory=list)  # (Call, scope)
-    strings: list = field(default_factory=list)  # (Constant | JoinedStr, value, StringContext)
+    strings: list[StringEvent] = field(default_factory=list)
     assigns: list = field(default_factory=list)  # (Assign | AnnAssign with a value, scope)
     # branches of multi-backend code (engine/guards.py): (never on the NPU, only on the NPU)
     backends: list = field(default_factory=list)
@@ -230,12 +254,12 @@ def _is_text_call(call: ast.Call) -> bool:
     return name in building or name.endswith(("Error", "Exception", "Warning"))
 
 
-def _fstring_value(node: ast.JoinedStr) -> str | None:
+def _fstring_value(node: ast.JoinedStr) -> str:
     """The literal text of an f-string with each replacement field written as `{}`."""
-    parts = []
+    parts: list[str] = []
     for value in node.values:
         if type(value) is ast.Constant:
-            parts.append(value.value)
+            parts.append(cast(str, value.value))  # an f-string's text is str
         else:
             parts.append("{}")
     return "".join(parts)
@@ -247,10 +271,15 @@ def class_header(node: ast.ClassDef, module_scope: Scope) -> list:
     return items + [(base, module_scope, VALUE, node) for base in node.bases]
 
 
-def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
+def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collection[str] | None = None) -> Events:
     """Walk from `items`: (node, scope, string context, the Call/ClassDef it is the callee/base of).
     `npu_tests`: whether an if/elif chain may test for the NPU (guards.may_test_npu of the
-    file's text); else no `if` is read for one."""
+    file's text); else no `if` is read for one. `reads`: the attribute names the checker
+    dispatches on (Checker.attribute_names); a name or chain that no import binds is an
+    event only when it ends with one of them (none reaches a handler otherwise: `self.x`,
+    locals, most names). None: every name is."""
+    bound = module_scope.bound
+    binds = len(bound)
     events = Events()
     imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
     assigns, products = events.assigns, events.products
@@ -264,7 +293,8 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
         kind = type(node)
         if kind is Name:
             if type(node.ctx) is Load:
-                names.append((node, node, (), scope, parent_call, sctx.type_only))
+                if reads is None or node.id in bound or node.id in reads:
+                    names.append(NameEvent(node, node, (), scope, parent_call, sctx.type_only))
             else:
                 scope.stores.add(node.id)
             continue
@@ -275,15 +305,17 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
                 attrs.append(base.attr)
                 base = base.value
             if type(base) is Name:
-                attrs.reverse()
-                names.append((node, base, tuple(attrs), scope, parent_call, sctx.type_only))
+                if reads is None or base.id in bound or node.attr in reads:
+                    attrs.reverse()
+                    names.append(NameEvent(node, base, tuple(attrs), scope, parent_call, sctx.type_only))
             else:
-                names.append((node, None, (node.attr,), scope, parent_call, False))
+                if reads is None or node.attr in reads:
+                    names.append(NameEvent(node, None, (node.attr,), scope, parent_call, False))
                 push((node.value, scope, VALUE, None))
             continue
         if kind is Constant:
             if type(node.value) is str:
-                strings.append((node, node.value, sctx))
+                strings.append(StringEvent(node, node.value, sctx))
             continue
         if kind is Call:
             calls.append((node, scope))
@@ -298,41 +330,89 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
                 continue
             type_test = callee in ("isinstance", "issubclass") and type(func) is Name
             # A name, an attribute or a call reads only `type_only` of its context, which
-            # VALUE shares with an argument's: no context object for the most common arguments.
+            # VALUE shares with an argument's, and a constant other than a string none of it:
+            # no context object for the most common arguments.
             for index, arg in enumerate(node.args):
-                push((arg, scope, TYPE_ONLY if type_test and index == 1 else
-                      VALUE if type(arg) in _CONTEXT_FREE else StringContext("arg", node, None, index), None))
+                if type_test and index == 1:
+                    ctx = TYPE_ONLY
+                elif type(arg) in _CONTEXT_FREE or (type(arg) is Constant and type(arg.value) is not str):
+                    ctx = VALUE
+                else:
+                    ctx = StringContext("arg", node, None, index)
+                push((arg, scope, ctx, None))
             for kw in node.keywords:
                 value = kw.value
-                ctx = MESSAGE if kw.arg in MESSAGE_KEYWORDS else VALUE if type(value) in _CONTEXT_FREE else \
-                    StringContext("arg", node, kw.arg)
+                if kw.arg in MESSAGE_KEYWORDS:
+                    ctx = MESSAGE
+                elif type(value) in _CONTEXT_FREE or (type(value) is Constant and type(value.value) is not str):
+                    ctx = VALUE
+                else:
+                    ctx = StringContext("arg", node, kw.arg)
                 push((value, scope, ctx, None))
             continue
+        if kind not in _OWN_BRANCHES:  # one test instead of a test per branch below
+            if npu_tests and (kind is ast.If or kind is ast.IfExp) and node not in elifs:
+                branches = backend_branches(node, elifs)
+                if branches is not None:
+                    events.backends.append(branches)
+            if kind is ast.BinOp and type(node.op) in _PRODUCTS:
+                products.append((node, scope))
+            fields, statement = _SHAPES.get(kind) or _shape(kind)
+            if statement:
+                sctx = VALUE
+                if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
+                    events.loops.append((node, scope))
+            for name in fields:  # child_nodes, inline: most nodes come this way
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for child in value:
+                        if isinstance(child, AST):
+                            push((child, scope, sctx, None))
+                elif isinstance(value, AST):
+                    push((value, scope, sctx, None))
+            continue
         if kind is JoinedStr:
-            strings.append((node, _fstring_value(node), sctx))
+            strings.append(StringEvent(node, _fstring_value(node), sctx))
             for value in node.values:
                 if type(value) is ast.FormattedValue:
                     push((value.value, scope, VALUE, None))
             continue
+        # Below, a context is made only for an operand that reads more of it than VALUE
+        # gives (a name, an attribute or a call reads `type_only` alone, a constant other than
+        # a string nothing): most comparisons, displays and subscripts hold no string.
         if kind is ast.Compare:
-            ctx = StringContext("compare", node=node)
-            push((node.left, scope, ctx, None))
-            for comparator in node.comparators:
-                push((comparator, scope, ctx, None))
+            ctx = VALUE
+            for operand in (node.left, *node.comparators):
+                if ctx is VALUE and type(operand) not in _CONTEXT_FREE \
+                        and not (type(operand) is Constant and type(operand.value) is not str):
+                    ctx = StringContext("compare", node=node)
+                push((operand, scope, ctx, None))
             continue
         if kind is ast.List or kind is ast.Tuple or kind is ast.Set or kind is ast.Dict:
             groups = (node.keys, node.values) if kind is ast.Dict else (node.elts,)
+            plain = MESSAGE if sctx is MESSAGE else TYPE_ONLY if sctx.type_only else VALUE
             for group in groups:
-                inner = sctx if sctx is MESSAGE else StringContext(sctx.kind, sctx.call, sctx.keyword,
-                                                                    sctx.position, sctx.node, tuple(group),
-                                                                    sctx.type_only)
+                among = None
                 for element in group:
-                    if element is not None:  # None: a `**mapping` in a dict display
-                        push((element, scope, inner, None))
+                    if element is None:  # a `**mapping` in a dict display
+                        continue
+                    if plain is MESSAGE or type(element) in _CONTEXT_FREE \
+                            or (type(element) is Constant and type(element.value) is not str):
+                        push((element, scope, plain, None))
+                        continue
+                    if among is None:
+                        among = StringContext(sctx.kind, sctx.call, sctx.keyword, sctx.position, sctx.node,
+                                              tuple(group), sctx.type_only)
+                    push((element, scope, among, None))
             continue
         if kind is ast.Subscript:
-            push((node.value, scope, TYPE_ONLY if sctx.type_only else VALUE, None))
-            push((node.slice, scope, StringContext("subscript", node=node, type_only=sctx.type_only), None))
+            plain = TYPE_ONLY if sctx.type_only else VALUE
+            push((node.value, scope, plain, None))
+            part = node.slice
+            if type(part) in _CONTEXT_FREE or (type(part) is Constant and type(part.value) is not str):
+                push((part, scope, plain, None))
+            else:
+                push((part, scope, StringContext("subscript", node=node, type_only=sctx.type_only), None))
             continue
         if kind is ast.Expr:
             value = node.value
@@ -348,7 +428,7 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
         if kind is ast.Import or kind is ast.ImportFrom:
             target = scope if scope is not module_scope else Scope(None, MODULE)  # module ones are prebound
             for alias, qualname in bind_import(target, node):
-                imports.append((node, alias, qualname, scope))
+                imports.append(ImportEvent(node, alias, qualname, scope))
             continue
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
             inner = Scope(scope, FUNCTION)
@@ -404,30 +484,14 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True) -> Events:
         if kind is ast.Global or kind is ast.Nonlocal:
             scope.globals.update(node.names)
             continue
-        if kind in _COMPREHENSIONS:
-            inner = Scope(scope, FUNCTION)
-            for child in child_nodes(node):
-                push((child, inner, sctx, None))
-            continue
-        if npu_tests and (kind is ast.If or kind is ast.IfExp) and node not in elifs:
-            branches = backend_branches(node, elifs)
-            if branches is not None:
-                events.backends.append(branches)
-        if kind is ast.BinOp and type(node.op) in _PRODUCTS:
-            products.append((node, scope))
-        fields, statement = _shape(kind)
-        if statement:
-            sctx = VALUE
-            if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
-                events.loops.append((node, scope))
-        for name in fields:  # child_nodes, inline: most nodes come this way
-            value = getattr(node, name, None)
-            if type(value) is list:
-                for child in value:
-                    if isinstance(child, AST):
-                        push((child, scope, sctx, None))
-            elif isinstance(value, AST):
-                push((value, scope, sctx, None))
+        # the comprehensions
+        inner = Scope(scope, FUNCTION)
+        for child in child_nodes(node):
+            push((child, inner, sctx, None))
+    if len(bound) > binds:
+        # An import in the statement bound a name anew: where it was read before the import,
+        # it was left out. Rare (once per name a file imports inside a function or class).
+        return walk(items, module_scope, npu_tests, reads)
     return events
 
 
@@ -440,10 +504,10 @@ _NOT_CHILDREN = frozenset({"ctx", "op", "id", "attr", "arg", "module", "level", 
                            "type_comment", "simple", "tag"})
 # node type → (the fields that can hold its children, whether it is a statement), filled as
 # types are met
-_SHAPES: dict[type, tuple[tuple[str, ...], bool]] = {}
+_SHAPES: dict[type[ast.AST], tuple[tuple[str, ...], bool]] = {}
 
 
-def _shape(kind: type) -> tuple[tuple[str, ...], bool]:
+def _shape(kind: type[ast.AST]) -> tuple[tuple[str, ...], bool]:
     shape = _SHAPES.get(kind)
     if shape is None:
         shape = _SHAPES[kind] = (tuple(name for name in kind._fields if name not in _NOT_CHILDREN),
@@ -451,7 +515,7 @@ def _shape(kind: type) -> tuple[tuple[str, ...], bool]:
     return shape
 
 
-def child_fields(kind: type) -> tuple[str, ...]:
+def child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     """The fields of a node type that can hold child nodes a rule reads (not `ctx`, `op`,
     nor the identifiers and flags)."""
     return _shape(kind)[0]
@@ -478,3 +542,8 @@ def _assigns_all(targets: list[ast.expr]) -> bool:
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# The node types walk() has a branch of its own for, after Name, Attribute, Constant and Call
+_OWN_BRANCHES = frozenset({ast.JoinedStr, ast.Compare, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Subscript, ast.Expr,
+                           ast.Raise, ast.Assert, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                           ast.Lambda, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.Global, ast.Nonlocal,
+                           *_COMPREHENSIONS})

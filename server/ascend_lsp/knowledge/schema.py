@@ -123,7 +123,8 @@ def _min_length(instance, value, _schema, _root, path):
     return None
 
 
-def _unique(instance, value, _schema, _root, path):
+def _unique(instance: object, value: object, _schema: dict, _root: dict,
+            path: tuple[str | int, ...]) -> SchemaError | None:
     if value and isinstance(instance, list):
         seen: list = []
         for item in instance:

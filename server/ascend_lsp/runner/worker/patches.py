@@ -6,7 +6,7 @@ from __future__ import annotations
 class Patches:
     """setattr with undo, so a warm worker is clean again after each run."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.saved: list[tuple[object, str, object]] = []
 
     def __enter__(self):

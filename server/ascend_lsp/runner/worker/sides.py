@@ -17,7 +17,7 @@ TAIL_CHARS = 4000
 class Side:
     """What one run produced: flattened outputs, gradients, changed module state, draws."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.outputs: list[tuple[str, Any]] = []
         self.grads: list[tuple[str, Any]] = []
         self.state: list[tuple[str, Any]] = []
