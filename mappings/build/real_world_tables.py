@@ -15,6 +15,10 @@ from torch_npu_tables import API_KEYS, api, ordered, write_toml
 
 FACTS = "real_world_failures.md"
 WHEEL_213 = "torch_npu-2.13.0 wheel (PyPI)"
+INDUCTOR_SOURCE = (f"{WHEEL_213}:torch_npu/_inductor/__init__.py:136-141 (without Triton it warns \"triton-ascend is "
+                   "not installed. Please install it first.\" and registers nothing), 213-222 "
+                   "(register_backend_for_device(\"npu\", NPUCombinedScheduling, NPUPythonWrapperCodeGen, "
+                   "CppWrapperNpu)), 52-53 (TORCHINDUCTOR_NPU_BACKEND)")
 ENTRY = re.compile(r"^### (?P<number>\d+)\. (?P<code>NPU\d{3}) — (?P<title>.+)$", re.M)
 
 
@@ -97,11 +101,10 @@ def api_rows(facts: Facts) -> list[dict]:
                          "(FSDP2: set_force_sum_reduction_for_comms)."))
 
     # NPU118: inductor knobs
-    compile_src = facts.source("NPU111", "torch._inductor.config")
-    rows.append(api("torch._inductor.config", "NPU118", compile_src, prefix=True,
-                    note="Inductor settings only matter to the inductor backend, which the NPU does not use by "
-                         "default (TorchAir: torchair.get_npu_backend(), or backend=\"npugraph_ex\"). CUDA-graph and "
-                         "Triton knobs here do nothing on the NPU."))
+    rows.append(api("torch._inductor.config", "NPU118", INDUCTOR_SOURCE, prefix=True,
+                    note="On the NPU inductor runs only with triton-ascend installed (torch_npu then registers its "
+                         "NPU code generation); check that a setting written for CUDA (CUDA graphs, Triton "
+                         "autotuning) applies there."))
 
     # NPU124: GPU query tools
     tools = facts.source("NPU124", "pynvml", "GPUtil", "CUDA_HOME")
