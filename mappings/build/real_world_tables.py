@@ -74,16 +74,9 @@ def api_rows(facts: Facts) -> list[dict]:
     ):
         rows.append(api(name, "NPU311", quant, prefix=name.islower() or None, note=note))
 
-    # NPU313: DeepSpeed fused optimizers
-    fused = facts.source("NPU313", "FusedAdam", "FusedLion")
-    rows.append(api("deepspeed.ops.adam.FusedAdam", "NPU313", fused,
-                    note="DeepSpeed builds an NPU FusedAdam only with its NPU accelerator (DeepSpeed#4343), and its "
-                         "accuracy bug was fixed later (#5777): check the DeepSpeed version, or use "
-                         "torch_npu.optim.NpuFusedAdamW."))
-    rows.append(api("deepspeed.ops.lion.FusedLion", "NPU313", fused,
-                    note="There is no FusedLion for the NPU (DeepSpeed#4568): use an unfused Lion."))
-    rows.append(api("deepspeed.ops.lamb.FusedLamb", "NPU313", fused,
-                    note="DeepSpeed's FusedLamb is a CUDA op: use torch_npu.optim.NpuFusedLamb."))
+    # NPU313 reports no DeepSpeed optimizer: DeepSpeed master builds FusedAdam, FusedLamb and FusedLion on
+    # its NPU accelerator (op_builder/npu/__init__.py@0c9b0f62, fused_lion.py@b61f2c4f, fused_adam.py@61bdd6ca),
+    # and which release first ships each is not known.
 
     # NPU409: HCCL collective gaps
     hccl = facts.source("NPU409", "dist.gather", "ReduceOp.AVG")

@@ -281,18 +281,25 @@ def check_bitsandbytes_config(checker: Checker, call: ast.Call, qualname: str | 
 
 
 rule(
-    code="NPU313", name="fused-optimizer", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
+    code="NPU313", name="fused-optimizer", severity=Severity.WARNING, fix="never",
     message="`{name}` is a CUDA fused optimizer.",
     doc=dict(
-        what="Finds DeepSpeed's fused optimizers (`deepspeed.ops.adam.FusedAdam`, `deepspeed.ops.lamb.FusedLamb`, "
-             "`deepspeed.ops.lion.FusedLion`) and the trainer setting `optim=\"adamw_apex_fused\"`.",
-        why="These optimizers are CUDA kernels. DeepSpeed's FusedAdam has an NPU build only with DeepSpeed's NPU "
-            "accelerator (and an accuracy bug fixed later), there is no NPU FusedLion, and `adamw_apex_fused` "
-            "needs NVIDIA apex. torch_npu ships `torch_npu.optim.NpuFusedAdamW` and friends.",
+        what="Finds the trainer setting `optim=\"adamw_apex_fused\"`. Not `optim=\"adamw_torch_fused\"` nor "
+             "`torch.optim.AdamW(fused=True)`: torch allows fused optimizers on the NPU's backend and torch_npu has "
+             "an NPU kernel for `_fused_adamw_`. Not DeepSpeed's `FusedAdam`, `FusedLamb` or `FusedLion`: "
+             "DeepSpeed builds all three on its NPU accelerator (checked on its master branch; the first release "
+             "that ships each was not checked).",
+        why="transformers' `adamw_apex_fused` imports `apex.optimizers.FusedAdam`, NVIDIA apex's CUDA kernel. "
+            "torch_npu ships `torch_npu.optim.NpuFusedAdamW` (transformers: `optim=\"adamw_torch_npu_fused\"`).",
         example='TrainingArguments(output_dir, optim="adamw_apex_fused")  # NPU313\n\n# on the NPU\n\n'
                 'TrainingArguments(output_dir, optim="adamw_torch")',
         fix="None automatic: the optimizer choice is the user's (`adamw_torch` is the plain one).",
-        source=failure(19, "NPU313", "deepspeedai/DeepSpeed#4343, #5777, #4568; modelscope/ms-swift#7327."),
+        source="transformers-4.56.0 wheel (PyPI): `trainer.py:1518-1529` (`adamw_torch_npu_fused` → "
+               "`torch_npu.optim.NpuFusedAdamW`, `adamw_apex_fused` → `apex.optimizers.FusedAdam`); torch 2.13 "
+               "`torch/utils/_foreach_utils.py:13-23` (fused optimizers on the privateuse1 backend); "
+               "mappings/upstream/torch_npu/op_plugin_functions_summary.tsv (`_fused_adamw_`, section official); "
+               "deepspeedai/DeepSpeed `op_builder/npu/__init__.py`@0c9b0f62, `fused_lion.py`@b61f2c4f, "
+               "`fused_adam.py`@61bdd6ca (NPU builders of FusedAdam, FusedLamb, FusedLion).",
     ),
 )
 
