@@ -12,7 +12,7 @@ from ..engine.model import Applicability, Fix, Severity
 from ..engine.walk import Scope, StringContext
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
-from .citations import THIRD_PARTY_REPLACEMENTS, failure
+from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, failure
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
@@ -65,11 +65,16 @@ rule(
     code="NPU304", name="bitsandbytes", severity=Severity.WARNING, fix="never", table=THIRD_PARTY,
     message="`{name}` is bitsandbytes, whose NPU support is partial.",
     doc=dict(
-        what="Finds imports and uses of `bitsandbytes`.",
-        why="bitsandbytes has an Ascend NPU backend for NF4 quantisation only; the int8 paths are limited.",
-        example="import bitsandbytes as bnb  # NPU304",
+        what="Finds imports and uses of `bitsandbytes`, and `BitsAndBytesConfig(load_in_8bit=True)`.",
+        why="bitsandbytes (0.50.2 checked) lists the NPU as a device but ships no NPU kernels. Its int8 and "
+            "4-bit ops (LLM.int8, NF4 and FP4 quantise, dequantise, matmul) have pure-PyTorch \"default\" "
+            "kernels, to which NPU tensors dispatch (a generic fallback, not NPU kernels); its 8-bit optimizers (blockwise update) and "
+            "paged optimizers have no NPU path. transformers accepts the NPU for bitsandbytes quantisation only "
+            "when the installed bitsandbytes lists it.",
+        example="import bitsandbytes as bnb  # NPU304\n"
+                "BitsAndBytesConfig(load_in_8bit=True)  # NPU304",
         fix="None automatic.",
-        source=THIRD_PARTY_REPLACEMENTS,
+        source=BITSANDBYTES_WHEEL + ".",
     ),
 )
 
@@ -164,8 +169,8 @@ def check_custom_op(checker: Checker, ref: Reference) -> None:
 
 
 # --- each call of a CUDA library; CUDA kernels chosen by configuration (real-world-rules.md, item 1)
-# Reported at each call too: apex, flash_attn, xformers, CUDA extensions. Not bitsandbytes (its NF4
-# calls run on the NPU) nor triton (triton-ascend replaces the package; `tl.*` calls in a kernel are its body).
+# Reported at each call too: apex, flash_attn, xformers, CUDA extensions. Not bitsandbytes (its int8
+# and 4-bit calls fall back to generic PyTorch code there) nor triton (triton-ascend replaces the package; `tl.*` calls in a kernel are its body).
 LIBRARY_CODES = ("NPU301", "NPU302", "NPU303", "NPU306")
 
 
@@ -243,18 +248,16 @@ rule(
         what="Finds quantisation that has CUDA kernels only: the AutoAWQ (`awq`) and AutoGPTQ (`auto_gptq`) "
              "packages, transformers' `AwqConfig` and `GPTQConfig`, `quantization=`/`quant_method=` set to "
              "`awq`, `gptq`, `marlin`, `awq_marlin`, `gptq_marlin` or `fp8` (vLLM, SGLang, configs), "
-             "`kv_cache_dtype=\"fp8…\"`, and bitsandbytes beyond NF4: `BitsAndBytesConfig(load_in_8bit=True)` "
-             "and `bnb_4bit_quant_type=\"fp4\"`.",
+             "and `kv_cache_dtype=\"fp8…\"`. Not bitsandbytes (NPU304): its int8 and 4-bit ops fall back to its "
+             "generic PyTorch code on the NPU.",
         why="AWQ/GPTQ/Marlin/FP8 kernels are CUDA (or HIP); on the NPU they fail at load (\"Only CUDA and HIP "
-            "support AWQ\"). A2/A3 have no FP8, so an FP8 KV cache crashes at allocation. bitsandbytes' NPU "
-            "backend implements NF4 only. Ascend quantises with msModelSlim (W8A8, W4A8: `--quantization ascend` "
-            "in vllm-ascend).",
-        example='llm = LLM(model, quantization="awq")  # NPU311\n'
-                'BitsAndBytesConfig(load_in_8bit=True)  # NPU311\n\n'
-                '# on the NPU\n\nBitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")',
+            "support AWQ\"). A2/A3 have no FP8, so an FP8 KV cache crashes at allocation. Ascend quantises with "
+            "msModelSlim (W8A8, W4A8: `--quantization ascend` in vllm-ascend).",
+        example='llm = LLM(model, quantization="awq")  # NPU311\n\n'
+                '# on the NPU, with a model quantised by msModelSlim\n\nllm = LLM(model, quantization="ascend")',
         fix="None automatic: the model must be quantised again with an NPU method.",
         source=failure(13, "NPU311", "vllm-project/vllm-ascend#195, #6800, #6603, #902; sgl-project/sglang#8004; "
-                                     "hiyouga/LlamaFactory#4594; bitsandbytes-foundation/bitsandbytes#1442, #1695") +
+                                     "hiyouga/LlamaFactory#4594") +
         "; " + failure(17, "NPU205", "vllm-project/vllm-ascend#8102 (fp8 KV cache crashes on 910B2; no FP8 on A3)."),
     ),
 )
@@ -274,10 +277,9 @@ def check_quantisation_string(checker: Checker, node: ast.AST, value: str, conte
 def check_bitsandbytes_config(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     eight_bit = passed(call, "load_in_8bit")
     if constant(eight_bit) is True:
-        checker.report("NPU311", eight_bit, name="load_in_8bit=True")
-    quant_type = passed(call, "bnb_4bit_quant_type")
-    if constant(quant_type) == "fp4":
-        checker.report("NPU311", quant_type, name="bnb_4bit_quant_type='fp4'")
+        checker.report("NPU304", eight_bit, "`load_in_8bit=True` runs bitsandbytes' int8 ops, which have no NPU "
+                       "kernel: on the NPU they fall back to its generic PyTorch code, and transformers accepts the NPU only "
+                       "with a bitsandbytes that lists it as a device (0.50.2 does).")
 
 
 rule(
@@ -317,7 +319,7 @@ KEYWORD_STRING_CHECKS = {
 }
 
 
-@handles("reference", *LIBRARY_CODES, "NPU307", "NPU311")
+@handles("reference", *LIBRARY_CODES, "NPU304", "NPU307")
 def on_reference(checker: Checker, ref: Reference) -> None:
     call = ref.call
     if type(call) is not ast.Call or call.func is not ref.node:
