@@ -111,14 +111,3 @@ def test_cuda_code_beside_an_npu_branch_is_advice() -> None:
     }
     assert all(f.message.endswith("handles the NPU.)") for f in found if f.severity.name == "INFO"
                and f.code != "NPU109")
-
-
-def test_bitsandbytes_is_information_where_a_cuda_only_package_is_an_error() -> None:
-    """bitsandbytes installs and runs its int8 and 4-bit ops on the NPU as generic PyTorch code:
-    its row has its own first sentence and severity; the CUDA-only packages keep the rule's."""
-    found = analyze("bitsandbytes>=0.43\nflash-attn\n", Settings(), "requirements.txt").findings
-    assert [(f.code, f.severity.name, f.message.split(". ")[0]) for f in found] == [
-        ("NPU502", "INFO", "`bitsandbytes>=0.43` is bitsandbytes, which lists the NPU as a device but ships no NPU "
-                           "kernels"),
-        ("NPU502", "ERROR", "`flash-attn` is built for CUDA GPUs"),
-    ]

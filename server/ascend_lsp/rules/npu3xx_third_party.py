@@ -65,16 +65,23 @@ rule(
     code="NPU304", name="bitsandbytes", severity=Severity.WARNING, fix="never", table=THIRD_PARTY,
     message="`{name}` is bitsandbytes, whose NPU support is partial.",
     doc=dict(
-        what="Finds imports and uses of `bitsandbytes`, and `BitsAndBytesConfig(load_in_8bit=True)`.",
+        what="Finds imports and uses of `bitsandbytes` and `BitsAndBytesConfig(load_in_8bit=True)`; as errors, "
+             "bitsandbytes' 8-bit and paged optimizers: calls of `bitsandbytes.optim.*8bit` and `Paged*` classes "
+             "and transformers' `optim=` names for them (`adamw_bnb_8bit`, `adamw_8bit`, `paged_adamw_32bit`, "
+             "`paged_adamw_8bit`, `lion_8bit`, `paged_lion_*`, `*ademamix_8bit`, `paged_ademamix_32bit`, "
+             "`rmsprop_bnb_8bit`).",
         why="bitsandbytes (0.50.2 checked) lists the NPU as a device but ships no NPU kernels. Its int8 and "
             "4-bit ops (LLM.int8, NF4 and FP4 quantise, dequantise, matmul) have pure-PyTorch \"default\" "
             "kernels, to which NPU tensors dispatch (a generic fallback, not NPU kernels); its 8-bit optimizers (blockwise update) and "
             "paged optimizers have no NPU path. transformers accepts the NPU for bitsandbytes quantisation only "
             "when the installed bitsandbytes lists it.",
         example="import bitsandbytes as bnb  # NPU304\n"
-                "BitsAndBytesConfig(load_in_8bit=True)  # NPU304",
+                "BitsAndBytesConfig(load_in_8bit=True)  # NPU304\n"
+                "TrainingArguments(output_dir, optim=\"paged_adamw_8bit\")  # NPU304 (error)\n\n# on the NPU\n\n"
+                "TrainingArguments(output_dir, optim=\"adamw_torch_npu_fused\")",
         fix="None automatic.",
-        source=BITSANDBYTES_WHEEL + ".",
+        source=BITSANDBYTES_WHEEL + "; transformers-4.56.0 wheel (PyPI): `trainer.py` (the bitsandbytes `optim` "
+               "names: \"8bit\" → `optim_bits=8`, \"paged\" → `is_paged`).",
     ),
 )
 
@@ -282,6 +289,31 @@ def check_bitsandbytes_config(checker: Checker, call: ast.Call, qualname: str | 
                        "with a bitsandbytes that lists it as a device (0.50.2 does).")
 
 
+# transformers' `optim=` names that build a bitsandbytes optimizer with 8-bit or paged state (trainer.py of
+# 4.56.0: "8bit" in the name → optim_bits=8, "paged" → is_paged); its 32-bit unpaged ones have a generic kernel.
+BNB_OPTIM_NAMES = frozenset({
+    "adamw_bnb_8bit", "adamw_8bit", "paged_adamw_32bit", "paged_adamw_8bit", "ademamix_8bit", "paged_ademamix_32bit",
+    "paged_ademamix_8bit", "lion_8bit", "paged_lion_32bit", "paged_lion_8bit", "rmsprop_bnb_8bit"})
+BNB_OPTIMIZER_FIX = ("Use a 32-bit, unpaged optimizer (for AdamW: torch_npu.optim.NpuFusedAdamW, "
+                     "`optim=\"adamw_torch_npu_fused\"`).")
+
+
+def report_bitsandbytes_optimizer(checker: Checker, node: ast.AST, name: str, eight_bit: bool, paged: bool) -> None:
+    """An optimizer whose bitsandbytes state has no NPU path: an error, where NPU304 is otherwise a warning."""
+    kind = " and ".join(k for k, on in (("8-bit", eight_bit), ("paged", paged)) if on)
+    reasons = [r for r, on in (("its 8-bit blockwise update has kernels for CUDA, CPU and XPU only", eight_bit),
+                               ("its paged state needs bitsandbytes' CUDA library", paged)) if on]
+    checker.report("NPU304", node, f"`{name}` is a bitsandbytes {kind} optimizer: {' and '.join(reasons)}, so it does "
+                   f"not run on the NPU (bitsandbytes 0.50.2). {BNB_OPTIMIZER_FIX}", severity=Severity.ERROR)
+
+
+def check_bitsandbytes_optimizer_class(checker: Checker, ref: Reference) -> None:
+    """`bnb.optim.PagedAdamW8bit(...)`: the class names say 8-bit (`…8bit`) and paged (`Paged…`) state."""
+    name = ref.qualname.rpartition(".")[2]
+    if name.endswith("8bit") or name.startswith("Paged"):
+        report_bitsandbytes_optimizer(checker, ref.node, ref.qualname, name.endswith("8bit"), name.startswith("Paged"))
+
+
 rule(
     code="NPU313", name="fused-optimizer", severity=Severity.WARNING, fix="never",
     message="`{name}` is a CUDA fused optimizer.",
@@ -306,16 +338,21 @@ rule(
 )
 
 
-def check_fused_optimizer_name(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
-    if value == "adamw_apex_fused" and context.kind == "arg" and context.keyword == "optim":
+def check_optimizer_name(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    """transformers' `optim=`: apex's fused AdamW (NPU313), bitsandbytes' 8-bit and paged optimizers (NPU304)."""
+    if context.kind != "arg" or context.keyword != "optim":
+        return
+    if value == "adamw_apex_fused":
         checker.report("NPU313", node, name=f"optim={value!r}")
+    elif value in BNB_OPTIM_NAMES:
+        report_bitsandbytes_optimizer(checker, node, f"optim={value!r}", "8bit" in value, "paged" in value)
 
 
 # --- dispatch of the rules above from real migrations: one handler per event kind ------------
 KEYWORD_STRING_CHECKS = {
     **dict.fromkeys(ATTENTION_KEYS, check_flash_keyword),
     **dict.fromkeys((*QUANTISATION_KEYS, "kv_cache_dtype"), check_quantisation_string),
-    "optim": check_fused_optimizer_name,
+    "optim": check_optimizer_name,
 }
 
 
@@ -328,11 +365,13 @@ def on_reference(checker: Checker, ref: Reference) -> None:
     qualname = ref.qualname
     if qualname.endswith(".BitsAndBytesConfig"):
         check_bitsandbytes_config(checker, call, qualname)
+    elif qualname.startswith("bitsandbytes.optim."):
+        check_bitsandbytes_optimizer_class(checker, ref)
     if any(kw.arg == "use_flash_attention_2" for kw in call.keywords):
         check_use_flash_attention_2(checker, call, qualname)
 
 
-@handles("string", "NPU307", "NPU311", "NPU313")
+@handles("string", "NPU304", "NPU307", "NPU311", "NPU313")
 def on_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind != "arg" or type(node) is not ast.Constant or context.keyword is None:
         return
