@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from torch_npu_tables import PT_SHORT, read_tsv, support_source, write_toml
+from torch_npu_tables import BNB_LEAD, BNB_PATHS, BNB_SOURCE, PT_SHORT, read_tsv, support_source, write_toml
 
 RELEASES = Path(__file__).resolve().parent / "pypi" / "torch-npu-releases.json"
 FAILURES = "mappings/upstream/torch_npu/real_world_failures.md"
@@ -142,7 +142,6 @@ def pairing_rows(path: Path = RELEASES) -> list[dict]:
 
 
 TRD = "mappings/upstream/torch_npu/third_party_replacements.tsv"
-NF4 = "bitsandbytes-foundation/bitsandbytes PR #1422, #1442, #1695, issue #1523"
 
 PACKAGES = [
     {"name": "flash-attn", "rule": "NPU502", "note": "flash-attn has CUDA kernels only and does not install on "
@@ -153,9 +152,10 @@ PACKAGES = [
     {"name": "triton", "rule": "NPU502", "replacement": "triton-ascend", "fix": "unsafe",
      "note": "Community Triton targets CUDA/ROCm; on Atlas A2/A3 install triton-ascend, which replaces the triton "
      "package directory.", "source": f"{TRD} (triton row: gitcode Ascend/triton-ascend quick_start, FAQ)"},
-    {"name": "bitsandbytes", "rule": "NPU502", "severity": "warning",
-     "note": "bitsandbytes' Ascend backend covers NF4 4-bit only; 8-bit (LLM.int8, 8-bit optimizers) stays CUDA "
-     "only.", "source": f"{TRD} (bitsandbytes row); {NF4}"},
+    # Not CUDA-only: it installs, and what it lacks on the NPU shows in the code that uses it (NPU304).
+    {"name": "bitsandbytes", "rule": "NPU502", "severity": "info",
+     "message": f"`{{name}}` is bitsandbytes, which {BNB_LEAD}.", "note": f"{BNB_PATHS[0].upper()}{BNB_PATHS[1:]} "
+     "(bitsandbytes 0.50.2 checked).", "source": BNB_SOURCE},
     {"name": "apex", "rule": "NPU502", "note": "NVIDIA apex builds CUDA kernels; Ascend keeps its own apex fork "
      "(amp in Python, no CUDA kernels) and torch_npu.optim.NpuFused* optimizers.",
      "source": f"{TRD} (apex rows: Ascend/apex README.zh.md, torch_npu/optim/__init__.py)"},

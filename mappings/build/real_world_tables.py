@@ -15,6 +15,10 @@ from torch_npu_tables import API_KEYS, api, ordered, write_toml
 
 FACTS = "real_world_failures.md"
 WHEEL_213 = "torch_npu-2.13.0 wheel (PyPI)"
+INDUCTOR_SOURCE = (f"{WHEEL_213}:torch_npu/_inductor/__init__.py:136-141 (without Triton it warns \"triton-ascend is "
+                   "not installed. Please install it first.\" and registers nothing), 213-222 "
+                   "(register_backend_for_device(\"npu\", NPUCombinedScheduling, NPUPythonWrapperCodeGen, "
+                   "CppWrapperNpu)), 52-53 (TORCHINDUCTOR_NPU_BACKEND)")
 ENTRY = re.compile(r"^### (?P<number>\d+)\. (?P<code>NPU\d{3}) — (?P<title>.+)$", re.M)
 
 
@@ -70,16 +74,9 @@ def api_rows(facts: Facts) -> list[dict]:
     ):
         rows.append(api(name, "NPU311", quant, prefix=name.islower() or None, note=note))
 
-    # NPU313: DeepSpeed fused optimizers
-    fused = facts.source("NPU313", "FusedAdam", "FusedLion")
-    rows.append(api("deepspeed.ops.adam.FusedAdam", "NPU313", fused,
-                    note="DeepSpeed builds an NPU FusedAdam only with its NPU accelerator (DeepSpeed#4343), and its "
-                         "accuracy bug was fixed later (#5777): check the DeepSpeed version, or use "
-                         "torch_npu.optim.NpuFusedAdamW."))
-    rows.append(api("deepspeed.ops.lion.FusedLion", "NPU313", fused,
-                    note="There is no FusedLion for the NPU (DeepSpeed#4568): use an unfused Lion."))
-    rows.append(api("deepspeed.ops.lamb.FusedLamb", "NPU313", fused,
-                    note="DeepSpeed's FusedLamb is a CUDA op: use torch_npu.optim.NpuFusedLamb."))
+    # NPU313 reports no DeepSpeed optimizer: DeepSpeed master builds FusedAdam, FusedLamb and FusedLion on
+    # its NPU accelerator (op_builder/npu/__init__.py@0c9b0f62, fused_lion.py@b61f2c4f, fused_adam.py@61bdd6ca),
+    # and which release first ships each is not known.
 
     # NPU409: HCCL collective gaps
     hccl = facts.source("NPU409", "dist.gather", "ReduceOp.AVG")
@@ -97,11 +94,10 @@ def api_rows(facts: Facts) -> list[dict]:
                          "(FSDP2: set_force_sum_reduction_for_comms)."))
 
     # NPU118: inductor knobs
-    compile_src = facts.source("NPU111", "torch._inductor.config")
-    rows.append(api("torch._inductor.config", "NPU118", compile_src, prefix=True,
-                    note="Inductor settings only matter to the inductor backend, which the NPU does not use by "
-                         "default (TorchAir: torchair.get_npu_backend(), or backend=\"npugraph_ex\"). CUDA-graph and "
-                         "Triton knobs here do nothing on the NPU."))
+    rows.append(api("torch._inductor.config", "NPU118", INDUCTOR_SOURCE, prefix=True,
+                    note="On the NPU inductor runs only with triton-ascend installed (torch_npu then registers its "
+                         "NPU code generation); check that a setting written for CUDA (CUDA graphs, Triton "
+                         "autotuning) applies there."))
 
     # NPU124: GPU query tools
     tools = facts.source("NPU124", "pynvml", "GPUtil", "CUDA_HOME")

@@ -39,6 +39,20 @@ OP_PLUGIN_SUMMARY = "Ascend/op-plugin (GitHub mirror, 517f2e7d):op_plugin/config
 
 PT_SHORT = "Ascend/pytorch@9e73e708a"  # the same GitHub mirror commit, spelled short for the 3,000-row tables
 
+# bitsandbytes as the PyPI wheel ships it (pip download --no-deps bitsandbytes==0.50.2): the NPU is a
+# listed device but has no kernels of its own, so the ops with a "default" (pure PyTorch) kernel run
+# there and the ones without do not.
+BNB_WHEEL = "bitsandbytes-0.50.2 wheel (PyPI)"
+BNB_SOURCE = (f"{BNB_WHEEL}: bitsandbytes/__init__.py:26-33 (supported_torch_devices lists \"npu\"); "
+              "backends/default/ops.py:38-345, 552 (\"default\" kernels, i.e. CompositeExplicitAutograd in torch "
+              "2.13 library.py:954-960, for the int8 ops, quantize_4bit, dequantize_4bit, gemv_4bit, gemm_4bit and "
+              "optimizer_update_32bit; no NPU backend); optimizer_update_8bit_blockwise registered for cuda, cpu "
+              "and xpu only (backends/cuda/ops.py:1211, cpu/ops.py:580, xpu/ops.py:219, 302); functional.py:93 "
+              "get_paged calls lib.cget_managed_ptr, exported by libbitsandbytes_cuda*.so only")
+BNB_LEAD = "lists the NPU as a device but ships no NPU kernels"
+BNB_PATHS = ("its int8 and 4-bit ops fall back to its generic PyTorch code on the NPU, and its 8-bit optimizers (blockwise "
+             "update) and paged optimizers have no NPU path")
+
 
 def support_source(torch_version: str, page: str) -> str:
     return f"{PT_SHORT}:docs/zh/api/native_api/pytorch_{torch_version.replace('.', '-')}/{page}.md"
@@ -616,10 +630,8 @@ def thirdparty_table(d: Path) -> list[dict]:
                     note="No official torch_npu mapping: port by hand (community adapters call "
                          "torch_npu.npu_fusion_attention)."))
     # NPU304 bitsandbytes
-    bnb = third.find("bitsandbytes")
-    apis.append(api("bitsandbytes", "NPU304", bnb["source"], prefix=True,
-                    note="bitsandbytes has an Ascend NPU backend (NF4 quantize/dequantize, built with "
-                         "-DCOMPUTE_BACKEND=npu); int8 paths are limited and support is still evolving."))
+    apis.append(api("bitsandbytes", "NPU304", BNB_SOURCE, prefix=True,
+                    note=f"bitsandbytes (0.50.2 checked) {BNB_LEAD}: {BNB_PATHS}."))
     # NPU305 triton
     tr = third.find("triton")
     apis.append(api("triton", "NPU305", tr["source"], prefix=True,

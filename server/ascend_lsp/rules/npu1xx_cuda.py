@@ -16,7 +16,7 @@ from ..engine.registry import TableRef, handles, rule
 from ..engine.walk import Scope, StringContext, last_name
 from .call_arguments import assigned_key, constant, keyword, passed
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
-from .citations import TRANSFER_TO_NPU, failure
+from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, failure
 from .table import REAL_WORLD_TABLE, is_prose
 
 rule(
@@ -215,29 +215,29 @@ def check_torch_npu_import(checker: Checker, ref: Reference) -> None:
 # --- compilation (docs/real-world-rules.md, item 2) ------------------------------------------
 rule(
     code="NPU111", name="torch-compile-inductor", severity=Severity.WARNING, fix="never",
-    message="`{name}` compiles with the inductor backend, which the NPU does not run by default.{mode}",
+    message="`{name}` compiles with inductor, which on the NPU needs triton-ascend installed; torch_npu's own "
+            "backends `npu`, `npugraph_ex` and `npugraphs` are the alternatives.",
     doc=dict(
         what="Finds `torch.compile(...)` calls (and `@torch.compile`) that use the default `inductor` backend: "
              "no `backend=`, or `backend=\"inductor\"`. Not when the backend is chosen elsewhere (a variable, "
              "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed.",
-        why="Ascend documents inductor as unsupported: compilation fails or crashes in codegen, especially on "
-            "dynamic shapes. `mode=\"reduce-overhead\"` and `\"max-autotune\"` rely on CUDA graphs and Triton "
-            "autotuning. NPU graph mode goes through TorchAir: `backend=torchair.get_npu_backend(compiler_config=...)` "
-            "(import `torch_npu` first), or `backend=\"npugraph_ex\"` (aclgraph capture: inference only, no "
-            "backward, no random ops, one NPU per process). Triton-Ascend compiles Triton kernels, not inductor "
-            "graphs.",
-        example='model = torch.compile(model, mode="reduce-overhead")  # NPU111\n\n# on the NPU\n\n'
-                'import torch_npu, torchair\nmodel = torch.compile(model, backend=torchair.get_npu_backend())\n'
-                '# or keep eager: torch.compile(model, disable=is_npu)',
-        fix="None automatic: the backend and its configuration are a choice.",
-        source=failure(3, "NPU111", "hiascend TorchAir guide (inductor unsupported, npugraph_ex limits, import "
-                                    "torch_npu before torchair); vllm-project/vllm-omni#1108; "
-                                    "vllm-project/speculators#600; sgl-project/sglang#26403, #26573; "
-                                    "sgl-project/sglang-omni#1721; huggingface/transformers#37859."),
+        why="torch_npu registers inductor's code generation for the NPU only when it finds Triton "
+            "(`torch.utils._triton.has_triton()`), which on an Ascend host means triton-ascend (it installs the "
+            "`triton` package in place of community Triton). Without it torch_npu warns \"triton-ascend is not installed. Please install it first.\" "
+            "and registers nothing for the NPU, so inductor has no NPU code generation. The requirement is not "
+            "visible in the code, hence a warning that names it. torch_npu also registers three Dynamo backends "
+            "of its own: `npu` (TorchAir graph mode; eager when torch_npu was built without torchair), "
+            "`npugraph_ex` and `npugraphs`. None is a drop-in equivalent of inductor, so they are named as "
+            "choices, not written in. `TORCHINDUCTOR_NPU_BACKEND` chooses inductor's NPU code generator "
+            "(`default`, the Triton one; `mlir`, `dvm`, `ascendc`, `triton_experimental`).",
+        example='model = torch.compile(model)  # NPU111\n\n# on the NPU: install triton-ascend (not triton),\n'
+                '# or choose one of torch_npu\'s backends\n\nmodel = torch.compile(model, backend="npugraph_ex")',
+        fix="None automatic: installing triton-ascend is outside the code, and the other backends compile "
+            "differently.",
+        source=TORCH_NPU_INDUCTOR + "; `third_party_replacements.tsv` (torch.compile row: inductor works on the "
+                                    "NPU since TorchNPU 7.3.0).",
     ),
 )
-
-CUDA_GRAPH_MODES = frozenset({"reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"})
 
 
 def compile_uses_inductor(call: ast.Call) -> bool:
@@ -248,11 +248,8 @@ def compile_uses_inductor(call: ast.Call) -> bool:
 
 
 def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) -> None:
-    if qualname != "torch.compile" or not compile_uses_inductor(call):
-        return
-    mode = constant(passed(call, "mode"))
-    note = f" `mode={mode!r}` relies on CUDA graphs and Triton." if mode in CUDA_GRAPH_MODES else ""
-    checker.report("NPU111", call.func, name="torch.compile", mode=note)
+    if qualname == "torch.compile" and compile_uses_inductor(call):
+        checker.report("NPU111", call.func, name="torch.compile")
 
 
 def check_compile_decorator(checker: Checker, ref: Reference) -> None:
@@ -260,7 +257,7 @@ def check_compile_decorator(checker: Checker, ref: Reference) -> None:
     wrapper patched in) do not compile anything by themselves."""
     where = checker.range(ref.node)
     if checker.source.line(where.start_line)[:where.start_col].strip() == "@":
-        checker.report("NPU111", where, name="torch.compile", mode="")
+        checker.report("NPU111", where, name="torch.compile")
 
 
 rule(
@@ -268,13 +265,12 @@ rule(
     message="`{name}` configures inductor.",
     doc=dict(
         what="Finds uses of `torch._inductor.config` (`triton.cudagraphs`, `coordinate_descent_tuning`, …).",
-        why="These settings are read by the inductor backend only. On the NPU, graphs are compiled by TorchAir "
-            "(`torchair.get_npu_backend()` with a `CompilerConfig`) or captured by `npugraph_ex`; inductor's "
-            "CUDA-graph and Triton switches change nothing there.",
-        example="torch._inductor.config.triton.cudagraphs = True  # NPU118\n\n# on the NPU\n\n"
-                "config = torchair.CompilerConfig()\nconfig.mode = \"reduce-overhead\"",
+        why="These settings are read by inductor, which runs on the NPU only with triton-ascend installed "
+            "(torch_npu then registers its NPU code generation, NPU111). A setting tuned for CUDA may not apply "
+            "to the NPU's code generator: information, to check.",
+        example="torch._inductor.config.triton.cudagraphs = True  # NPU118",
         fix="None automatic.",
-        source=failure(3, "NPU111", "hiascend TorchAir guide (inductor unsupported; CompilerConfig, npugraph_ex)."),
+        source=TORCH_NPU_INDUCTOR + ".",
     ),
 )
 

@@ -12,7 +12,7 @@ from ..engine.model import Applicability, Fix, Severity
 from ..engine.walk import Scope, StringContext
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
-from .citations import THIRD_PARTY_REPLACEMENTS, failure
+from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, failure
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
@@ -65,11 +65,23 @@ rule(
     code="NPU304", name="bitsandbytes", severity=Severity.WARNING, fix="never", table=THIRD_PARTY,
     message="`{name}` is bitsandbytes, whose NPU support is partial.",
     doc=dict(
-        what="Finds imports and uses of `bitsandbytes`.",
-        why="bitsandbytes has an Ascend NPU backend for NF4 quantisation only; the int8 paths are limited.",
-        example="import bitsandbytes as bnb  # NPU304",
+        what="Finds imports and uses of `bitsandbytes` and `BitsAndBytesConfig(load_in_8bit=True)`; as errors, "
+             "bitsandbytes' 8-bit and paged optimizers: calls of `bitsandbytes.optim.*8bit` and `Paged*` classes "
+             "and transformers' `optim=` names for them (`adamw_bnb_8bit`, `adamw_8bit`, `paged_adamw_32bit`, "
+             "`paged_adamw_8bit`, `lion_8bit`, `paged_lion_*`, `*ademamix_8bit`, `paged_ademamix_32bit`, "
+             "`rmsprop_bnb_8bit`).",
+        why="bitsandbytes (0.50.2 checked) lists the NPU as a device but ships no NPU kernels. Its int8 and "
+            "4-bit ops (LLM.int8, NF4 and FP4 quantise, dequantise, matmul) have pure-PyTorch \"default\" "
+            "kernels, to which NPU tensors dispatch (a generic fallback, not NPU kernels); its 8-bit optimizers (blockwise update) and "
+            "paged optimizers have no NPU path. transformers accepts the NPU for bitsandbytes quantisation only "
+            "when the installed bitsandbytes lists it.",
+        example="import bitsandbytes as bnb  # NPU304\n"
+                "BitsAndBytesConfig(load_in_8bit=True)  # NPU304\n"
+                "TrainingArguments(output_dir, optim=\"paged_adamw_8bit\")  # NPU304 (error)\n\n# on the NPU\n\n"
+                "TrainingArguments(output_dir, optim=\"adamw_torch_npu_fused\")",
         fix="None automatic.",
-        source=THIRD_PARTY_REPLACEMENTS,
+        source=BITSANDBYTES_WHEEL + "; transformers-4.56.0 wheel (PyPI): `trainer.py` (the bitsandbytes `optim` "
+               "names: \"8bit\" → `optim_bits=8`, \"paged\" → `is_paged`).",
     ),
 )
 
@@ -164,8 +176,8 @@ def check_custom_op(checker: Checker, ref: Reference) -> None:
 
 
 # --- each call of a CUDA library; CUDA kernels chosen by configuration (real-world-rules.md, item 1)
-# Reported at each call too: apex, flash_attn, xformers, CUDA extensions. Not bitsandbytes (its NF4
-# calls run on the NPU) nor triton (triton-ascend replaces the package; `tl.*` calls in a kernel are its body).
+# Reported at each call too: apex, flash_attn, xformers, CUDA extensions. Not bitsandbytes (its int8
+# and 4-bit calls fall back to generic PyTorch code there) nor triton (triton-ascend replaces the package; `tl.*` calls in a kernel are its body).
 LIBRARY_CODES = ("NPU301", "NPU302", "NPU303", "NPU306")
 
 
@@ -243,18 +255,16 @@ rule(
         what="Finds quantisation that has CUDA kernels only: the AutoAWQ (`awq`) and AutoGPTQ (`auto_gptq`) "
              "packages, transformers' `AwqConfig` and `GPTQConfig`, `quantization=`/`quant_method=` set to "
              "`awq`, `gptq`, `marlin`, `awq_marlin`, `gptq_marlin` or `fp8` (vLLM, SGLang, configs), "
-             "`kv_cache_dtype=\"fp8…\"`, and bitsandbytes beyond NF4: `BitsAndBytesConfig(load_in_8bit=True)` "
-             "and `bnb_4bit_quant_type=\"fp4\"`.",
+             "and `kv_cache_dtype=\"fp8…\"`. Not bitsandbytes (NPU304): its int8 and 4-bit ops fall back to its "
+             "generic PyTorch code on the NPU.",
         why="AWQ/GPTQ/Marlin/FP8 kernels are CUDA (or HIP); on the NPU they fail at load (\"Only CUDA and HIP "
-            "support AWQ\"). A2/A3 have no FP8, so an FP8 KV cache crashes at allocation. bitsandbytes' NPU "
-            "backend implements NF4 only. Ascend quantises with msModelSlim (W8A8, W4A8: `--quantization ascend` "
-            "in vllm-ascend).",
-        example='llm = LLM(model, quantization="awq")  # NPU311\n'
-                'BitsAndBytesConfig(load_in_8bit=True)  # NPU311\n\n'
-                '# on the NPU\n\nBitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")',
+            "support AWQ\"). A2/A3 have no FP8, so an FP8 KV cache crashes at allocation. Ascend quantises with "
+            "msModelSlim (W8A8, W4A8: `--quantization ascend` in vllm-ascend).",
+        example='llm = LLM(model, quantization="awq")  # NPU311\n\n'
+                '# on the NPU, with a model quantised by msModelSlim\n\nllm = LLM(model, quantization="ascend")',
         fix="None automatic: the model must be quantised again with an NPU method.",
         source=failure(13, "NPU311", "vllm-project/vllm-ascend#195, #6800, #6603, #902; sgl-project/sglang#8004; "
-                                     "hiyouga/LlamaFactory#4594; bitsandbytes-foundation/bitsandbytes#1442, #1695") +
+                                     "hiyouga/LlamaFactory#4594") +
         "; " + failure(17, "NPU205", "vllm-project/vllm-ascend#8102 (fp8 KV cache crashes on 910B2; no FP8 on A3)."),
     ),
 )
@@ -274,43 +284,79 @@ def check_quantisation_string(checker: Checker, node: ast.AST, value: str, conte
 def check_bitsandbytes_config(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     eight_bit = passed(call, "load_in_8bit")
     if constant(eight_bit) is True:
-        checker.report("NPU311", eight_bit, name="load_in_8bit=True")
-    quant_type = passed(call, "bnb_4bit_quant_type")
-    if constant(quant_type) == "fp4":
-        checker.report("NPU311", quant_type, name="bnb_4bit_quant_type='fp4'")
+        checker.report("NPU304", eight_bit, "`load_in_8bit=True` runs bitsandbytes' int8 ops, which have no NPU "
+                       "kernel: on the NPU they fall back to its generic PyTorch code, and transformers accepts the NPU only "
+                       "with a bitsandbytes that lists it as a device (0.50.2 does).")
+
+
+# transformers' `optim=` names that build a bitsandbytes optimizer with 8-bit or paged state (trainer.py of
+# 4.56.0: "8bit" in the name → optim_bits=8, "paged" → is_paged); its 32-bit unpaged ones have a generic kernel.
+BNB_OPTIM_NAMES = frozenset({
+    "adamw_bnb_8bit", "adamw_8bit", "paged_adamw_32bit", "paged_adamw_8bit", "ademamix_8bit", "paged_ademamix_32bit",
+    "paged_ademamix_8bit", "lion_8bit", "paged_lion_32bit", "paged_lion_8bit", "rmsprop_bnb_8bit"})
+BNB_OPTIMIZER_FIX = ("Use a 32-bit, unpaged optimizer (for AdamW: torch_npu.optim.NpuFusedAdamW, "
+                     "`optim=\"adamw_torch_npu_fused\"`).")
+
+
+def report_bitsandbytes_optimizer(checker: Checker, node: ast.AST, name: str, eight_bit: bool, paged: bool) -> None:
+    """An optimizer whose bitsandbytes state has no NPU path: an error, where NPU304 is otherwise a warning."""
+    kind = " and ".join(k for k, on in (("8-bit", eight_bit), ("paged", paged)) if on)
+    reasons = [r for r, on in (("its 8-bit blockwise update has kernels for CUDA, CPU and XPU only", eight_bit),
+                               ("its paged state needs bitsandbytes' CUDA library", paged)) if on]
+    checker.report("NPU304", node, f"`{name}` is a bitsandbytes {kind} optimizer: {' and '.join(reasons)}, so it does "
+                   f"not run on the NPU (bitsandbytes 0.50.2). {BNB_OPTIMIZER_FIX}", severity=Severity.ERROR)
+
+
+def check_bitsandbytes_optimizer_class(checker: Checker, ref: Reference) -> None:
+    """`bnb.optim.PagedAdamW8bit(...)`: the class names say 8-bit (`…8bit`) and paged (`Paged…`) state."""
+    name = ref.qualname.rpartition(".")[2]
+    if name.endswith("8bit") or name.startswith("Paged"):
+        report_bitsandbytes_optimizer(checker, ref.node, ref.qualname, name.endswith("8bit"), name.startswith("Paged"))
 
 
 rule(
-    code="NPU313", name="fused-optimizer", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
+    code="NPU313", name="fused-optimizer", severity=Severity.WARNING, fix="never",
     message="`{name}` is a CUDA fused optimizer.",
     doc=dict(
-        what="Finds DeepSpeed's fused optimizers (`deepspeed.ops.adam.FusedAdam`, `deepspeed.ops.lamb.FusedLamb`, "
-             "`deepspeed.ops.lion.FusedLion`) and the trainer setting `optim=\"adamw_apex_fused\"`.",
-        why="These optimizers are CUDA kernels. DeepSpeed's FusedAdam has an NPU build only with DeepSpeed's NPU "
-            "accelerator (and an accuracy bug fixed later), there is no NPU FusedLion, and `adamw_apex_fused` "
-            "needs NVIDIA apex. torch_npu ships `torch_npu.optim.NpuFusedAdamW` and friends.",
+        what="Finds the trainer setting `optim=\"adamw_apex_fused\"`. Not `optim=\"adamw_torch_fused\"` nor "
+             "`torch.optim.AdamW(fused=True)`: torch allows fused optimizers on the NPU's backend and torch_npu has "
+             "an NPU kernel for `_fused_adamw_`. Not DeepSpeed's `FusedAdam`, `FusedLamb` or `FusedLion`: "
+             "DeepSpeed builds all three on its NPU accelerator (checked on its master branch; the first release "
+             "that ships each was not checked).",
+        why="transformers' `adamw_apex_fused` imports `apex.optimizers.FusedAdam`, NVIDIA apex's CUDA kernel. "
+            "torch_npu ships `torch_npu.optim.NpuFusedAdamW` (transformers: `optim=\"adamw_torch_npu_fused\"`).",
         example='TrainingArguments(output_dir, optim="adamw_apex_fused")  # NPU313\n\n# on the NPU\n\n'
                 'TrainingArguments(output_dir, optim="adamw_torch")',
         fix="None automatic: the optimizer choice is the user's (`adamw_torch` is the plain one).",
-        source=failure(19, "NPU313", "deepspeedai/DeepSpeed#4343, #5777, #4568; modelscope/ms-swift#7327."),
+        source="transformers-4.56.0 wheel (PyPI): `trainer.py:1518-1529` (`adamw_torch_npu_fused` → "
+               "`torch_npu.optim.NpuFusedAdamW`, `adamw_apex_fused` → `apex.optimizers.FusedAdam`); torch 2.13 "
+               "`torch/utils/_foreach_utils.py:13-23` (fused optimizers on the privateuse1 backend); "
+               "mappings/upstream/torch_npu/op_plugin_functions_summary.tsv (`_fused_adamw_`, section official); "
+               "deepspeedai/DeepSpeed `op_builder/npu/__init__.py`@0c9b0f62, `fused_lion.py`@b61f2c4f, "
+               "`fused_adam.py`@61bdd6ca (NPU builders of FusedAdam, FusedLamb, FusedLion).",
     ),
 )
 
 
-def check_fused_optimizer_name(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
-    if value == "adamw_apex_fused" and context.kind == "arg" and context.keyword == "optim":
+def check_optimizer_name(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    """transformers' `optim=`: apex's fused AdamW (NPU313), bitsandbytes' 8-bit and paged optimizers (NPU304)."""
+    if context.kind != "arg" or context.keyword != "optim":
+        return
+    if value == "adamw_apex_fused":
         checker.report("NPU313", node, name=f"optim={value!r}")
+    elif value in BNB_OPTIM_NAMES:
+        report_bitsandbytes_optimizer(checker, node, f"optim={value!r}", "8bit" in value, "paged" in value)
 
 
 # --- dispatch of the rules above from real migrations: one handler per event kind ------------
 KEYWORD_STRING_CHECKS = {
     **dict.fromkeys(ATTENTION_KEYS, check_flash_keyword),
     **dict.fromkeys((*QUANTISATION_KEYS, "kv_cache_dtype"), check_quantisation_string),
-    "optim": check_fused_optimizer_name,
+    "optim": check_optimizer_name,
 }
 
 
-@handles("reference", *LIBRARY_CODES, "NPU307", "NPU311")
+@handles("reference", *LIBRARY_CODES, "NPU304", "NPU307")
 def on_reference(checker: Checker, ref: Reference) -> None:
     call = ref.call
     if type(call) is not ast.Call or call.func is not ref.node:
@@ -319,11 +365,13 @@ def on_reference(checker: Checker, ref: Reference) -> None:
     qualname = ref.qualname
     if qualname.endswith(".BitsAndBytesConfig"):
         check_bitsandbytes_config(checker, call, qualname)
+    elif qualname.startswith("bitsandbytes.optim."):
+        check_bitsandbytes_optimizer_class(checker, ref)
     if any(kw.arg == "use_flash_attention_2" for kw in call.keywords):
         check_use_flash_attention_2(checker, call, qualname)
 
 
-@handles("string", "NPU307", "NPU311", "NPU313")
+@handles("string", "NPU304", "NPU307", "NPU311", "NPU313")
 def on_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind != "arg" or type(node) is not ast.Constant or context.keyword is None:
         return

@@ -16,7 +16,7 @@ from ..engine.packaging import Item, string_requirement
 from ..knowledge.platform import Platform, load_platform
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
-from .citations import failure
+from .citations import BITSANDBYTES_WHEEL, failure
 
 TABLE = TableRef("mappings/platform/packaging.toml")
 TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "pytorch"})
@@ -52,15 +52,19 @@ rule(
     message="`{name}` is built for CUDA GPUs.",
     doc=dict(
         what="Finds packages that only work with NVIDIA GPUs in packaging files: flash-attn, xformers, "
-             "community triton, apex, bitsandbytes (8-bit), cupy-cuda*, `nvidia-*-cu12` runtime wheels, "
-             "auto-gptq/autoawq, pynvml/nvidia-ml-py/GPUtil.",
+             "community triton, apex, cupy-cuda*, `nvidia-*-cu12` runtime wheels, auto-gptq/autoawq, "
+             "pynvml/nvidia-ml-py/GPUtil; and, as information, bitsandbytes, which is not CUDA-only but has no "
+             "NPU kernels.",
         why="They fail to build or install on an Ascend host, or install and then fail at import. "
-            "The install step is the first thing a migration hits.",
+            "The install step is the first thing a migration hits. bitsandbytes (0.50.2 checked) lists the NPU "
+            "as a device: its int8 and 4-bit ops fall back to its generic PyTorch code there, while its 8-bit optimizers "
+            "(blockwise update) and paged optimizers have no NPU path; which of them a project uses shows in its "
+            "code (NPU304), not in the requirement.",
         example="flash-attn==2.5.8  # NPU502\ntriton==3.0.0  # NPU502\n\n# becomes\n\ntriton-ascend",
         fix="Unsafe, for triton: renames it to triton-ascend (same API, Atlas A2/A3; pin a triton-ascend "
             "version yourself). The others have no package to swap in: the code that uses them needs porting.",
-        source=failure(2, "NPU501") + "; `third_party_replacements.tsv` (flash_attn, xformers, apex, bitsandbytes, "
-        "triton rows); real_world_failures.md #13, #29.",
+        source=failure(2, "NPU501") + "; `third_party_replacements.tsv` (flash_attn, xformers, apex, triton rows); "
+        "real_world_failures.md #13, #29; " + BITSANDBYTES_WHEEL + ".",
     ),
 )
 
@@ -108,7 +112,8 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
         checker.report("NPU501", where, name=item.text, origin=TABLE.path)
     row = platform.package(name)
     if row is not None and not (item.conda and name.startswith("nvidia-")):
-        text = checker.rules["NPU502"].message.format(name=item.text) + " " + row["note"]
+        # a row's own message: a package that is not CUDA-only but lacks part of its function on the NPU
+        text = row.get("message", checker.rules["NPU502"].message).format(name=item.text) + " " + row["note"]
         fixes: tuple[Fix, ...] = ()
         if row.get("replacement") and item.name_range is not None and item.document != "setup.py":
             named = item.name_range
