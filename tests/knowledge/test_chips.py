@@ -56,3 +56,13 @@ def test_what_each_chip_does_to_numbers():
     assert chips["310P"].emulation[1] == ("no HF32 emulated (HF32 is the A2/A3 cube format; 910A-class fp32 "
                                           "handling is not emulated)")
     assert chips["910A"].support_column == "A2" and chips["A3"].support_column == "A3"
+
+
+def test_the_editor_setting_offers_the_same_chips():
+    """VS Code reads a setting's choices from the extension's manifest, which cannot ask the
+    package: the manifest's list is checked against chips.toml instead."""
+    import json
+
+    manifest = json.loads((SERVER.parent / "client-vscode" / "package.json").read_text(encoding="utf-8"))
+    setting = manifest["contributes"]["configuration"]["properties"]["ascend-lsp.chip"]
+    assert setting["enum"] == list(load_chips().chips)
