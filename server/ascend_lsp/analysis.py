@@ -1,5 +1,5 @@
 """The engine with the shipped rules: what the adapters (lsp-check, the language server) and
-the tests call. The engine takes its rules as an argument (engine.checker.RuleSet); this binds
+the tests call. The engine takes its rules as an argument (engine.registry.RuleSet); this binds
 the registry of ascend_lsp.rules."""
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ def parse_line(line: str) -> Pattern | None:
     return Pattern(regex, negated, folders_only)
 
 
-def parse(text: str) -> list[Pattern]:
+def parse_patterns(text: str) -> list[Pattern]:
     lines = text.removeprefix("\ufeff").split("\n")
     return [p for p in (parse_line(line.removesuffix("\r")) for line in lines) if p is not None]
 
@@ -193,7 +193,7 @@ def read_rules(path: str, base: str, problems: list[tuple[str, str]], in_tree: b
     except SourceError as exc:
         problems.append((os.path.normpath(path), f"ignore file not read ({exc}); files it ignores may be checked"))
         return None
-    patterns = parse(raw.decode("utf-8", "surrogateescape"))
+    patterns = parse_patterns(raw.decode("utf-8", "surrogateescape"))
     return Rules(base, patterns) if patterns else None
 
 

@@ -95,7 +95,7 @@ class Baseline:
         return accepted, stale
 
 
-def write(path: Path, results: list[FileResult]) -> int:
+def write_baseline(path: Path, results: list[FileResult]) -> int:
     """Write the baseline for `results` (merged with the entries of files this run did
     not check and that still exist); returns the number of findings in it."""
     folder = path.resolve().parent
@@ -117,5 +117,5 @@ def write(path: Path, results: list[FileResult]) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_file(str(path), text.encode("utf-8"))
     except (OSError, WriteRefused) as exc:
-        raise BaselineError(f"cannot write the baseline {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise BaselineError(f"cannot write_baseline the baseline {path}: {getattr(exc, 'strerror', None) or exc}") from None
     return sum(counts.values())

@@ -151,7 +151,7 @@ def report_problems(results) -> int:
 
 def run_check(argv: list[str]) -> int:
     from . import output
-    from .baseline import Baseline, write as write_baseline
+    from .baseline import Baseline, write_baseline
     from .check import Options
     from .progress import wanted
 

@@ -190,7 +190,7 @@ def build(results: list[FileResult], settings_of: Callable[[str], Settings], bas
 
 
 # --- formats -------------------------------------------------------------------------------
-def as_json(report: dict) -> str:
+def report_json(report: dict) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False)
 
 
@@ -279,4 +279,4 @@ def render(report: dict, fmt: str) -> str:
         from .report_html import as_html
 
         return as_html(report)
-    return {"json": as_json, "csv": as_csv, "md": as_markdown}[fmt](report)
+    return {"json": report_json, "csv": as_csv, "md": as_markdown}[fmt](report)

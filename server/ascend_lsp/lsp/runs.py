@@ -152,10 +152,10 @@ def layer_mark(result, path: str) -> LayerMark | None:
     layer = result.divergence or result.warning
     if layer is None or not layer.source or layer.source.get("path") != path:
         return None
-    from ..runner.layers import describe
+    from ..runner.layers import layer_label
 
     label = "first divergence" if layer is result.divergence else "first warning"
-    summary = f"Run on {result.target}{' (emulated)' if result.emulated else ''}: {label}: {describe(layer)} " \
+    summary = f"Run on {result.target}{' (emulated)' if result.emulated else ''}: {label}: {layer_label(layer)} " \
               f"{layer.verdict}: {layer.reason}"
     call = layer.call_source or {}
     return LayerMark(layer.source["line"] - 1, SEVERITY["error" if layer.verdict == "ERROR" else "warning"], summary,

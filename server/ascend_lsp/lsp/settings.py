@@ -12,12 +12,12 @@ from collections.abc import Callable
 from ..engine.config import ConfigError, Settings
 from ..engine.settings_resolver import SettingsResolver
 from ..rules import RULE_SET
+from ..runner.job import RUN_TARGETS
 
 SECTION = "ascend-lsp"
 DEFAULT_DEBOUNCE_MS = 30
 
 
-RUN_TARGETS = ("npu", "cuda", "cpu", "emulate", "mindspore")
 SERVER_KEYS = ("debounce", "runner", "trusted")
 
 

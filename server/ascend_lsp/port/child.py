@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..limits import address_space
 from .errors import INSTALL_HINT, TOO_DEEP, PortError, PortUnavailable
-from .port_result import Item, PortResult
+from .port_result import PortItem, PortResult
 
 TIMEOUT_S = 120
 MEMORY_LIMIT_MB = 4096
@@ -53,7 +53,7 @@ def port_in_child(text: str, path: str) -> PortResult:
         raise PortUnavailable(answer["unavailable"])
     if "error" in answer:
         raise PortError(answer["error"])
-    return PortResult(answer["path"], answer["text"], [Item(**item) for item in answer["items"]])
+    return PortResult(answer["path"], answer["text"], [PortItem(**item) for item in answer["items"]])
 
 
 def _answer(stdout: bytes) -> dict | None:

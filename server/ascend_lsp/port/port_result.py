@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass
-class Item:
+class PortItem:
     line: int
     status: str  # converted | manual | unsupported
     what: str
@@ -22,7 +22,7 @@ class Item:
 class PortResult:
     path: str
     text: str  # the ported source
-    items: list[Item] = field(default_factory=list)
+    items: list[PortItem] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(item.status == status for item in self.items)

@@ -13,7 +13,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from ..knowledge.api_tables import mapping_rows
 from ..knowledge.weights import load_weight_table
-from .port_result import Item, PortResult
+from .port_result import PortItem, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, GAINS, HELPERS, INIT,
                     LAYER_CLASSES, NO_EFFECT, REFERENCES, Manual, Out, Spec, expr, keep_arguments, literal, source)
 
@@ -130,7 +130,7 @@ class Porter(cst.CSTTransformer):
         self.renamed_here = {name for kind in facts.layers for name, new in self.renames.get(kind, {}).items()
                              if new != name}
         self.functions = consistent_functions()
-        self.items: list[Item] = []
+        self.items: list[PortItem] = []
         self.marks: list[str] = []
         self.header_marks: list[list[str]] = []  # per enclosing function: the marks its signature raised
         self.initializers: set[str] = set()
@@ -145,11 +145,11 @@ class Porter(cst.CSTTransformer):
         return self.get_metadata(PositionProvider, node).start.line
 
     def converted(self, node: cst.CSTNode, what: str) -> None:
-        self.items.append(Item(self.line(node), "converted", what))
+        self.items.append(PortItem(self.line(node), "converted", what))
 
     def flag(self, node: cst.CSTNode, code: str, reason: str) -> None:
         status = "manual" if code == NEEDS_PERSON else "unsupported"
-        self.items.append(Item(self.line(node), status, reason, code))
+        self.items.append(PortItem(self.line(node), status, reason, code))
         self.marks.append(MARK.format(code=code, reason=reason))
 
     def on_leave(self, original_node, updated_node):

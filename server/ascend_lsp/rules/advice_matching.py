@@ -14,6 +14,7 @@ from ..engine.walk import FUNCTION, Events, Scope, child_fields
 
 ADVICE_TABLE = TableRef("mappings/ascend_tools/advice.toml")
 ON_BY_DEFAULT = "On by default: "  # a rule page's reason for running an advice rule by default
+DATALOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _NESTED = frozenset(NESTED)
 

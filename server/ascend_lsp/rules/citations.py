@@ -19,7 +19,7 @@ TORCH_NPU_INDUCTOR = ("torch_npu-2.13.0 wheel (PyPI): `torch_npu/_inductor/__ini
                       "entry_points.txt` [torch_dynamo_backends] `npu`, `npugraph_ex`, `npugraphs`")
 
 
-def failure(number: int, code: str, evidence: str = "") -> str:
+def real_world_citation(number: int, code: str, evidence: str = "") -> str:
     """Entry `number` of the real-world failures, headed by rule `code`, and the evidence cited from it."""
     cited = f"{REAL_WORLD_FAILURES} #{number} ({code})"
     return f"{cited}: {evidence}" if evidence else cited

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..engine.registry import Rule
 from . import RULES
-from .location import describe, locate
+from .location import location_lines, locate
 
 ROOT = Path(__file__).resolve().parents[3]
 INDEX_START, INDEX_END = "<!-- rule-index:start -->", "<!-- rule-index:end -->"
@@ -34,7 +34,7 @@ def page(rule: Rule) -> str:
         f"## Example\n\n```python\n{doc.example}\n```\n\n"
         f"## Fix\n\n{doc.fix}\n\n"
         f"## Source\n\n{doc.source}\n\n"
-        f"## Where it lives\n\n" + "\n".join(describe(locate(rule))) + "\n\n" + suppression(rule)
+        f"## Where it lives\n\n" + "\n".join(location_lines(locate(rule))) + "\n\n" + suppression(rule)
     )
 
 

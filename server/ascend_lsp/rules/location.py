@@ -17,7 +17,7 @@ from ..knowledge.provenance import builder_functions, rule_rows
 @dataclass(frozen=True)
 class Location:
     declared: str  # the module that declares the rule
-    handlers: tuple[str, ...]  # "ascend_lsp.rules.cuda_usage.check_call"
+    handlers: tuple[str, ...]  # "ascend_lsp.rules.npu1xx_cuda.on_reference"
     table: str  # the tables it reads, as the rule declares them
     rows: tuple[tuple[str, int], ...]  # (table file, rows with `rule = CODE`)
     builders: tuple[str, ...]  # "mappings/build/torch_npu_tables.py: cuda_table"
@@ -42,7 +42,7 @@ def locate(rule: Rule) -> Location:
     return Location(rule.module, handlers, str(rule.table) if unnamed else "", rows, tuple(f"{f.module}: {f.name}" for f in functions), tuple(facts))
 
 
-def describe(location: Location) -> list[str]:
+def location_lines(location: Location) -> list[str]:
     """Markdown list items, for the rule page and `lsp-check explain`."""
     lines = [f"- Declared in: `{location.declared}`"]
     if location.handlers:

@@ -104,7 +104,7 @@ def describe_counterpart(entry: Counterpart) -> list[str]:
     return lines
 
 
-def rename_fix(checker: Checker, ref: Reference, new: str):
+def ms_rename_fix(checker: Checker, ref: Reference, new: str):
     edits = [checker.replace(ref.node, new)]
     if ref.scope.lookup("mindspore") != "mindspore":
         edits.insert(0, checker.require_name("mindspore"))
@@ -129,7 +129,7 @@ def check_counterpart(checker: Checker, ref: Reference) -> None:
     absent_note = f" Not in MindSpore {entry.absent_in}: {', '.join(entry.absent)}." if entry.absent else ""
     if entry.consistent:
         usable = [name for name in entry.mindspore if name not in entry.absent]
-        fixes = (rename_fix(checker, ref, usable[0]),) if len(entry.mindspore) == 1 and usable else ()
+        fixes = (ms_rename_fix(checker, ref, usable[0]),) if len(entry.mindspore) == 1 and usable else ()
         message = checker.rules["MS103"].message.format(name=ref.qualname, counterpart=shown) + table_note
         checker.report("MS103", ref.node, message + absent_note, fixes, origin=entry.origin, extra=extra)
         return

@@ -16,7 +16,7 @@ from ..engine.registry import TableRef, handles, rule
 from ..engine.walk import Scope, StringContext, last_name
 from .call_arguments import assigned_key, constant, keyword, passed
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
-from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, failure
+from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .table import REAL_WORLD_TABLE, is_prose
 
 rule(
@@ -290,7 +290,7 @@ rule(
             "with torch ≥ 2.5, so this is advice: a device string says what it means on every version.",
         example='x = x.to(0)\n\n# explicit\n\nx = x.to("npu:0")',
         fix="None automatic.",
-        source=failure(5, "NPU112", "Ascend/pytorch#16; huggingface/transformers#38468; m-bain/whisperX#1482; "
+        source=real_world_citation(5, "NPU112", "Ascend/pytorch#16; huggingface/transformers#38468; m-bain/whisperX#1482; "
                                     "Vaibhavs10/insanely-fast-whisper#287; Comfy-Org/ComfyUI#6483; "
                                     "vllm-project/vllm-ascend#516") +
         "; pytorch/pytorch#129119 (device index alone → current accelerator); torch 2.13.0 `torch.device(0)` "
@@ -335,7 +335,7 @@ rule(
                 '# or, device-agnostic (torch >= 2.6)\n'
                 'device = torch.accelerator.current_accelerator() or torch.device("cpu")',
         fix="None from this rule; NPU101 and NPU103 rewrite the string and the test.",
-        source=failure(7, "NPU113", "m-bain/whisperX#1482; open-compass/opencompass#1618; "
+        source=real_world_citation(7, "NPU113", "m-bain/whisperX#1482; open-compass/opencompass#1618; "
                                     "ivan-chai/torch-linear-assignment#28; ascend-ai-coding/awesome-ascend-skills#126; "
                                     "Comfy-Org/ComfyUI#6483."),
     ),
@@ -379,7 +379,7 @@ rule(
         example='mp.set_start_method("fork")\n\n# becomes\n\nmp.set_start_method("spawn")',
         fix="Unsafe: writes `\"spawn\"`. A spawned child re-imports the main module: the entry point needs an "
             "`if __name__ == \"__main__\":` guard and what is passed to the child must pickle.",
-        source=failure(12, "NPU114", "vllm-project/vllm-omni#2828; vllm-project/vllm-ascend#4502, #3133, #7256; "
+        source=real_world_citation(12, "NPU114", "vllm-project/vllm-omni#2828; vllm-project/vllm-ascend#4502, #3133, #7256; "
                                      "hiyouga/LlamaFactory#7447."),
     ),
 )
@@ -421,7 +421,7 @@ rule(
         example='subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv"])  # NPU124\n\n'
                 '# on the NPU\n\nfree, total = torch.npu.mem_get_info()',
         fix="None automatic: `npu-smi` takes other arguments and prints another format.",
-        source=failure(29, "NPU124", "flagos-ai/FlagGems#4045; XuehaiPan/nvitop#227; opendatalab/MinerU#1695; "
+        source=real_world_citation(29, "NPU124", "flagos-ai/FlagGems#4045; XuehaiPan/nvitop#227; opendatalab/MinerU#1695; "
                                      "huggingface/accelerate#2186; 1Panel-dev/1Panel#11910."),
     ),
 )
@@ -459,7 +459,7 @@ rule(
         example="if torch.version.cuda >= \"11.8\": ...  # NPU126\n\n# on the NPU\n\n"
                 "if torch.npu.is_available(): ...",
         fix="None automatic.",
-        source=failure(29, "NPU124", "opendatalab/MinerU#1695 (code reading the CUDA version and cards must be "
+        source=real_world_citation(29, "NPU124", "opendatalab/MinerU#1695 (code reading the CUDA version and cards must be "
                                      "adapted)") + "; torch 2.13.0+cpu: `torch.version.cuda` is None (checked).",
     ),
 )
@@ -478,7 +478,7 @@ rule(
             "can take minutes (600 s instead of 40 s for a Stable Diffusion image on 310P).",
         example="import torch_npu\n\n# add\n\ntorch_npu.npu.set_compile_mode(jit_compile=False)",
         fix="None automatic: it belongs right after the imports of the entry script.",
-        source=failure(16, "NPU116", "Comfy-Org/ComfyUI#10050, open-mmlab/mmengine#847."),
+        source=real_world_citation(16, "NPU116", "Comfy-Org/ComfyUI#10050, open-mmlab/mmengine#847."),
     ),
 )
 

@@ -17,7 +17,7 @@ from ..engine.walk import StringContext
 from ..engine.registry import TableRef, handles, rule
 from .chip_features import (BF16_KEYWORDS, BF16_NAMES, BF16_STRINGS, CHIP_TABLE, DTYPE_KEYWORDS, FP8_KEYWORDS,
                             FP8_NAMES, chip_doc, lacking, report_chip)
-from .citations import failure
+from .citations import real_world_citation
 
 SUPPORT_LIST = ("Ascend/pytorch docs/zh/api/native_api/pytorch_<version>/*.md — the \"PyTorch原生接口清单\" "
                 "(native API support list), per chip (Atlas A2, Atlas A3, Ascend 950DT).")
@@ -122,7 +122,7 @@ rule(
                 "# choose the dtype from the chip\n\n"
                 "dtype = torch.bfloat16 if torch.npu.is_bf16_supported() else torch.float16",
         fix="None automatic: float16 needs loss scaling, a choice for a person.",
-        source=failure(6, "NPU204", "hiyouga/LlamaFactory#4339, #4165, #7522; vllm-project/vllm-ascend#9294."),
+        source=real_world_citation(6, "NPU204", "hiyouga/LlamaFactory#4339, #4165, #7522; vllm-project/vllm-ascend#9294."),
     ),
 )
 
@@ -138,7 +138,7 @@ rule(
             "the float8 storage methods ✘ on every chip.",
         example='llm = LLM(model, kv_cache_dtype="fp8")  # NPU205\n\nllm = LLM(model)',
         fix="None automatic: use bf16/fp16, or INT8 quantization through msModelSlim.",
-        source=failure(17, "NPU205", "vllm-project/vllm-ascend#8102, #11498; flagos-ai/FlagTree#987") +
+        source=real_world_citation(17, "NPU205", "vllm-project/vllm-ascend#8102, #11498; flagos-ai/FlagTree#987") +
         "; Ascend native API support list 2.13.0, torch-Storage page.",
     ),
 )
@@ -200,7 +200,7 @@ rule(
                 "layer = nn.TransformerEncoderLayer(512, 8)  # NPU208\n"
                 "torch.backends.mha.set_fastpath_enabled(False)",
         fix="None automatic: the message names the workaround the evidence gives.",
-        source=failure(8, "NPU208", "Ascend/pytorch#40, #51, #69; opendatalab/MinerU#1695, #1941; "
+        source=real_world_citation(8, "NPU208", "Ascend/pytorch#40, #51, #69; opendatalab/MinerU#1695, #1941; "
                                     "pytorch/pytorch#116504, #136302") +
         "; torch_npu 2.14.0 wheel CPU-fallback strings.",
     ),

@@ -12,7 +12,7 @@ from ..engine.model import Applicability, Fix, Severity
 from ..engine.walk import Scope, StringContext
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
-from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, failure
+from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
@@ -212,7 +212,7 @@ rule(
         fix="Unsafe: writes `\"sdpa\"` (or `attn_implementation=\"sdpa\"` for `use_flash_attention_2=True`). "
             "Review it: flash-attention also packs padding-free batches by `position_ids`, which `sdpa` does not, "
             "so training with packed sequences must turn packing off.",
-        source=failure(1, "NPU307", "huggingface/transformers#36383, #36618, #36696, #39844, #38189, #37859; "
+        source=real_world_citation(1, "NPU307", "huggingface/transformers#36383, #36618, #36696, #39844, #38189, #37859; "
                                     "verl-project/verl#198; modelscope/ms-swift#2238; hiyouga/LlamaFactory#9397."),
     ),
 )
@@ -263,9 +263,9 @@ rule(
         example='llm = LLM(model, quantization="awq")  # NPU311\n\n'
                 '# on the NPU, with a model quantised by msModelSlim\n\nllm = LLM(model, quantization="ascend")',
         fix="None automatic: the model must be quantised again with an NPU method.",
-        source=failure(13, "NPU311", "vllm-project/vllm-ascend#195, #6800, #6603, #902; sgl-project/sglang#8004; "
+        source=real_world_citation(13, "NPU311", "vllm-project/vllm-ascend#195, #6800, #6603, #902; sgl-project/sglang#8004; "
                                      "hiyouga/LlamaFactory#4594") +
-        "; " + failure(17, "NPU205", "vllm-project/vllm-ascend#8102 (fp8 KV cache crashes on 910B2; no FP8 on A3)."),
+        "; " + real_world_citation(17, "NPU205", "vllm-project/vllm-ascend#8102 (fp8 KV cache crashes on 910B2; no FP8 on A3)."),
     ),
 )
 

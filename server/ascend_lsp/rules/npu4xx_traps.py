@@ -13,7 +13,7 @@ from ..engine.walk import StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import constant, passed
 from .chip_features import CHIP_TABLE, INF_CHECKS, INF_CONSTANTS, INF_METHODS, chip_doc, lacking, report_chip
-from .citations import THIRD_PARTY_REPLACEMENTS, TRANSFER_TO_NPU, failure
+from .citations import THIRD_PARTY_REPLACEMENTS, TRANSFER_TO_NPU, real_world_citation
 from .table import REAL_WORLD_TABLE, backend_spec, word_fix
 
 CUDA_TABLE = TableRef("mappings/torch_npu/cuda.toml", ("api",))
@@ -132,7 +132,7 @@ rule(
                 "# pass a bool mask, True where attention is forbidden\n\n"
                 "out = torch_npu.npu_fusion_attention(q, k, v, n, \"BSND\", atten_mask=~keep)",
         fix="None automatic: which positions a mask keeps is the code's meaning.",
-        source=failure(4, "NPU407", "Ascend/pytorch#88; huggingface/transformers#41143, #48843; "
+        source=real_world_citation(4, "NPU407", "Ascend/pytorch#88; huggingface/transformers#41143, #48843; "
                                     "huggingface/diffusers#14396, #14397; PKU-YuanGroup/Open-Sora-Plan#360, #381."),
     ),
 )
@@ -174,7 +174,7 @@ rule(
         example="with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # NPU413\n\n# becomes\n\n"
                 "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):",
         fix="None automatic (the list order is a priority since torch 2.6 only with `set_priority=True`).",
-        source=failure(27, "NPU413", "ostris/ai-toolkit#933 (analog: ROCm/XPU/MPS fail when a CUDA backend is forced); "
+        source=real_world_citation(27, "NPU413", "ostris/ai-toolkit#933 (analog: ROCm/XPU/MPS fail when a CUDA backend is forced); "
                                      "fpgaminer/joytag#11."),
     ),
 )
@@ -208,7 +208,7 @@ rule(
         example="dist.all_reduce(grad, op=dist.ReduceOp.AVG)  # NPU409\n\n# on the NPU\n\n"
                 "dist.all_reduce(grad, op=dist.ReduceOp.SUM)\ngrad /= dist.get_world_size()",
         fix="None automatic.",
-        source=failure(10, "NPU409", "sgl-project/sgl-kernel-npu#669; vllm-project/vllm-ascend#541; Ascend/pytorch#54; "
+        source=real_world_citation(10, "NPU409", "sgl-project/sgl-kernel-npu#669; vllm-project/vllm-ascend#541; Ascend/pytorch#54; "
                                      "DeepLink-org/ditorch#74; Ascend/pytorch#3") +
         "; torch_npu-2.13.0 wheel: torch_npu/distributed/distributed_c10d.py (gather via allgather).",
     ),
@@ -228,7 +228,7 @@ rule(
                 'os.environ.setdefault("HCCL_CONNECT_TIMEOUT", "1800")\n'
                 'os.environ.setdefault("HCCL_EXEC_TIMEOUT", "1800")',
         fix="None automatic: export the variables on every rank (launch script or before the first collective).",
-        source=failure(11, "NPU410", "modelscope/ms-swift#8281; vllm-project/afd-plugin#229; InternLM/lmdeploy#2482; "
+        source=real_world_citation(11, "NPU410", "modelscope/ms-swift#8281; vllm-project/afd-plugin#229; InternLM/lmdeploy#2482; "
                                      "Ascend/pytorch#54; vllm-project/vllm-ascend#486."),
     ),
 )
@@ -272,7 +272,7 @@ rule(
         example='scores = scores.masked_fill(mask, float("-inf"))  # NPU408 on 910A\n\n'
                 "scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)",
         fix="None automatic.",
-        source=failure(9, "NPU408", "hiascend INF_NAN_MODE_ENABLE page; open-mmlab/mmdetection#9267") +
+        source=real_world_citation(9, "NPU408", "hiascend INF_NAN_MODE_ENABLE page; open-mmlab/mmdetection#9267") +
         "; `FACTS.md` §6 inf/nan handling.",
     ),
 )

@@ -16,7 +16,7 @@ from ..engine.packaging import Item, string_requirement
 from ..knowledge.platform import Platform, load_platform
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
-from .citations import BITSANDBYTES_WHEEL, failure
+from .citations import BITSANDBYTES_WHEEL, real_world_citation
 
 TABLE = TableRef("mappings/platform/packaging.toml")
 TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "pytorch"})
@@ -41,7 +41,7 @@ rule(
                 "# becomes\n\n--index-url https://download.pytorch.org/whl/cpu\ntorch==2.1.0+cpu\ntorch-npu==2.1.0.post17",
         fix="Unsafe, for index URLs: points the URL at the CPU index. The version pin needs a person (the "
             "local part depends on the platform: `+cpu` on x86, none on aarch64).",
-        source=failure(2, "NPU501", "vllm-project/vllm-ascend#7089, kvcache-ai/ktransformers#1544") +
+        source=real_world_citation(2, "NPU501", "vllm-project/vllm-ascend#7089, kvcache-ai/ktransformers#1544") +
         "; PyPI torch-npu Requires-Dist of every release (mappings/platform/packaging.toml); `FACTS.md` §2 import "
         "constraint (torch_npu/__init__.py).",
     ),
@@ -63,7 +63,7 @@ rule(
         example="flash-attn==2.5.8  # NPU502\ntriton==3.0.0  # NPU502\n\n# becomes\n\ntriton-ascend",
         fix="Unsafe, for triton: renames it to triton-ascend (same API, Atlas A2/A3; pin a triton-ascend "
             "version yourself). The others have no package to swap in: the code that uses them needs porting.",
-        source=failure(2, "NPU501") + "; `third_party_replacements.tsv` (flash_attn, xformers, apex, triton rows); "
+        source=real_world_citation(2, "NPU501") + "; `third_party_replacements.tsv` (flash_attn, xformers, apex, triton rows); "
         "real_world_failures.md #13, #29; " + BITSANDBYTES_WHEEL + ".",
     ),
 )
@@ -79,7 +79,7 @@ rule(
             "that disagrees is rejected by pip's resolver.",
         example="torch==2.5.0  # NPU503: torch-npu pairs with 2.5.1\n\ntorch==2.1.0\ntorch-npu==2.6.0  # NPU503",
         fix="Unsafe, when torch-npu is pinned in the same file: pins torch to the build that release requires.",
-        source=failure(2, "NPU501", "vllm-project/vllm-ascend#5710, #2838, #7089; hiyouga/LlamaFactory#5763") +
+        source=real_world_citation(2, "NPU501", "vllm-project/vllm-ascend#5710, #2838, #7089; hiyouga/LlamaFactory#5763") +
         "; the pairing is read from the Requires-Dist of every torch-npu release on PyPI when the tables are "
         "built (mappings/build/platform_tables.py).",
     ),
@@ -96,7 +96,7 @@ rule(
         example="FROM nvidia/cuda:12.1.0-devel-ubuntu22.04  # NPU504",
         fix="None automatic: start from an image with CANN (Ascend publishes CANN base images) and install "
             "the CPU build of torch with the matching torch-npu.",
-        source=failure(2, "NPU501", "Dockerfiles") + "; `FACTS.md` §2 (torch_npu import constraint).",
+        source=real_world_citation(2, "NPU501", "Dockerfiles") + "; `FACTS.md` §2 (torch_npu import constraint).",
     ),
 )
 

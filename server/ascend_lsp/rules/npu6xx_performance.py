@@ -12,7 +12,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Range, Severity
 from ..knowledge.api_tables import Tables
 from ..engine.walk import Scope, child_nodes
-from .advice_matching import (ADVICE_TABLE, NESTED, ON_BY_DEFAULT, Calls, Own, argument, assignments, call_name,
+from .advice_matching import (ADVICE_TABLE, DATALOADERS, NESTED, ON_BY_DEFAULT, Calls, Own, argument, assignments, call_name,
                               callee_of, inside, literal, open_ended, own_code, position, reaches, rows, subtree)
 from ..engine.registry import handles, rule
 from .citations import ASCEND_TOOLS
@@ -296,7 +296,6 @@ def _advice(checker: Checker, section: str, key: str, name: str) -> dict | None:
 
 
 # --- calls --------------------------------------------------------------------------------
-DATALOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
 ANOMALY = {"torch.autograd.set_detect_anomaly": "torch.autograd.set_detect_anomaly",
            "torch.autograd.anomaly_mode.set_detect_anomaly": "torch.autograd.set_detect_anomaly",

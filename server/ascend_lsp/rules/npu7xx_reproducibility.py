@@ -10,7 +10,7 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Range, Severity
 from ..engine.walk import CLASS, FUNCTION, Scope
-from .advice_matching import ADVICE_TABLE, ON_BY_DEFAULT, argument, call_name, callee_of, literal, own_nodes
+from .advice_matching import ADVICE_TABLE, DATALOADERS, ON_BY_DEFAULT, argument, call_name, callee_of, literal, own_nodes
 from ..engine.registry import handles, rule
 from .citations import ASCEND_TOOLS, MSPROBE
 
@@ -138,7 +138,6 @@ GENERATOR = {"random": "random", "numpy.random": "numpy", "torch": "torch"}
 DROPOUTS = frozenset({"torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d",
                       "torch.nn.functional.dropout", "torch.nn.functional.dropout1d", "torch.nn.functional.dropout2d",
                       "torch.nn.functional.dropout3d"})
-DATALOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 NAMES = frozenset({"seed", "manual_seed", "use_deterministic_algorithms", "seed_all", "set_seed", "seed_everything",
                    "enable_full_determinism"} | {n for names in DRAWS.values() for n in names})
 RANDOMNESS = frozenset({"DataLoader"} | {q.rpartition(".")[2] for q in DROPOUTS})  # NPU704's calls

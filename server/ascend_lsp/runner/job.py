@@ -16,7 +16,7 @@ from .port_pair import PortPairError, port_file, port_options
 from .targets import find_mindspore_pair
 
 PROTOCOL = 1  # must equal worker/serve.PROTOCOL (tests/runner checks it)
-TARGETS = ("npu", "cuda", "cpu", "emulate", "mindspore")
+RUN_TARGETS = ("npu", "cuda", "cpu", "emulate", "mindspore")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MEMORY_LIMIT_MB = 8192
 
@@ -100,8 +100,8 @@ class Job:
                     "bench": str(Path(self.dumps[0]).resolve()), "npu": str(Path(self.dumps[1]).resolve()),
                     "options": {"memory_limit_mb": self.memory_limit_mb},
                     "metrics": metric_parameters(load_thresholds())}
-        if self.target not in TARGETS:
-            raise JobError(f"unknown target {self.target!r} (one of {', '.join(TARGETS)})")
+        if self.target not in RUN_TARGETS:
+            raise JobError(f"unknown target {self.target!r} (one of {', '.join(RUN_TARGETS)})")
         if not self.function and not self.lines:
             raise JobError("name a function or a line range")
         text = self.source_text()

@@ -92,7 +92,7 @@ def divergence_dict(layer: LayerResult | None) -> dict | None:
             "call_source": layer.call_source}
 
 
-def describe(layer: LayerResult) -> str:
+def layer_label(layer: LayerResult) -> str:
     """`fc2 (Linear) call 0`, or `Functional.linear call 3`."""
     name = layer.module or "(root)"
     kind = f" ({layer.cls})" if layer.cls and layer.kind == "module" else ""

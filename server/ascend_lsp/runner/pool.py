@@ -26,7 +26,6 @@ from .job import Job, JobError
 from .result import RunResult, failed, from_worker
 
 POLL_S = 0.05
-STDERR_TAIL = 8192
 _EOF = object()
 
 

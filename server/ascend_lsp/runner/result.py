@@ -8,7 +8,7 @@ from typing import Any
 from ..knowledge.thresholds import load_thresholds
 from .grading import ERROR, PASS, WARNING, grade_output, worst
 from .job import Job
-from .layers import LayerResult, describe, divergence_dict, first_divergence, grade_layers, map_dump_sources
+from .layers import LayerResult, layer_label, divergence_dict, first_divergence, grade_layers, map_dump_sources
 from .targets import function_line
 
 PASSED, WARNED, ERRORED, FAILED = "passed", "warning", "error", "failed"
@@ -138,7 +138,7 @@ def _layers_message(message: str, layers: list[LayerResult], located: dict, dump
     found = [(label, layers[located[key]]) for key, label in (("first_divergence", "first divergence"),
                                                                ("first_warning", "first warning"))
              if located[key] is not None]
-    parts = [f"{label}: {describe(layer)} {layer.verdict}: {layer.reason}" +
+    parts = [f"{label}: {layer_label(layer)} {layer.verdict}: {layer.reason}" +
              (f" (line {layer.source['line']})" if layer.source else "") for label, layer in found]
     summary = "; ".join(parts) or f"no layer diverges ({len(layers)} calls compared)"
     if dumps:

@@ -10,7 +10,7 @@ import json
 import sys
 
 from ..knowledge.chips import chip_argument
-from .job import DEFAULT_TIMEOUT, TARGETS, Emulation, Job
+from .job import DEFAULT_TIMEOUT, RUN_TARGETS, Emulation, Job
 from .pool import RunnerPool
 from .result_text import format_table
 from .result import FAILED, PASSED
@@ -20,7 +20,7 @@ def build_parser(prog: str = "lsp-check run") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="Run a function on a CPU reference and on a target, "
                                                             "and grade the precision delta with msprobe's thresholds.")
     parser.add_argument("spec", help="path.py::function, or path.py with --lines")
-    parser.add_argument("--target", choices=TARGETS, default="npu")
+    parser.add_argument("--target", choices=RUN_TARGETS, default="npu")
     parser.add_argument("--grad", action="store_true", help="also compare gradients of inputs and parameters")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S")
