@@ -21,7 +21,7 @@ from .config import Settings
 from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
 from .registry import RuleSet
-from .packaging import document_kind
+from .packaging import document_kind, first_line
 from ..knowledge.api_tables import Tables, load_tables
 from .text import SourceText, split_lines
 from .guards import backend_class, class_branches, may_test_npu
@@ -360,8 +360,8 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
              edit: TextEdit | None, references: bool, rules: RuleSet, index: SourceText | None,
              project: ProjectContext | None) -> Analysis:
     settings = settings or Settings()
-    kind = document_kind(path)
-    if kind is not None:  # a packaging file (DESIGN: those are documents too)
+    kind = document_kind(path, first_line(text))
+    if kind is not None:  # a packaging file or a launch script (DESIGN: those are documents too)
         from .documents import analyze_packaging
 
         return analyze_packaging(text, settings, path, kind, rules)
