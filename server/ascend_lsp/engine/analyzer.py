@@ -341,16 +341,19 @@ def _blocks(spans: list[Span]) -> list[Broken]:
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
             previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False, *,
-            rules: RuleSet, index: SourceText | None = None, project: ProjectContext | None = None) -> Analysis:
+            rules: RuleSet, index: SourceText | None = None, project: ProjectContext | None = None,
+            kind: str | None = None) -> Analysis:
     """`index`: the text's SourceText, if the caller has one to use afterwards (its lines are
-    split once). `project`: the file's project (handlers read it as `checker.project`)."""
+    split once). `project`: the file's project (handlers read it as `checker.project`). `kind`:
+    the document's kind when the caller knows it (an editor's language id: "shell"); else the
+    path and the first line decide (packaging.document_kind)."""
     # An AST has no reference cycles, but building one triggers the cyclic collector over
     # and over (a third of the time of a 1 MiB file). Another thread may have paused it
     # already; only the one that paused it resumes it.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(text, settings, path, previous, edit, references, rules, index, project)
+        return _analyze(text, settings, path, previous, edit, references, rules, index, project, kind)
     finally:
         if paused:
             gc.enable()
@@ -358,9 +361,9 @@ def analyze(text: str, settings: Settings | None = None, path: str | None = None
 
 def _analyze(text: str, settings: Settings | None, path: str | None, previous: Analysis | None,
              edit: TextEdit | None, references: bool, rules: RuleSet, index: SourceText | None,
-             project: ProjectContext | None) -> Analysis:
+             project: ProjectContext | None, kind: str | None) -> Analysis:
     settings = settings or Settings()
-    kind = document_kind(path, first_line(text))
+    kind = kind or document_kind(path, first_line(text))
     if kind is not None:  # a packaging file or a launch script (DESIGN: those are documents too)
         from .documents import analyze_packaging
 

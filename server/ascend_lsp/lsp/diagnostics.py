@@ -151,18 +151,14 @@ def _noqa_data(finding: Finding, view: View, lines: Lines) -> dict:
 
 
 # --- workspace files on disk -----------------------------------------------------------
-WORKSPACE_SUFFIXES = (".py", ".pyi")
-
-
 def workspace_files(folders: dict[str, Settings]) -> list[str]:
-    """The .py and packaging files of the workspace folders (folder → its settings), as
-    `lsp-check` would find them."""
+    """The files of the workspace folders (folder → its settings) `lsp-check` would check,
+    but notebooks (which the client sends as notebook documents): .py, packaging files and
+    launch scripts."""
     from ..discovery import discover
-    from ..engine.packaging import document_kind
 
     found: list[str] = []
     for folder, settings in folders.items():
         if os.path.isdir(folder):
-            found.extend(p for p in discover([folder], settings)
-                         if p.endswith(WORKSPACE_SUFFIXES) or document_kind(p) is not None)
+            found.extend(p for p in discover([folder], settings) if not p.endswith(".ipynb"))
     return found
