@@ -589,7 +589,7 @@ def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) 
 
 
 # --- shell launch scripts ---------------------------------------------------------------------
-LAUNCH_TABLE = TableRef("mappings/platform/launch.toml", ("variable", "command"))
+LAUNCH_TABLE = TableRef("mappings/platform/launch.toml", ("variable",))
 # `CUDA_VISIBLE_DEVICES=""` and `=-1` hide every GPU to force the CPU: harmless where torch_npu
 # ignores the variable, and not what ASCEND_RT_VISIBLE_DEVICES should say unasked.
 CPU_ONLY = frozenset({"", "-1"})
@@ -633,23 +633,19 @@ def check_launch_variable(checker: Checker, found: Assignment) -> None:
     row = load_launch().variable(found.name, found.value if found.literal else "")
     if row is None:
         return
-    code = row["rule"]
+    # a row with a value reports the value that selects CUDA (NPU127), else the variable's name
+    by_value = "value" in row
+    name = f"{found.name}={found.value}" if by_value else found.name
+    text = checker.rules[row["rule"]].message.format(name=name)
     fixes: tuple[Fix, ...] = ()
-    if "value" in row:
-        name, where = f"{found.name}={found.value}", found.range
-        if row.get("fix"):
-            fixes = (checker.fix(f"Set `{found.name}={row['replacement']}`", Applicability(row["fix"]),
-                                 checker.replace(found.value_range, row["replacement"])),)
-    else:
-        name, where = found.name, found.name_range
-        if row.get("fix"):
-            fixes = (checker.fix(f"Replace `{found.name}` with `{row['replacement']}`", Applicability(row["fix"]),
-                                 checker.replace(found.name_range, row["replacement"])),)
-    text = checker.rules[code].message.format(name=name)
     if row.get("replacement"):
         text += f" Use `{row['replacement']}`."
-    checker.report(code, where, f"{text} {row['note']}", fixes, origin=LAUNCH_TABLE.path,
-                   severity=Severity.parse(row["severity"]) if row.get("severity") else None,
+        new = f"{found.name}={row['replacement']}" if by_value else row["replacement"]
+        fixes = (checker.fix(f"Replace `{name}` with `{new}`", Applicability(row["fix"]),
+                             checker.replace(found.value_range if by_value else found.name_range,
+                                             row["replacement"])),)
+    checker.report(row["rule"], found.range if by_value else found.name_range, f"{text} {row['note']}", fixes,
+                   origin=LAUNCH_TABLE.path, severity=Severity.parse(row["severity"]) if row.get("severity") else None,
                    extra={"note": row["note"], "source": row["source"]})
 
 
