@@ -20,7 +20,8 @@ OPERATORS = ";&|()<>"
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case",
                       "esac", "{", "}", "!", "time", "function", "select"})
 # Programs that run the rest of their words as a command (after their own options).
-WRAPPERS = frozenset({"sudo", "nohup", "exec", "command", "nice", "stdbuf", "watch", "srun", "time"})
+WRAPPERS = frozenset({"sudo", "nohup", "exec", "command", "nice", "stdbuf", "watch", "srun"})
+DECLARATIONS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 REDIRECTIONS = frozenset({"<", ">", ">>", "<<<", "&>", ">&", "<&", ">|", "<<", "<<-"})
 
 
@@ -250,6 +251,18 @@ def _start(item: Assignment | Command) -> tuple[int, int]:
     return item.range.start_line, item.range.start_col
 
 
+def _bare(token: _Token) -> str:
+    """The token's text when it is written as is (no quote, escape or expansion), else ""."""
+    return token.text if token.literal and token.end - token.start == len(token.text) else ""
+
+
+def _options(words: list[_Token], with_value: tuple[str, ...]) -> list[_Token]:
+    """`words` after the leading options of a program (and the values of those in `with_value`)."""
+    while words and words[0].text.startswith("-"):
+        words = words[2:] if words[0].text in with_value else words[1:]
+    return words
+
+
 def _is_name(text: str) -> bool:
     return bool(text) and (text[0].isalpha() or text[0] == "_") and all(c.isalnum() or c == "_" for c in text)
 
@@ -296,35 +309,29 @@ class ShellScript:
         self._simple(words)
 
     def _simple(self, words: list[_Token]) -> None:
-        while words and words[0].literal and words[0].text in RESERVED and words[0].end - words[0].start == len(
-                words[0].text):
+        """One simple command's words: its assignments, then the command, if any."""
+        while words and _bare(words[0]) in RESERVED:
             words = words[1:]
-        exported = False
+        declaring = False  # after `export`/`local`/...: every word is an assignment or a name
         while words:
             head = words[0]
             name, sep, _ = head.text.partition("=")
+            program = _bare(head).rpartition("/")[2]
             if sep and _is_name(name) and self.source.text.startswith(name + "=", head.start):
                 self._assignment(head, name)
                 words = words[1:]
-            elif head.literal and head.text in ("export", "declare", "typeset", "readonly", "local") and \
-                    not exported:
-                exported = True
+            elif declaring:
+                words = words[1:]  # `export NAME`: no value here
+            elif program in DECLARATIONS:
+                declaring = True
                 words = [w for w in words[1:] if not w.text.startswith("-")]
-            elif head.literal and head.text.rpartition("/")[2] == "env" and not exported:
-                words = words[1:]
-                while words and words[0].text.startswith("-"):
-                    skip = 2 if words[0].text in ("-u", "--unset", "-C", "--chdir", "-S") else 1
-                    words = words[skip:]
-            elif head.literal and head.text.rpartition("/")[2] in WRAPPERS and not exported and len(words) > 1:
+            elif program == "env":
+                words = _options(words[1:], ("-u", "--unset", "-C", "--chdir", "-S"))
+            elif program in WRAPPERS and len(words) > 1:
                 self._add_command(words)  # the wrapper itself is a command too (`watch nvidia-smi`)
-                words = words[1:]
-                while words and words[0].text.startswith("-"):
-                    # `watch -n 1`, `nice -n 5`, `sudo -u user`: options with a value
-                    skip = 2 if words[0].text in ("-n", "-u", "-g", "-o", "-e", "-i") else 1
-                    words = words[skip:]
+                words = _options(words[1:], ("-n", "-u", "-g", "-o", "-e", "-i"))  # `watch -n 1`, `sudo -u me`
             else:
-                if not exported:
-                    self._add_command(words)
+                self._add_command(words)
                 return
 
     def _assignment(self, token: _Token, name: str) -> None:
