@@ -32,7 +32,7 @@ VARIABLES = [
      "torch_npu.utils.cpp_extension never does, so it has no effect on the NPU: remove it.",
      "source": f"torch 2.13 torch/utils/cpp_extension.py (_get_cuda_arch_flags); {WHEEL}: "
                "torch_npu/utils/cpp_extension.py does not read it"},
-    {"name": "FORCE_CUDA", "rule": "NPU108", "severity": "info",
+    {"name": "FORCE_CUDA", "value": "1", "rule": "NPU108", "severity": "info",
      "note": "A switch each project defines for building its CUDA ops; mmcv builds its NPU ops with FORCE_NPU=1 "
      "instead (other projects: see their build script).",
      "source": "open-mmlab/mmcv setup.py@1bb3dea9 (get_extensions: os.getenv('FORCE_NPU', '0') == '1' builds "

@@ -147,7 +147,7 @@ rule(
         what="Finds CUDA and NCCL environment variable names: `os.environ[\"CUDA_VISIBLE_DEVICES\"]`, "
              "`os.getenv(...)`, `os.environ.setdefault(...)`, `env={...}`; in shell launch scripts, `export NAME=`, "
              "`NAME=... cmd` and `env NAME=... cmd`, where mappings/platform/launch.toml adds the legacy NCCL names, "
-             "the NCCL variables HCCL ignores (info), `TORCH_CUDA_ARCH_LIST` and `FORCE_CUDA` (info). "
+             "the NCCL variables HCCL ignores (info), `TORCH_CUDA_ARCH_LIST` and `FORCE_CUDA=1` (info). "
              "`CUDA_VISIBLE_DEVICES=\"\"` or `=-1` (forcing the CPU) is not reported.",
         why="The Ascend runtime and HCCL read their own variables (`ASCEND_RT_VISIBLE_DEVICES`, "
             "`HCCL_BUFFSIZE`, …); the CUDA ones are ignored.",
@@ -633,7 +633,7 @@ def check_launch_variable(checker: Checker, found: Assignment) -> None:
     row = load_launch().variable(found.name, found.value if found.literal else "")
     if row is None:
         return
-    # a row with a value reports the value that selects CUDA (NPU127), else the variable's name
+    # a row with a value reports the assignment (`DS_ACCELERATOR=cuda`, `FORCE_CUDA=1`), and its fix the value
     by_value = "value" in row
     name = f"{found.name}={found.value}" if by_value else found.name
     text = checker.rules[row["rule"]].message.format(name=name)
