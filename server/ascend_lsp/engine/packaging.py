@@ -85,12 +85,12 @@ def first_line(text: str) -> str:
     return LINE_END.split(text[:256], 1)[0]
 
 
-def shell_shebang(first_line: str) -> bool:
-    """Whether a file's first line runs it with sh, bash, zsh, dash or ksh: `#!/bin/bash`,
-    `#! /bin/sh`, `#!/usr/bin/env -S bash -e` (the interpreter's own name decides)."""
-    if not first_line.startswith("#!"):
+def shell_shebang(head: str) -> bool:
+    """Whether a file's first line, `head`, runs it with sh, bash, zsh, dash or ksh:
+    `#!/bin/bash`, `#! /bin/sh`, `#!/usr/bin/env -S bash -e` (the interpreter's own name decides)."""
+    if not head.startswith("#!"):
         return False
-    words = [w.rpartition("/")[2] for w in first_line[2:].split()]
+    words = [w.rpartition("/")[2] for w in head[2:].split()]
     if words[:1] == ["env"]:
         words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
     return bool(words) and words[0] in SHELLS
