@@ -63,3 +63,12 @@ def test_ignore_files_and_exclude_apply_to_scripts(project: Path, capsys) -> Non
     assert {line.split(":")[0] for line in out.splitlines()} == {"jobs/train.sh", "jobs/job.sbatch"}
     _, out, _ = run(capsys, "jobs", "--output-format", "concise", "-q", "--no-cache", "--select", "NPU2")
     assert out == ""
+
+
+def test_add_noqa_writes_only_where_a_comment_keeps_the_script(project: Path, capsys) -> None:
+    path = write(project / "run.sh", "export CUDA_VISIBLE_DEVICES=0 \\\n  NCCL_DEBUG=INFO\nnvidia-smi\n"
+                                     "cat <<EOF\nnvidia-smi\nEOF\n")
+    code, _, err = run(capsys, "run.sh", "--add-noqa", "--no-cache")
+    assert path.read_text() == ("export CUDA_VISIBLE_DEVICES=0 \\\n  NCCL_DEBUG=INFO  # noqa: NPU108\n"
+                                "nvidia-smi  # noqa: NPU124\ncat <<EOF\nnvidia-smi\nEOF\n")
+    assert code == 1 and "run.sh:1: NPU108 not suppressed: the line ends inside a multi-line string, a heredoc" in err

@@ -29,6 +29,7 @@ SCRIPT = "\n".join([
 
 def _read(text: str) -> tuple[list[tuple], list[tuple]]:
     script = ShellScript(SourceText(text))
+    assert script.no_comment == ShellScript(SourceText(SCRIPT)).no_comment
     assignments = [(a.name, a.value, a.literal, a.name_range, a.value_range) for a in script.assignments]
     commands = [([w.text for w in c.words], c.range) for c in script.commands]
     return assignments, commands
@@ -55,6 +56,13 @@ def test_assignments_and_commands_with_their_ranges() -> None:
         (["[", "-n", "$N", "]"], Range(9, 3, 9, 14)),
         (["pip", "install", "flash-attn"], Range(9, 21, 9, 45)),
     ]
+
+
+def test_the_lines_a_comment_would_change() -> None:
+    # a continuation, a heredoc's text and its delimiter; then a quoted word and a `$(...)` that go on
+    assert ShellScript(SourceText(SCRIPT)).no_comment == {3, 7, 8}
+    text = 'X="a\nb" Y=$(echo \\\n 1)\necho ok\n'
+    assert ShellScript(SourceText(text)).no_comment == {0, 1}
 
 
 @pytest.mark.parametrize("line_break", ["\r\n", "\r"])

@@ -28,6 +28,15 @@ async def test_a_shellscript_document_gets_its_findings_in_the_client_encoding(c
     assert apply(client, SCRIPT, edits) == SCRIPT.replace("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES")
 
 
+async def test_no_noqa_action_on_a_line_a_comment_would_change(client, workspace):
+    text = "export CUDA_VISIBLE_DEVICES=0 \\\n  CUDA_LAUNCH_BLOCKING=1\n"
+    uri = open_document(client, workspace / "continued.sh", text, language="shellscript")
+    first, second = await diagnostics(client, uri, 1)
+    titles = [[a.title for a in await code_actions(client, uri, [d])] for d in (first, second)]
+    assert "Ignore NPU108 on this line (# noqa)" not in titles[0]
+    assert "Ignore NPU108 on this line (# noqa)" in titles[1]
+
+
 async def test_the_language_id_makes_a_file_without_a_suffix_or_shebang_a_script(client, workspace):
     text = "export NCCL_DEBUG=INFO\n"
     uri = open_document(client, workspace / "profile", text, language="shellscript")

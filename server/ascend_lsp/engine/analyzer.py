@@ -70,6 +70,9 @@ class Analysis:
     # With analyze(references=True): every name or chain resolved through the imports, as
     # (range, qualified name, called or a base class, only a type: a hint or isinstance()).
     references: list[tuple[Range, str, bool, bool]] | None = None
+    # Lines a trailing noqa comment would change (a launch script's: shell_script.py);
+    # None: the text is Python's, whose tokens say (cli/noqa_writer.py).
+    no_comment: frozenset[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,4 +32,6 @@ def analyze_packaging(text: str, settings: Settings, path: str, kind: str, rules
     span = Span(0, max(len(source.lines) - 1, 0), checker.findings, False)
     analysis = _finish(source, settings, tables, path, [span], [], checker.errors, None, 1, rules)
     analysis.references = []  # no Python API is named in a packaging file
+    if kind == "shell":
+        analysis.no_comment = (script or ShellScript(source)).no_comment
     return analysis

@@ -77,9 +77,12 @@ class _Lexer:
     """Splits text[start:end] into words and operators; records the commands found inside
     `$(...)` and backquotes by reading them as scripts of their own."""
 
-    def __init__(self, text: str, nested: list[tuple[int, int]]) -> None:
+    def __init__(self, text: str, nested: list[tuple[int, int]], joined: list[tuple[int, int]]) -> None:
         self.text = text
         self.nested = nested  # (start, end) of command substitutions, read afterwards
+        # (start, end): text that goes on over line breaks (a `\` continuation, a word, a
+        # heredoc's body), whose lines from start's to before end's take no trailing comment
+        self.joined = joined
 
     def tokens(self, start: int, end: int) -> list[_Token]:
         text, i, out = self.text, start, []
@@ -89,12 +92,14 @@ class _Lexer:
             if char in BLANKS:
                 i += 1
             elif char == "\\" and i + 1 < end and text[i + 1] in BREAKS:
-                i = _after_break(text, i + 1)
+                self.joined.append((i, _after_break(text, i + 1)))
+                i = self.joined[-1][1]
             elif char in BREAKS:
                 i = _after_break(text, i)
                 out.append(_Token("\n", i - 1, i, True, True))
                 if heredocs:
-                    i = _skip_heredocs(text, i, end, heredocs)
+                    body, i = i, _skip_heredocs(text, i, end, heredocs)
+                    self.joined.append((body, i))
                     heredocs = []
             elif char == "#":
                 while i < end and text[i] not in BREAKS:
@@ -111,6 +116,8 @@ class _Lexer:
                 token = self._word(i, end)
                 out.append(token)
                 i = token.end
+                if "\n" in text[token.start:i] or "\r" in text[token.start:i]:
+                    self.joined.append((token.start, i))
         return out
 
     def _heredoc_delimiter(self, i: int, end: int) -> tuple[int, str | None]:
@@ -276,13 +283,19 @@ class ShellScript:
         self.commands: list[Command] = []
         text = source.text
         pending = [(0, len(text))]
+        joined: list[tuple[int, int]] = []
         while pending:
             start, end = pending.pop()
             nested: list[tuple[int, int]] = []
-            self._read(_Lexer(text, nested).tokens(start, end))
+            self._read(_Lexer(text, nested, joined).tokens(start, end))
             pending.extend(nested)
         self.assignments.sort(key=_start)
         self.commands.sort(key=_start)
+        offsets = source.line_offsets
+        # Lines a trailing noqa comment would change: one continued with `\`, inside a quoted word
+        # or `$(...)` that goes on, or a heredoc's text (the comment would become its data).
+        self.no_comment = frozenset(line for start, end in joined for line in range(
+            bisect.bisect_right(offsets, start) - 1, bisect.bisect_right(offsets, end) - 1))
 
     def _range(self, start: int, end: int) -> Range:
         offsets = self.source.line_offsets
