@@ -64,6 +64,9 @@ COMMANDS = [
     {"program": "nvidia-smi", "option": "--query-gpu", "rule": "NPU124",
      "note": "`npu-smi info -t usages -i <id>` prints `key : value` lines, not CSV, and takes no field list: "
      "whatever parses this output has to change.", "source": f"{NPU_SMI}: npusmi_019, npusmi_020"},
+    *({"program": "nvidia-smi", "option": option, "rule": "NPU124",
+       "note": "`npu-smi info watch [-i <id>]` prints power, temperature, AI Core, AI CPU and memory use over time, "
+       "in its own columns.", "source": f"{NPU_SMI}: npusmi_010 (23.0.RC3)"} for option in ("dmon", "-l", "--loop")),
     {"program": "nvidia-smi", "rule": "NPU124",
      "note": "Ascend hosts have npu-smi (`npu-smi info`), with other options and output.",
      "source": f"{NPU_SMI}: npusmi_005, npusmi_007"},
