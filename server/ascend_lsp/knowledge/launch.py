@@ -13,13 +13,12 @@ ORIGIN = "mappings/platform/launch.toml"
 
 @dataclass(frozen=True, slots=True)
 class Launch:
-    variables: tuple[dict, ...]
+    variables: tuple[dict, ...]  # the exact names first, then the prefix rows in the table's order
     commands: tuple[dict, ...]
 
     def variable(self, name: str, value: str) -> dict | None:
-        """The row for `name=value`: an exact name first, then the prefix rows in order."""
-        rows = sorted(self.variables, key=lambda row: bool(row.get("prefix")))
-        for row in rows:
+        """The first row for `name=value`."""
+        for row in self.variables:
             named = name.startswith(row["name"]) if row.get("prefix") else name == row["name"]
             if named and row.get("contains", "") in name and row.get("value", value) == value:
                 return row
@@ -41,4 +40,5 @@ class Launch:
 @functools.cache
 def load_launch() -> Launch:
     data = read_table(mappings_root() / "platform" / "launch.toml")
-    return Launch(tuple(data.get("variable", ())), tuple(data.get("command", ())))
+    variables = sorted(data.get("variable", ()), key=lambda row: bool(row.get("prefix")))
+    return Launch(tuple(variables), tuple(data.get("command", ())))
