@@ -25,6 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from launch_rows import COMMANDS, VARIABLES
 from torch_npu_tables import BNB_LEAD, BNB_PATHS, BNB_SOURCE, PT_SHORT, read_tsv, support_source, write_toml
 
 RELEASES = Path(__file__).resolve().parent / "pypi" / "torch-npu-releases.json"
@@ -307,6 +308,10 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
                     FAILURES, TRD],
     }, [("pairing", pairing), ("package", PACKAGES), ("index", INDEXES), ("image", IMAGES),
         ("autoload", AUTOLOAD)]))
+    written.append(write_toml(out_dir / "launch.toml", {
+        "title": "Shell launch scripts: variables only scripts set or with no NPU counterpart, NVIDIA host commands",
+        "sources": sorted({row["source"] for row in VARIABLES + COMMANDS}),
+    }, [("variable", VARIABLES), ("command", COMMANDS)]))
     for version in ("2.13.0",):
         rows = argument_rows(d / f"native_api_support_{version}.tsv", version)
         if not rows:

@@ -686,6 +686,12 @@ ENV_NOTES = {
     "NCCL_IB_SL": "Use HCCL_RDMA_SL (a CANN variable; see also HCCL_RDMA_TIMEOUT).",
 }
 
+# NCCL variables whose HCCL counterpart reads the same values, so that renaming keeps the meaning.
+SAME_VALUES = {
+    "NCCL_SOCKET_IFNAME": "hiascend CANN 8.0.0 envref_07_0075 (HCCL_SOCKET_IFNAME takes NCCL's syntax: `eth,enp` "
+                          "name prefixes, `^eth` to exclude, `=eth0` for exact names, `^=eth0`)",
+}
+
 
 def env_table(d: Path) -> list[dict]:
     out: list[dict] = []
@@ -709,7 +715,9 @@ def env_table(d: Path) -> list[dict]:
             if repl not in note:
                 raise LookupError(f"env note for {name} does not name {repl}")
             fix = "safe"
-            if name.startswith("NCCL_"):  # a CANN/HCCL variable: same purpose, its own values
+            if name in SAME_VALUES:
+                source += " ; " + SAME_VALUES[name]
+            elif name.startswith("NCCL_"):  # a CANN/HCCL variable: same purpose, its own values
                 fix = "unsafe"
                 note += " Review the value: HCCL reads it, not NCCL."
             out.append({"name": name, "rule": "NPU108", "replacement": repl, "fix": fix, "note": note,

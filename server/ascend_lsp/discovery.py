@@ -1,5 +1,5 @@
-"""Which files a run checks: paths and globs, `.py` and `.ipynb`, git's ignore files
-respected (read by `gitignore`, without running git)."""
+"""Which files a run checks: paths and globs, `.py` and `.ipynb`, packaging files and shell
+launch scripts, git's ignore files respected (read by `gitignore`, without running git)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 
 from .engine.config import Settings
-from .engine.packaging import document_kind
+from .engine.packaging import document_kind, first_line
 from .gitignore import ignore_walk
+from .sources import SourceError, open_regular
 
 EXTENSIONS = (".py", ".pyi", ".ipynb")
 # Never worth descending into (Ruff excludes the same kind of folders by default).
@@ -21,14 +22,35 @@ DEFAULT_EXCLUDE = frozenset({
 
 
 PACKAGING_CODES = ("NPU501", "NPU502", "NPU503", "NPU504")
+LAUNCH_CODES = (*PACKAGING_CODES, "NPU108", "NPU124", "NPU127")  # what a launch script can be reported for
 
 
-def _wanted(name: str, settings: Settings) -> bool:
+def _wanted(path: str, settings: Settings) -> bool:
     """Python files and notebooks; packaging files (requirements*.txt, pyproject.toml,
-    setup.cfg, environment.yml, Dockerfile) while a packaging rule is selected."""
+    setup.cfg, environment.yml, Dockerfile) while a packaging rule is selected; shell launch
+    scripts (*.sh, sbatch files, a file without a suffix whose first line is a shell's `#!`)
+    while a rule that reads them is."""
+    name = os.path.basename(path)
     if name.endswith(EXTENSIONS):
         return True
-    return document_kind(name) is not None and any(settings.enabled(code) for code in PACKAGING_CODES)
+    kind = document_kind(name)
+    if kind is None and "." not in name and any(settings.enabled(code) for code in LAUNCH_CODES):
+        kind = document_kind(name, _head(path))
+    codes = LAUNCH_CODES if kind == "shell" else PACKAGING_CODES
+    return kind is not None and any(settings.enabled(code) for code in codes)
+
+
+def _head(path: str) -> str:
+    """The first line of a regular file ("" for anything else: a FIFO is never waited on)."""
+    try:
+        handle, _ = open_regular(path)
+    except SourceError:
+        return ""
+    with handle:
+        try:
+            return first_line(handle.read(256).decode("utf-8", "replace"))
+        except OSError:
+            return ""
 
 
 class DiscoveryError(Exception):
@@ -93,7 +115,7 @@ def _walk(folder: Path, settings: Settings, unreadable: list[tuple[str, str]]) -
 
     for root, dirs, files in os.walk(folder, onerror=failed):
         dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info"))
-        wanted = [name for name in files if _wanted(name, settings)]
+        wanted = [name for name in files if _wanted(os.path.join(root, name), settings)]
         if ignore is not None:
             dirs[:], wanted = ignore.keep(root, dirs, wanted)
         for name in wanted:

@@ -1,5 +1,5 @@
-"""Shared by the adoption tests: the console script in a subprocess, and a multi-file git
-repository built from the bundled examples."""
+"""Shared by the CLI tests: an empty project folder; for the adoption tests, the console
+script in a subprocess and a multi-file git repository built from the bundled examples."""
 
 from __future__ import annotations
 
@@ -27,6 +27,14 @@ def git(cwd: Path, *args: str) -> str:
            "GIT_COMMITTER_EMAIL": "t@example.com"}
     env.pop("PRE_COMMIT", None)
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> Path:
+    """An empty folder, the current one, with its own table cache."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ASCEND_LSP_CACHE_DIR", str(tmp_path / ".table-cache"))
+    return tmp_path
 
 
 @pytest.fixture

@@ -9,8 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from ascend_lsp.cli.main import main
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\ntorch.cuda.synchronize()\n"
@@ -21,13 +19,6 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out = capsys.readouterr()
     return code, out.out, out.err
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ASCEND_LSP_CACHE_DIR", str(tmp_path / ".table-cache"))
-    return tmp_path
 
 
 def write(path: Path, text: str) -> Path:

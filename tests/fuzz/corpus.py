@@ -26,3 +26,14 @@ NOISE = st.text(st.sampled_from("abcx_(): =.,'\"#\\[]{}0123456789中🚀\r\n\x0c
 texts = st.lists(st.tuples(st.one_of(st.sampled_from(FRAGMENTS), NOISE), st.sampled_from(BREAKS)), max_size=14).map(
     lambda parts: "".join(a + b for a, b in parts))
 programs = st.lists(st.sampled_from(FRAGMENTS[:30]), min_size=1, max_size=12).map(lambda lines: "\n".join(lines) + "\n")
+
+# Launch scripts: the shell that engine/shell_script.py reads, and what breaks it mid-typing.
+SHELL_FRAGMENTS = (
+    "#!/bin/bash", "export CUDA_VISIBLE_DEVICES=0,1 NCCL_DEBUG=INFO", 'CUDA_VISIBLE_DEVICES="" python t.py',
+    "env -u HOME NCCL_SOCKET_IFNAME=eth0 torchrun \\", "  --nproc_per_node=8 train.py", "N=$(nvidia-smi -L | wc -l)",
+    "`nvcc -V`", "cat <<EOF", "cat <<-'END'", "EOF", "\tEND", "pip install 'flash-attn==2.5.8' torch==2.1.0+cu121",
+    "sudo -u me nvidia-smi --query-gpu=name --format=csv", "export DS_ACCELERATOR=cuda  # noqa: NPU127",
+    "if [ -n \"$X\" ]; then nvidia-smi; fi", "echo '中文🚀' \"$(", ")", "'", '"', "\\", "${X:-", "<<",
+)
+shell_texts = st.lists(st.tuples(st.one_of(st.sampled_from(SHELL_FRAGMENTS), NOISE), st.sampled_from(BREAKS)),
+                       max_size=14).map(lambda parts: "".join(a + b for a, b in parts))

@@ -9,7 +9,7 @@ from ascend_lsp.analysis import analyze
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.text import SourceText
 
-from .corpus import texts
+from .corpus import shell_texts, texts
 
 ALL = Settings(select=("NPU", "MS", "RUN", "E"))
 MINDSPORE = Settings(target="mindspore")
@@ -40,3 +40,11 @@ def test_the_engine_never_raises_and_findings_lie_inside_the_text(text: str) -> 
         analysis = analyze(text, config, "fuzz.py")
         assert analysis.errors == [], analysis.errors  # no rule failed on it
         assert_inside(text, analysis)
+
+
+@BOUNDED
+@given(shell_texts)
+def test_a_launch_script_never_raises_and_its_findings_lie_inside_the_text(text: str) -> None:
+    analysis = analyze(text, ALL, "fuzz.sh")
+    assert analysis.errors == [], analysis.errors
+    assert_inside(text, analysis)

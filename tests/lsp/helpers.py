@@ -67,9 +67,9 @@ def pulls(client: LanguageClient) -> bool:
     return client.capabilities.text_document.diagnostic is not None
 
 
-def open_document(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
+def open_document(client: LanguageClient, path: Path, text: str, version: int = 1, language: str = "python") -> str:
     uri = path.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", version, text)))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language, version, text)))
     return uri
 
 

@@ -58,12 +58,14 @@ def check_or_update(path: Path, actual: str, update: bool) -> None:
 
 
 def fixture_files(code: str) -> list[Path]:
-    """`CODE.py`, or for packaging rules the files in `CODE/` (requirements.txt, Dockerfile, …:
-    the file name decides how the engine reads it)."""
+    """`CODE.py`, and the files in `CODE/` (requirements.txt, Dockerfile, train.sh, …: the file
+    name, or a shell's `#!` on the first line of one without a suffix, decides how the engine
+    reads it). A rule has at least one of the two."""
     folder = FIXTURES / code
-    if folder.is_dir():
-        return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith((".expected", ".fixed")))
-    return [FIXTURES / f"{code}.py"]
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith((".expected", ".fixed"))) \
+        if folder.is_dir() else []
+    python = FIXTURES / f"{code}.py"
+    return [python, *files] if python.exists() or not files else files
 
 
 CASES = [(code, path) for code in CODES for path in fixture_files(code)]

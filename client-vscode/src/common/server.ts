@@ -13,27 +13,13 @@ import {
     ServerOptions,
 } from 'vscode-languageclient/node';
 import { SERVER_ID, SERVER_NAME } from './constants';
+import { DOCUMENT_SELECTOR } from './documents';
 import { serverEnvironment, serverLaunch } from './launch';
 import { interpreterProblem, probeLaunch, runProbe } from './probe';
 import { chooseInterpreter } from './interpreter';
 import { pythonExtensionInterpreter } from './python';
 import { RestartBudget } from './restartBudget';
 import { getLaunchSettings, getServerSettings } from './configuration';
-
-/** Packaging files the server checks too (docs/packaging-and-chips.md). */
-export const PACKAGING_FILES = [
-    '**/requirements*.txt',
-    '**/requirements/*.txt',
-    '**/pyproject.toml',
-    '**/setup.cfg',
-    '**/environment.yml',
-    '**/environment.yaml',
-    '**/Dockerfile',
-    '**/*.Dockerfile',
-    '**/*.dockerfile',
-    '**/Containerfile',
-    '**/Dockerfile.*',
-];
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 
@@ -114,12 +100,7 @@ export class ServerController implements Disposable {
 
     private clientOptions(root: Uri | undefined): LanguageClientOptions {
         return {
-            documentSelector: [
-                { scheme: 'file', language: 'python' },
-                { scheme: 'untitled', language: 'python' },
-                { scheme: 'vscode-notebook-cell', language: 'python' },
-                ...PACKAGING_FILES.map((pattern) => ({ scheme: 'file', pattern })),
-            ],
+            documentSelector: DOCUMENT_SELECTOR,
             outputChannel: this.output,
             traceOutputChannel: this.output,
             revealOutputChannelOn: RevealOutputChannelOn.Never,

@@ -137,14 +137,14 @@ def check_file(path: str, settings: Settings, options: Options, project: Project
     result.rule_errors = analysis.errors
     result.lines = source.text.count("\n") + (not source.text.endswith("\n") and bool(source.text))
     if options.add_noqa and result.records:
-        _add_noqa(source, result, options.trees)
+        _add_noqa(source, result, options.trees, analysis.no_comment)
     return result
 
 
-def _add_noqa(source: Source, result: FileResult, trees: tuple[str, ...]) -> None:
+def _add_noqa(source: Source, result: FileResult, trees: tuple[str, ...], no_comment: frozenset[int] | None) -> None:
     """Suppress the file's findings with noqa comments; keep only the ones still firing."""
     targets = sorted({(r.line, r.code) for r in result.records})
-    text, refused = with_noqa(source.text, targets)
+    text, refused = with_noqa(source.text, targets, no_comment)
     if text != source.text:
         result.skipped_write = write_atomically(source, encode(source, text), trees)
         if result.skipped_write:

@@ -28,18 +28,20 @@ def comment_safe_lines(text: str) -> set[int]:
     return safe
 
 
-def with_noqa(text: str, targets: list[tuple[int, str]]) -> tuple[str, list[tuple[int, str, str]]]:
+def with_noqa(text: str, targets: list[tuple[int, str]],
+              no_comment: frozenset[int] | None = None) -> tuple[str, list[tuple[int, str, str]]]:
     """`text` with `# noqa: CODE` for each (0-based line, code); also the targets that were
-    left alone, as (line, code, why)."""
+    left alone, as (line, code, why). `no_comment`: the lines a comment would change, when
+    the text is not Python (a launch script's, from its analysis)."""
     lines = split_lines(text)
-    safe = comment_safe_lines(text)
+    safe = comment_safe_lines(text) if no_comment is None else set(range(len(lines))) - no_comment
     refused = []
     for line, code in targets:
         if not RULE_SET.suppressible(code):  # a syntax error: no comment can hide it
             refused.append((line, code, f"{code} cannot be suppressed"))
         elif line not in safe or line >= len(lines):
-            refused.append((line, code, "the line ends inside a multi-line string or continues with a backslash; "
-                                        "suppress it by hand or use a baseline"))
+            refused.append((line, code, "the line ends inside a multi-line string, a heredoc or a command that "
+                                        "continues with a backslash; suppress it by hand or use a baseline"))
         else:
             body = lines[line].rstrip("\r\n")
             lines[line] = add_noqa(body, code) + lines[line][len(body):]

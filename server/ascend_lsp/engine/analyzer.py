@@ -22,7 +22,7 @@ from .config import Settings
 from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
 from .registry import RuleSet
-from .packaging import document_kind
+from .packaging import document_kind, first_line
 from ..knowledge.api_tables import Tables, load_tables
 from .packaging_analysis import packaging_findings
 from .text import SourceText, split_lines
@@ -72,6 +72,9 @@ class Analysis:
     # With analyze(references=True): every name or chain resolved through the imports, as
     # (range, qualified name, called or a base class, only a type: a hint or isinstance()).
     references: list[tuple[Range, str, bool, bool]] | None = None
+    # Lines a trailing noqa comment would change (a launch script's: shell_script.py);
+    # None: the text is Python's, whose tokens say (cli/noqa_writer.py).
+    no_comment: frozenset[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,16 +363,19 @@ def _blocks(spans: list[Span]) -> list[Broken]:
 
 def analyze(text: str, settings: Settings | None = None, path: str | None = None,
             previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False, *,
-            rules: RuleSet, index: SourceText | None = None, project: ProjectContext | None = None) -> Analysis:
+            rules: RuleSet, index: SourceText | None = None, project: ProjectContext | None = None,
+            kind: str | None = None) -> Analysis:
     """`index`: the text's SourceText, if the caller has one to use afterwards (its lines are
-    split once). `project`: the file's project (handlers read it as `checker.project`)."""
+    split once). `project`: the file's project (handlers read it as `checker.project`). `kind`:
+    the document's kind when the caller knows it (an editor's language id: "shell"); else the
+    path and the first line decide (packaging.document_kind)."""
     # An AST has no reference cycles, but building one triggers the cyclic collector over
     # and over (a third of the time of a 1 MiB file). Another thread may have paused it
     # already; only the one that paused it resumes it.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(text, settings, path, previous, edit, references, rules, index, project)
+        return _analyze(text, settings, path, previous, edit, references, rules, index, project, kind)
     finally:
         if paused:
             gc.enable()
@@ -377,16 +383,17 @@ def analyze(text: str, settings: Settings | None = None, path: str | None = None
 
 def _analyze(text: str, settings: Settings | None, path: str | None, previous: Analysis | None,
              edit: TextEdit | None, references: bool, rules: RuleSet, index: SourceText | None,
-             project: ProjectContext | None) -> Analysis:
+             project: ProjectContext | None, kind: str | None) -> Analysis:
     settings = settings or Settings()
-    kind = document_kind(path)
+    kind = kind or document_kind(path, first_line(text))
     source = index if index is not None and index.text is text else SourceText(text)
     tables = tables_for(settings, rules)
-    if kind is not None:  # a packaging file (DESIGN: those are documents too)
-        findings, errors = packaging_findings(source, settings, tables, path, kind, rules)
+    if kind is not None:  # a packaging file or a launch script (DESIGN: those are documents too)
+        findings, errors, no_comment = packaging_findings(source, settings, tables, path, kind, rules)
         span = Span(0, max(len(source.lines) - 1, 0), findings, False)
         analysis = _finish(source, settings, tables, path, [span], [], errors, None, 1, rules)
         analysis.references = []  # no Python API is named in a packaging file
+        analysis.no_comment = no_comment
         return analysis
     if previous is not None and edit is not None and not references:
         incremental = _reanalyze(source, settings, tables, path, previous, edit, rules, project)

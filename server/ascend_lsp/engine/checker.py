@@ -17,6 +17,7 @@ from .walk import Events, ModuleContext, Scope
 
 if TYPE_CHECKING:
     from ..project import ProjectContext
+    from .shell_script import ShellScript
 
 
 @dataclass(slots=True)
@@ -230,6 +231,11 @@ class Checker:
         """A packaging document's items (engine/packaging.py), each beside all of them."""
         for item in items:
             self._call(self.handlers["packaging"], item, items)
+
+    def run_launch(self, script: ShellScript) -> None:
+        """A launch script's variable settings and commands (engine/shell_script.py), each beside the script."""
+        for found in (*script.assignments, *script.commands):
+            self._call(self.handlers["launch"], found, script)
 
     def qualname(self, node: ast.expr, scope: Scope) -> str | None:
         attrs = []

@@ -1,8 +1,9 @@
 """Packaging files as documents: requirements files, pyproject.toml, setup.cfg,
-environment.yml and Dockerfiles, each read by a small parser of its own into the items
-the NPU5xx rules check (a requirement, a wheel index URL, a base image), with exact
-positions. (`setup.py` is Python: its `install_requires` strings reach the same rules
-through the ordinary walk.)"""
+environment.yml, Dockerfiles and shell launch scripts, each read by a small parser of its
+own into the items the NPU5xx rules check (a requirement, a wheel index URL, a base image),
+with exact positions. (`setup.py` is Python: its `install_requires` strings reach the same
+rules through the ordinary walk. A launch script's assignments and commands are
+shell_script.py's.)"""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .model import Range
+from .shell_script import ShellScript
 from .text import SourceText
 
 REQUIREMENT = re.compile(
@@ -30,6 +32,9 @@ VALUE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint", "-i", "-
                            "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform",
                            "--python-version", "--implementation", "--abi", "--upgrade-strategy", "-e",
                            "--editable", "--src", "--cache-dir", "--log", "--progress-bar", "--trusted-host"})
+LINE_END = re.compile(r"\r\n|\r|\n")
+SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".sbatch", ".slurm")
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 DOCKER_FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?P<image>\S+)", re.IGNORECASE)
 
 
@@ -48,10 +53,11 @@ class Item:
     document: str = ""  # the document kind it came from
 
 
-def document_kind(path: str | None) -> str | None:
-    """The kind of packaging file `path` names, or None for Python and anything else."""
+def document_kind(path: str | None, head: str = "") -> str | None:
+    """The kind of packaging file `path` names, or None for Python and anything else. A file
+    whose name has no suffix is a launch script when `head`, its first line, is a shell's `#!`."""
     if not path:
-        return None
+        return "shell" if shell_shebang(head) else None
     p = PurePath(path)
     name = p.name
     lower = name.lower()
@@ -69,7 +75,25 @@ def document_kind(path: str | None) -> str | None:
         return "dockerfile"
     if lower.endswith((".txt", ".in")) and (lower.startswith("requirements") or p.parent.name == "requirements"):
         return "requirements"
+    if lower.endswith(SHELL_SUFFIXES) or ("." not in name and shell_shebang(head)):
+        return "shell"
     return None
+
+
+def first_line(text: str) -> str:
+    """What `document_kind` reads of a file's text: its first line, up to 256 characters."""
+    return LINE_END.split(text[:256], 1)[0]
+
+
+def shell_shebang(head: str) -> bool:
+    """Whether a file's first line, `head`, runs it with sh, bash, zsh, dash or ksh:
+    `#!/bin/bash`, `#! /bin/sh`, `#!/usr/bin/env -S bash -e` (the interpreter's own name decides)."""
+    if not head.startswith("#!"):
+        return False
+    words = [w.rpartition("/")[2] for w in head[2:].split()]
+    if words[:1] == ["env"]:
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    return bool(words) and words[0] in SHELLS
 
 
 def normalise(name: str) -> str:
@@ -251,14 +275,47 @@ def _dockerfile(source: SourceText) -> list[Item]:
     return items
 
 
+def _shell(source: SourceText, script: ShellScript | None = None) -> list[Item]:
+    """The requirements `pip install` (`pip3`, `python -m pip`, `uv pip`) names in a script;
+    its paths, URLs and `$VARIABLES` are not requirements."""
+    items = []
+    for command in (script or ShellScript(source)).commands:
+        words = [w.text for w in command.words]
+        at = next((i for i in range(len(words) - 1) if words[i].rpartition("/")[2] in ("pip", "pip3")
+                   and words[i + 1] in ("install", "download")), None)
+        if at is None or not (at == 0 or words[:at] == ["uv"] or (at == 2 and words[1] == "-m"
+                                                                   and words[0].rpartition("/")[2].startswith("python"))):
+            continue
+        skip_next = False
+        for word in command.words[at + 2:]:
+            if skip_next:
+                skip_next = False
+                continue
+            if word.text.startswith("-"):
+                skip_next = word.text in VALUE_OPTIONS
+                continue
+            r = word.range
+            if not word.literal or "/" in word.text or r.start_line != r.end_line:
+                continue
+            quoted = source.line(r.start_line)[r.start_col] in "\"'"
+            if len(word.text) + (2 if quoted else 0) != r.end_col - r.start_col:
+                continue  # escapes inside: the columns would not match the text
+            item = requirement_at(word.text, r.start_line, r.start_col + quoted, "shell")
+            if item is not None:
+                items.append(item)
+    return items
+
+
 PARSERS = {"requirements": _requirements, "pyproject": _pyproject, "setup.cfg": _setup_cfg,
            "environment": _environment, "dockerfile": _dockerfile}
 
 
-def items_of(kind: str, source: SourceText) -> list[Item]:
+def items_of(kind: str, source: SourceText, script: ShellScript | None = None) -> list[Item]:
     """What a packaging document of `kind` names: its requirements (or base images) and
-    every URL outside comments (wheel indexes)."""
-    return PARSERS[kind](source) + _urls(source, kind)
+    every URL outside comments (wheel indexes). `script`: a launch script's parse, if the
+    caller has one."""
+    found = _shell(source, script) if kind == "shell" else PARSERS[kind](source)
+    return found + _urls(source, kind)
 
 
 def string_requirement(source: SourceText, node: ast.Constant, value: str) -> Item | None:

@@ -1,5 +1,5 @@
 """Packaging documents through the engine: their items go to the rules' "packaging"
-handlers. The analyzer makes an `Analysis` of the findings like a Python file's (noqa,
+handlers, and a launch script's assignments and commands to the "launch" handlers. The analyzer makes an `Analysis` of the findings like a Python file's (noqa,
 per-file ignores and selection apply the same way)."""
 
 from __future__ import annotations
@@ -12,15 +12,20 @@ from .config import Settings
 from .model import Finding
 from .packaging import items_of
 from .registry import RuleSet
+from .shell_script import ShellScript
 from .text import SourceText
 from .walk import module_context
 
 
 def packaging_findings(source: SourceText, settings: Settings, tables: Tables, path: str, kind: str,
-                       rules: RuleSet) -> tuple[list[Finding], list[str]]:
-    """The findings of a packaging document of `kind` (packaging.document_kind), and the
-    failures of the rules that crashed."""
+                       rules: RuleSet) -> tuple[list[Finding], list[str], frozenset[int] | None]:
+    """The findings of a packaging document or launch script of `kind` (packaging.document_kind),
+    the failures of the rules that crashed, and (a script's) the lines a noqa comment would change."""
     checker = Checker(source, module_context(ast.Module(body=[], type_ignores=[])), settings, tables, path, rules)
-    if checker.handlers["packaging"]:
-        checker.run_packaging(items_of(kind, source))
-    return checker.findings, checker.errors
+    packaging, launch = checker.handlers["packaging"], checker.handlers["launch"]
+    script = ShellScript(source) if kind == "shell" else None
+    if packaging:
+        checker.run_packaging(items_of(kind, source, script))
+    if launch and script is not None:
+        checker.run_launch(script)
+    return checker.findings, checker.errors, script.no_comment if script is not None else None

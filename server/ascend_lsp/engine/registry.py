@@ -92,9 +92,10 @@ HANDLERS: dict[str, list[tuple[frozenset[str], Callable]]] = defaultdict(list)
 # "module" handlers run once per file, after every statement, on the facts the statement
 # handlers noted (Checker.note): conclusions about the whole file ("never calls set_train").
 # "packaging" handlers get the items of a packaging file (engine/packaging.py: a
-# requirement, a wheel index URL, a base image).
+# requirement, a wheel index URL, a base image). "launch" handlers get the environment
+# assignments and the commands of a shell launch script (engine/shell_script.py).
 EVENT_KINDS = ("import", "reference", "base", "attribute", "call", "string", "assign", "function", "loop",
-               "module", "packaging")
+               "module", "packaging", "launch")
 
 
 def rule(**fields) -> Rule:

@@ -52,10 +52,12 @@ def convert(analysis: Analysis, snapshot: Snapshot) -> dict[str, Report]:
     """One report per view. Runs in the analysis thread."""
     lines = Lines(line_texts(snapshot.text), snapshot.encoding)
     per_view: dict[str, list[tuple[types.Diagnostic, dict]]] = {v.uri: [] for v in snapshot.views}
+    no_comment = analysis.no_comment or frozenset()
     for finding in analysis.findings:
         view = snapshot.view_at(finding.range.start_line)
         if view is not None:
-            per_view[view.uri].append(_diagnostic(finding, view, snapshot, lines))
+            noqa = RULE_SET.suppressible(finding.code) and finding.range.start_line not in no_comment
+            per_view[view.uri].append(_diagnostic(finding, view, snapshot, lines, noqa))
     if snapshot.runs and len(snapshot.views) == 1:
         per_view[snapshot.views[0].uri].extend(
             (d, {"range": range_json(d.range), "code": d.code, "message": d.message, "severity": int(d.severity)})
@@ -84,10 +86,12 @@ def diagnostic_key(diagnostic: types.Diagnostic) -> tuple:
     return (r.start.line, r.start.character, r.end.line, r.end.character, diagnostic.code, diagnostic.message)
 
 
-def _diagnostic(finding: Finding, view: View, snapshot: Snapshot, lines: Lines) -> tuple[types.Diagnostic, dict]:
+def _diagnostic(finding: Finding, view: View, snapshot: Snapshot, lines: Lines,
+                noqa: bool) -> tuple[types.Diagnostic, dict]:
+    """`noqa`: whether to offer the `# noqa` edit (a rule that allows it, on a line that takes a comment)."""
     rng = lines.range(finding.range, view.first)
     data: dict = {"fixes": [fix for fix in (_fix_data(f, view, snapshot, lines) for f in finding.fixes) if fix]}
-    if RULE_SET.suppressible(finding.code):
+    if noqa:
         data["noqa"] = _noqa_data(finding, view, lines)
     rule = RULES.get(finding.code)
     diagnostic = types.Diagnostic(
@@ -151,18 +155,14 @@ def _noqa_data(finding: Finding, view: View, lines: Lines) -> dict:
 
 
 # --- workspace files on disk -----------------------------------------------------------
-WORKSPACE_SUFFIXES = (".py", ".pyi")
-
-
 def workspace_files(folders: dict[str, Settings]) -> list[str]:
-    """The .py and packaging files of the workspace folders (folder → its settings), as
-    `lsp-check` would find them."""
+    """The files of the workspace folders (folder → its settings) `lsp-check` would check,
+    but notebooks (which the client sends as notebook documents): .py, packaging files and
+    launch scripts."""
     from ..discovery import discover
-    from ..engine.packaging import document_kind
 
     found: list[str] = []
     for folder, settings in folders.items():
         if os.path.isdir(folder):
-            found.extend(p for p in discover([folder], settings)
-                         if p.endswith(WORKSPACE_SUFFIXES) or document_kind(p) is not None)
+            found.extend(p for p in discover([folder], settings) if not p.endswith(".ipynb"))
     return found

@@ -100,6 +100,16 @@ class Documents:
         return document.version or 0, text, (View(subject.uri, 0, sys.maxsize, document.version),)
 
 
+# Language ids that make a document one of the engine's kinds whatever its name (`.bashrc`,
+# a script without a suffix or a `#!`); any other is read by its path (packaging.document_kind).
+LANGUAGE_KINDS = {"shellscript": "shell"}
+
+
+def language_kind(workspace: Workspace, uri: str) -> str | None:
+    document = workspace.text_documents.get(uri)
+    return LANGUAGE_KINDS.get(document.language_id or "") if document is not None else None
+
+
 def subject_path(uri: str) -> str | None:
     return to_fs_path(uri)
 

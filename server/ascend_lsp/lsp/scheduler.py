@@ -18,7 +18,7 @@ from ..analysis import analyze
 from ..engine.analyzer import Analysis, TextEdit
 from ..knowledge.files import TableError
 from .diagnostics import Result, convert, unchecked_reports
-from .documents import Documents, Subject, subject_path, too_large
+from .documents import Documents, Subject, language_kind, subject_path, too_large
 from .snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def compute(snapshot: Snapshot) -> Result:
         return Result(snapshot.version, snapshot.generation, Analysis([]), snapshot, unchecked_reports(snapshot, reason),
                       reason)
     analysis = analyze(snapshot.text, snapshot.settings, snapshot.path,
-                       previous=snapshot.previous, edit=snapshot.edit, project=snapshot.project)
+                       previous=snapshot.previous, edit=snapshot.edit, project=snapshot.project, kind=snapshot.kind)
     result = Result(snapshot.version, snapshot.generation, analysis, snapshot, convert(analysis, snapshot))
     if snapshot.edit is None:
         release_memory()  # a full analysis parsed everything; also the one after undoing a paste
@@ -143,7 +143,8 @@ class Scheduler:
         settings = server.settings.for_path(path)
         return Snapshot(version, server.settings.generation, text, path, settings, views,
                         subject.base if edit is not None else None, edit, server.workspace.position_encoding,
-                        runs, subject.runs_stamp, server.projects.for_path(path, settings))
+                        runs, subject.runs_stamp, server.projects.for_path(path, settings),
+                        language_kind(server.workspace, subject.uri))
 
     def _start(self, subject: Subject) -> None:
         subject.timer = None

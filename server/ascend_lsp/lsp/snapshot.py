@@ -40,6 +40,7 @@ class Snapshot:
     runs: tuple = ()  # RunMarks of this document ("Run on NPU" results)
     runs_stamp: int = 0
     project: ProjectContext | None = None  # the file's project (project.py)
+    kind: str | None = None  # what the editor's language id says the document is ("shell"); None: its path decides
 
     def view_at(self, line: int) -> View | None:
         index = bisect.bisect_right([v.first for v in self.views], line) - 1

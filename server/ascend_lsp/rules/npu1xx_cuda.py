@@ -10,14 +10,16 @@ import ast
 from typing import TypeGuard
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Severity
+from ..engine.model import Applicability, Fix, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
+from ..engine.shell_script import Assignment, Command, ShellScript
 from ..engine.walk import Scope, StringContext, last_name
+from ..knowledge.launch import load_launch
 from .call_arguments import assigned_key, constant, keyword, passed
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
-from .table import REAL_WORLD_TABLE, is_prose
+from .table import REAL_WORLD_TABLE, is_prose, report as report_entry
 
 rule(
     code="NPU101", name="cuda-device-string", severity=Severity.WARNING, fix="always",
@@ -143,13 +145,18 @@ rule(
     message="`{name}` is a CUDA/NCCL environment variable.",
     doc=dict(
         what="Finds CUDA and NCCL environment variable names: `os.environ[\"CUDA_VISIBLE_DEVICES\"]`, "
-             "`os.getenv(...)`, `os.environ.setdefault(...)`, `env={...}`.",
+             "`os.getenv(...)`, `os.environ.setdefault(...)`, `env={...}`; in shell launch scripts, `export NAME=`, "
+             "`NAME=... cmd` and `env NAME=... cmd`, where mappings/platform/launch.toml adds the legacy NCCL names, "
+             "the NCCL variables HCCL ignores (info), `TORCH_CUDA_ARCH_LIST` and `FORCE_CUDA=1` (info). "
+             "`CUDA_VISIBLE_DEVICES=\"\"` or `=-1` (forcing the CPU) is not reported.",
         why="The Ascend runtime and HCCL read their own variables (`ASCEND_RT_VISIBLE_DEVICES`, "
             "`HCCL_BUFFSIZE`, …); the CUDA ones are ignored.",
         example='os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n\n# becomes\n\n'
                 'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"',
         fix="Safe where the variable has a one-to-one NPU counterpart; otherwise the message says what to set.",
-        source="mappings/torch_npu/env.toml (torch_npu wheel, Ascend/pytorch docs, CANN environment reference).",
+        source="mappings/torch_npu/env.toml (torch_npu wheel, Ascend/pytorch docs, CANN environment reference); "
+               "mappings/platform/launch.toml (torch_npu 2.13.0 wheel, torch 2.13, open-mmlab/mmcv, CANN HCCL "
+               "environment reference).",
     ),
 )
 
@@ -408,19 +415,21 @@ def check_vllm_fork(checker: Checker, value: str, targets: list[ast.expr], node:
 
 # --- host tools and probes (item 6) ----------------------------------------------------------
 rule(
-    code="NPU124", name="gpu-query-tool", severity=Severity.WARNING, fix="never",
+    code="NPU124", name="gpu-query-tool", severity=Severity.WARNING, fix="sometimes",
     table=TableRef(REAL_WORLD_TABLE.path, ("api", "env")),
     message="`{name}` needs NVIDIA's driver or toolkit.",
     doc=dict(
         what="Finds NVIDIA host tools and probes: running `nvidia-smi` or `nvcc` (`subprocess.*`, `os.system`, "
              "`os.popen`, `shutil.which`), the `pynvml` and `GPUtil` packages, `CUDA_HOME`/`CUDA_PATH` and "
-             "`torch.utils.cpp_extension.CUDA_HOME`.",
+             "`torch.utils.cpp_extension.CUDA_HOME`; in shell launch scripts, the `nvidia-smi` and `nvcc` commands.",
         why="None of them exists on an Ascend host: the command is not found, NVML fails to load, `CUDA_HOME` is "
             "unset. The NPU counterparts are `npu-smi info`, `torch.npu.mem_get_info()`, "
             "`torch.npu.get_device_name()` and `ASCEND_HOME_PATH`/`ASCEND_TOOLKIT_HOME`.",
         example='subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv"])  # NPU124\n\n'
                 '# on the NPU\n\nfree, total = torch.npu.mem_get_info()',
-        fix="None automatic: `npu-smi` takes other arguments and prints another format.",
+        fix="In a launch script, unsafe: a bare `nvidia-smi` becomes `npu-smi info` and `nvidia-smi -L` "
+            "`npu-smi info -l` (their output differs). Otherwise none: `npu-smi` takes other arguments and prints "
+            "another format.",
         source=real_world_citation(29, "NPU124", "flagos-ai/FlagGems#4045; XuehaiPan/nvitop#227; opendatalab/MinerU#1695; "
                                      "huggingface/accelerate#2186; 1Panel-dev/1Panel#11910."),
     ),
@@ -573,3 +582,82 @@ def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) 
     elif type(value) is ast.Constant and type(value.value) is str:
         targets: list[ast.expr] = node.targets if isinstance(node, ast.Assign) else [node.target]
         check_vllm_fork(checker, value.value, targets, value)
+
+
+# --- shell launch scripts ---------------------------------------------------------------------
+LAUNCH_TABLE = TableRef("mappings/platform/launch.toml", ("variable",))
+# `CUDA_VISIBLE_DEVICES=""` and `=-1` hide every GPU to force the CPU: harmless where torch_npu
+# ignores the variable, and not what ASCEND_RT_VISIBLE_DEVICES should say unasked.
+CPU_ONLY = frozenset({"", "-1"})
+
+rule(
+    code="NPU127", name="cuda-accelerator-variable", severity=Severity.WARNING, fix="always", table=LAUNCH_TABLE,
+    message="`{name}` selects CUDA.",
+    doc=dict(
+        what="Finds environment variables whose value picks CUDA in a launch script: `DS_ACCELERATOR=cuda` "
+             "(`export`, a command's prefix, `env`).",
+        why="DeepSpeed then uses its CUDA accelerator, which fails on an Ascend host; its accelerator list has "
+            "`npu`, and with the variable unset it detects the NPU before CUDA.",
+        example="export DS_ACCELERATOR=cuda  # NPU127\n\n# becomes\n\nexport DS_ACCELERATOR=npu",
+        fix="Safe: the value becomes `npu`.",
+        source="deepspeedai/DeepSpeed accelerator/real_accelerator.py (SUPPORTED_ACCELERATOR_LIST), PR #3831; "
+               "mappings/platform/launch.toml.",
+    ),
+)
+
+
+@handles("launch", "NPU108", "NPU124", "NPU127")
+def check_launch_script(checker: Checker, found: Assignment | Command, script: ShellScript) -> None:
+    if isinstance(found, Assignment):
+        check_launch_variable(checker, found)
+    else:
+        check_launch_command(checker, found)
+
+
+def check_launch_variable(checker: Checker, found: Assignment) -> None:
+    """The same env.toml rows as `os.environ[...]` in Python, then launch.toml's."""
+    entry = checker.tables.env.get(found.name)
+    if entry is not None:
+        if found.name == "CUDA_VISIBLE_DEVICES" and found.literal and found.value.strip() in CPU_ONLY:
+            return
+        fix = None
+        if entry.replacement and entry.fix is not None:
+            fix = checker.fix(f"Replace `{found.name}` with `{entry.replacement}`", Applicability(entry.fix),
+                              checker.replace(found.name_range, entry.replacement))
+        report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix)
+        return
+    row = load_launch().variable(found.name, found.value if found.literal else "")
+    if row is None:
+        return
+    # a row with a value reports the assignment (`DS_ACCELERATOR=cuda`, `FORCE_CUDA=1`), and its fix the value
+    by_value = "value" in row
+    name = f"{found.name}={found.value}" if by_value else found.name
+    text = checker.rules[row["rule"]].message.format(name=name)
+    fixes: tuple[Fix, ...] = ()
+    if row.get("replacement"):
+        text += f" Use `{row['replacement']}`."
+        new = f"{found.name}={row['replacement']}" if by_value else row["replacement"]
+        fixes = (checker.fix(f"Replace `{name}` with `{new}`", Applicability(row["fix"]),
+                             checker.replace(found.value_range if by_value else found.name_range,
+                                             row["replacement"])),)
+    checker.report(row["rule"], found.range if by_value else found.name_range, f"{text} {row['note']}", fixes,
+                   origin=LAUNCH_TABLE.path, severity=Severity.parse(row["severity"]) if row.get("severity") else None,
+                   extra={"note": row["note"], "source": row["source"]})
+
+
+def check_launch_command(checker: Checker, found: Command) -> None:
+    """NVIDIA's host commands (NPU124, as when Python runs them)."""
+    program = found.program
+    if program not in NVIDIA_COMMANDS or not found.words[0].literal:
+        return
+    row = load_launch().command(program, [w.text for w in found.words[1:]])
+    if row is None:
+        return
+    text = checker.rules["NPU124"].message.format(name=program)
+    fixes: tuple[Fix, ...] = ()
+    if row.get("replacement"):
+        text += f" Use `{row['replacement']}`."
+        fixes = (checker.fix(f"Replace with `{row['replacement']}`", Applicability(row["fix"]),
+                             checker.replace(found.range, row["replacement"])),)
+    checker.report("NPU124", found.words[0].range, f"{text} {row['note']}", fixes, origin=LAUNCH_TABLE.path,
+                   extra={"note": row["note"], "source": row["source"]})

@@ -1,0 +1,41 @@
+/**
+ * Which documents the client sends the server: Python (files, untitled, notebook cells), the
+ * packaging files and the shell launch scripts it checks too (docs/packaging-and-chips.md).
+ * No `vscode` import, so the unit tests read the same list the client uses.
+ */
+
+/** Packaging files, by name. */
+export const PACKAGING_FILES = [
+    '**/requirements*.txt',
+    '**/requirements/*.txt',
+    '**/pyproject.toml',
+    '**/setup.cfg',
+    '**/environment.yml',
+    '**/environment.yaml',
+    '**/Dockerfile',
+    '**/*.Dockerfile',
+    '**/*.dockerfile',
+    '**/Containerfile',
+    '**/Dockerfile.*',
+];
+
+/**
+ * Launch scripts VS Code may not call shellscript by name (sbatch and Slurm files); the rest,
+ * `*.sh` and files whose `#!` names a shell, come with the shellscript language id.
+ */
+export const LAUNCH_SCRIPT_FILES = ['**/*.sbatch', '**/*.slurm'];
+
+export interface DocumentFilter {
+    scheme: string;
+    language?: string;
+    pattern?: string;
+}
+
+export const DOCUMENT_SELECTOR: DocumentFilter[] = [
+    { scheme: 'file', language: 'python' },
+    { scheme: 'untitled', language: 'python' },
+    { scheme: 'vscode-notebook-cell', language: 'python' },
+    { scheme: 'file', language: 'shellscript' },
+    { scheme: 'untitled', language: 'shellscript' },
+    ...[...PACKAGING_FILES, ...LAUNCH_SCRIPT_FILES].map((pattern) => ({ scheme: 'file', pattern })),
+];

@@ -1,0 +1,56 @@
+"""Shell launch scripts in a real server: an open shellscript document (by its name, or by its
+language id alone), positions in the negotiated encoding, the fix as a code action, and the
+scripts on disk in the workspace diagnostics."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types
+
+from .helpers import apply, code_actions, diagnostics, edits_by_uri, open_document, resolved, units
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SCRIPT = '#!/bin/bash\necho "日本🙂"; export CUDA_VISIBLE_DEVICES=0,1\r\nnvidia-smi -L\n'
+
+
+async def test_a_shellscript_document_gets_its_findings_in_the_client_encoding(client, workspace):
+    uri = open_document(client, workspace / "train.sh", SCRIPT, language="shellscript")
+    found = await diagnostics(client, uri, 1)
+    start = units(client, 'echo "日本🙂"; export ')
+    assert [(d.code, d.range.start.line, d.range.start.character, d.range.end.character) for d in found] == [
+        ("NPU108", 1, start, start + len("CUDA_VISIBLE_DEVICES")), ("NPU124", 2, 0, len("nvidia-smi"))]
+    actions = await code_actions(client, uri, [found[0]])
+    fix = next(a for a in actions if a.title == "Replace `CUDA_VISIBLE_DEVICES` with `ASCEND_RT_VISIBLE_DEVICES`")
+    edits = edits_by_uri((await resolved(client, fix)).edit)[uri]
+    assert apply(client, SCRIPT, edits) == SCRIPT.replace("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES")
+
+
+async def test_no_noqa_action_on_a_line_a_comment_would_change(client, workspace):
+    text = "export CUDA_VISIBLE_DEVICES=0 \\\n  CUDA_LAUNCH_BLOCKING=1\n"
+    uri = open_document(client, workspace / "continued.sh", text, language="shellscript")
+    first, second = await diagnostics(client, uri, 1)
+    titles = [[a.title for a in await code_actions(client, uri, [d])] for d in (first, second)]
+    assert "Ignore NPU108 on this line (# noqa)" not in titles[0]
+    assert "Ignore NPU108 on this line (# noqa)" in titles[1]
+
+
+async def test_the_language_id_makes_a_file_without_a_suffix_or_shebang_a_script(client, workspace):
+    text = "export NCCL_DEBUG=INFO\n"
+    uri = open_document(client, workspace / "profile", text, language="shellscript")
+    assert [(d.code, d.range.start.character) for d in await diagnostics(client, uri, 1)] == [("NPU108", 7)]
+
+
+async def test_workspace_diagnostics_list_the_scripts_on_disk(client, workspace):
+    folder = workspace / "jobs"
+    folder.mkdir()
+    (folder / "train.sh").write_text("CUDA_VISIBLE_DEVICES=0 python train.py\n", encoding="utf-8")
+    (folder / "launch").write_text("#!/usr/bin/env bash\nnvidia-smi\n", encoding="utf-8")
+    (folder / "job.sbatch").write_text("#!/bin/bash\n#SBATCH -N 1\nexport DS_ACCELERATOR=cuda\n", encoding="utf-8")
+    (folder / "notes").write_text("nvidia-smi\n", encoding="utf-8")  # no #!: not a script
+    report = await asyncio.wait_for(client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams([])), 60)
+    codes = {item.uri: [d.code for d in item.items] for item in report.items if "/jobs/" in item.uri}
+    assert codes == {(folder / "train.sh").as_uri(): ["NPU108"], (folder / "launch").as_uri(): ["NPU124"],
+                     (folder / "job.sbatch").as_uri(): ["NPU127"]}
