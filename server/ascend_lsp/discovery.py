@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import glob
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from .engine.config import Settings
@@ -78,12 +79,13 @@ def checked_trees(paths: list[str]) -> tuple[str, ...]:
                          for raw in paths for match in expand(raw)}))
 
 
-def discover(paths: list[str], settings: Settings, force_exclude: bool = False,
+def discover(paths: list[str], settings_for: Callable[[str], Settings], force_exclude: bool = False,
              unreadable: list[tuple[str, str]] | None = None) -> list[str]:
-    """Files to check, sorted. A file named explicitly is always checked, unless
-    `force_exclude` (pre-commit names every staged file, excluded ones too). Folders that
-    cannot be listed and ignore files that cannot be read are added to `unreadable` as
-    (path, why), never skipped unsaid."""
+    """Files to check, sorted. Each file is wanted and excluded by its own settings
+    (`settings_for(path)`: its project's `exclude` and selection). A file named explicitly is
+    always checked, unless `force_exclude` (pre-commit names every staged file, excluded ones
+    too). Folders that cannot be listed and ignore files that cannot be read are added to
+    `unreadable` as (path, why), never skipped unsaid."""
     found: dict[str, None] = {}
     for raw in paths:
         matches = expand(raw)
@@ -92,12 +94,12 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False,
         for match in matches:
             path = Path(match)
             if path.is_dir():
-                for file in _walk(path, settings, unreadable if unreadable is not None else []):
+                for file in _walk(path, settings_for, unreadable if unreadable is not None else []):
                     found[file] = None
             elif path.exists() or path.is_symlink():
-                if glob.has_magic(raw) and not _wanted(match, settings):
+                if glob.has_magic(raw) and not _wanted(match, settings_for(match)):
                     continue
-                if (glob.has_magic(raw) or force_exclude) and _excluded(path, settings):
+                if (glob.has_magic(raw) or force_exclude) and _excluded(path, settings_for(match)):
                     continue
                 found[str(path)] = None
             else:
@@ -105,7 +107,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False,
     return sorted(found)
 
 
-def _walk(folder: Path, settings: Settings, unreadable: list[tuple[str, str]]) -> list[str]:
+def _walk(folder: Path, settings_for: Callable[[str], Settings], unreadable: list[tuple[str, str]]) -> list[str]:
     out = []
 
     def failed(exc: OSError) -> None:
@@ -115,6 +117,7 @@ def _walk(folder: Path, settings: Settings, unreadable: list[tuple[str, str]]) -
 
     for root, dirs, files in os.walk(folder, onerror=failed):
         dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info"))
+        settings = settings_for(os.path.join(root, "_"))  # the folder's
         wanted = [name for name in files if _wanted(os.path.join(root, name), settings)]
         if ignore is not None:
             dirs[:], wanted = ignore.keep(root, dirs, wanted)

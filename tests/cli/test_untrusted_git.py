@@ -104,10 +104,10 @@ def test_ignore_rules_are_gits(tmp_path: Path, home: Path) -> None:
     expected = sorted(p for p in listed if p.endswith(".py"))
     assert "a/keep.py" in expected and "sub/x.log.py" in expected and "plain.py" in expected
     assert "global_ignored.py" not in expected and "info_excluded.py" not in expected
-    found = discover([str(root)], Settings())
+    found = discover([str(root)], lambda _path: Settings())
     assert sorted(os.path.relpath(p, root) for p in found) == expected
     for folder in ("sub", "z", "docs/x"):  # walking a folder below the top reads the ignore files above it
-        below = sorted(os.path.relpath(p, root) for p in discover([str(root / folder)], Settings()))
+        below = sorted(os.path.relpath(p, root) for p in discover([str(root / folder)], lambda _path: Settings()))
         assert below == [p for p in expected if p.startswith(folder + "/")]
 
 
@@ -117,8 +117,8 @@ def test_an_ignored_folder_named_on_the_command_line_is_checked(tmp_path: Path, 
     (root / "generated" / "deeper" / "g.py").write_text("x = 1\n")
     (root / ".gitignore").write_text("generated/\n")
     git(root, "init", "-q")
-    assert discover([str(root)], Settings()) == []
-    assert discover([str(root / "generated" / "deeper")], Settings()) == [str(root / "generated" / "deeper" / "g.py")]
+    assert discover([str(root)], lambda _path: Settings()) == []
+    assert discover([str(root / "generated" / "deeper")], lambda _path: Settings()) == [str(root / "generated" / "deeper" / "g.py")]
 
 
 def test_a_linked_work_tree_reads_the_common_info_exclude(tmp_path: Path, home: Path) -> None:
@@ -133,7 +133,7 @@ def test_a_linked_work_tree_reads_the_common_info_exclude(tmp_path: Path, home: 
     (root / ".git" / "info" / "exclude").write_text("scratch.py\n")
     (linked / "scratch.py").write_text("x = 1\n")
     (linked / "kept.py").write_text("x = 1\n")
-    assert discover([str(linked)], Settings()) == [str(linked / "kept.py")]
+    assert discover([str(linked)], lambda _path: Settings()) == [str(linked / "kept.py")]
 
 
 def test_an_ignore_file_that_cannot_be_read_is_an_error(tmp_path: Path, home: Path) -> None:

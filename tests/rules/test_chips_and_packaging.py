@@ -67,9 +67,9 @@ def test_packaging_findings_keep_noqa_and_crlf() -> None:
 def test_discovery_takes_packaging_files_while_selected(tmp_path: Path) -> None:
     for name in ("a.py", "requirements.txt", "Dockerfile", "notes.txt"):
         (tmp_path / name).write_text("x\n")
-    found = {Path(p).name for p in discover([str(tmp_path)], Settings())}
+    found = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings())}
     assert found == {"a.py", "requirements.txt", "Dockerfile"}
-    without = {Path(p).name for p in discover([str(tmp_path)], Settings(ignore=("NPU5",)))}
+    without = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings(ignore=("NPU5",)))}
     assert without == {"a.py"}
 
 

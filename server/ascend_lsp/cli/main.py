@@ -117,7 +117,7 @@ def check_paths(args: argparse.Namespace, options, show_progress: bool):
     base = resolve(args.paths[0] if args.paths else ".")
     unreadable: list[tuple[str, str]] = []
     paths = default_paths(args.paths)
-    files = discover(paths, base, force_exclude=args.force_exclude, unreadable=unreadable)
+    files = discover(paths, resolve, force_exclude=args.force_exclude, unreadable=unreadable)
     options = replace(options, trees=checked_trees(paths))
     items = [(path, resolve(path)) for path in files]
     root = Path(base.root) if base.root else Path.cwd()

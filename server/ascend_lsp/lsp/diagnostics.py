@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -155,6 +156,11 @@ def _noqa_data(finding: Finding, view: View, lines: Lines) -> dict:
 
 
 # --- workspace files on disk -----------------------------------------------------------
+def _everywhere(settings: Settings) -> Callable[[str], Settings]:
+    """The workspace folder's settings for each of its files (the store is read on the loop only)."""
+    return lambda _path: settings
+
+
 def workspace_files(folders: dict[str, Settings]) -> list[str]:
     """The files of the workspace folders (folder → its settings) `lsp-check` would check,
     but notebooks (which the client sends as notebook documents): .py, packaging files and
@@ -164,5 +170,5 @@ def workspace_files(folders: dict[str, Settings]) -> list[str]:
     found: list[str] = []
     for folder, settings in folders.items():
         if os.path.isdir(folder):
-            found.extend(p for p in discover([folder], settings) if not p.endswith(".ipynb"))
+            found.extend(p for p in discover([folder], _everywhere(settings)) if not p.endswith(".ipynb"))
     return found

@@ -1,0 +1,29 @@
+"""`exclude` from the project's pyproject.toml applies to the folders a run walks, whether the
+folder is named as `.`, left out (the current folder), or named by its path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .test_cli import run, write
+
+CUDA = "import torch\ntorch.cuda.synchronize()\n"
+
+
+@pytest.mark.parametrize("args", [(".",), (), ("./",)])
+def test_exclude_applies_to_the_current_folder(project: Path, capsys, args) -> None:
+    write(project / "pyproject.toml", '[tool.ascend-lsp]\nexclude = ["generated/*"]\n')
+    write(project / "generated" / "a.py", CUDA)
+    write(project / "src" / "b.py", CUDA)
+    _, out, _ = run(capsys, *args, "--output-format", "concise", "-q", "--no-cache")
+    assert [line.split(":")[0] for line in out.splitlines()] == ["src/b.py"]
+
+
+def test_exclude_applies_to_a_named_project_folder(project: Path, capsys) -> None:
+    write(project / "app" / "pyproject.toml", '[tool.ascend-lsp]\nexclude = ["generated/*"]\n')
+    write(project / "app" / "generated" / "a.py", CUDA)
+    write(project / "app" / "src" / "b.py", CUDA)
+    _, out, _ = run(capsys, "app", "--output-format", "concise", "-q", "--no-cache")
+    assert [line.split(":")[0] for line in out.splitlines()] == ["app/src/b.py"]
