@@ -114,7 +114,8 @@ def check_paths(args: argparse.Namespace, options, show_progress: bool):
 
     resolver = SettingsResolver(RULE_SET.prefixes, overrides(args, RULE_SET.prefixes), args.config)
     resolve = resolver.for_path
-    base = resolve(args.paths[0] if args.paths else ".")
+    first = args.paths[0] if args.paths else "."
+    base = resolver.settings(os.path.abspath(first)) if os.path.isdir(first) else resolve(first)  # a folder's own
     unreadable: list[tuple[str, str]] = []
     paths = default_paths(args.paths)
     files = discover(paths, resolve, force_exclude=args.force_exclude, unreadable=unreadable)
