@@ -68,6 +68,9 @@ class Rule:
     # Off unless a `select`/`extend-select` entry with digits names it ("NPU6", "NPU615"), like
     # Ruff's preview rules: advice whose precision on real code is too low to show by default.
     opt_in: str = ""  # why (shown on the rule page); empty: on by default
+    # For a rule no handler reports: the functions that do ("ascend_lsp.engine.analyzer._syntax_finding"),
+    # named on its page so its logic is one step away.
+    reported_by: tuple[str, ...] = ()
 
     @property
     def doc(self) -> Doc:

@@ -7,7 +7,7 @@ from ..engine.registry import rule
 
 rule(
     code="E999", name="syntax-error", severity=Severity.ERROR, fix="never", targets=("torch_npu", "mindspore"),
-    suppressible=False,
+    suppressible=False, reported_by=("ascend_lsp.engine.analyzer._syntax_finding",),
     message="SyntaxError: {name}",
     doc=dict(
         what="Reports where Python cannot parse the file.",
@@ -25,7 +25,7 @@ rule(
 # run exits 2 whatever the selection.
 rule(
     code="E902", name="file-not-checked", severity=Severity.ERROR, fix="never", targets=("torch_npu", "mindspore"),
-    suppressible=False,
+    suppressible=False, reported_by=("ascend_lsp.cli.output.not_checked", "ascend_lsp.lsp.diagnostics.unchecked_reports"),
     message="{name}",
     doc=dict(
         what="Reports a file that could not be checked at all: it cannot be read (permissions, a dangling "

@@ -22,6 +22,7 @@ class Location:
     rows: tuple[tuple[str, int], ...]  # (table file, rows with `rule = CODE`)
     builders: tuple[str, ...]  # "mappings/build/torch_npu_tables.py: cuda_table"
     facts: tuple[str, ...]  # "mappings/upstream/torch_npu/env_var_mapping.tsv"
+    reported_by: tuple[str, ...] = ()  # where a rule without a handler is reported (Rule.reported_by)
 
 
 def locate(rule: Rule) -> Location:
@@ -39,7 +40,8 @@ def locate(rule: Rule) -> Location:
     functions += [f for f in builder_functions() if f not in functions
                   and any(fnmatch.fnmatch(n, p) or fnmatch.fnmatch(p, n) for n in names for p in f.patterns)]
     facts = sorted({fact for f in functions for fact in f.facts})
-    return Location(rule.module, handlers, str(rule.table) if unnamed else "", rows, tuple(f"{f.module}: {f.name}" for f in functions), tuple(facts))
+    return Location(rule.module, handlers, str(rule.table) if unnamed else "", rows, tuple(f"{f.module}: {f.name}" for f in functions), tuple(facts),
+                    rule.reported_by)
 
 
 def location_lines(location: Location) -> list[str]:
@@ -47,8 +49,8 @@ def location_lines(location: Location) -> list[str]:
     lines = [f"- Declared in: `{location.declared}`"]
     if location.handlers:
         lines.append(f"- Handler: {', '.join(f'`{h}`' for h in location.handlers)}")
-    else:
-        lines.append("- Handler: none; the engine or the runner reports it (see the declaring module)")
+    if location.reported_by:
+        lines.append(f"- Reported by: {', '.join(f'`{r}`' for r in location.reported_by)} (no handler)")
     for name, count in location.rows:
         lines.append(f"- Table: `{name}`, {count} row{'s' * (count != 1)} with this code")
     if location.table:

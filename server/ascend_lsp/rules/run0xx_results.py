@@ -8,6 +8,7 @@ from .citations import MSPROBE
 
 rule(
     code="RUN001", name="precision-delta", severity=Severity.INFO, fix="never", targets=("torch_npu", "mindspore"),
+    reported_by=("ascend_lsp.lsp.run_marks.run_diagnostics",),
     message="{summary}",
     doc=dict(
         what="Reports the result of \"Run on NPU\" on the function it ran: information when every output passes, a "
@@ -29,6 +30,7 @@ rule(
 
 rule(
     code="RUN002", name="first-divergent-layer", severity=Severity.ERROR, fix="never",
+    reported_by=("ascend_lsp.lsp.runs.layer_mark", "ascend_lsp.lsp.run_marks.run_diagnostics"),
     targets=("torch_npu", "mindspore"), message="{summary}",
     doc=dict(
         what="Reports where \"Run on NPU: find the layer\" (`lsp-check run SPEC --layers`) located the first "
