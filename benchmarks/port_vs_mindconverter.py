@@ -32,9 +32,8 @@ MINDCONVERTER = HERE / ".bench" / "mindconverter"
 sys.path[:0] = [str(REPO), str(REPO / "server")]
 
 from ascend_lsp.port import port_source  # noqa: E402
-from ascend_lsp.runner.port_grading import grade  # noqa: E402
 from ascend_lsp.port.convert_weights import convert_state  # noqa: E402
-from tests.port.harness import load_module, run_torch  # noqa: E402
+from tests.port.harness import grade, load_module, run_torch  # noqa: E402
 from tests.port.models import MODELS, apply_edits  # noqa: E402
 
 

@@ -7,6 +7,11 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from ascend_lsp.knowledge.thresholds import load_thresholds
+from ascend_lsp.runner.grading import grade_output, metric_parameters, worst
+from ascend_lsp.runner.worker.metrics import compare_values
+from ascend_lsp.runner.worker.tensor_values import flatten
+
 
 def load_module(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
@@ -87,3 +92,23 @@ def torch_references(text: str) -> list[str]:
 
     visit(ast.parse(text), False)
     return found
+
+
+def grade(torch, reference, candidate) -> tuple[str, list[dict]]:
+    """The worst verdict over a port's outputs against torch's, and one report per output (path,
+    verdict, reason, metrics), with the worker's comparison and msprobe's cascade. `reference`
+    holds torch tensors, `candidate` MindSpore tensors, nested alike."""
+    thresholds = load_thresholds()
+    parameters = metric_parameters(thresholds)
+    ref, cand = dict(flatten(torch, "out", reference)), dict(flatten(torch, "out", candidate))
+    reports = []
+    for path in sorted(set(ref) | set(cand)):
+        if path not in cand or path not in ref:
+            reports.append({"path": path, "verdict": "ERROR", "reason": "missing on one side"})
+            continue
+        report = compare_values(torch, path, ref[path], cand[path], parameters["rel_err_cutoffs"],
+                                parameters["rel_err_eps"], parameters["small_value"], False)
+        verdict = grade_output(report, thresholds)
+        reports.append({"path": path, "verdict": verdict.verdict, "reason": verdict.reason,
+                        "metrics": report.get("metrics", {})})
+    return worst(r["verdict"] for r in reports), reports

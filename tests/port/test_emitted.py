@@ -9,7 +9,7 @@ from ascend_lsp.port import port_source
 from ascend_lsp.port.specs import EMITTED, FUNCTIONS, LAYERS
 from ascend_lsp.port.convert_weights import convert_state
 
-from .harness import load_module
+from .harness import grade, load_module
 
 pytestmark = [pytest.mark.torch, pytest.mark.mindspore]
 torch = pytest.importorskip("torch", reason="torch is not installed")
@@ -63,8 +63,6 @@ def _torch_modules(text: str, tmp_path, name: str):
 
 
 def _grade(reference, candidate):
-    from ascend_lsp.runner.port_grading import grade
-
     verdict, reports = grade(torch, reference, candidate)
     assert verdict == "PASS", reports
 

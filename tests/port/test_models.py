@@ -13,7 +13,7 @@ import pytest
 from ascend_lsp.port import port_source
 from ascend_lsp.port.convert_weights import convert_state, write_checkpoint
 
-from .harness import run_mindspore, run_torch, torch_references
+from .harness import grade, run_mindspore, run_torch, torch_references
 from .models import MODELS, apply_edits, model_source
 
 pytestmark = [pytest.mark.torch, pytest.mark.mindspore]
@@ -35,8 +35,6 @@ EXPECTED = {
 
 @pytest.mark.parametrize("model", MODELS, ids=[m.name for m in MODELS])
 def test_port_matches_torch(model, tmp_path):
-    from ascend_lsp.runner.port_grading import grade
-
     source = model_source(model)
     original = tmp_path / f"{model.name}.py"
     original.write_text(source, encoding="utf-8")
