@@ -21,6 +21,7 @@ from ..knowledge.api_tables import trap_rows
 from ..knowledge.traps import Trap, describe_fix
 from ..engine.walk import Scope
 from ..engine.registry import Doc, TableRef, handles, rule
+from .advice_matching import literal
 
 TRAPS = TableRef("mappings/mindspore/traps.toml", ("trap",))
 S = Severity
@@ -203,15 +204,6 @@ def _argument(call: ast.Call, name: str | None, position: int | None) -> ast.exp
     return None
 
 
-def _literal(node: ast.expr | None):
-    if type(node) is ast.Constant:
-        return node.value
-    if type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant:
-        value = node.operand.value
-        return -value if isinstance(value, (int, float)) else None
-    return None
-
-
 def _unknowable(call: ast.Call) -> bool:
     """`f(*args)` or `f(**kw)`: which parameters are passed cannot be read off the call."""
     return any(kw.arg is None for kw in call.keywords) or any(type(a) is ast.Starred for a in call.args)
@@ -220,9 +212,9 @@ def _unknowable(call: ast.Call) -> bool:
 def _uniform(node: ast.expr | None):
     """The literal value of `node`, or of every item of a literal tuple/list (`(1, 1)` → 1)."""
     if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
-        values = {_literal(e) for e in node.elts}
+        values = {literal(e) for e in node.elts}
         return values.pop() if len(values) == 1 else None
-    return _literal(node)
+    return literal(node)
 
 
 def _excepted(trap: Trap, call: ast.Call) -> bool:
@@ -251,14 +243,14 @@ def matches(trap: Trap, call: ast.Call) -> bool:
     if when == "missing-with":  # a literal 0 (`padding=0`) changes nothing either way
         given = _argument(call, trap.with_param, trap.with_position)
         return argument is None and not _unknowable(call) and given is not None and _uniform(given) != 0
-    value = _literal(argument)
+    value = literal(argument)
     if when == "below":
         # a `below` trap's value is the number the parameter must reach (traps.toml)
         return isinstance(value, (int, float)) and not isinstance(value, bool) and value < cast(float, trap.value)
     if when == "equals":
         return value == trap.value
     if when == "not-equals":
-        return argument is not None and value is not None and value != trap.value
+        return argument is not None and value is not ... and value is not None and value != trap.value
     raise ValueError(f"unknown trap condition {when!r}")
 
 
@@ -296,7 +288,7 @@ def trap_fix(checker: Checker, trap: Trap, call: ast.Call) -> Fix | None:
                            Edit(_keyword_name(checker, kw), trap.fix_to))
     if fix == "one-minus":
         argument = _argument(call, param, trap.position)
-        value = _literal(argument)
+        value = literal(argument)
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             return None
         new = format(1 - value, ".10g")
@@ -381,7 +373,7 @@ def check_buffer_parameter(checker: Checker, node: ast.Assign | ast.AnnAssign, s
     if name is None:
         return
     flag = _argument(value, "requires_grad", 2)
-    if flag is not None and _literal(flag) is not True:
+    if flag is not None and literal(flag) is not True:
         return
     fix = None if flag is not None else checker.fix("Add `requires_grad=False`", Applicability.UNSAFE,
                                                      _insert_keyword(checker, value, "requires_grad=False"))

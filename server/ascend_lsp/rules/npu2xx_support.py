@@ -228,7 +228,7 @@ rule(
 )
 
 
-def _literal(node: ast.expr) -> object:
+def _evaluated(node: ast.expr) -> object:
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -236,7 +236,7 @@ def _literal(node: ast.expr) -> object:
 
 
 def _unsupported(row: dict, value: ast.expr) -> bool:
-    literal = _literal(value)
+    literal = _evaluated(value)
     if "value" in row:
         return literal is not ... and repr(literal) == row["value"]
     if literal is None:
@@ -275,7 +275,7 @@ def check_limits(checker: Checker, ref: Reference) -> None:
     for row in platform.fallbacks.get(qualname, ()):
         if "keyword" in row:
             kw = next((k for k in call.keywords if k.arg == row["keyword"]), None)
-            if kw is None or _literal(kw.value) != row["value"]:
+            if kw is None or _evaluated(kw.value) != row["value"]:
                 continue
         text = checker.rules["NPU208"].message.format(name=qualname) + " " + row["note"]
         checker.report("NPU208", call.func, text, origin="mappings/platform/fallback.toml",
