@@ -134,9 +134,9 @@ def test_the_graph_counts_every_import(tmp_path):
         "__init__.py": "",
         "engine/__init__.py": "",
         "engine/text.py": "from . import model\n",
-        "engine/model.py": "def later():\n    from ..rules.base import rule\n",
+        "engine/model.py": "def later():\n    from ..rules.npu1xx_cuda import rule\n",
         "rules/__init__.py": "",
-        "rules/base.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import ascend_lsp.engine.text\n",
+        "rules/npu1xx_cuda.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import ascend_lsp.engine.text\n",
         "lsp/__init__.py": "from ..engine import text\n",
     }
     for name, text in files.items():
@@ -147,14 +147,14 @@ def test_the_graph_counts_every_import(tmp_path):
         "ascend_lsp": set(),
         "ascend_lsp.engine": set(),
         "ascend_lsp.engine.text": {"ascend_lsp.engine", "ascend_lsp.engine.model"},
-        "ascend_lsp.engine.model": {"ascend_lsp.rules.base"},
+        "ascend_lsp.engine.model": {"ascend_lsp.rules.npu1xx_cuda"},
         "ascend_lsp.rules": set(),
-        "ascend_lsp.rules.base": {"ascend_lsp.engine.text"},
+        "ascend_lsp.rules.npu1xx_cuda": {"ascend_lsp.engine.text"},
         "ascend_lsp.lsp": {"ascend_lsp.engine", "ascend_lsp.engine.text"},
     }
-    loop = frozenset({"ascend_lsp.engine.model", "ascend_lsp.engine.text", "ascend_lsp.rules.base"})
+    loop = frozenset({"ascend_lsp.engine.model", "ascend_lsp.engine.text", "ascend_lsp.rules.npu1xx_cuda"})
     assert circles(graph) == [loop]
     assert described(graph) == [
-        "3 modules ['ascend_lsp.engine.model', 'ascend_lsp.engine.text', 'ascend_lsp.rules.base'], e.g. "
-        "ascend_lsp.engine.model -> ascend_lsp.rules.base -> ascend_lsp.engine.text -> ascend_lsp.engine.model"]
-    assert layer_violations(graph) == {("ascend_lsp.engine.model", "ascend_lsp.rules.base")}
+        "3 modules ['ascend_lsp.engine.model', 'ascend_lsp.engine.text', 'ascend_lsp.rules.npu1xx_cuda'], e.g. "
+        "ascend_lsp.engine.model -> ascend_lsp.rules.npu1xx_cuda -> ascend_lsp.engine.text -> ascend_lsp.engine.model"]
+    assert layer_violations(graph) == {("ascend_lsp.engine.model", "ascend_lsp.rules.npu1xx_cuda")}
