@@ -88,14 +88,17 @@ class ProjectContext:
 
 class Projects:
     """An adapter's projects by root, each created on first use. `folders`: the workspace
-    folders the language server was given, which are project roots."""
+    folders the language server was given, which are project roots. `fixed`: no project
+    marker appears or goes while it is used (one lsp-check run), so each folder's root is
+    looked for once, and a folder without a marker takes its parent's answer."""
 
-    def __init__(self) -> None:
+    def __init__(self, fixed: bool = False) -> None:
         self.folders: set[str] = set()
         self._by_root: dict[str, ProjectContext] = {}
+        self._markers: dict[Path, Path | None] | None = {} if fixed else None
 
     def for_path(self, path: str | None, settings: Settings) -> ProjectContext | None:
-        root = project_root(path, settings, self.folders)
+        root = project_root(path, settings, self.folders, self._markers)
         if root is None:
             return None
         found = self._by_root.get(root)
@@ -104,19 +107,30 @@ class Projects:
         return found
 
 
-def project_root(path: str | None, settings: Settings, folders: set[str] | frozenset[str] = frozenset()) -> str | None:
+def project_root(path: str | None, settings: Settings, folders: set[str] | frozenset[str] = frozenset(),
+                 markers: dict[Path, Path | None] | None = None) -> str | None:
     """The configured root, else the nearest folder above `path` that is one of `folders`
-    or has a pyproject.toml, setup.py or .git; None for an unsaved document."""
+    or has a pyproject.toml, setup.py or .git; None for an unsaved document. `markers`
+    remembers, per folder walked, that nearest folder (None: there is none up to `/`)."""
     if settings.root:
         return settings.root
     if not path:
         return None
     folder = Path(os.path.abspath(path)).parent.resolve()  # a link's project is where the link is
+    walked: list[Path] = []
+    nearest: Path | None = None
     for candidate in (folder, *folder.parents):
+        if markers is not None and candidate in markers:
+            nearest = markers[candidate]
+            break
+        walked.append(candidate)
         if str(candidate) in folders or \
                 any((candidate / marker).exists() for marker in ("pyproject.toml", "setup.py", ".git")):
-            return str(candidate)
-    return str(folder)
+            nearest = candidate
+            break
+    if markers is not None:
+        markers.update(dict.fromkeys(walked, nearest))
+    return str(nearest or folder)
 
 
 def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:

@@ -37,6 +37,11 @@ class SettingsResolver:
         self.on_error = on_error
         self.last_good: dict[str, Settings] = {}
         self._by_folder: dict[str, Settings] = {}
+        # per real folder, the nearest pyproject.toml with [tool.ascend-lsp] at or above it
+        # (None: none up to `/`), and the settings each such file gives: a folder without
+        # one has its parent's answer, so the folders of a tree are not each walked up to `/`
+        self._nearest: dict[Path, Path | None] = {}
+        self._by_file: dict[Path | None, Settings] = {}
 
     def settings(self, folder: str) -> Settings:
         key = "" if self.config is not None else folder
@@ -60,6 +65,8 @@ class SettingsResolver:
     def forget(self) -> None:
         """Look every folder up again (a configuration file or the overrides changed)."""
         self._by_folder.clear()
+        self._nearest.clear()
+        self._by_file.clear()
 
     def defaults(self) -> Settings:
         """The defaults with the overrides, or the defaults alone when the overrides are bad."""
@@ -69,10 +76,34 @@ class SettingsResolver:
             return Settings()
 
     def _resolve(self, folder: str) -> Settings:
+        """Settings from the nearest pyproject.toml with [tool.ascend-lsp] (at or above the
+        configuration file when there is one), else defaults; then the overrides. An unusable
+        $ASCEND_LSP_DOCS_URL is a ConfigError here, where every command and the server
+        resolve their settings (the links themselves then use the default)."""
         if self.config is not None and not self.config.exists():
             raise ConfigError(f"{self.config}: no such file")
-        project = load_settings(self.config or Path(folder), self.codes)
-        return project.merged(self.overrides, self.codes) if self.overrides else project
+        check_env_docs_url()
+        start = (self.config or Path(folder)).resolve()
+        nearest = self._nearest_pyproject(start if start.is_dir() else start.parent)
+        found = self._by_file.get(nearest)
+        if found is None:
+            project = Settings() if nearest is None else settings_of(nearest, self.codes)
+            found = self._by_file[nearest] = project.merged(self.overrides, self.codes) if self.overrides else project
+        return found
+
+    def _nearest_pyproject(self, folder: Path) -> Path | None:
+        walked: list[Path] = []
+        nearest: Path | None = None
+        for candidate in (folder, *folder.parents):
+            if candidate in self._nearest:
+                nearest = self._nearest[candidate]
+                break
+            walked.append(candidate)
+            if _tool_table_of(candidate / "pyproject.toml") is not None:
+                nearest = candidate / "pyproject.toml"
+                break
+        self._nearest.update(dict.fromkeys(walked, nearest))
+        return nearest
 
 
 @functools.lru_cache(maxsize=256)
@@ -86,32 +117,20 @@ def _tool_table(path: str, _stamp: tuple[int, int]) -> dict | None:
     return data.get("tool", {}).get("ascend-lsp")
 
 
-def find_pyproject(start: Path) -> tuple[Path, dict] | None:
-    """The nearest pyproject.toml at or above `start` that has [tool.ascend-lsp], with that table."""
-    start = start if start.is_dir() else start.parent
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        try:
-            stat = candidate.stat()
-        except OSError:
-            continue
-        if not S_ISREG(stat.st_mode):
-            continue
-        table = _tool_table(str(candidate), (stat.st_mtime_ns, stat.st_size))
-        if table is not None:
-            return candidate, table
-    return None
+def _tool_table_of(path: Path) -> dict | None:
+    """[tool.ascend-lsp] of `path` when it is a regular file, else None."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _tool_table(str(path), (stat.st_mtime_ns, stat.st_size)) if S_ISREG(stat.st_mode) else None
 
 
-def load_settings(start: Path, codes: frozenset[str]) -> Settings:
-    """Settings from the nearest pyproject.toml with [tool.ascend-lsp], else defaults.
-    An unusable $ASCEND_LSP_DOCS_URL is a ConfigError here, where every command and the
-    server resolve their settings (the links themselves then use the default)."""
-    check_env_docs_url()
-    found = find_pyproject(start.resolve())
-    if found is None:
-        return Settings()
-    path, table = found
+def settings_of(path: Path, codes: frozenset[str]) -> Settings:
+    """The settings the [tool.ascend-lsp] table of the pyproject.toml `path` gives."""
+    table = _tool_table_of(path)
+    if table is None:
+        return Settings()  # gone since it was found
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.ascend-lsp] must be a table")
     try:
