@@ -4,11 +4,13 @@ same result as a walk up from every folder on its own."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.settings_resolver import SettingsResolver
 from ascend_lsp.project import Projects, project_root
+from ascend_lsp.real_folders import RealFolders
 from ascend_lsp.rules import RULE_SET
 
 
@@ -51,3 +53,15 @@ def test_a_fixed_tree_finds_each_folder_root_from_its_parent(tmp_path: Path) -> 
     (tmp_path / "a" / "b" / "setup.py").write_text("")
     assert projects.for_path(files[0], Settings()).root == str(real)
     assert Projects().for_path(files[0], Settings()).root == str(real / "a" / "b")
+
+
+def test_real_folders_are_those_realpath_gives(tmp_path: Path) -> None:
+    deep, nested, side = folders(tmp_path)
+    (tmp_path / "a" / "link").symlink_to(tmp_path / "a" / "x")  # a link to a folder of the tree
+    (side / "up").symlink_to("../a/link/y")  # a relative link through another link
+    (side / "loop").symlink_to("loop")
+    real = RealFolders()
+    asked = [deep, nested, side, tmp_path / "a" / "link" / "y", side / "up", side / "up" / "z", side / "loop",
+             tmp_path / "missing" / "m", Path("/")]
+    assert [real.of(str(f)) for f in asked] == [os.path.realpath(f) for f in asked]
+    assert real.of(str(side / "up")) == str((tmp_path / "a" / "x" / "y").resolve())

@@ -16,6 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from ..real_folders import RealFolders
 from .config import ConfigError, Settings, check_env_docs_url, from_mapping
 
 OnError = Callable[[ConfigError, str], Settings]  # (the error, the folder) → the settings to use instead
@@ -42,6 +43,7 @@ class SettingsResolver:
         # one has its parent's answer, so the folders of a tree are not each walked up to `/`
         self._nearest: dict[Path, Path | None] = {}
         self._by_file: dict[Path | None, Settings] = {}
+        self._real = RealFolders()
 
     def settings(self, folder: str) -> Settings:
         key = "" if self.config is not None else folder
@@ -67,6 +69,7 @@ class SettingsResolver:
         self._by_folder.clear()
         self._nearest.clear()
         self._by_file.clear()
+        self._real.clear()
 
     def defaults(self) -> Settings:
         """The defaults with the overrides, or the defaults alone when the overrides are bad."""
@@ -83,8 +86,14 @@ class SettingsResolver:
         if self.config is not None and not self.config.exists():
             raise ConfigError(f"{self.config}: no such file")
         check_env_docs_url()
-        start = (self.config or Path(folder)).resolve()
-        nearest = self._nearest_pyproject(start if start.is_dir() else start.parent)
+        if self.config is not None:
+            start = self.config.resolve()
+            start = start if start.is_dir() else start.parent
+        elif folder == os.path.abspath(folder):
+            start = Path(self._real.of(folder))
+        else:  # a `..` after a link is resolved from the link's target, not taken away in the text
+            start = Path(folder).resolve()
+        nearest = self._nearest_pyproject(start)
         found = self._by_file.get(nearest)
         if found is None:
             project = Settings() if nearest is None else settings_of(nearest, self.codes)
