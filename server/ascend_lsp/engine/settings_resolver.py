@@ -41,7 +41,7 @@ class SettingsResolver:
         # per real folder, the nearest pyproject.toml with [tool.ascend-lsp] at or above it
         # (None: none up to `/`), and the settings each such file gives: a folder without
         # one has its parent's answer, so the folders of a tree are not each walked up to `/`
-        self._nearest: dict[Path, Path | None] = {}
+        self._nearest: dict[Path, tuple[Path, object] | None] = {}  # (the file, its table)
         self._by_file: dict[Path | None, Settings] = {}
         self._real = RealFolders()
 
@@ -94,29 +94,32 @@ class SettingsResolver:
         else:  # a `..` after a link is resolved from the link's target, not taken away in the text
             start = Path(folder).resolve()
         nearest = self._nearest_pyproject(start)
-        found = self._by_file.get(nearest)
+        path = nearest[0] if nearest is not None else None
+        found = self._by_file.get(path)
         if found is None:
-            project = Settings() if nearest is None else settings_of(nearest, self.codes)
-            found = self._by_file[nearest] = project.merged(self.overrides, self.codes) if self.overrides else project
+            project = Settings() if nearest is None else settings_of(*nearest, self.codes)
+            found = self._by_file[path] = project.merged(self.overrides, self.codes) if self.overrides else project
         return found
 
-    def _nearest_pyproject(self, folder: Path) -> Path | None:
+    def _nearest_pyproject(self, folder: Path) -> tuple[Path, object] | None:
         walked: list[Path] = []
-        nearest: Path | None = None
+        nearest: tuple[Path, object] | None = None
         for candidate in (folder, *folder.parents):
             if candidate in self._nearest:
                 nearest = self._nearest[candidate]
                 break
             walked.append(candidate)
-            if _tool_table_of(candidate / "pyproject.toml") is not None:
-                nearest = candidate / "pyproject.toml"
+            path = candidate / "pyproject.toml"
+            table = _tool_table_of(path)
+            if table is not None:
+                nearest = path, table
                 break
         self._nearest.update(dict.fromkeys(walked, nearest))
         return nearest
 
 
 @functools.lru_cache(maxsize=256)
-def _tool_table(path: str, _stamp: tuple[int, int]) -> dict | None:
+def _tool_table(path: str, _stamp: tuple[int, int]) -> object:
     """[tool.ascend-lsp] of a pyproject.toml (None without one); cached per file version,
     since every folder of a tree asks for the same few files."""
     try:
@@ -126,7 +129,7 @@ def _tool_table(path: str, _stamp: tuple[int, int]) -> dict | None:
     return data.get("tool", {}).get("ascend-lsp")
 
 
-def _tool_table_of(path: Path) -> dict | None:
+def _tool_table_of(path: Path) -> object:
     """[tool.ascend-lsp] of `path` when it is a regular file, else None."""
     try:
         stat = path.stat()
@@ -135,11 +138,8 @@ def _tool_table_of(path: Path) -> dict | None:
     return _tool_table(str(path), (stat.st_mtime_ns, stat.st_size)) if S_ISREG(stat.st_mode) else None
 
 
-def settings_of(path: Path, codes: frozenset[str]) -> Settings:
-    """The settings the [tool.ascend-lsp] table of the pyproject.toml `path` gives."""
-    table = _tool_table_of(path)
-    if table is None:
-        return Settings()  # gone since it was found
+def settings_of(path: Path, table: object, codes: frozenset[str]) -> Settings:
+    """The settings the [tool.ascend-lsp] `table` of the pyproject.toml `path` gives."""
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.ascend-lsp] must be a table")
     try:
