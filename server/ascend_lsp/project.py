@@ -26,6 +26,7 @@ from .custom_ops import MAX_FILE_BYTES, OpIndex, project_files, scan
 from .engine.config import Settings
 from .engine.packaging import document_kind, items_of, normalise, requirement_at
 from .engine.text import SourceText
+from .real_folders import RealFolders
 from .sources import SourceError, read_regular
 
 PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
@@ -88,14 +89,18 @@ class ProjectContext:
 
 class Projects:
     """An adapter's projects by root, each created on first use. `folders`: the workspace
-    folders the language server was given, which are project roots."""
+    folders the language server was given, which are project roots. `fixed`: no project
+    marker appears or goes while it is used (one lsp-check run), so each folder's root is
+    looked for once, and a folder without a marker takes its parent's answer."""
 
-    def __init__(self) -> None:
+    def __init__(self, fixed: bool = False) -> None:
         self.folders: set[str] = set()
         self._by_root: dict[str, ProjectContext] = {}
+        self._markers: dict[Path, Path | None] | None = {} if fixed else None
+        self._real = RealFolders() if fixed else None
 
     def for_path(self, path: str | None, settings: Settings) -> ProjectContext | None:
-        root = project_root(path, settings, self.folders)
+        root = project_root(path, settings, self.folders, self._markers, self._real)
         if root is None:
             return None
         found = self._by_root.get(root)
@@ -104,19 +109,32 @@ class Projects:
         return found
 
 
-def project_root(path: str | None, settings: Settings, folders: set[str] | frozenset[str] = frozenset()) -> str | None:
+def project_root(path: str | None, settings: Settings, folders: set[str] | frozenset[str] = frozenset(),
+                 markers: dict[Path, Path | None] | None = None, real: RealFolders | None = None) -> str | None:
     """The configured root, else the nearest folder above `path` that is one of `folders`
-    or has a pyproject.toml, setup.py or .git; None for an unsaved document."""
+    or has a pyproject.toml, setup.py or .git; None for an unsaved document. `markers`
+    remembers, per folder walked, that nearest folder (None: there is none up to `/`), and
+    `real` the real path of each folder."""
     if settings.root:
         return settings.root
     if not path:
         return None
-    folder = Path(os.path.abspath(path)).parent.resolve()  # a link's project is where the link is
+    parent = os.path.dirname(os.path.abspath(path))  # a link's project is where the link is
+    folder = Path(real.of(parent)) if real is not None else Path(parent).resolve()
+    walked: list[Path] = []
+    nearest: Path | None = None
     for candidate in (folder, *folder.parents):
+        if markers is not None and candidate in markers:
+            nearest = markers[candidate]
+            break
+        walked.append(candidate)
         if str(candidate) in folders or \
                 any((candidate / marker).exists() for marker in ("pyproject.toml", "setup.py", ".git")):
-            return str(candidate)
-    return str(folder)
+            nearest = candidate
+            break
+    if markers is not None:
+        markers.update(dict.fromkeys(walked, nearest))
+    return str(nearest or folder)
 
 
 def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:

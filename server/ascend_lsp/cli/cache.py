@@ -16,7 +16,6 @@ import marshal
 import os
 import stat
 import sys
-from dataclasses import astuple
 from pathlib import Path
 
 from .. import __version__
@@ -98,7 +97,7 @@ class Cache:
         stamp = self.stamp(result.path)
         if stamp is None or result.error or result.rule_errors:
             return
-        self.entries[result.path] = (stamp, key, [astuple(r) for r in result.records], result.lines,
+        self.entries[result.path] = (stamp, key, [r.fields() for r in result.records], result.lines,
                                      result.references)
         self.dirty = True
 

@@ -172,7 +172,7 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     # The projects as they are now (their operators scanned afresh), one per root. A result
     # depends on the settings and on the project's operators (NPU308): two projects with
     # equal settings have keys of their own.
-    projects = Projects()
+    projects = Projects(fixed=True)
     keys: dict[tuple[Settings, ProjectContext | None], str] = {}
     found: dict[tuple[str, Settings], ProjectContext | None] = {}  # a folder's project, found once
 

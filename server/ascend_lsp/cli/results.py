@@ -25,6 +25,14 @@ class Record:
     edits: list = field(default_factory=list)  # [(line, col, end_line, end_col, text)]
     extra: dict = field(default_factory=dict)
 
+    def fields(self) -> tuple:
+        """The fields in order, as `Record(*fields)` takes them (not copied, unlike
+        dataclasses.astuple, which copies every edit and dict: the cache only marshals them)."""
+        return tuple([getattr(self, name) for name in _RECORD_FIELDS])
+
+
+_RECORD_FIELDS = Record.__slots__
+
 
 @dataclass(slots=True)
 class FileResult:

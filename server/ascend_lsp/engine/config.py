@@ -197,7 +197,7 @@ def check_env_docs_url() -> None:
 
 def env_docs_url() -> str:
     """$ASCEND_LSP_DOCS_URL when it is an address `check_docs_url` accepts, else ""
-    (settings_resolver.load_settings reports an unusable one)."""
+    (the settings resolver reports an unusable one)."""
     value = os.environ.get(DOCS_URL_ENV, "").strip()
     try:
         return check_docs_url(f"${DOCS_URL_ENV}", value) if value else ""

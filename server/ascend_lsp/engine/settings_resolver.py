@@ -16,6 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from ..real_folders import RealFolders
 from .config import ConfigError, Settings, check_env_docs_url, from_mapping
 
 OnError = Callable[[ConfigError, str], Settings]  # (the error, the folder) → the settings to use instead
@@ -37,6 +38,12 @@ class SettingsResolver:
         self.on_error = on_error
         self.last_good: dict[str, Settings] = {}
         self._by_folder: dict[str, Settings] = {}
+        # per real folder, the nearest pyproject.toml with [tool.ascend-lsp] at or above it
+        # (None: none up to `/`), and the settings each such file gives: a folder without
+        # one has its parent's answer, so the folders of a tree are not each walked up to `/`
+        self._nearest: dict[Path, tuple[Path, object] | None] = {}  # (the file, its table)
+        self._by_file: dict[Path | None, Settings] = {}
+        self._real = RealFolders()
 
     def settings(self, folder: str) -> Settings:
         key = "" if self.config is not None else folder
@@ -60,6 +67,9 @@ class SettingsResolver:
     def forget(self) -> None:
         """Look every folder up again (a configuration file or the overrides changed)."""
         self._by_folder.clear()
+        self._nearest.clear()
+        self._by_file.clear()
+        self._real.clear()
 
     def defaults(self) -> Settings:
         """The defaults with the overrides, or the defaults alone when the overrides are bad."""
@@ -69,14 +79,47 @@ class SettingsResolver:
             return Settings()
 
     def _resolve(self, folder: str) -> Settings:
+        """Settings from the nearest pyproject.toml with [tool.ascend-lsp] (at or above the
+        configuration file when there is one), else defaults; then the overrides. An unusable
+        $ASCEND_LSP_DOCS_URL is a ConfigError here, where every command and the server
+        resolve their settings (the links themselves then use the default)."""
         if self.config is not None and not self.config.exists():
             raise ConfigError(f"{self.config}: no such file")
-        project = load_settings(self.config or Path(folder), self.codes)
-        return project.merged(self.overrides, self.codes) if self.overrides else project
+        check_env_docs_url()
+        if self.config is not None:
+            start = self.config.resolve()
+            start = start if start.is_dir() else start.parent
+        elif folder == os.path.abspath(folder):
+            start = Path(self._real.of(folder))
+        else:  # a `..` after a link is resolved from the link's target, not taken away in the text
+            start = Path(folder).resolve()
+        nearest = self._nearest_pyproject(start)
+        path = nearest[0] if nearest is not None else None
+        found = self._by_file.get(path)
+        if found is None:
+            project = Settings() if nearest is None else settings_of(*nearest, self.codes)
+            found = self._by_file[path] = project.merged(self.overrides, self.codes) if self.overrides else project
+        return found
+
+    def _nearest_pyproject(self, folder: Path) -> tuple[Path, object] | None:
+        walked: list[Path] = []
+        nearest: tuple[Path, object] | None = None
+        for candidate in (folder, *folder.parents):
+            if candidate in self._nearest:
+                nearest = self._nearest[candidate]
+                break
+            walked.append(candidate)
+            path = candidate / "pyproject.toml"
+            table = _tool_table_of(path)
+            if table is not None:
+                nearest = path, table
+                break
+        self._nearest.update(dict.fromkeys(walked, nearest))
+        return nearest
 
 
 @functools.lru_cache(maxsize=256)
-def _tool_table(path: str, _stamp: tuple[int, int]) -> dict | None:
+def _tool_table(path: str, _stamp: tuple[int, int]) -> object:
     """[tool.ascend-lsp] of a pyproject.toml (None without one); cached per file version,
     since every folder of a tree asks for the same few files."""
     try:
@@ -86,32 +129,17 @@ def _tool_table(path: str, _stamp: tuple[int, int]) -> dict | None:
     return data.get("tool", {}).get("ascend-lsp")
 
 
-def find_pyproject(start: Path) -> tuple[Path, dict] | None:
-    """The nearest pyproject.toml at or above `start` that has [tool.ascend-lsp], with that table."""
-    start = start if start.is_dir() else start.parent
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        try:
-            stat = candidate.stat()
-        except OSError:
-            continue
-        if not S_ISREG(stat.st_mode):
-            continue
-        table = _tool_table(str(candidate), (stat.st_mtime_ns, stat.st_size))
-        if table is not None:
-            return candidate, table
-    return None
+def _tool_table_of(path: Path) -> object:
+    """[tool.ascend-lsp] of `path` when it is a regular file, else None."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _tool_table(str(path), (stat.st_mtime_ns, stat.st_size)) if S_ISREG(stat.st_mode) else None
 
 
-def load_settings(start: Path, codes: frozenset[str]) -> Settings:
-    """Settings from the nearest pyproject.toml with [tool.ascend-lsp], else defaults.
-    An unusable $ASCEND_LSP_DOCS_URL is a ConfigError here, where every command and the
-    server resolve their settings (the links themselves then use the default)."""
-    check_env_docs_url()
-    found = find_pyproject(start.resolve())
-    if found is None:
-        return Settings()
-    path, table = found
+def settings_of(path: Path, table: object, codes: frozenset[str]) -> Settings:
+    """The settings the [tool.ascend-lsp] `table` of the pyproject.toml `path` gives."""
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.ascend-lsp] must be a table")
     try:
