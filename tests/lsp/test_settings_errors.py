@@ -1,4 +1,4 @@
-"""lsp-check and the language server look settings up one way (engine/settings_resolver.py):
+"""lsp-check and the language server look settings up one way (settings_lookup.py):
 the same bad value is the same message in both, wherever it is set. lsp-check exits 2 with
 it; the server shows it and goes on with the last good settings (here the defaults)."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..engine.config import TARGETS, ConfigError, check_codes, check_env_docs_url
-from ..engine.settings_resolver import SettingsResolver
+from ..settings_lookup import SettingsResolver
 from ..knowledge.chips import chip_argument
 from ..knowledge.files import TableError
 from ..safe_write import WriteRefused, write_file

@@ -1,5 +1,5 @@
 """Settings: target, versions, chip, rule selection, and how each value of `[tool.ascend-lsp]`
-or an adapter's overrides is checked (engine/settings_resolver.py finds them)."""
+or an adapter's overrides is checked (settings_lookup.py finds them)."""
 
 from __future__ import annotations
 

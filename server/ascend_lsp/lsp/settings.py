@@ -1,6 +1,6 @@
 """Settings for a document: `[tool.ascend-lsp]` of the nearest pyproject.toml, then the
 client's settings (initializationOptions / workspace/configuration section "ascend-lsp")
-on top, looked up as lsp-check does (engine/settings_resolver.py). A bad value is reported
+on top, looked up as lsp-check does (settings_lookup.py). A bad value is reported
 once and the last good settings stay in force."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from ..engine.config import ConfigError, Settings
-from ..engine.settings_resolver import SettingsResolver
+from ..settings_lookup import SettingsResolver
 from ..rules import RULE_SET
 from ..runner.job import RUN_TARGETS
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.engine.settings_resolver import SettingsResolver
+from ascend_lsp.settings_lookup import SettingsResolver
 from ascend_lsp.project import Projects, project_root
 from ascend_lsp.real_folders import RealFolders
 from ascend_lsp.rules import RULE_SET

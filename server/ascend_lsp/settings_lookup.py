@@ -16,8 +16,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..real_folders import RealFolders
-from .config import ConfigError, Settings, check_env_docs_url, from_mapping
+from .engine.config import ConfigError, Settings, check_env_docs_url, from_mapping
+from .real_folders import RealFolders
 
 OnError = Callable[[ConfigError, str], Settings]  # (the error, the folder) → the settings to use instead
 
