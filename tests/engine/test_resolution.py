@@ -101,7 +101,7 @@ def test_the_engine_takes_its_rules_as_an_argument() -> None:
     import subprocess
     import sys
 
-    from ascend_lsp.engine.analyzer import analyze as analyze_with
+    from ascend_lsp.engine.analyzer import analyze_with
     from ascend_lsp.engine.registry import HANDLERS, RuleSet
     from ascend_lsp.rules import RULE_SET
 
@@ -120,7 +120,7 @@ def test_handlers_with_names_see_only_those() -> None:
     """An attribute or reference handler that names what it reads is called for those names
     alone (an attribute's name, the last part of a reference's qualified name), one without
     names for every event, each in the registry's order."""
-    from ascend_lsp.engine.analyzer import analyze as analyze_with
+    from ascend_lsp.engine.analyzer import analyze_with
 
     from ..rulesets import Handlers
 
@@ -155,7 +155,7 @@ def test_handlers_with_names_see_only_those() -> None:
 def test_base_handlers_see_the_resolved_bases_of_classes_alone() -> None:
     """A "base" handler gets the references that are a class's base, top-level or nested,
     and no other reference; reference handlers still get those too."""
-    from ascend_lsp.engine.analyzer import analyze as analyze_with
+    from ascend_lsp.engine.analyzer import analyze_with
 
     from ..rulesets import Handlers
 

@@ -9,7 +9,7 @@ import pytest
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine import checker
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.engine.analyzer import analyze as analyze_with
+from ascend_lsp.engine.analyzer import analyze_with
 from ascend_lsp.rules import RULE_SET
 from ascend_lsp.engine.registry import handles
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.engine.analyzer import analyze
+from ascend_lsp.engine.analyzer import analyze_with
 from ascend_lsp.rules.advice_matching import own_code, position
 
 from ..rulesets import Handlers
@@ -43,7 +43,7 @@ def own_of(text: str) -> dict[str, tuple[dict[str, list[int]], list[str], list[i
         products = sorted(ast.unparse(node) for node in own.products)
         seen[func.name] = calls, products, sorted(node.lineno for node in own.assigns)
 
-    analyze(text, Settings(), "t.py", rules=Handlers(function=[on_function]))
+    analyze_with(text, Settings(), "t.py", rules=Handlers(function=[on_function]))
     return seen
 
 

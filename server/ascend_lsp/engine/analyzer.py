@@ -1,6 +1,6 @@
 """Text in, findings out: one parse, all rules in one pass per top-level statement.
 
-`analyze(text, settings, previous=..., edit=...)` re-walks only the top-level statements
+`analyze_with(text, settings, previous=..., edit=..., rules=...)` re-walks only the top-level statements
 (or the class member) an edit touches and shifts the findings of the others, as long as the
 edit leaves the imports alone and no syntax error's report can depend on lines it did not
 re-parse; otherwise it analyses the whole text.
@@ -69,7 +69,7 @@ class Analysis:
     settings: Settings | None = None
     tables: Tables | None = None  # those the findings came from (a changed extra table is a new object)
     walked: int = 0  # top-level statements walked for this result (fewer when incremental)
-    # With analyze(references=True): every name or chain resolved through the imports, as
+    # With analyze_with(references=True): every name or chain resolved through the imports, as
     # (range, qualified name, called or a base class, only a type: a hint or isinstance()).
     references: list[tuple[Range, str, bool, bool]] | None = None
     # Lines a trailing noqa comment would change (a launch script's: shell_script.py);
@@ -361,7 +361,7 @@ def _blocks(spans: list[Span]) -> list[Broken]:
     return [s.broken for span in spans for s in [span, *(span.children or ())] if s.broken is not None]
 
 
-def analyze(text: str, settings: Settings | None = None, path: str | None = None,
+def analyze_with(text: str, settings: Settings | None = None, path: str | None = None,
             previous: Analysis | None = None, edit: TextEdit | None = None, references: bool = False, *,
             rules: RuleSet, index: SourceText | None = None, project: ProjectContext | None = None,
             kind: str | None = None) -> Analysis:

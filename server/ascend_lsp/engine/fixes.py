@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .analyzer import Analysis, analyze
+from .analyzer import Analysis, analyze_with
 from .registry import RuleSet
 from .config import Settings
 from .model import Applicability, Edit, Finding, Fix
@@ -76,11 +76,11 @@ class FixResult:
     remaining: list[Finding]
 
 
-def fix_text(text: str, settings: Settings, path: str | None = None, unsafe: bool = False,
+def fix_text_with(text: str, settings: Settings, path: str | None = None, unsafe: bool = False,
              codes: frozenset[str] | None = None, *, rules: RuleSet, project: ProjectContext | None = None) -> FixResult:
     """Apply the applicable fixes (of `codes`, if given) until none is left (`project`: as analyze's)."""
     total = 0
-    analysis = analyze(text, settings, path, rules=rules, project=project)
+    analysis = analyze_with(text, settings, path, rules=rules, project=project)
     errors = dict.fromkeys(analysis.errors)  # a rule that failed on any pass failed
     for _ in range(MAX_PASSES):
         fixes = [f.fix for f in analysis.findings
@@ -92,10 +92,10 @@ def fix_text(text: str, settings: Settings, path: str | None = None, unsafe: boo
             break
         total += count
         text = new_text
-        analysis = analyze(text, settings, path, rules=rules, project=project)
+        analysis = analyze_with(text, settings, path, rules=rules, project=project)
         errors.update(dict.fromkeys(analysis.errors))
     analysis.errors = list(errors)
     return FixResult(text, total, analysis, analysis.findings)
 
 
-__all__ = ["Edit", "FixResult", "apply_edits", "applicable", "fix_text"]
+__all__ = ["Edit", "FixResult", "apply_edits", "applicable", "fix_text_with"]
