@@ -19,6 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .model import Range
+from .dockerfile import Dockerfile
 from .shell_script import ShellScript
 from .text import SourceText
 
@@ -27,7 +28,6 @@ REQUIREMENT = re.compile(
     r"(?P<spec>(?:===|==|~=|!=|<=|>=|<|>|=)\s*[^\s,;#'\"]+(?:\s*,\s*(?:===|==|~=|!=|<=|>=|<|>)\s*[^\s,;#'\"]+)*)?")
 URL = re.compile(r"https?://[^\s'\"\\,\]]+")
 QUOTED = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'([^'\n]*)'")
-PIP_INSTALL = re.compile(r"\bpip3?\s+install\b|\bpip\s+download\b")
 VALUE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",
                            "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform",
                            "--python-version", "--implementation", "--abi", "--upgrade-strategy", "-e",
@@ -35,7 +35,6 @@ VALUE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint", "-i", "-
 LINE_END = re.compile(r"\r\n|\r|\n")
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".sbatch", ".slurm")
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
-DOCKER_FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?P<image>\S+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +50,7 @@ class Item:
     spec_range: Range | None = None
     conda: bool = False  # a conda package (environment.yml), not a pip one
     document: str = ""  # the document kind it came from
+    written: str = ""  # image: the name as written, when `text` has ARG defaults put in
 
 
 def document_kind(path: str | None, head: str = "") -> str | None:
@@ -236,46 +236,14 @@ def _environment(source: SourceText) -> list[Item]:
     return items
 
 
-def _dockerfile(source: SourceText) -> list[Item]:
-    items = []
-    lines = source.lines
-    continuing = False  # inside a `pip install` that goes on over `\` lines
-    for index, line in enumerate(lines):
-        match = DOCKER_FROM.match(line)
-        if match is not None:
-            items.append(Item("image", match["image"], Range(index, match.start("image"), index, match.end("image")),
-                              document="dockerfile"))
-            continue
-        start = 0
-        if not continuing:
-            found = PIP_INSTALL.search(line)
-            if found is None or line.lstrip().startswith("#"):
-                continue
-            start = found.end()
-        continuing, skip_next = False, False
-        for token in re.finditer(r"\"[^\"]*\"|'[^']*'|[^\s]+", line[start:].rstrip("\r\n")):
-            word = token.group()
-            if word in ("&&", ";", "|", "||") or word.startswith(("&&", ";", "|")):
-                break
-            if word == "\\":
-                continuing = True
-                break
-            if skip_next:
-                skip_next = False
-                continue
-            if word.startswith("-"):
-                skip_next = word in VALUE_OPTIONS
-                continue
-            col = start + token.start()
-            if word[0] in "\"'":
-                word, col = word[1:-1], col + 1
-            item = requirement_at(word, index, col, "dockerfile")
-            if item is not None and "/" not in word and "$" not in word:
-                items.append(item)
-    return items
+def _dockerfile(dockerfile: Dockerfile) -> list[Item]:
+    """Its base images (with the ARG defaults put in) and what its RUN lines install."""
+    images = [Item("image", image.resolved, image.range, document="dockerfile", written=image.written)
+              for image in dockerfile.images]
+    return images + _shell(dockerfile.source, dockerfile.script, "dockerfile")
 
 
-def _shell(source: SourceText, script: ShellScript | None = None) -> list[Item]:
+def _shell(source: SourceText, script: ShellScript | None = None, document: str = "shell") -> list[Item]:
     """The requirements `pip install` (`pip3`, `python -m pip`, `uv pip`) names in a script;
     its paths, URLs and `$VARIABLES` are not requirements."""
     items = []
@@ -300,21 +268,27 @@ def _shell(source: SourceText, script: ShellScript | None = None) -> list[Item]:
             quoted = source.line(r.start_line)[r.start_col] in "\"'"
             if len(word.text) + (2 if quoted else 0) != r.end_col - r.start_col:
                 continue  # escapes inside: the columns would not match the text
-            item = requirement_at(word.text, r.start_line, r.start_col + quoted, "shell")
+            item = requirement_at(word.text, r.start_line, r.start_col + quoted, document)
             if item is not None:
                 items.append(item)
     return items
 
 
 PARSERS = {"requirements": _requirements, "pyproject": _pyproject, "setup.cfg": _setup_cfg,
-           "environment": _environment, "dockerfile": _dockerfile}
+           "environment": _environment}
 
 
-def items_of(kind: str, source: SourceText, script: ShellScript | None = None) -> list[Item]:
+def items_of(kind: str, source: SourceText, script: ShellScript | None = None,
+             dockerfile: Dockerfile | None = None) -> list[Item]:
     """What a packaging document of `kind` names: its requirements (or base images) and
-    every URL outside comments (wheel indexes). `script`: a launch script's parse, if the
-    caller has one."""
-    found = _shell(source, script) if kind == "shell" else PARSERS[kind](source)
+    every URL outside comments (wheel indexes). `script`, `dockerfile`: a launch script's or a
+    Dockerfile's parse, if the caller has one."""
+    if kind == "shell":
+        found = _shell(source, script)
+    elif kind == "dockerfile":
+        found = _dockerfile(dockerfile or Dockerfile(source))
+    else:
+        found = PARSERS[kind](source)
     return found + _urls(source, kind)
 
 
