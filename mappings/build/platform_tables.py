@@ -208,6 +208,16 @@ IMAGES = [
     {"match": "pytorch/pytorch", "if-contains": "cuda", "rule": "NPU504", "source": f"{FAILURES} #2 (Dockerfiles)"},
 ]
 
+# The CANN base images a CUDA image gives way to, one per chip (chips.toml's names): the CANN
+# toolkit, kernels and NNAL, without torch or torch_npu.
+CANN_IMAGE_SOURCE = ("hiyouga/LLaMA-Factory docker/docker-npu/Dockerfile:1-4 and docker-compose.yml "
+                     "(quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12, 9.1.0-a3-ubuntu22.04-py3.12); "
+                     "vLLM-Ascend installation docs (quay.io/ascend/cann tags)")
+CANN_IMAGES = [
+    {"chip": "A2", "image": "quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12", "source": CANN_IMAGE_SOURCE},
+    {"chip": "A3", "image": "quay.io/ascend/cann:9.1.0-a3-ubuntu22.04-py3.12", "source": CANN_IMAGE_SOURCE},
+]
+
 
 # --- argument-level limits -----------------------------------------------------------------
 # "不支持`dropout`参数" (the parameter is not supported), "不支持`scale_factor`" (a bare
@@ -305,9 +315,9 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
     written.append(write_toml(out_dir / "packaging.toml", {
         "title": "Packaging files: torch <-> torch-npu pairing, CUDA-only packages, wheel indexes, base images",
         "sources": ["PyPI torch-npu release metadata (mappings/build/pypi/torch-npu-releases.json)",
-                    FAILURES, TRD],
+                    FAILURES, TRD, CANN_IMAGE_SOURCE],
     }, [("pairing", pairing), ("package", PACKAGES), ("index", INDEXES), ("image", IMAGES),
-        ("autoload", AUTOLOAD)]))
+        ("cann-image", CANN_IMAGES), ("autoload", AUTOLOAD)]))
     written.append(write_toml(out_dir / "launch.toml", {
         "title": "Shell launch scripts: variables only scripts set or with no NPU counterpart, NVIDIA host commands",
         "sources": sorted({row["source"] for row in VARIABLES + COMMANDS}),

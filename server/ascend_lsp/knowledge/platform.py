@@ -17,6 +17,7 @@ class Platform:
     arguments: dict[str, list[dict]] = field(default_factory=dict)  # API → its unsupported arguments
     fallbacks: dict[str, list[dict]] = field(default_factory=dict)  # API → known CPU fallbacks / slow paths
     autoload: tuple[dict, ...] = ()  # torch-npu wheels checked for the `torch.backends` entry point
+    cann_images: tuple[dict, ...] = ()  # the CANN base image for each chip
     origin: str = "mappings/platform/"
 
     def autoloaded(self, torch_npu: str) -> dict | None:
@@ -28,6 +29,10 @@ class Platform:
         known = [row for row in self.autoload if key(row["torch-npu"]) <= key(torch_npu)]
         newest = max(known, key=lambda row: key(row["torch-npu"]), default=None)
         return newest if newest is not None and newest["autoload"] else None
+
+    def cann_image(self, chip: str) -> dict | None:
+        """The CANN base image row for `chip` (A2, A3), or None when the table names none."""
+        return next((row for row in self.cann_images if row["chip"] == chip), None)
 
     def torch_for(self, torch_npu: str) -> dict | None:
         """The pairing row of a torch-npu release, or None when the registry has none."""
@@ -60,4 +65,4 @@ def load_platform(torch_npu_version: str) -> Platform:
         fallbacks.setdefault(row["api"], []).append(row)
     return Platform(tuple(packaging.get("pairing", ())), tuple(packaging.get("package", ())),
                     tuple(packaging.get("index", ())), tuple(packaging.get("image", ())), arguments,
-                    fallbacks, tuple(packaging.get("autoload", ())))
+                    fallbacks, tuple(packaging.get("autoload", ())), tuple(packaging.get("cann-image", ())))

@@ -90,13 +90,17 @@ rule(
     message="Base image `{name}` is a CUDA image; it has no CANN toolkit or NPU driver libraries.",
     doc=dict(
         what="Finds Dockerfile `FROM` lines with an NVIDIA CUDA base image: `nvidia/cuda`, `nvcr.io/nvidia/*`, "
-             "`pytorch/pytorch:*-cuda*`.",
+             "`pytorch/pytorch:*-cuda*`, also through an `ARG` (`ARG BASE=nvidia/cuda:12.1.0-devel-ubuntu22.04`, "
+             "then `FROM ${BASE}`: the message names the image the ARG's default gives). A `FROM` that starts "
+             "from an earlier stage (`FROM build`) is reported at that stage's own `FROM`.",
         why="torch_npu needs the CANN toolkit in the image (and the host's NPU driver mounted); a CUDA image "
             "carries neither, and its torch is a CUDA build.",
         example="FROM nvidia/cuda:12.1.0-devel-ubuntu22.04  # NPU504",
-        fix="None automatic: start from an image with CANN (Ascend publishes CANN base images) and install "
-            "the CPU build of torch with the matching torch-npu.",
-        source=real_world_citation(2, "NPU501", "Dockerfiles") + "; `FACTS.md` §2 (torch_npu import constraint).",
+        fix="None automatic: the message names a CANN base image for the configured `chip` "
+            "(`quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12` on A2, `…-a3-…` on A3); it carries the CANN "
+            "toolkit, kernels and NNAL but no torch, so install the CPU build of torch and the paired torch-npu.",
+        source=real_world_citation(2, "NPU501", "Dockerfiles") + "; `FACTS.md` §2 (torch_npu import constraint); "
+        "hiyouga/LLaMA-Factory docker/docker-npu (the CANN images, mappings/platform/packaging.toml `[[cann-image]]`).",
     ),
 )
 
@@ -179,7 +183,14 @@ def _image(checker: Checker, item: Item) -> None:
     for row in platform.images:
         head = image.removeprefix("docker.io/")
         if head.startswith(row["match"]) and row.get("if-contains", "") in head:
-            checker.report("NPU504", item.range, name=item.text, origin=TABLE.path)
+            text = checker.rules["NPU504"].message.format(name=item.text)
+            if item.written and item.written != item.text:
+                text += f" `{item.written}` is `{item.text}` by the ARG defaults."
+            cann = platform.cann_image(checker.settings.chip)
+            if cann is not None:
+                text += (f" Start from a CANN image such as `{cann['image']}` (the CANN toolkit and kernels, "
+                         "without torch: install the CPU build of torch and the torch-npu paired with it).")
+            checker.report("NPU504", item.range, text, origin=TABLE.path)
             return
 
 
