@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .engine.config import Settings
-from .engine.packaging import document_kind, first_line
+from .engine.packaging import HEAD_CHARS, document_kind, head_line
 from .gitignore import ignore_walk
 from .sources import SourceError, open_regular
 
@@ -23,21 +23,24 @@ DEFAULT_EXCLUDE = frozenset({
 
 
 PACKAGING_CODES = ("NPU501", "NPU502", "NPU503", "NPU504")
-LAUNCH_CODES = (*PACKAGING_CODES, "NPU108", "NPU124", "NPU127")  # what a launch script can be reported for
+# what a launch script or a Dockerfile (its RUN and ENV) can be reported for
+LAUNCH_CODES = (*PACKAGING_CODES, "NPU108", "NPU124", "NPU127")
 
 
 def _wanted(path: str, settings: Settings) -> bool:
     """Python files and notebooks; packaging files (requirements*.txt, pyproject.toml,
-    setup.cfg, environment.yml, Dockerfile) while a packaging rule is selected; shell launch
-    scripts (*.sh, sbatch files, a file without a suffix whose first line is a shell's `#!`)
-    while a rule that reads them is."""
+    setup.cfg, environment.yml) while a packaging rule is selected; shell launch scripts (*.sh,
+    sbatch files, a file without a suffix whose first line is a shell's `#!`) and Dockerfiles
+    (Dockerfile, Dockerfile.*, *.dockerfile, Containerfile, a file in a `docker` folder whose
+    first instruction is FROM or ARG) while a rule that reads them is."""
     name = os.path.basename(path)
     if name.endswith(EXTENSIONS):
         return True
     kind = document_kind(name)
-    if kind is None and "." not in name and any(settings.enabled(code) for code in LAUNCH_CODES):
-        kind = document_kind(name, _head(path))
-    codes = LAUNCH_CODES if kind == "shell" else PACKAGING_CODES
+    if kind is None and ("." not in name or os.path.basename(os.path.dirname(path)) == "docker") \
+            and any(settings.enabled(code) for code in LAUNCH_CODES):
+        kind = document_kind(path, _head(path))
+    codes = LAUNCH_CODES if kind in ("shell", "dockerfile") else PACKAGING_CODES
     return kind is not None and any(settings.enabled(code) for code in codes)
 
 
@@ -49,7 +52,7 @@ def _head(path: str) -> str:
         return ""
     with handle:
         try:
-            return first_line(handle.read(256).decode("utf-8", "replace"))
+            return head_line(handle.read(HEAD_CHARS).decode("utf-8", "replace"))
         except OSError:
             return ""
 

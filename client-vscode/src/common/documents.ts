@@ -1,6 +1,7 @@
 /**
  * Which documents the client sends the server: Python (files, untitled, notebook cells), the
- * packaging files and the shell launch scripts it checks too (docs/packaging-and-chips.md).
+ * packaging files, Dockerfiles and the shell launch scripts it checks too (docs/packaging-and-chips.md);
+ * a Dockerfile of any other name comes with the dockerfile language id.
  * No `vscode` import, so the unit tests read the same list the client uses.
  */
 
@@ -37,5 +38,7 @@ export const DOCUMENT_SELECTOR: DocumentFilter[] = [
     { scheme: 'vscode-notebook-cell', language: 'python' },
     { scheme: 'file', language: 'shellscript' },
     { scheme: 'untitled', language: 'shellscript' },
+    { scheme: 'file', language: 'dockerfile' },
+    { scheme: 'untitled', language: 'dockerfile' },
     ...[...PACKAGING_FILES, ...LAUNCH_SCRIPT_FILES].map((pattern) => ({ scheme: 'file', pattern })),
 ];

@@ -3,13 +3,15 @@ import { DOCUMENT_SELECTOR, LAUNCH_SCRIPT_FILES, PACKAGING_FILES } from '../../s
 import manifest from '../../package.json';
 
 describe('DOCUMENT_SELECTOR', () => {
-    it('sends Python, shell scripts by their language id, and packaging and sbatch files by name', () => {
+    it('sends Python, shell scripts and Dockerfiles by their language id, and packaging and sbatch files by name', () => {
         expect(DOCUMENT_SELECTOR.filter((filter) => filter.language)).toEqual([
             { scheme: 'file', language: 'python' },
             { scheme: 'untitled', language: 'python' },
             { scheme: 'vscode-notebook-cell', language: 'python' },
             { scheme: 'file', language: 'shellscript' },
             { scheme: 'untitled', language: 'shellscript' },
+            { scheme: 'file', language: 'dockerfile' },
+            { scheme: 'untitled', language: 'dockerfile' },
         ]);
         expect(DOCUMENT_SELECTOR.filter((filter) => filter.pattern)).toEqual(
             [...PACKAGING_FILES, ...LAUNCH_SCRIPT_FILES].map((pattern) => ({ scheme: 'file', pattern })),
@@ -17,7 +19,8 @@ describe('DOCUMENT_SELECTOR', () => {
         expect(LAUNCH_SCRIPT_FILES).toEqual(['**/*.sbatch', '**/*.slurm']);
     });
 
-    it('starts the extension when a shell script opens', () => {
+    it('starts the extension when a shell script or a Dockerfile opens', () => {
         expect(manifest.activationEvents).toContain('onLanguage:shellscript');
+        expect(manifest.activationEvents).toContain('onLanguage:dockerfile');
     });
 });

@@ -41,7 +41,9 @@ def with_noqa(text: str, targets: list[tuple[int, str]],
             refused.append((line, code, f"{code} cannot be suppressed"))
         elif line not in safe or line >= len(lines):
             refused.append((line, code, "the line ends inside a multi-line string, a heredoc or a command that "
-                                        "continues with a backslash; suppress it by hand or use a baseline"))
+                                        "continues with a backslash, or Docker would read the comment as an "
+                                        "argument (only a RUN's last line takes one); suppress it by hand or use "
+                                        "a baseline"))
         else:
             body = lines[line].rstrip("\r\n")
             lines[line] = add_noqa(body, code) + lines[line][len(body):]

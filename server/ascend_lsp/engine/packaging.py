@@ -33,6 +33,8 @@ VALUE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint", "-i", "-
                            "--python-version", "--implementation", "--abi", "--upgrade-strategy", "-e",
                            "--editable", "--src", "--cache-dir", "--log", "--progress-bar", "--trusted-host"})
 LINE_END = re.compile(r"\r\n|\r|\n")
+HEAD_CHARS = 4096
+DOCKER_START = re.compile(r"[ \t]*(?:FROM|ARG)[ \t]+\S", re.IGNORECASE)
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".sbatch", ".slurm")
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 
@@ -54,8 +56,10 @@ class Item:
 
 
 def document_kind(path: str | None, head: str = "") -> str | None:
-    """The kind of packaging file `path` names, or None for Python and anything else. A file
-    whose name has no suffix is a launch script when `head`, its first line, is a shell's `#!`."""
+    """The kind of packaging file `path` names, or None for Python and anything else. `head` is
+    what `head_line` reads: a file whose name has no suffix is a launch script when it is a
+    shell's `#!`, and any other file in a folder named `docker` is a Dockerfile when it is a
+    `FROM` or an `ARG` (the one instruction that may come before the first FROM)."""
     if not path:
         return "shell" if shell_shebang(head) else None
     p = PurePath(path)
@@ -77,12 +81,19 @@ def document_kind(path: str | None, head: str = "") -> str | None:
         return "requirements"
     if lower.endswith(SHELL_SUFFIXES) or ("." not in name and shell_shebang(head)):
         return "shell"
+    if p.parent.name == "docker" and DOCKER_START.match(head):
+        return "dockerfile"
     return None
 
 
-def first_line(text: str) -> str:
-    """What `document_kind` reads of a file's text: its first line, up to 256 characters."""
-    return LINE_END.split(text[:256], 1)[0]
+def head_line(text: str) -> str:
+    """What `document_kind` reads of a file's text (its first HEAD_CHARS characters): the first
+    line, or when that is a comment but not a `#!`, the first line that is neither blank nor a
+    comment (a Dockerfile's first instruction, after its license header)."""
+    lines = LINE_END.split(text[:HEAD_CHARS])
+    if lines[0].startswith("#!"):
+        return lines[0]
+    return next((line for line in lines if line.strip() and not line.lstrip().startswith("#")), "")
 
 
 def shell_shebang(head: str) -> bool:

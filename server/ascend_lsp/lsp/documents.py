@@ -101,8 +101,8 @@ class Documents:
 
 
 # Language ids that make a document one of the engine's kinds whatever its name (`.bashrc`,
-# a script without a suffix or a `#!`); any other is read by its path (packaging.document_kind).
-LANGUAGE_KINDS = {"shellscript": "shell"}
+# a script without a suffix or a `#!`, `docker/cuda`); any other is read by its path (packaging.document_kind).
+LANGUAGE_KINDS = {"shellscript": "shell", "dockerfile": "dockerfile"}
 
 
 def language_kind(workspace: Workspace, uri: str) -> str | None:
