@@ -218,6 +218,19 @@ CANN_IMAGES = [
     {"chip": "A3", "image": "quay.io/ascend/cann:9.1.0-a3-ubuntu22.04-py3.12", "source": CANN_IMAGE_SOURCE},
 ]
 
+# Variables that point at the CUDA toolkit's folder (NPU505): a CANN image has none, and its own
+# environment comes from the toolkit's set_env.sh (CUDA_HOME itself is NPU124, realworld.toml).
+CUDA_PATH_SOURCE = ("torch_npu-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl (reads ASCEND_HOME_PATH, "
+                    "ASCEND_TOOLKIT_HOME, ASCEND_OPP_PATH); hiyouga/LLaMA-Factory docker/docker-npu/Dockerfile "
+                    "(source /usr/local/Ascend/ascend-toolkit/set_env.sh)")
+CUDA_PATHS = [
+    {"name": "LD_LIBRARY_PATH", "contains": "/usr/local/cuda", "rule": "NPU505",
+     "note": "An Ascend host or CANN image has no CUDA toolkit there. The CANN environment (ASCEND_HOME_PATH, "
+             "ASCEND_TOOLKIT_HOME, ASCEND_OPP_PATH, its library paths) comes from "
+             "`source /usr/local/Ascend/ascend-toolkit/set_env.sh` in the shell that runs torch_npu.",
+     "source": CUDA_PATH_SOURCE},
+]
+
 
 # --- argument-level limits -----------------------------------------------------------------
 # "不支持`dropout`参数" (the parameter is not supported), "不支持`scale_factor`" (a bare
@@ -313,11 +326,12 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
     }, [("chip", chips), ("feature", features)])]
     pairing = pairing_rows()
     written.append(write_toml(out_dir / "packaging.toml", {
-        "title": "Packaging files: torch <-> torch-npu pairing, CUDA-only packages, wheel indexes, base images",
+        "title": "Packaging files: torch <-> torch-npu pairing, CUDA-only packages, wheel indexes, base images, "
+                 "CUDA toolkit paths",
         "sources": ["PyPI torch-npu release metadata (mappings/build/pypi/torch-npu-releases.json)",
-                    FAILURES, TRD, CANN_IMAGE_SOURCE],
+                    FAILURES, TRD, CANN_IMAGE_SOURCE, CUDA_PATH_SOURCE],
     }, [("pairing", pairing), ("package", PACKAGES), ("index", INDEXES), ("image", IMAGES),
-        ("cann-image", CANN_IMAGES), ("autoload", AUTOLOAD)]))
+        ("cann-image", CANN_IMAGES), ("cuda-path", CUDA_PATHS), ("autoload", AUTOLOAD)]))
     written.append(write_toml(out_dir / "launch.toml", {
         "title": "Shell launch scripts: variables only scripts set or with no NPU counterpart, NVIDIA host commands",
         "sources": sorted({row["source"] for row in VARIABLES + COMMANDS}),

@@ -24,7 +24,7 @@ DEFAULT_EXCLUDE = frozenset({
 
 PACKAGING_CODES = ("NPU501", "NPU502", "NPU503", "NPU504")
 # what a launch script or a Dockerfile (its RUN and ENV) can be reported for
-LAUNCH_CODES = (*PACKAGING_CODES, "NPU108", "NPU124", "NPU127")
+LAUNCH_CODES = (*PACKAGING_CODES, "NPU108", "NPU124", "NPU127", "NPU505")
 
 
 def _wanted(path: str, settings: Settings) -> bool:

@@ -70,6 +70,8 @@ def test_discovery_takes_packaging_files_while_selected(tmp_path: Path) -> None:
     found = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings())}
     assert found == {"a.py", "requirements.txt", "Dockerfile"}
     without = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings(ignore=("NPU5",)))}
+    assert without == {"a.py", "Dockerfile"}  # its RUN and ENV lines: NPU108, NPU124, NPU127
+    without = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings(ignore=("NPU5", "NPU1")))}
     assert without == {"a.py"}
 
 

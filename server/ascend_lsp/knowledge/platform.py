@@ -18,6 +18,7 @@ class Platform:
     fallbacks: dict[str, list[dict]] = field(default_factory=dict)  # API → known CPU fallbacks / slow paths
     autoload: tuple[dict, ...] = ()  # torch-npu wheels checked for the `torch.backends` entry point
     cann_images: tuple[dict, ...] = ()  # the CANN base image for each chip
+    cuda_paths: tuple[dict, ...] = ()  # variables that point at the CUDA toolkit's folder
     origin: str = "mappings/platform/"
 
     def autoloaded(self, torch_npu: str) -> dict | None:
@@ -65,4 +66,5 @@ def load_platform(torch_npu_version: str) -> Platform:
         fallbacks.setdefault(row["api"], []).append(row)
     return Platform(tuple(packaging.get("pairing", ())), tuple(packaging.get("package", ())),
                     tuple(packaging.get("index", ())), tuple(packaging.get("image", ())), arguments,
-                    fallbacks, tuple(packaging.get("autoload", ())), tuple(packaging.get("cann-image", ())))
+                    fallbacks, tuple(packaging.get("autoload", ())), tuple(packaging.get("cann-image", ())),
+                    tuple(packaging.get("cuda-path", ())))

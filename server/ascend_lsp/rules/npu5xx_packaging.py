@@ -2,7 +2,8 @@
 
 The items come from engine/packaging.py (requirements files, pyproject.toml, setup.cfg,
 environment.yml, Dockerfiles) and from `setup(install_requires=[...])` strings in
-setup.py; the facts from mappings/platform/packaging.toml.
+setup.py, the variables of NPU505 from launch scripts and Dockerfiles (engine/shell_script.py,
+engine/dockerfile.py); the facts from mappings/platform/packaging.toml.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from ..engine.checker import Checker
 from ..engine.model import Applicability, Fix, Range, Severity
 from ..engine.packaging import Item, string_requirement
+from ..engine.shell_script import Assignment, Command, ShellScript
 from ..knowledge.platform import Platform, load_platform
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
@@ -101,6 +103,26 @@ rule(
             "toolkit, kernels and NNAL but no torch, so install the CPU build of torch and the paired torch-npu.",
         source=real_world_citation(2, "NPU501", "Dockerfiles") + "; `FACTS.md` §2 (torch_npu import constraint); "
         "hiyouga/LLaMA-Factory docker/docker-npu (the CANN images, mappings/platform/packaging.toml `[[cann-image]]`).",
+    ),
+)
+
+rule(
+    code="NPU505", name="cuda-toolkit-path", severity=Severity.WARNING, fix="never",
+    table=TableRef(TABLE.path, ("cuda-path",)),
+    message="`{name}` points at the CUDA toolkit.",
+    doc=dict(
+        what="Finds `LD_LIBRARY_PATH` set to a value that names `/usr/local/cuda`, in a Dockerfile's `ENV` and "
+             "`RUN` lines and in shell launch scripts (`export`, a command's prefix, `env`). `CUDA_HOME` itself "
+             "is NPU124.",
+        why="An Ascend host or a CANN image has no CUDA toolkit, so the libraries the image was built to find "
+            "there are missing; torch_npu finds CANN through its own variables (`ASCEND_HOME_PATH`, "
+            "`ASCEND_TOOLKIT_HOME`, `ASCEND_OPP_PATH`), which the toolkit's `set_env.sh` sets.",
+        example="ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH  # NPU505\n\n# on the NPU\n\n"
+                "RUN source /usr/local/Ascend/ascend-toolkit/set_env.sh && python3 train.py",
+        fix="None automatic: drop the CUDA folder and source `/usr/local/Ascend/ascend-toolkit/set_env.sh` in the "
+            "shell that runs torch_npu.",
+        source="torch_npu 2.13.0 wheel (the ASCEND_* variables it reads); hiyouga/LLaMA-Factory "
+               "docker/docker-npu/Dockerfile (set_env.sh); mappings/platform/packaging.toml `[[cuda-path]]`.",
     ),
 )
 
@@ -202,6 +224,18 @@ def check_item(checker: Checker, item: Item, items: list[Item]) -> None:
         _index(checker, item)
     else:
         _image(checker, item)
+
+
+@handles("launch", "NPU505")
+def check_cuda_path(checker: Checker, found: Assignment | Command, script: ShellScript) -> None:
+    """A variable of a launch script or of a Dockerfile's ENV and RUN that names CUDA's folder."""
+    if not isinstance(found, Assignment):
+        return
+    for row in load_platform(checker.settings.torch_npu_version).cuda_paths:
+        if found.name == row["name"] and row["contains"] in found.value:
+            checker.report("NPU505", found.range, checker.rules["NPU505"].message.format(name=found.name) +
+                           " " + row["note"], origin=TABLE.path, extra={"note": row["note"], "source": row["source"]})
+            return
 
 
 @handles("string", "NPU501", "NPU502", "NPU503")
