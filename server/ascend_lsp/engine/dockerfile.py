@@ -19,6 +19,7 @@ DIRECTIVE = re.compile(r"#[ \t]*([A-Za-z]+)[ \t]*=[ \t]*(\S+)[ \t]*$")
 KEYWORD = re.compile(r"[ \t]*([A-Za-z]+)(?:[ \t]+|$)")
 WORD = re.compile(r"\S+")
 HEREDOC = re.compile(r"<<(-?)[ \t]*([\"']?)([A-Za-z_]\w*)\2")
+LEGACY_ENV = re.compile(r"(\S+)[ \t]+(.*\S)")  # `ENV NAME value with spaces`
 FLAG = re.compile(r"--[A-Za-z-]+(?:=\S*)?[ \t]*")  # `RUN --mount=type=cache,target=/root/.cache`
 # `$NAME`, `${NAME}`, `${NAME:-default}`, `${NAME:+alternative}`
 VARIABLE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::(?P<op>[-+])(?P<word>[^}]*))?\}|(?P<bare>[A-Za-z_]\w*))")
@@ -179,7 +180,7 @@ class Dockerfile:
         """`ENV NAME value`: one variable, the rest of the line its value."""
         line, start, end = instruction.parts[0]
         text = self.source.line(line)
-        found = re.compile(r"(\S+)[ \t]+(.*\S)").match(text, start, end)
+        found = LEGACY_ENV.match(text, start, end)
         if found is None or len(instruction.parts) > 1:
             return []
         value = found[2]
