@@ -145,6 +145,13 @@ def pairing_rows(path: Path = RELEASES) -> list[dict]:
 TRD = "mappings/upstream/torch_npu/third_party_replacements.tsv"
 
 PACKAGES = [
+    # conda's metapackage for the CUDA build of pytorch: the same fact as a `+cu` torch (NPU501)
+    {"name": "pytorch-cuda", "rule": "NPU501", "note": "The conda package that makes `pytorch` the CUDA build "
+     "(`conda install pytorch pytorch-cuda=12.1 -c pytorch -c nvidia`); `import torch_npu` then raises \"Two "
+     "accelerators cannot be used at the same time in PyTorch: npu and cuda\". Install the CPU build of torch and "
+     "the torch-npu paired with it with pip.",
+     "source": "torch_npu 2.13.0 wheel: torch_npu/__init__.py:12-35 (_check_device_conflict); pytorch.org "
+     "get-started/previous-versions (conda: pytorch-cuda=<version> -c pytorch -c nvidia)"},
     {"name": "flash-attn", "rule": "NPU502", "note": "flash-attn has CUDA kernels only and does not install on "
      "Ascend; attention goes through torch_npu.npu_fusion_attention or SDPA.",
      "source": f"{TRD} (flash_attn rows); {FAILURES} #1: huggingface/transformers#36618"},

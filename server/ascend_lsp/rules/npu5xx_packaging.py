@@ -138,8 +138,10 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
         checker.report("NPU501", where, name=item.text, origin=TABLE.path)
     row = platform.package(name)
     if row is not None and not (item.conda and name.startswith("nvidia-")):
-        # a row's own message: a package that is not CUDA-only but lacks part of its function on the NPU
-        text = row.get("message", checker.rules["NPU502"].message).format(name=item.text) + " " + row["note"]
+        # the row's rule (NPU501 for conda's CUDA build of pytorch), and its own message where it has one: a
+        # package that is not CUDA-only but lacks part of its function on the NPU
+        code = row["rule"]
+        text = row.get("message", checker.rules[code].message).format(name=item.text) + " " + row["note"]
         fixes: tuple[Fix, ...] = ()
         if row.get("replacement") and item.name_range is not None and item.document != "setup.py":
             named = item.name_range
@@ -148,7 +150,7 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
                                  checker.replace(Range(named.start_line, named.start_col, end.end_line, end.end_col),
                                                  row["replacement"])),)
             text += f" Use `{row['replacement']}`."
-        checker.report("NPU502", item.name_range or item.range, text, fixes, origin=TABLE.path,
+        checker.report(code, item.name_range or item.range, text, fixes, origin=TABLE.path,
                        severity=Severity.parse(row["severity"]) if row.get("severity") else None)
     if name == "torch" and not item.conda:
         _pairing(checker, item, items, platform)
