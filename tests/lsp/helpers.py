@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 from lsprotocol import types
@@ -14,6 +15,7 @@ from pygls.protocol import default_converter
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from ascend_lsp.engine.text import split_lines
+from fuzz.lsp_stdio import LspProcess
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "train_cuda.py"
@@ -162,3 +164,23 @@ def change(client: LanguageClient, uri: str, text: str, steps: list[tuple[int, i
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         types.VersionedTextDocumentIdentifier(version=version, uri=uri), changes))
     return text
+
+
+def pulled_and_shown(folder: Path, text: str, env: dict[str, str] | None = None,
+                     options: dict | None = None) -> tuple[list[dict], list[str]]:
+    """A real server over stdio in `folder`: (the pulled diagnostics of `a.py` holding `text`,
+    the texts of the server's showMessage notifications, waited for up to 5 s)."""
+    server = LspProcess(str(folder), env=env)
+    server.request("initialize", {"processId": os.getpid(), "rootUri": folder.as_uri(),
+                                  "capabilities": {"textDocument": {"diagnostic": {}}},
+                                  "initializationOptions": options})
+    server.notify("initialized", {})
+    uri = (folder / "a.py").as_uri()
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                            "text": text}})
+    items = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, timeout=15)["result"]["items"]
+    deadline = time.monotonic() + 5
+    while not any(m["method"] == "window/showMessage" for m in server.notifications) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.close() == 0
+    return items, [m["params"]["message"] for m in server.notifications if m["method"] == "window/showMessage"]

@@ -7,7 +7,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -21,9 +20,8 @@ from ascend_lsp.engine.config import ConfigError, from_mapping
 from ascend_lsp.rules import RULE_SET
 from ascend_lsp.rules.pages import packaged_page, rule_url
 
-from fuzz.lsp_stdio import LspProcess
 
-from .helpers import CLIENTS, TIMEOUT, diagnostics, open_document, server_config, start
+from .helpers import CLIENTS, TIMEOUT, diagnostics, open_document, pulled_and_shown, server_config, start
 
 CUDA = "import torch\n\ntorch.cuda.synchronize()  # noqa: NPU102\n"
 
@@ -68,21 +66,8 @@ COMMAND = "command:workbench.action.terminal.new"
 
 def diagnosed(tmp_path: Path, env: dict[str, str] | None = None, options: dict | None = None) -> tuple[list, list]:
     """(hrefs of the diagnostics of a file with a finding, the server's showMessage texts)."""
-    server = LspProcess(str(tmp_path), env={"ASCEND_LSP_DOCS_URL": "", **(env or {})})
-    caps = {"textDocument": {"diagnostic": {}}}
-    server.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": caps,
-                                  "initializationOptions": options})
-    server.notify("initialized", {})
-    uri = (tmp_path / "a.py").as_uri()
-    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
-                                                            "text": CUDA}})
-    items = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, timeout=15)["result"]["items"]
-    deadline = time.monotonic() + 5
-    while not any(m["method"] == "window/showMessage" for m in server.notifications) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.close() == 0
-    return [d["codeDescription"]["href"] for d in items], \
-        [m["params"]["message"] for m in server.notifications if m["method"] == "window/showMessage"]
+    items, messages = pulled_and_shown(tmp_path, CUDA, {"ASCEND_LSP_DOCS_URL": "", **(env or {})}, options)
+    return [d["codeDescription"]["href"] for d in items], messages
 
 
 def lsp_check(folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess:

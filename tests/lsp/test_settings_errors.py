@@ -4,15 +4,13 @@ it; the server shows it and goes on with the last good settings (here the defaul
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from fuzz.lsp_stdio import LspProcess
+from .helpers import pulled_and_shown
 
 CUDA = "import torch\n\ntorch.cuda.synchronize()\n"
 KNOWN = "(known: 2.13.0, 2.7.1)"
@@ -20,21 +18,8 @@ KNOWN = "(known: 2.13.0, 2.7.1)"
 
 def server_messages(folder: Path, options: dict | None) -> tuple[list[str], list[str]]:
     """(the codes of a file's diagnostics, the server's showMessage texts)."""
-    server = LspProcess(str(folder))
-    server.request("initialize", {"processId": os.getpid(), "rootUri": folder.as_uri(),
-                                  "capabilities": {"textDocument": {"diagnostic": {}}},
-                                  "initializationOptions": options})
-    server.notify("initialized", {})
-    uri = (folder / "a.py").as_uri()
-    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
-                                                            "text": CUDA}})
-    items = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, timeout=15)["result"]["items"]
-    deadline = time.monotonic() + 5
-    while not any(m["method"] == "window/showMessage" for m in server.notifications) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.close() == 0
-    return [d["code"] for d in items], \
-        [m["params"]["message"] for m in server.notifications if m["method"] == "window/showMessage"]
+    items, messages = pulled_and_shown(folder, CUDA, options=options)
+    return [d["code"] for d in items], messages
 
 
 def lsp_check(folder: Path, *options: str) -> subprocess.CompletedProcess:
