@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .engine.config import Settings
-from .engine.packaging import HEAD_CHARS, document_kind, head_line
+from .engine.packaging import HEAD_CHARS, document_kind
 from .gitignore import ignore_walk
 from .sources import SourceError, open_regular
 
@@ -45,14 +45,15 @@ def _wanted(path: str, settings: Settings) -> bool:
 
 
 def _head(path: str) -> str:
-    """The first line of a regular file ("" for anything else: a FIFO is never waited on)."""
+    """The start of a regular file, as document_kind reads it ("" for anything else: a FIFO is
+    never waited on)."""
     try:
         handle, _ = open_regular(path)
     except SourceError:
         return ""
     with handle:
         try:
-            return head_line(handle.read(HEAD_CHARS).decode("utf-8", "replace"))
+            return handle.read(HEAD_CHARS).decode("utf-8", "replace")
         except OSError:
             return ""
 

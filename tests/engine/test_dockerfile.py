@@ -8,7 +8,7 @@ import pytest
 
 from ascend_lsp.engine.dockerfile import Dockerfile
 from ascend_lsp.engine.model import Range
-from ascend_lsp.engine.packaging import document_kind, head_line
+from ascend_lsp.engine.packaging import document_kind
 from ascend_lsp.engine.text import SourceText
 
 
@@ -25,7 +25,7 @@ from ascend_lsp.engine.text import SourceText
     ("app/images/base", "FROM ubuntu:22.04\n", None),  # outside a docker folder, a name decides
 ])
 def test_which_files_are_dockerfiles(path: str, text: str, kind: str | None) -> None:
-    assert document_kind(path, head_line(text)) == kind
+    assert document_kind(path, text) == kind
 
 
 def images(text: str) -> list[tuple[str, str, Range]]:

@@ -8,7 +8,7 @@ import pytest
 from ascend_lsp.analysis import analyze, fix_text
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Range
-from ascend_lsp.engine.packaging import document_kind, head_line
+from ascend_lsp.engine.packaging import document_kind
 from ascend_lsp.engine.shell_script import ShellScript
 from ascend_lsp.engine.text import SourceText
 
@@ -78,7 +78,7 @@ def test_every_line_break_gives_the_same_items(line_break: str) -> None:
     ("notes.txt", "#!/bin/sh\n", None),
 ])
 def test_which_files_are_launch_scripts(path: str | None, text: str, kind: str | None) -> None:
-    assert document_kind(path, head_line(text)) == kind
+    assert document_kind(path, text) == kind
 
 
 def test_findings_noqa_and_fixes_in_a_script() -> None:

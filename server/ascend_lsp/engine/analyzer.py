@@ -22,7 +22,7 @@ from .config import Settings
 from .model import Finding, Range, Severity
 from .noqa import noqa_map, suppressed
 from .registry import RuleSet
-from .packaging import document_kind, head_line
+from .packaging import document_kind
 from ..knowledge.api_tables import Tables, load_tables
 from .packaging_analysis import packaging_findings
 from .text import SourceText, split_lines
@@ -385,7 +385,7 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
              edit: TextEdit | None, references: bool, rules: RuleSet, index: SourceText | None,
              project: ProjectContext | None, kind: str | None) -> Analysis:
     settings = settings or Settings()
-    kind = kind or document_kind(path, head_line(text))
+    kind = kind or document_kind(path, text)
     source = index if index is not None and index.text is text else SourceText(text)
     tables = tables_for(settings, rules)
     if kind is not None:  # a packaging file or a launch script (DESIGN: those are documents too)

@@ -55,13 +55,14 @@ class Item:
     written: str = ""  # image: the name as written, when `text` has ARG defaults put in
 
 
-def document_kind(path: str | None, head: str = "") -> str | None:
-    """The kind of packaging file `path` names, or None for Python and anything else. `head` is
-    what `head_line` reads: a file whose name has no suffix is a launch script when it is a
-    shell's `#!`, and any other file in a folder named `docker` is a Dockerfile when it is a
-    `FROM` or an `ARG` (the one instruction that may come before the first FROM)."""
+def document_kind(path: str | None, start: str = "") -> str | None:
+    """The kind of packaging file `path` names, or None for Python and anything else. `start` is
+    the file's text (its first HEAD_CHARS characters suffice), read only where the name leaves
+    the kind open: a file whose name has no suffix is a launch script when its first line is a
+    shell's `#!`, and any other file in a folder named `docker` is a Dockerfile when its first
+    instruction is a `FROM` or an `ARG` (the one instruction that may come before the first FROM)."""
     if not path:
-        return "shell" if shell_shebang(head) else None
+        return "shell" if shell_shebang(_head_line(start)) else None
     p = PurePath(path)
     name = p.name
     lower = name.lower()
@@ -79,14 +80,14 @@ def document_kind(path: str | None, head: str = "") -> str | None:
         return "dockerfile"
     if lower.endswith((".txt", ".in")) and (lower.startswith("requirements") or p.parent.name == "requirements"):
         return "requirements"
-    if lower.endswith(SHELL_SUFFIXES) or ("." not in name and shell_shebang(head)):
+    if lower.endswith(SHELL_SUFFIXES) or ("." not in name and shell_shebang(_head_line(start))):
         return "shell"
-    if p.parent.name == "docker" and DOCKER_START.match(head):
+    if p.parent.name == "docker" and DOCKER_START.match(_head_line(start)):
         return "dockerfile"
     return None
 
 
-def head_line(text: str) -> str:
+def _head_line(text: str) -> str:
     """What `document_kind` reads of a file's text (its first HEAD_CHARS characters): the first
     line, or when that is a comment but not a `#!`, the first line that is neither blank nor a
     comment (a Dockerfile's first instruction, after its license header)."""
