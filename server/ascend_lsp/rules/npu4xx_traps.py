@@ -7,9 +7,10 @@ IEEE inf/nan on the chips that run float16 in saturation mode (chip_features).""
 from __future__ import annotations
 
 import ast
+import re
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Severity
+from ..engine.model import Applicability, Fix, Severity
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import constant, passed
@@ -256,6 +257,63 @@ def check_fusion_layout(checker: Checker, call: ast.Call, given) -> None:
         checker.report("NPU416", layout_node, api=FUSION, problem="`input_layout='TND'` (varlen) needs "
                        "`actual_seq_qlen` and `actual_seq_kvlen` (cumulative lengths, no leading 0)",
                        severity=Severity.ERROR)
+
+
+rule(
+    code="NPU417", name="cuda-oom-text", severity=Severity.WARNING, fix="sometimes",
+    message="`{name}` is CUDA's out-of-memory text: on the NPU the message reads \"NPU out of memory\", so this test "
+            "never matches there.",
+    doc=dict(
+        what="Finds out-of-memory handling that matches CUDA's message: `if \"CUDA out of memory\" in str(e):`, "
+             "`str(e).startswith(\"CUDA out of memory\")`, `re.search(\"CUDA error: out of memory\", msg)` (in any "
+             "case).",
+        why="torch_npu's allocator raises the same exception class as CUDA's, `torch.OutOfMemoryError` (a "
+            "`RuntimeError`; `torch.cuda.OutOfMemoryError` is that class), with the text \"NPU out of memory. Tried "
+            "to allocate …\". A test of the text for CUDA's words is never true on the NPU: the batch-size back-off "
+            "or cache clearing it guards never runs, and the error propagates.",
+        example='except RuntimeError as e:\n    if "CUDA out of memory" in str(e):  # NPU417\n        ...\n\n'
+                '# becomes\n\nexcept torch.OutOfMemoryError:\n    ...',
+        fix="Unsafe, where the text is searched for anywhere (`in`, `find`, `re.search`): matches `out of memory`, "
+            "which both messages contain. None where it is anchored (`startswith`, `re.match`). Catching "
+            "`torch.OutOfMemoryError` is the better change.",
+        source="torch_npu-2.13.0 wheel (PyPI): `torch_npu/lib/libtorch_npu.so` (strings \"NPU out of memory. Tried to "
+               "allocate \", \"NPU out of memory. device id: \"; it constructs `c10::OutOfMemoryError`); torch 2.13 "
+               "(`torch.OutOfMemoryError` subclasses `RuntimeError`, `torch.cuda.OutOfMemoryError is "
+               "torch.OutOfMemoryError`).",
+    ),
+)
+
+CUDA_OOM = re.compile(r"cuda(?: error:)? out of memory", re.IGNORECASE)
+# str methods and `re` functions that look for the text anywhere (an unsafe fix can shorten it), and
+# those that anchor it (no fix: "NPU out of memory" starts otherwise)
+SEARCHES = frozenset({"find", "index", "count", "search", "findall"})
+ANCHORED = frozenset({"startswith", "endswith", "match", "fullmatch"})
+
+
+@handles("string", "NPU417")
+def check_oom_text(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    """The literal is the text searched for: an operand of `in`, or what a str method or `re`
+    function looks for."""
+    if "out of memory" not in value.lower() or type(node) is not ast.Constant:
+        return
+    match = CUDA_OOM.search(value)
+    if match is None:
+        return
+    if context.kind == "compare":
+        compare = context.node
+        if type(compare) is not ast.Compare or compare.left is not node or \
+                not any(type(op) in (ast.In, ast.NotIn) for op in compare.ops):
+            return
+    elif context.kind != "arg" or context.call is None or last_name(context.call.func) not in SEARCHES | ANCHORED:
+        return
+    where = checker.range(node)
+    source = checker.source.segment(where)
+    fixes: tuple[Fix, ...] = ()
+    anchored = context.kind == "arg" and context.call is not None and last_name(context.call.func) in ANCHORED
+    if match.group() in source and not anchored:  # written as it reads (no escapes in the way)
+        fixes = (checker.fix("Match `out of memory`", Applicability.UNSAFE,
+                             checker.replace(where, source.replace(match.group(), "out of memory", 1))),)
+    checker.report("NPU417", node, fixes=fixes, name=match.group())
 
 
 rule(
