@@ -17,6 +17,7 @@ from ascend_lsp.project import ProjectContext, allows_before
 
 SETTINGS = Settings(select=("NPU109", "NPU112"))
 CODE = "import torch\n\ntorch.npu.set_device(0)\nx = x.to(0)\n"
+MAPPED = 'from transformers import AutoModel\n\nmodel = AutoModel.from_pretrained("m", device_map={"": 0})\n'
 
 
 def findings(tmp_path: Path, packaging: dict[str, str]) -> dict[str, tuple[Severity, str]]:
@@ -40,6 +41,9 @@ def test_old_pins_make_both_errors(tmp_path: Path) -> None:
     found = findings(tmp_path, {"requirements.txt": "torch==2.1.0\ntorch-npu==2.1.0.post10\n"})
     assert found["NPU109"][0] is Severity.ERROR and "pins torch-npu `==2.1.0.post10`" in found["NPU109"][1]
     assert found["NPU112"][0] is Severity.ERROR and "pins torch `==2.1.0`" in found["NPU112"][1]
+    mapped = analyze(MAPPED, SETTINGS, str(tmp_path / "train.py"), project=ProjectContext(str(tmp_path))).findings
+    assert [(f.severity, f.message.endswith("accelerate turns it into `npu:N` where the NPU is available."))
+            for f in mapped] == [(Severity.INFO, True)]  # the library places a device_map's weights
 
 
 def test_an_old_torch_alone_decides_npu109(tmp_path: Path) -> None:

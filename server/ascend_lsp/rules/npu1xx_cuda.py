@@ -324,7 +324,8 @@ rule(
         what="Finds integer devices: `.to(0)`, `torch.device(0)`, `device=0`, `device_map={\"\": 0}`, FSDP's "
              "`device_id=0`. An error where the project's torch pin (requirements files, pyproject.toml, setup.py, "
              "setup.cfg, environment.yml) allows a release before 2.5; info otherwise, saying which pin (or that "
-             "none was found). Only literal integers: a variable (`device_map={\"\": local_rank}`) is not read.",
+             "none was found), and in a `device_map`, which the loading library places. Only literal integers: a "
+             "variable (`device_map={\"\": local_rank}`) is not read.",
         why="Before torch 2.5 an integer device was a CUDA ordinal (\"Torch not compiled with CUDA enabled\" on "
             "an NPU host, Ascend/pytorch#16; DeepSpeed#3933 on torch 2.1). From torch 2.5 (pytorch/pytorch#129119) "
             "it means that index of the current accelerator, so with torch_npu loaded it is the NPU; torch 2.13 "
@@ -365,21 +366,26 @@ def check_integer_device(checker: Checker, call: ast.Call, qualname: str | None)
     device = keyword(call, "device_id" if qualname == FSDP else "device")
     if device is not None:
         candidates.append(device.value)
+    mapped: list[ast.expr] = []  # a device_map's: the loading library places the weights
     device_map = keyword(call, "device_map")
     if device_map is not None:
         value = device_map.value
-        candidates.extend(value.values if type(value) is ast.Dict else [value])
-    for node in candidates:
+        mapped.extend(value.values if type(value) is ast.Dict else [value])
+    for node in (*candidates, *mapped):
         if integer(node):
-            message, severity = integer_device_verdict(checker, repr(node.value))
+            message, severity = integer_device_verdict(checker, repr(node.value), node in mapped)
             checker.report("NPU112", node, message, severity=severity)
 
 
-def integer_device_verdict(checker: Checker, name: str) -> tuple[str, Severity]:
+def integer_device_verdict(checker: Checker, name: str, mapped: bool) -> tuple[str, Severity]:
     """An error where the project's torch pin allows a release before 2.5, which reads an
-    integer device as a CUDA ordinal; info otherwise."""
+    integer device as a CUDA ordinal; info otherwise, and for a device_map, whose integers
+    accelerate turns into `npu:N` itself."""
     project = checker.project
     pin = project.pin("torch") or project.pin("pytorch") if project is not None else None
+    if mapped:
+        return (checker.rules["NPU112"].message.format(name=name) + " In a device_map accelerate turns it into "
+                "`npu:N` where the NPU is available.", Severity.INFO)
     if pin is not None and allows_before(pin, ACCELERATOR_INDEX_TORCH):
         return (f"Device `{name}` is an integer: the project pins torch `{pin}`, and before torch "
                 f"{ACCELERATOR_INDEX_TORCH} an integer device is a CUDA ordinal (\"Torch not compiled with CUDA "
