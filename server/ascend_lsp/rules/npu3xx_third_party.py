@@ -9,7 +9,7 @@ import ast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Severity
-from ..engine.walk import Scope, StringContext
+from ..engine.walk import Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
@@ -283,10 +283,16 @@ def check_quantisation_string(checker: Checker, node: ast.AST, value: str, conte
         checker.report("NPU311", node, name=f"{context.keyword}={value!r}")
 
 
+# classes whose from_pretrained loads no bitsandbytes weights: tokenizers and processors, optimum's ONNX Runtime models
+NOT_MODELS = ("Tokenizer", "Processor", "FeatureExtractor", "ORTModel")
+
+
 def check_load_in_8bit(checker: Checker, call: ast.Call) -> None:
     """`BitsAndBytesConfig(load_in_8bit=True)` and transformers' shorthand for it,
     `from_pretrained(..., load_in_8bit=True)`. Not `load_in_4bit`: its NF4/FP4 ops fall back to
     the same generic code, which is where bitsandbytes' NPU support stands."""
+    if type(call.func) is ast.Attribute and any(word in last_name(call.func.value) for word in NOT_MODELS):
+        return  # `AutoTokenizer.from_pretrained(..., load_in_8bit=True)` quantises nothing
     eight_bit = passed(call, "load_in_8bit")
     if constant(eight_bit) is True:
         checker.report("NPU304", eight_bit, "`load_in_8bit=True` runs bitsandbytes' int8 ops, which have no NPU "
