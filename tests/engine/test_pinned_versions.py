@@ -46,6 +46,15 @@ def test_old_pins_make_both_errors(tmp_path: Path) -> None:
             for f in mapped] == [(Severity.INFO, True)]  # the library places a device_map's weights
 
 
+def test_a_test_that_expects_the_failure_is_not_an_error(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("torch>=2.0\n", encoding="utf-8")
+    code = ("def test_move(self):\n    with self.assertRaises(RuntimeError):\n        model.to(0)\n"
+            "    with pytest.raises(RuntimeError, match='x'):\n        model.to(1)\n    model.to(2)\n")
+    found = analyze(code, SETTINGS, str(tmp_path / "test_x.py"), project=ProjectContext(str(tmp_path))).findings
+    assert [(f.range.start_line + 1, f.severity) for f in found] == [
+        (3, Severity.INFO), (5, Severity.INFO), (6, Severity.ERROR)]
+
+
 def test_an_old_torch_alone_decides_npu109(tmp_path: Path) -> None:
     found = findings(tmp_path, {"environment.yml": "dependencies:\n  - pytorch=2.1.0\n"})
     assert found["NPU109"] == (Severity.ERROR, "`torch.npu.set_device` needs `import torch_npu`: the project pins "

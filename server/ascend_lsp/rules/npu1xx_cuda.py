@@ -7,6 +7,7 @@ compilation on the chips that do it."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import TypeGuard
 
 from ..engine.checker import Checker, Reference
@@ -324,7 +325,8 @@ rule(
         what="Finds integer devices: `.to(0)`, `torch.device(0)`, `device=0`, `device_map={\"\": 0}`, FSDP's "
              "`device_id=0`. An error where the project's torch pin (requirements files, pyproject.toml, setup.py, "
              "setup.cfg, environment.yml) allows a release before 2.5; info otherwise, saying which pin (or that "
-             "none was found), and in a `device_map`, which the loading library places. Only literal integers: a "
+             "none was found), in a `device_map`, which the loading library places, and in a test that expects the "
+             "call to fail (`with self.assertRaises(...)`, `with pytest.raises(...)`). Only literal integers: a "
              "variable (`device_map={\"\": local_rank}`) is not read.",
         why="Before torch 2.5 an integer device was a CUDA ordinal (\"Torch not compiled with CUDA enabled\" on "
             "an NPU host, Ascend/pytorch#16; DeepSpeed#3933 on torch 2.1). From torch 2.5 (pytorch/pytorch#129119) "
@@ -374,7 +376,25 @@ def check_integer_device(checker: Checker, call: ast.Call, qualname: str | None)
     for node in (*candidates, *mapped):
         if integer(node):
             message, severity = integer_device_verdict(checker, repr(node.value), node in mapped)
+            if severity is Severity.ERROR and expects_error(checker, node):
+                severity = Severity.INFO  # a test that the call fails
             checker.report("NPU112", node, message, severity=severity)
+
+
+EXPECTS_ERROR = re.compile(r"with\s+(?:self\.assertRaises\w*|pytest\.raises)\(")
+
+
+def expects_error(checker: Checker, node: ast.AST) -> bool:
+    """Whether the block holding `node`'s line is a `with self.assertRaises(...)` or
+    `with pytest.raises(...)`: the header of the nearest line above indented less."""
+    index = checker.range(node).start_line
+    line = checker.source.line(index)
+    indent = len(line) - len(line.lstrip())
+    for above in range(index - 1, max(-1, index - 50), -1):
+        text = checker.source.line(above)
+        if text.strip() and len(text) - len(text.lstrip()) < indent:
+            return EXPECTS_ERROR.match(text.lstrip()) is not None
+    return False
 
 
 def integer_device_verdict(checker: Checker, name: str, mapped: bool) -> tuple[str, Severity]:
