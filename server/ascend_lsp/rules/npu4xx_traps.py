@@ -172,7 +172,7 @@ rule(
         what="Finds literal arguments of torch_npu's fused attention that give a wrong result or fail. "
              "`npu_fusion_attention`: no `scale=`; `sparse_mode=1`…`8` without `atten_mask`; `keep_prob=` given a "
              "value named as a dropout probability (`dropout_p`, `self.attn_drop`); an `input_layout` other than "
-             "`BSH`, `SBH`, `BSND`, `BNSD`, `TND` (an error), and `TND` without `actual_seq_qlen` (an error). "
+             "`BSH`, `SBH`, `BSND`, `BNSD`, `TND` (an error), and `TND` without `actual_seq_qlen` and `actual_seq_kvlen` (an error). "
              "`npu_fused_infer_attention_score`: no `scale=`; `sparse_mode=5`…`8` (an error); `sparse_mode=2`, `3` "
              "or `4` without `atten_mask`. Only what the call itself says: not values computed elsewhere, nor the "
              "head dimension, which is in the tensors' shapes (16-aligned for float16/bfloat16 in "
