@@ -120,9 +120,7 @@ class Checker:
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
                 fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
-                severity = Severity.INFO
-                # nor a top-level `import torch_npu`, which the other backends' hosts lack
-                fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
+                return  # the branch's test (`is_torch_npu_available()`, a device of type "npu") loaded torch_npu
         self.findings.append(Finding(
             code=code,
             range=rng,

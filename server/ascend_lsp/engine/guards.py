@@ -2,9 +2,10 @@
 expression) with a branch that tests for the NPU (`elif is_npu_available():`,
 `if device_type == "npu":`, `torch.npu.is_available()`), that branch runs on the NPU and
 the branches after it never do; a CUDA-testing branch before it (`if
-torch.cuda.is_available():`, `device.type == "cuda"`) does not either. Findings about CUDA
-code there are advice at most, and `torch.npu` code in the NPU branch is the port already
-done."""
+torch.cuda.is_available():`, `device.type == "cuda"`) does not either. The operands of an
+`and` after one that tests for the NPU (`is_npu_available() and torch.npu.device_count()`)
+run only there too. Findings about CUDA code there are advice at most, and `torch.npu` code
+in the NPU branch is the port already done."""
 
 from __future__ import annotations
 
@@ -110,6 +111,18 @@ def backend_branches(node: ast.If | ast.IfExp, links: set) -> tuple[list, list] 
         if test is not None and cuda and not npu and i != first_npu:
             off.append(test)  # `device_type == "cuda"` beside `== "npu"` is not a device being chosen
     return off, [branches[first_npu][1]]
+
+
+def and_branches(node: ast.BoolOp) -> tuple[list, list] | None:
+    """`is_npu_available() and torch.npu.device_count()`: the operands after one that tests
+    for the NPU run only there, as backend_branches gives them; None for other operations."""
+    if type(node.op) is not ast.And:
+        return None
+    for i, value in enumerate(node.values[:-1]):
+        npu, cuda = _mentions(value)
+        if npu and not cuda:
+            return [], [node.values[i + 1:]]
+    return None
 
 
 # --- a class per backend ---------------------------------------------------------------------
