@@ -36,12 +36,12 @@ RESULT = {"status": "error", "message": "ERROR: first divergence: fc2 <b>", "ent
 
 def test_marks_link_the_first_overflow_and_divergence_to_their_construction_lines():
     html = run_view_html(RESULT, "n0nce")
-    # Three calls across 880 px: x = 64 + (index + 0.5) * 293.3; both marks at #2, on two label rows.
+    # Three calls across 648 px: x = 56 + (index + 0.5) * 216; both marks at #2, on two label rows.
     assert ('<g class="mark overflow" id="mark-overflow" data-path="/w/model.py" data-line="6" tabindex="0" '
-            'role="link"><title>first overflow: #2 fc2 (Linear) · line 6</title><line x1="797.3" y1="14" '
-            'x2="797.3" y2="378"/><text x="797.3" y="10" text-anchor="end">') in html
+            'role="link"><title>first overflow: #2 fc2 (Linear) · line 6</title><line x1="596.0" y1="14" '
+            'x2="596.0" y2="378"/><text x="596.0" y="10" text-anchor="end">') in html
     assert ('<g class="mark divergence" id="mark-divergence" data-path="/w/model.py" data-line="6" tabindex="0" '
-            'role="link"><title>first divergence: #2 fc2 (Linear) · line 6</title><line x1="797.3" y1="28" ') in html
+            'role="link"><title>first divergence: #2 fc2 (Linear) · line 6</title><line x1="596.0" y1="28" ') in html
     assert "<h1>Run on emulate (emulated): forward</h1>" in html
     assert '<p class="message">ERROR: first divergence: fc2 &lt;b&gt;</p>' in html
 
@@ -50,11 +50,11 @@ def test_the_plot_draws_each_layer_the_dtype_band_and_what_has_no_value():
     html = run_view_html(RESULT, "n0nce")
     panel = re.search(r'<g class="panel" id="panel-max_rel">(.*?)</g>', html).group(1)
     # Zeros and the band at 1e-3: the scale goes from a decade below the band up two decades.
-    assert re.findall(r'<text x="58" y="[\d.]+" text-anchor="end">(1e-?\d+)</text>', panel) == ["1e-4", "1e-3",
+    assert re.findall(r'<text x="50" y="[\d.]+" text-anchor="end">(1e-?\d+)</text>', panel) == ["1e-4", "1e-3",
                                                                                                 "1e-2"]
     assert panel.count('<rect class="band"') == 2
-    assert '<rect class="band" x="357.3" y="119.0" width="293.3" height="75.0"/>' in panel
-    assert '<circle class="pass" cx="504.0" cy="194.0" r="3"><title>#1 fc1: largest relative error 0 (PASS)' in panel
+    assert '<rect class="band" x="272.0" y="119.0" width="216.0" height="75.0"/>' in panel
+    assert '<circle class="pass" cx="380.0" cy="194.0" r="3"><title>#1 fc1: largest relative error 0 (PASS)' in panel
     assert panel.count('<text class="none"') == 2  # (root) and fc2: no element finite on both sides
     assert "the dtype's own error (benchmark)" in html
 

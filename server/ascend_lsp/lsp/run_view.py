@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-WIDTH, PANEL, LEFT, RIGHT, TOP, GAP, BOTTOM = 960, 150, 64, 16, 44, 34, 24
+WIDTH, PANEL, LEFT, RIGHT, TOP, GAP, BOTTOM = 720, 150, 56, 16, 44, 34, 24  # fits half an editor's width
 FLOOR = 1e-12  # the lowest decade a plot goes down to; a zero error is drawn on the plot's floor
 VERDICT_CLASS = {"PASS": "pass", "WARNING": "warning", "ERROR": "error"}
 # (key in a layer's metrics, the plot's title, the plotted value)
