@@ -10,6 +10,7 @@ Debian's service start creates and the test creates the same way when it is miss
 from __future__ import annotations
 
 import os
+import pwd
 import shlex
 import shutil
 import signal
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from ascend_lsp.runner import Job, RunnerPool
+from ascend_lsp.runner.remote_host import project_module
 
 SSHD = "/usr/sbin/sshd"
 DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's own: no torch
@@ -34,7 +36,7 @@ class Sshd:
 
     def __init__(self, folder: Path):
         self.folder = folder
-        self.user = os.environ.get("USER") or __import__("pwd").getpwuid(os.getuid()).pw_name
+        self.user = pwd.getpwuid(os.getuid()).pw_name
         for name in ("host_key", "client_key"):
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / name)], check=True)
         shutil.copy(folder / "client_key.pub", folder / "authorized_keys")
@@ -54,9 +56,9 @@ class Sshd:
             """))
         if os.getuid() == 0:
             os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-        self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(folder / "sshd_config")],
-                                        stdout=subprocess.DEVNULL, stderr=open(folder / "sshd.log", "wb"),
-                                        start_new_session=True)
+        with open(folder / "sshd.log", "wb") as log:
+            self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(folder / "sshd_config")],
+                                            stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
         deadline = time.monotonic() + 10
         while not _listening(self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -245,3 +247,14 @@ def test_a_dropped_connection_is_a_result_not_a_hang(sshd, tmp_path):
     assert result.code == "crashed"
     assert result.message == "the worker exited with code 255: Connection to 127.0.0.1 closed by remote host."
     assert time.monotonic() - started < 20
+
+
+def test_a_module_of_the_project_is_a_file_a_package_or_a_namespace_folder(tmp_path):
+    (tmp_path / "blocks.py").write_text("")
+    (tmp_path / "layers").mkdir()
+    (tmp_path / "layers" / "__init__.py").write_text("")
+    (tmp_path / "data").mkdir()
+    assert project_module(str(tmp_path), "blocks") == str(tmp_path / "blocks.py")
+    assert project_module(str(tmp_path), "layers.attention") == str(tmp_path / "layers" / "__init__.py")
+    assert project_module(str(tmp_path), "data") == str(tmp_path / "data")
+    assert project_module(str(tmp_path), "torch") is None
