@@ -335,6 +335,9 @@ async function main(): Promise<number> {
         });
 
         await step('"find the layer" opens the run\'s page: the first divergence marked, a click opens its line', async () => {
+            if (!runnerPython) {
+                throw new Skip('no Python with torch and MindSpore to run the port (E2E_RUNNER_PYTHON)');
+            }
             const settingsFile = path.join(workspace, '.vscode', 'settings.json');
             const saved = fs.readFileSync(settingsFile, 'utf8');
             fs.writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(saved), 'ascend-lsp.runner.target': 'mindspore' }));
