@@ -4,7 +4,8 @@ ProjectContext per project (Projects) and hands it to each analysis (`analyze(..
 project=)`), where handlers read `checker.project`: no module keeps them.
 
 The operators are scanned on first use and again when the language server sees a file that
-registers some change (`rescan_ops`). The pins are read on first use from the project's
+registers some change (`rescan_ops`). The pins are read on first use (and again after the
+server sees a pinning file change: `forget_pins`) from the project's
 requirements files (nested ones too), pyproject.toml (`[project]` dependencies and
 optional-dependencies), setup.py and setup.cfg (`install_requires`) and environment.yml; a
 file that is a link out of the project is not read (docs/security.md)."""
@@ -90,6 +91,11 @@ class ProjectContext:
                 self._pins = read_pins(self.root, self.exclude)
             return self._pins.get(normalise(name))
 
+    def forget_pins(self) -> None:
+        """Read the pins again on next use: a file that pins versions changed."""
+        with self._lock:
+            self._pins = None
+
     def pins_digest(self) -> str:
         """What the pins are, for result caches (they decide some findings' severity)."""
         self.pin("torch")  # read them, once
@@ -165,7 +171,7 @@ def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:
     (top folder first)."""
     pins: dict[str, str] = {}
     real_root = os.path.realpath(root)
-    for path in project_files(root, exclude, _pins_versions):
+    for path in project_files(root, exclude, pins_versions):
         real = os.path.realpath(path)
         if os.path.commonpath([real, real_root]) != real_root:
             continue  # a link out of the project: not the project's to read (docs/security.md)
@@ -179,7 +185,7 @@ def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:
     return pins
 
 
-def _pins_versions(path: str) -> bool:
+def pins_versions(path: str) -> bool:
     """Whether the file is one that may pin versions: a packaging file by its name, or a
     requirements file (`requirements-dev.txt`, `requirements/test.txt`)."""
     return os.path.basename(path).lower() in PIN_FILES or document_kind(path) == "requirements"
