@@ -212,8 +212,9 @@ def _fix(checker: Checker, row: dict, setting: Setting) -> Fix | None:
 
 def _report(checker: Checker, row: dict, setting: Setting) -> None:
     code = row["rule"]
-    key = next(k for k in reversed(setting.keys) if k != ITEM)
-    name = f"{key}: {setting.value}"
+    pattern = row["key"].split(".")
+    after = max((i for i, part in enumerate(pattern) if part in ("*", ITEM)), default=-1) + 1
+    name = f"{'.'.join(pattern[after:])}: {setting.value}"  # the row's own keys (`bf16.enabled`, `runtime`)
     fmt: dict[str, str] = {"name": name}
     extra = {"note": row["note"], "source": row["source"]}
     if code == "NPU802":
