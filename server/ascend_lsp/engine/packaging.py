@@ -20,7 +20,7 @@ else:  # pragma: no cover
 
 from .model import Range
 from .dockerfile import Dockerfile
-from .shell_script import ShellScript
+from .shell_script import ShellScript, shell_shebang
 from .text import SourceText
 
 REQUIREMENT = re.compile(
@@ -36,7 +36,6 @@ LINE_END = re.compile(r"\r\n|\r|\n")
 HEAD_CHARS = 4096
 DOCKER_START = re.compile(r"[ \t]*(?:FROM|ARG)[ \t]+\S", re.IGNORECASE)
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".sbatch", ".slurm")
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 COMPOSE_SUFFIXES = (".yml", ".yaml")
 CONFIG_SUFFIXES = (".yml", ".yaml", ".json", ".jsonc")  # a framework's config when its keys say so (config_files.py)
 
@@ -101,17 +100,6 @@ def _head_line(text: str) -> str:
     if lines[0].startswith("#!"):
         return lines[0]
     return next((line for line in lines if line.strip() and not line.lstrip().startswith("#")), "")
-
-
-def shell_shebang(head: str) -> bool:
-    """Whether a file's first line, `head`, runs it with sh, bash, zsh, dash or ksh:
-    `#!/bin/bash`, `#! /bin/sh`, `#!/usr/bin/env -S bash -e` (the interpreter's own name decides)."""
-    if not head.startswith("#!"):
-        return False
-    words = [w.rpartition("/")[2] for w in head[2:].split()]
-    if words[:1] == ["env"]:
-        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
-    return bool(words) and words[0] in SHELLS
 
 
 def normalise(name: str) -> str:
