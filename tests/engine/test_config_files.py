@@ -47,6 +47,11 @@ def test_yaml_reader_ranges_nesting_and_skipped_forms() -> None:
     assert ("m",) not in got  # tabs
 
 
+def test_yaml_flow_collections_over_lines_are_skipped() -> None:
+    text = "a: [1,\n  2]\nb: {x: 1,\n  y: [2,\n    3], z: tf32}\nd: true\n"
+    assert [(s.keys, s.value) for s in read_settings(SourceText(text), False)] == [(("d",), "true")]
+
+
 def test_json_scanner_ranges_comments_and_errors() -> None:
     text = '{\n  // a comment\n  "bf16": {"enabled": true},\n  "x": "a\\"b", "list": [1, {"k": null},],\n}\n'
     got = {s.keys: (s.value, s.key_range, s.value_range) for s in read_settings(SourceText(text), True)}

@@ -13,6 +13,7 @@ Text that is not JSON yields no setting."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -90,13 +91,20 @@ def read_config(source: SourceText, kind: str) -> Config | None:
     compose file), or None."""
     configs = load_configs()
     text = source.text
-    if kind == "config" and not any(key in text for key in configs.markers):
-        return None
     start = JSON_SPACE.match(text).end()
     json_syntax = text.startswith("{", start)
+    if kind == "config" and _markers(configs.markers, json_syntax).search(text) is None:
+        return None  # no key a framework's config needs: not worth reading (a dataset, a workflow)
     settings = read_settings(source, json_syntax)
     frameworks = frozenset({"compose"}) if kind == "compose" else configs.recognise(top_keys(settings))
     return Config(kind, frameworks, tuple(settings), json_syntax) if frameworks else None
+
+
+@functools.lru_cache(maxsize=4)
+def _markers(keys: frozenset[str], json_syntax: bool) -> re.Pattern[str]:
+    """Any of `keys` written as a key: `"key":` in JSON, `key:` at a line's start in YAML."""
+    names = "|".join(sorted(map(re.escape, keys)))
+    return re.compile(rf'"(?:{names})"\s*:' if json_syntax else rf"^(?:{names})[ \t]*:", re.MULTILINE)
 
 
 def read_settings(source: SourceText, json_syntax: bool) -> list[Setting]:
@@ -149,8 +157,9 @@ def _unquote(text: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _balanced(text: str) -> bool:
-    depth, quote = 0, ""
+def _depth(text: str, depth: int = 0) -> int:
+    """The bracket depth of a flow collection after `text` (which starts at `depth`)."""
+    quote = ""
     for char in text:
         if quote:
             quote = "" if char == quote else quote
@@ -160,20 +169,20 @@ def _balanced(text: str) -> bool:
             depth += 1
         elif char in "]}":
             depth -= 1
-    return depth == 0 and not quote
+    return depth
 
 
 def _yaml(source: SourceText) -> list[Setting]:
     settings: list[Setting] = []
     stack: list[_Frame] = []
     skip_deeper = -1  # a block scalar's or a multi-line value's body: lines indented further than this
-    skip_until_balanced = False
+    flow = 0  # the bracket depth of a flow collection that goes on over lines, skipped
     for index in range(len(source.lines)):
         line = source.line(index)
-        if skip_until_balanced:
-            skip_until_balanced = not _balanced_end(line)
-            continue
         code = _strip_comment(line).rstrip()
+        if flow > 0:
+            flow = max(_depth(code, flow), 0)
+            continue
         column = len(code) - len(code.lstrip(" "))
         if skip_deeper >= 0:
             if not code.strip() or column > skip_deeper:
@@ -202,7 +211,7 @@ def _yaml(source: SourceText) -> list[Setting]:
                     at = Range(index, column, index, column + len(rest))
                     settings.append(Setting(keys, value[0], at, at, value[1]))
                 elif rest[0] in FLOW_OPEN:
-                    skip_until_balanced = True
+                    flow = _depth(rest)
                 else:
                     skip_deeper = stack[-1].column
                 rest = ""
@@ -237,16 +246,11 @@ def _yaml(source: SourceText) -> list[Setting]:
         if value is not None:
             settings.append(Setting(keys, value[0], key_range, Range(index, value_col, index, value_col + len(text)),
                                     value[1]))
-        elif text[0] in FLOW_OPEN and not _balanced(text):
-            skip_until_balanced = True
+        elif text[0] in FLOW_OPEN:
+            flow = _depth(text)
         elif text[0] in "|>" or text[0] in "'\"":
             skip_deeper = column  # a block scalar, or a quoted scalar that goes on
     return settings
-
-
-def _balanced_end(line: str) -> bool:
-    """Whether a flow collection that went on over lines closes on `line` (its own brackets only)."""
-    return line.rstrip().endswith(("]", "}"))
 
 
 def _scalar(text: str) -> tuple[str, bool] | None:
@@ -257,7 +261,7 @@ def _scalar(text: str) -> tuple[str, bool] | None:
         value = _unquote(text)
         return None if value is None else (value, True)
     if text[0] in FLOW_OPEN:
-        return (text, False) if _balanced(text) else None
+        return (text, False) if _depth(text) == 0 else None
     if text[0] in "*|>":
         return None
     return text, False
