@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .engine.config import Settings
+from .engine.config_files import names_a_config_key
 from .engine.packaging import HEAD_CHARS, document_kind
 from .gitignore import ignore_walk
 from .sources import SourceError, open_regular
@@ -28,6 +29,7 @@ LAUNCH_CODES = (*PACKAGING_CODES, "NPU108", "NPU124", "NPU127", "NPU505", "NPU80
 CONFIG_CODES = ("NPU801", "NPU802", "NPU803")
 # a compose file: its images, its services' environment, the NVIDIA runtime's requests
 COMPOSE_CODES = ("NPU504", "NPU108", "NPU127", "NPU804")
+CONFIG_HEAD = 1 << 16  # a config's keys come early: a file whose first 64 KiB name none is no config
 KIND_CODES = {"shell": LAUNCH_CODES, "dockerfile": LAUNCH_CODES, "config": CONFIG_CODES, "compose": COMPOSE_CODES}
 
 
@@ -46,10 +48,13 @@ def _wanted(path: str, settings: Settings) -> bool:
             and any(settings.enabled(code) for code in LAUNCH_CODES):
         kind = document_kind(path, _head(path))
     codes = KIND_CODES.get(kind, PACKAGING_CODES)
-    return kind is not None and any(settings.enabled(code) for code in codes)
+    if kind is None or not any(settings.enabled(code) for code in codes):
+        return False
+    # a YAML or JSON file only when it writes a key of a framework's config near its start
+    return kind != "config" or names_a_config_key(_head(path, CONFIG_HEAD))
 
 
-def _head(path: str) -> str:
+def _head(path: str, size: int = HEAD_CHARS) -> str:
     """The start of a regular file, as document_kind reads it ("" for anything else: a FIFO is
     never waited on)."""
     try:
@@ -58,7 +63,7 @@ def _head(path: str) -> str:
         return ""
     with handle:
         try:
-            return handle.read(HEAD_CHARS).decode("utf-8", "replace")
+            return handle.read(size).decode("utf-8", "replace")
         except OSError:
             return ""
 

@@ -67,8 +67,9 @@ def test_packaging_findings_keep_noqa_and_crlf() -> None:
 
 
 def test_discovery_takes_packaging_files_while_selected(tmp_path: Path) -> None:
-    for name in ("a.py", "requirements.txt", "Dockerfile", "notes.txt", "ds.json", "compose.yaml"):
+    for name in ("a.py", "requirements.txt", "Dockerfile", "notes.txt", "compose.yaml", "data.json", "ci.yml"):
         (tmp_path / name).write_text("x\n")
+    (tmp_path / "ds.json").write_text('{"train_batch_size": 8}\n')  # a YAML or JSON only when a config's keys say so
     found = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings())}
     assert found == {"a.py", "requirements.txt", "Dockerfile", "ds.json", "compose.yaml"}
     without = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings(ignore=("NPU5",)))}

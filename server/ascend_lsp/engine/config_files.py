@@ -93,11 +93,18 @@ def read_config(source: SourceText, kind: str) -> Config | None:
     text = source.text
     start = JSON_SPACE.match(text).end()
     json_syntax = text.startswith("{", start)
-    if kind == "config" and _markers(configs.markers, json_syntax).search(text) is None:
+    if kind == "config" and not names_a_config_key(text):
         return None  # no key a framework's config needs: not worth reading (a dataset, a workflow)
     settings = read_settings(source, json_syntax)
     frameworks = frozenset({"compose"}) if kind == "compose" else configs.recognise(top_keys(settings))
     return Config(kind, frameworks, tuple(settings), json_syntax) if frameworks else None
+
+
+def names_a_config_key(text: str) -> bool:
+    """Whether `text` (a file's start will do) writes a key some framework's config needs as a key:
+    only then can it be a config."""
+    json_syntax = text.startswith("{", JSON_SPACE.match(text).end())
+    return _markers(load_configs().markers, json_syntax).search(text) is not None
 
 
 @functools.lru_cache(maxsize=4)
