@@ -168,10 +168,10 @@ def _satisfies(version: str, specifier: str) -> bool | None:
 
 
 def _overlap(pin: str, windows: list[str]) -> str | None:
-    """The first window some version of which `pin` allows: tried at the versions both name and
-    just above each."""
+    """The first window some version of which `pin` allows: tried at the lowest version, at the
+    versions both name and just above each (where two ranges meet, one of these lies in both)."""
     named = [m.group() for text in (pin, *windows) for m in RELEASE.finditer(text)]
-    candidates = [*named, *(v + ".0.1" for v in named)]
+    candidates = ["0", *named, *(v + ".0.1" for v in named)]
     for window in windows:
         if any(_satisfies(c, pin) and _satisfies(c, window) for c in candidates):
             return window
