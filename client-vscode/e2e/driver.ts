@@ -1,8 +1,8 @@
 /**
  * End to end in a real VS Code: code-server with the packaged extension, driven through
  * the system Chromium. Checks what a user sees (Problems panel, a quick fix applied to
- * the file, a hover, the "Run on NPU" lens result, a per-layer run's page) and saves a
- * screenshot of each.
+ * the file, a hover, a launch script's, a Dockerfile's and a training config's findings and
+ * fixes, the "Run on NPU" lens result, a per-layer run's page) and saves a screenshot of each.
  *
  * Environment: E2E_TOOLS (from install-tools.sh), E2E_VSIX, E2E_OUTPUT, E2E_REPO (the
  * repository root, for the example scripts), E2E_RUNNER_PYTHON (a Python with torch).
@@ -111,6 +111,10 @@ function makeWorkspace(): string {
         fs.copyFileSync(path.join(repo, 'examples', name), path.join(folder, name));
     }
     fs.writeFileSync(path.join(folder, 'head.py'), PORT_WITH_A_WRONG_DEFAULT);
+    // Files a migration starts with: a launch script, a Dockerfile and a training config.
+    fs.writeFileSync(path.join(folder, 'train.sh'), '#!/bin/bash\nnvidia-smi\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 train_cuda.py\n');
+    fs.writeFileSync(path.join(folder, 'Dockerfile'), 'FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN pip install torch && nvidia-smi -L\n');
+    fs.writeFileSync(path.join(folder, 'sft.yaml'), 'model_name_or_path: org/model\nstage: sft\nfinetuning_type: lora\ntemplate: llama3\ntf32: true\n');
     const settings: Record<string, unknown> = { 'ascend-lsp.runner.target': 'cpu' };
     if (runnerPython) {
         settings['ascend-lsp.runner.interpreter'] = runnerPython;
@@ -198,6 +202,27 @@ async function problems(filter: string, timeoutMs = 30_000): Promise<string[]> {
             throw new Error(`no Problems row matches ${JSON.stringify(filter)} within ${timeoutMs / 1000} s`);
         }
     }
+}
+
+/** Opens `name`, waits for a Problems row of `code`, applies the lightbulb fix titled `title` at
+ * `needle` (plus `offset` columns) and waits for `expected` in the file on disk. */
+async function lightbulbFix(workspace: string, name: string, code: string, needle: string, offset: number,
+    title: string, expected: string, screenshot: string): Promise<void> {
+    await openFile(name);
+    const rows = await problems(code);
+    if (!rows.some((row) => row.includes(code))) {
+        throw new Error(`no ${code} row for ${name}: ${rows.join(' | ')}`);
+    }
+    await box().fill('');
+    await page!.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+    await goTo(locate(path.join(workspace, name), needle, offset));
+    await page!.keyboard.press('Control+.');
+    const fix = page!.locator('.action-widget .monaco-list-row', { hasText: title }).first();
+    await fix.waitFor({ timeout: 15_000 });
+    await shot(screenshot);
+    await fix.click();
+    await page!.keyboard.press('Control+S');
+    await waitForFile(path.join(workspace, name), (text) => text.includes(expected));
 }
 
 async function main(): Promise<number> {
@@ -297,6 +322,21 @@ async function main(): Promise<number> {
             await command('ascend-lsp: Fix All Findings');
             await page!.keyboard.press('Control+S');
             await waitForFile(trainFile, (text) => text.includes('torch.npu.synchronize()') && text.includes('backend="hccl"'));
+        });
+
+        await step('a launch script gets NPU124 and NPU108, and the lightbulb renames CUDA_VISIBLE_DEVICES', async () => {
+            await lightbulbFix(workspace, 'train.sh', 'NPU124', 'CUDA_VISIBLE_DEVICES', 2,
+                'with `ASCEND_RT_VISIBLE_DEVICES`', 'ASCEND_RT_VISIBLE_DEVICES=0,1 torchrun', '08-launch-script.png');
+        });
+
+        await step('a Dockerfile gets NPU504 for its CUDA image, and the lightbulb replaces nvidia-smi -L', async () => {
+            await lightbulbFix(workspace, 'Dockerfile', 'NPU504', 'nvidia-smi -L', 2,
+                'with `npu-smi info -l`', 'pip install torch && npu-smi info -l', '09-dockerfile.png');
+        });
+
+        await step('a training config gets NPU801 for tf32, and the lightbulb sets it to false', async () => {
+            await lightbulbFix(workspace, 'sft.yaml', 'NPU801', 'tf32: true', 1, 'Set `tf32` to `false`',
+                'tf32: false', '10-config.png');
         });
 
         await step('"Run on NPU" (target cpu) reports a RUN001 result', async () => {

@@ -52,7 +52,9 @@ def test_support_list_column_for_older_chips() -> None:
                                                                                      "requirements"),
     ("pyproject.toml", "pyproject"), ("setup.cfg", "setup.cfg"), ("environment.yml", "environment"),
     ("Dockerfile", "dockerfile"), ("docker/Dockerfile.npu", "dockerfile"), ("train.dockerfile", "dockerfile"),
-    ("setup.py", None), ("notes.txt", None), ("config.yml", None), ("x.py", None),
+    ("config.yml", "config"), ("ds_config.json", "config"), ("tsconfig.jsonc", "config"),
+    ("docker-compose.yml", "compose"), ("docker-compose.gpu.yaml", "compose"), ("compose.yaml", "compose"),
+    ("setup.py", None), ("notes.txt", None), ("x.py", None),
 ])
 def test_document_kind(path: str, kind: str | None) -> None:
     assert document_kind(path) == kind
@@ -65,13 +67,18 @@ def test_packaging_findings_keep_noqa_and_crlf() -> None:
 
 
 def test_discovery_takes_packaging_files_while_selected(tmp_path: Path) -> None:
-    for name in ("a.py", "requirements.txt", "Dockerfile", "notes.txt"):
+    for name in ("a.py", "requirements.txt", "Dockerfile", "notes.txt", "compose.yaml", "data.json", "ci.yml"):
         (tmp_path / name).write_text("x\n")
+    (tmp_path / "ds.json").write_text('{"train_batch_size": 8}\n')  # a YAML or JSON only when a config's keys say so
     found = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings())}
-    assert found == {"a.py", "requirements.txt", "Dockerfile"}
+    assert found == {"a.py", "requirements.txt", "Dockerfile", "ds.json", "compose.yaml"}
     without = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings(ignore=("NPU5",)))}
-    assert without == {"a.py", "Dockerfile"}  # its RUN and ENV lines: NPU108, NPU124, NPU127
+    # a Dockerfile's RUN and ENV lines: NPU108, NPU124, NPU127, NPU804; a compose file's environment
+    assert without == {"a.py", "Dockerfile", "ds.json", "compose.yaml"}
     without = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings(ignore=("NPU5", "NPU1")))}
+    assert without == {"a.py", "Dockerfile", "ds.json", "compose.yaml"}
+    without = {Path(p).name for p in discover([str(tmp_path)],
+                                              lambda _path: Settings(ignore=("NPU5", "NPU1", "NPU8")))}
     assert without == {"a.py"}
 
 
