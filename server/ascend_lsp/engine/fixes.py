@@ -19,8 +19,16 @@ if TYPE_CHECKING:
 MAX_PASSES = 10
 
 
-def applicable(fix: Fix | None, unsafe: bool) -> bool:
+NPU_NAMES = ("torch_npu", "torch.npu")
+
+
+def applicable(fix: Fix | None, unsafe: bool, fix_style: str = "npu") -> bool:
+    """Whether fix-all applies `fix`. In the portable style it never writes torch_npu: a
+    fix offered in one style only (no `style`: rules/portable_fixes.py orders the fixes that
+    come in both) that would, is shown, not applied."""
     if fix is None or not fix.edits:
+        return False
+    if fix_style == "portable" and not fix.style and any(n in e.new_text for e in fix.edits for n in NPU_NAMES):
         return False
     return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
 
@@ -84,7 +92,7 @@ def fix_text_with(text: str, settings: Settings, path: str | None = None, unsafe
     errors = dict.fromkeys(analysis.errors)  # a rule that failed on any pass failed
     for _ in range(MAX_PASSES):
         fixes = [f.fix for f in analysis.findings
-                 if applicable(f.fix, unsafe) and (codes is None or f.code in codes)]
+                 if applicable(f.fix, unsafe, settings.fix_style) and (codes is None or f.code in codes)]
         if not fixes:
             break
         new_text, count = apply_edits(text, fixes)

@@ -1,0 +1,288 @@
+"""Fixes in the portable style (`fix-style = "portable"`): the device-agnostic form of a
+table row (mappings/torch/portable.toml), which runs on CUDA, on the NPU (torch_npu registers
+`npu` as the accelerator) and on the CPU alike, beside the row's `torch.npu` fix; `styled`
+orders the two as the settings ask. A file's portable fixes share one device, bound once
+below its imports (`accelerator_device = torch.accelerator.current_accelerator(...) or
+torch.device("cpu")`): the fixes of one pass each carry that same edit, made once."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+from ..engine.checker import Checker, Reference
+from ..engine.model import Applicability, Edit, Fix, Range
+from ..engine.walk import StringContext, last_name
+from ..knowledge.portable import Form, load_portable, version_tuple
+from .call_arguments import keyword
+from .literal_text import literal_text_spans
+
+PORTABLY = "Fix portably: "
+# A string literal alone: its prefix, its quote, its text (no implicit concatenation).
+STRING_LITERAL = re.compile(r"""(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|")(?P<body>.*)(?P=quote)""", re.S)
+# What ends a line whose next line continues an expression: an opening bracket, a comma, an operator.
+CONTINUED = frozenset("([{,\\+-*/%&|^<>=@~")
+
+
+# --- the order of the two styles ----------------------------------------------------------
+def styled(checker: Checker, npu: Fix | None, portable: Fix | None, form: Form | None) -> tuple[tuple[Fix, ...], str]:
+    """(the fixes in the order the settings prefer, a note for the message). `npu` style:
+    torch_npu's fix first, the portable one offered beside it. `portable` style: the portable
+    fix first; without one, torch_npu's is shown but never applied (fix-all must not write
+    `torch.npu` into a file meant to run everywhere); and where the project pins a torch
+    older than the form needs, torch_npu's fix first, with a note saying why."""
+    npu = replace(npu, style="npu") if npu is not None else None
+    portable = replace(portable, style="portable") if portable is not None else None
+    if checker.settings.fix_style == "npu":
+        return tuple(f for f in (npu, portable) if f is not None), ""
+    if portable is None:
+        return ((replace(npu, applicability=Applicability.DISPLAY),) if npu is not None else ()), ""
+    pin = older_pin(checker, form)
+    if pin is not None and npu is not None:
+        return (npu, replace(portable, applicability=Applicability.DISPLAY)), (
+            f" Fixed for the NPU: the project pins torch `{pin}`, and the portable form needs torch {form.torch}.")
+    return tuple(f for f in (portable, npu) if f is not None), ""
+
+
+def older_pin(checker: Checker, form: Form | None) -> str | None:
+    """The project's torch pin when it allows a release older than `form` needs (and the
+    device binding, which every form but a plain rename uses)."""
+    if form is None or checker.project is None:
+        return None
+    pin = checker.project.pin("torch")
+    if pin is None:
+        return None
+    needs = max(form.needs, version_tuple(load_portable().binding_torch)) if uses_binding(form) else form.needs
+    return pin if lowest_allowed(pin) < needs else None
+
+
+def uses_binding(form: Form) -> bool:
+    return "{device}" in form.replacement + form.arguments + "".join(v for _, v in form.keywords) or \
+        any("{device}" in v for kws in form.by_call.values() for _, v in kws)
+
+
+def lowest_allowed(spec: str) -> tuple[int, ...]:
+    """The lowest release a version specifier allows (`>=2.1,<2.3` → (2, 1); `==2.8.*`,
+    conda's `=2.8` → (2, 8)); (0,) when it sets no lower bound (`<2.3`, `!=2.0`)."""
+    lowest: tuple[int, ...] = (0,)
+    for clause in spec.split(","):
+        found = re.match(r"\s*(===|==|~=|>=|>|=)\s*v?([0-9][0-9.]*)", clause)
+        if found:
+            lowest = max(lowest, tuple(int(p) for p in found.group(2).strip(".").split(".")))
+    return lowest
+
+
+# --- the device binding -------------------------------------------------------------------
+def binding_edits(checker: Checker) -> list[Edit | None] | None:
+    """The edits that bind the file's device below its imports (none once it is bound), or
+    None where the file already uses the name for something else."""
+    portable = load_portable()
+    known = checker.derived.get(id(portable))
+    if known is None or known[0] is not portable:
+        text = checker.source.text
+        if portable.binding_line() in text:
+            state = "bound"
+        elif re.search(rf"\b{portable.binding}\b", text):
+            state = "taken"
+        else:
+            state = "free"
+        known = checker.derived[id(portable)] = (portable, state)
+    if known[1] == "taken":
+        return None
+    if known[1] == "bound":
+        return []
+    return [checker.require_name("torch"), insert_line(checker, portable.binding_line())]
+
+
+def insert_line(checker: Checker, text: str) -> Edit:
+    """A line below the file's last top-level import (as checker.require_name places an import)."""
+    line = checker.module.import_line
+    if line >= len(checker.source.lines):
+        end = len(checker.source.line(line - 1))
+        return Edit(Range(line - 1, end, line - 1, end), "\n" + text)
+    return Edit(Range(line, 0, line, 0), text + "\n")
+
+
+def portable_fix(checker: Checker, title: str, applicability: Applicability, *edits: Edit | None) -> Fix | None:
+    binding = binding_edits(checker)
+    if binding is None:
+        return None
+    return checker.fix(PORTABLY + title, applicability, *binding, *edits)
+
+
+# --- calls: arguments put first, keywords added -------------------------------------------
+def argument_edits(checker: Checker, call: ast.Call, func_end: tuple[int, int], arguments: str,
+                   keywords: tuple[tuple[str, str], ...]) -> list[Edit] | None:
+    """Insert `arguments` first in `call` and the `keywords` it does not pass last; None when
+    its parentheses are not where they can be edited (a comment between name and `(`)."""
+    portable = load_portable()
+    rng = checker.range(call)
+    line, col = func_end
+    opening = checker.source.line(line)[col:]
+    if not opening.lstrip().startswith("("):
+        return None
+    after_open = (line, col + opening.index("(") + 1)
+    passed = bool(call.args or call.keywords)
+    edits = []
+    if arguments:
+        edits.append(Edit(Range(*after_open, *after_open), portable.fill(arguments) + (", " if passed else "")))
+    added = [f"{name}={portable.fill(value)}" for name, value in keywords if keyword(call, name) is None]
+    if added:
+        close = (rng.end_line, rng.end_col - 1)
+        before = checker.source.segment(Range(*after_open, *close)).rstrip()
+        comma = "" if not (passed or arguments) or before.endswith(",") else ", "
+        edits.append(Edit(Range(*close, *close), comma + ", ".join(added)))
+    return edits
+
+
+# --- qualified names ----------------------------------------------------------------------
+def api_fix(checker: Checker, ref: Reference, written: str, edits: list[Edit | None],
+            applicability: Applicability) -> Fix | None:
+    """`torch.cuda.x` → its torch.accelerator / torch.amp form (`written`: the new name as the
+    file spells it, `edits` the import it may need)."""
+    form = load_portable().apis.get(ref.qualname)
+    if form is None:
+        return None
+    call = ref.call if type(ref.call) is ast.Call and ref.call.func is ref.node else None
+    if call is None and (form.guard is not None or form.arguments or form.keywords):
+        return None  # a reference that is not called: nothing to guard or to pass
+    node_range = checker.range(ref.node)
+    title = f"Replace `{ref.qualname}` with `{form.replacement}`"
+    if form.guard is not None:
+        return guarded_fix(checker, ref, call, written, edits, form, title, applicability)
+    edits = [*edits, checker.replace(node_range, written)]
+    if call is not None and (form.arguments or form.keywords):
+        more = argument_edits(checker, call, (node_range.end_line, node_range.end_col), form.arguments, form.keywords)
+        if more is None:
+            return None
+        edits += more
+        return portable_fix(checker, title, applicability, *edits)
+    return checker.fix(PORTABLY + title, applicability, *edits)
+
+
+def guarded_fix(checker: Checker, ref: Reference, call: ast.Call, written: str, edits: list[Edit | None],
+                form: Form, title: str, applicability: Applicability) -> Fix:
+    """The call where there is an accelerator, else the value the CUDA call gave on the CPU:
+    `torch.accelerator.empty_cache()` raises without one where `torch.cuda.empty_cache()` did
+    nothing. A call alone on its line becomes an `if`; elsewhere a conditional expression."""
+    rng = checker.range(call)
+    head = checker.range(ref.node)
+    new_call = written + checker.source.segment(Range(head.end_line, head.end_col, rng.end_line, rng.end_col))
+    available = written.rpartition(".")[0] + ".is_available()"
+    line = checker.source.line(rng.start_line)
+    if form.guard == "None" and rng.start_line == rng.end_line and statement_alone(checker, rng):
+        indent = line[:rng.start_col]
+        text = f"if {available}:\n{indent}    {new_call}"
+    else:
+        text = f"({new_call} if {available} else {form.guard})"
+    title += f", run only where there is an accelerator (without one it raises, where `{ref.qualname}` did not)"
+    return checker.fix(PORTABLY + title, applicability, *edits, checker.replace(rng, text))
+
+
+def statement_alone(checker: Checker, rng: Range) -> bool:
+    """Whether the text at `rng` is a statement of its own: alone on its line (but for a
+    comment), and the line before it does not leave an expression open."""
+    line = checker.source.line(rng.start_line)
+    rest = line[rng.end_col:].strip()
+    if line[:rng.start_col].strip() or (rest and not rest.startswith("#")):
+        return False
+    for index in range(rng.start_line - 1, -1, -1):
+        before = checker.source.line(index).split("#", 1)[0].rstrip()
+        if before:
+            return before[-1] not in CONTINUED
+    return True
+
+
+# --- methods --------------------------------------------------------------------------------
+def method_fix(checker: Checker, attr: str, attr_range: Range, call: ast.Call | None,
+               applicability: Applicability) -> Fix | None:
+    """`x.cuda()` → `x.to(accelerator_device)`, when its call passes no device of its own."""
+    form = load_portable().methods.get(attr)
+    if form is None or call is None or call.args or any(kw.arg not in form.parameters for kw in call.keywords):
+        return None
+    more = argument_edits(checker, call, (attr_range.end_line, attr_range.end_col), form.arguments, ())
+    if more is None:
+        return None
+    shown = load_portable().fill(form.arguments)
+    return portable_fix(checker, f"Replace `.{attr}()` with `.{form.replacement}({shown})`", applicability,
+                        checker.replace(attr_range, form.replacement), *more)
+
+
+# --- strings ----------------------------------------------------------------------------------
+def device_string_fix(checker: Checker, node: ast.AST, value: str, context: StringContext,
+                      applicability: Applicability) -> Fix | None:
+    """`"cuda"` → `accelerator_device.type`, `"cuda:0"` → `f"{accelerator_device.type}:0"`
+    (in an f-string, only its literal text); `torch.autocast("cuda")` also gets its
+    keywords (off without an accelerator, as CUDA's autocast was on a CPU)."""
+    portable = load_portable()
+    form = portable.literals.get("device")
+    if form is None:
+        return None
+    expression = portable.fill(form.replacement)
+    rng = checker.range(node)
+    if rng.start_line != rng.end_line:
+        return None
+    segment = checker.source.segment(rng)
+    if context.keyword == "map_location" and value != "cuda":
+        # torch.load cannot restore to "cpu:0": the device itself, whose current index a
+        # CUDA or NPU run has set (set_device) where the string named one
+        return portable_fix(checker, f"Replace `{value}` with `{portable.binding}` (the current device)",
+                            Applicability.UNSAFE, checker.replace(rng, portable.binding))
+    if type(node) is ast.JoinedStr:
+        new = fstring_with(segment, expression)
+    else:
+        new = string_with(segment, value, expression)
+    if new is None:
+        return None
+    edits: list[Edit] = [checker.replace(rng, new)]
+    call = context.call if context.kind == "arg" else None
+    keywords = form.by_call.get(last_name(call.func)) if call is not None else None
+    if keywords and (context.keyword == "device_type" or (context.keyword is None and context.position == 0)):
+        func = checker.range(call.func)
+        more = argument_edits(checker, call, (func.end_line, func.end_col), "", keywords)
+        if more is None:
+            return None
+        edits += more
+    if context.kind == "compare":
+        applicability = Applicability.UNSAFE  # on a CPU-only machine the test is now true for CPU tensors
+    return portable_fix(checker, f"Replace `{value}` with `{new}`", applicability, *edits)
+
+
+def string_with(segment: str, value: str, expression: str) -> str | None:
+    found = STRING_LITERAL.fullmatch(segment)
+    if found is None or found.group("prefix") in ("u", "U"):
+        return None  # implicitly concatenated pieces, or a u-string, which cannot become an f-string
+    if value == "cuda":
+        return expression
+    body = found.group("body").replace("{", "{{").replace("}", "}}").replace("cuda", "{" + expression + "}")
+    return f"f{found.group('prefix')}{found.group('quote')}{body}{found.group('quote')}"
+
+
+def fstring_with(segment: str, expression: str) -> str | None:
+    """The f-string with `cuda` in its literal text made a replacement field."""
+    out, end = [], 0
+    for a, b in literal_text_spans(segment, True):
+        out += [segment[end:a], segment[a:b].replace("cuda", "{" + expression + "}")]
+        end = b
+    new = "".join(out) + segment[end:]
+    return new if new != segment else None
+
+
+def backend_fix(checker: Checker, node: ast.AST, context: StringContext, applicability: Applicability) -> Fix | None:
+    """`init_process_group("nccl")` → `init_process_group(None)`: torch.distributed then
+    takes each device's default backend (nccl for cuda, hccl for npu, gloo for cpu)."""
+    form = load_portable().literals.get("backend")
+    call = context.call
+    if form is None or context.kind != "arg" or call is None or last_name(call.func) not in form.calls:
+        return None
+    if not (context.keyword == "backend" or (context.keyword is None and context.position == 0)):
+        return None
+    return checker.fix(PORTABLY + f"Replace the backend with `{form.replacement}` (each device's default)",
+                       applicability, checker.replace(node, form.replacement))
+
+
+def form_of(kind: str, name: str) -> Form | None:
+    """The portable row for a table entry: an api name, a method, a literal's kind."""
+    portable = load_portable()
+    return {"api": portable.apis, "method": portable.methods, "literal": portable.literals}[kind].get(name)
