@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from .analyzer import Analysis, analyze_with
 from .registry import RuleSet
 from .config import Settings
+from .guards import NPU_WORD
 from .model import Applicability, Edit, Finding, Fix
 from .text import SourceText
 
@@ -19,16 +20,18 @@ if TYPE_CHECKING:
 MAX_PASSES = 10
 
 
-NPU_NAMES = ("torch_npu", "torch.npu")
+def writes_npu(fix: Fix) -> bool:
+    """Whether the fix writes something only the NPU has: torch_npu, `npu`, HCCL, an ASCEND_ variable."""
+    return any(NPU_WORD.search(e.new_text.lower()) for e in fix.edits)
 
 
 def applicable(fix: Fix | None, unsafe: bool, fix_style: str = "npu") -> bool:
-    """Whether fix-all applies `fix`. In the portable style it never writes torch_npu: a
-    fix offered in one style only (no `style`: rules/portable_fixes.py orders the fixes that
-    come in both) that would, is shown, not applied."""
+    """Whether fix-all applies `fix`. In the portable style it writes nothing NPU-only: a fix
+    offered in one style only (no `style`: rules/portable_fixes.py orders the fixes of the
+    findings fixed in both) that would, is shown, not applied."""
     if fix is None or not fix.edits:
         return False
-    if fix_style == "portable" and not fix.style and any(n in e.new_text for e in fix.edits for n in NPU_NAMES):
+    if fix_style == "portable" and not fix.style and writes_npu(fix):
         return False
     return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
 
@@ -106,4 +109,4 @@ def fix_text_with(text: str, settings: Settings, path: str | None = None, unsafe
     return FixResult(text, total, analysis, analysis.findings)
 
 
-__all__ = ["Edit", "FixResult", "apply_edits", "applicable", "fix_text_with"]
+__all__ = ["Edit", "FixResult", "apply_edits", "applicable", "fix_text_with", "writes_npu"]

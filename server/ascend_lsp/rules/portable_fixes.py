@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 
 from ..engine.checker import Checker, Reference
+from ..engine.fixes import writes_npu
 from ..engine.model import Applicability, Edit, Fix, Range
 from ..engine.walk import StringContext, last_name
 from ..knowledge.portable import Form, load_portable, version_tuple
@@ -29,20 +30,25 @@ CONTINUED = frozenset("([{,\\+-*/%&|^<>=@~")
 def styled(checker: Checker, npu: Fix | None, portable: Fix | None, form: Form | None) -> tuple[tuple[Fix, ...], str]:
     """(the fixes in the order the settings prefer, a note for the message). `npu` style:
     torch_npu's fix first, the portable one offered beside it. `portable` style: the portable
-    fix first; without one, torch_npu's is shown but never applied (fix-all must not write
-    `torch.npu` into a file meant to run everywhere); and where the project pins a torch
-    older than the form needs, torch_npu's fix first, with a note saying why."""
-    npu = replace(npu, style="npu") if npu is not None else None
-    portable = replace(portable, style="portable") if portable is not None else None
-    if checker.settings.fix_style == "npu":
-        return tuple(f for f in (npu, portable) if f is not None), ""
+    fix first; without one, a fix that writes NPU-only names is shown but never applied
+    (fix-all must not write `torch.npu` into a file meant to run everywhere), one that writes
+    none (`apex`'s FusedLayerNorm → `torch.nn.LayerNorm`) stays; and where the project pins a
+    torch older than the portable form needs, torch_npu's fix first, with a note saying why."""
     if portable is None:
-        return ((replace(npu, applicability=Applicability.DISPLAY),) if npu is not None else ()), ""
+        if npu is not None and checker.settings.fix_style == "portable" and writes_npu(npu):
+            return (replace(npu, applicability=Applicability.DISPLAY, style="npu"),), ""
+        return ((npu,) if npu is not None else ()), ""
+    portable = replace(portable, style="portable")
+    if npu is None:
+        return (portable,), ""
+    npu = replace(npu, style="npu")
+    if checker.settings.fix_style == "npu":
+        return (npu, portable), ""
     pin = older_pin(checker, form)
-    if pin is not None and npu is not None:
+    if pin is not None:
         return (npu, replace(portable, applicability=Applicability.DISPLAY)), (
             f" Fixed for the NPU: the project pins torch `{pin}`, and the portable form needs torch {form.torch}.")
-    return tuple(f for f in (portable, npu) if f is not None), ""
+    return (portable, npu), ""
 
 
 def older_pin(checker: Checker, form: Form | None) -> str | None:
@@ -217,8 +223,8 @@ def device_string_fix(checker: Checker, node: ast.AST, value: str, context: Stri
     keywords (off without an accelerator, as CUDA's autocast was on a CPU)."""
     portable = load_portable()
     form = portable.literals.get("device")
-    if form is None:
-        return None
+    if form is None or context.siblings:
+        return None  # a key or one option among others: an expression there is no longer a name
     expression = portable.fill(form.replacement)
     rng = checker.range(node)
     if rng.start_line != rng.end_line:
