@@ -42,8 +42,11 @@ def code_stamp() -> int:
 
 def settings_key(settings: Settings, project: ProjectContext | None = None) -> str:
     """What a cached result depends on besides the file: the code, the tables, the settings,
-    and the operators the file's project registers (NPU308)."""
+    and the operators the file's project registers (NPU308), and in the portable fix style its
+    torch pin (an older one keeps the npu fixes)."""
     stamp = [code_stamp(), project.ops_digest(settings) if project is not None else ""] + tables_stamp()
+    if settings.fix_style == "portable" and project is not None:
+        stamp.append(project.pin("torch") or "")
     stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
     return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
 
