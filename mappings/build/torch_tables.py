@@ -107,6 +107,19 @@ LITERALS = [
      "source": f"torch 2.13 torch.distributed.Backend.default_device_backend_map ({MEASURED}); {HCCL_REGISTRATION}"},
 ]
 
+# NPU-only tuning behind a backend check: the CUDA statement where the device is CUDA, its
+# torch.npu counterpart (the row's in torch_npu/cuda.toml) through the device's module where it
+# is the NPU, so the file names neither torch_npu nor torch.npu.
+DEVICE_MODULE = ("torch.get_device_module: in torch 2.13 (checked); pytorch/pytorch#149207 (2025-03) caches it, before "
+                 "the 2.7 release")
+BRANCHES = [
+    {"name": name, "module": "torch.get_device_module({device})", "torch": "2.7",
+     "cpu": "neither branch runs: the switch was a no-op on the CPU (" + MEASURED + ": setting it changes nothing "
+            "a CPU matmul or convolution computes)",
+     "source": f"{DEVICE_MODULE}; {NPU_REGISTRATION}"}
+    for name in ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32")
+]
+
 METHODS = [
     {"name": "cuda", "replacement": "to", "arguments": "{device}", "parameters": ["non_blocking", "memory_format"],
      "torch": "2.7", "source": f"torch.Tensor.to and torch.nn.Module.to take a torch.device; {DOCS_27}"},
@@ -118,11 +131,17 @@ def names(row: dict) -> list[str]:
 
 
 def build(data_dir: Path, out_dir: Path) -> list[Path]:
+    if not exists("torch.get_device_module"):
+        raise ValueError("torch 2.13 has no torch.get_device_module")
     for row in APIS:
         missing = [n for n in names(row) if not exists(n)]
         if missing:
             raise ValueError(f"{row['name']}: torch 2.13 has no {', '.join(missing)}")
-    sections = [("binding", [BINDING]), ("api", APIS), ("literal", LITERALS), ("method", METHODS)]
+    for row in BRANCHES:
+        if not exists(row["name"]):
+            raise ValueError(f"{row['name']}: torch 2.13 has no such switch")
+    sections = [("binding", [BINDING]), ("api", APIS), ("literal", LITERALS), ("method", METHODS),
+                ("branch", BRANCHES)]
     table = {"meta": {"title": "Portable forms: torch.accelerator and torch.amp instead of torch.cuda and torch.npu",
                       "sources": sorted({DOCS_26, DOCS_27, DOCS_29, AMP, NPU_REGISTRATION, HCCL_REGISTRATION})}}
     for section, rows in sections:

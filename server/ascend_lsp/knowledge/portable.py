@@ -46,6 +46,7 @@ class Portable:
     apis: dict[str, Form]
     literals: dict[str, Form]  # by kind: device, backend
     methods: dict[str, Form]
+    branches: dict[str, Form]  # replacement: the device's module, whose attributes stand for torch.npu's
 
     def binding_line(self) -> str:
         return f"{self.binding} = {self.binding_expression}"
@@ -72,4 +73,5 @@ def load_portable() -> Portable:
         apis={row["name"]: _form(row) for row in data["api"]},
         literals={row["kind"]: _form(row, "expression") for row in data["literal"]},
         methods={row["name"]: _form(row) for row in data["method"]},
+        branches={row["name"]: _form(row, "module") for row in data["branch"]},
     )

@@ -200,6 +200,39 @@ def statement_alone(checker: Checker, rng: Range) -> bool:
     return True
 
 
+def branch_fix(checker: Checker, ref: Reference, npu: str, function: tuple[str, list[Edit | None]],
+               applicability: Applicability) -> Fix | None:
+    """A switch only CUDA reads (`torch.backends.cuda.matmul.allow_tf32 = True`), set alone on
+    its line: the statement where the device is CUDA, its torch.npu counterpart `npu`
+    (`torch.npu.matmul.allow_hf32`) through the device's module where it is the NPU
+    (`function`: the module function's name as the file writes it, and the import it needs)."""
+    form = load_portable().branches.get(ref.qualname)
+    rng = checker.range(ref.node)
+    if form is None or not npu.startswith("torch.npu.") or rng.start_line != rng.end_line:
+        return None
+    line = checker.source.line(rng.start_line)
+    code = line.split("#", 1)[0].rstrip()
+    try:
+        body = ast.parse(code.strip()).body
+    except SyntaxError:
+        return None
+    if len(body) != 1 or type(body[0]) is not ast.Assign or len(body[0].targets) != 1 or \
+            checker.source.segment(rng) != code[rng.start_col:].partition("=")[0].strip() or \
+            not statement_alone(checker, Range(rng.start_line, rng.start_col, rng.start_line, len(code))):
+        return None
+    portable = load_portable()
+    name, edits = function
+    module = name + "(" + portable.fill(form.replacement).partition("(")[2]
+    indent, statement = line[:rng.start_col], code[rng.start_col:]
+    npu_statement = module + npu[len("torch.npu"):] + statement[len(checker.source.segment(rng)):]
+    device = portable.binding
+    text = (f'if {device}.type == "cuda":\n{indent}    {statement}\n'
+            f'{indent}elif {device}.type == "npu":\n{indent}    {npu_statement}')
+    return portable_fix(checker, f"Set `{ref.qualname}` on CUDA and `{npu}` on the NPU, by the device's type",
+                        applicability, *edits, checker.replace(Range(rng.start_line, rng.start_col, rng.start_line,
+                                                                     len(code)), text))
+
+
 # --- methods --------------------------------------------------------------------------------
 def method_fix(checker: Checker, attr: str, attr_range: Range, call: ast.Call | None,
                applicability: Applicability) -> Fix | None:
@@ -291,4 +324,5 @@ def backend_fix(checker: Checker, node: ast.AST, context: StringContext, applica
 def form_of(kind: str, name: str) -> Form | None:
     """The portable row for a table entry: an api name, a method, a literal's kind."""
     portable = load_portable()
-    return {"api": portable.apis, "method": portable.methods, "literal": portable.literals}[kind].get(name)
+    return {"api": portable.apis, "method": portable.methods, "literal": portable.literals,
+            "branch": portable.branches}[kind].get(name)

@@ -14,7 +14,7 @@ from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .literal_text import literal_text_spans
-from .portable_fixes import api_fix, backend_fix, device_string_fix, form_of, method_fix, styled
+from .portable_fixes import api_fix, backend_fix, branch_fix, device_string_fix, form_of, method_fix, styled
 
 # The lookups of the rules real migrations trip over, in NPU1xx, NPU3xx and NPU4xx (docs/real-world-rules.md).
 REAL_WORLD_TABLE = TableRef("mappings/torch_npu/realworld.toml", ("api",))
@@ -185,6 +185,9 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     form = form_of("api", ref.qualname)
     if form is not None and entry.fix is not None:
         portable = api_fix(checker, ref, *written_name(checker, ref, form.replacement), Applicability(entry.fix))
+    elif new and entry.fix is not None and (form := form_of("branch", ref.qualname)) is not None:
+        module = written_name(checker, ref, form.replacement.partition("(")[0])
+        portable = branch_fix(checker, ref, new, module, Applicability(entry.fix))
     report(checker, entry, ref.node, ref.qualname, new, fix, portable, form)
 
 
