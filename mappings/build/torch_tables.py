@@ -107,6 +107,18 @@ LITERALS = [
      "source": f"torch 2.13 torch.distributed.Backend.default_device_backend_map ({MEASURED}); {HCCL_REGISTRATION}"},
 ]
 
+# Environment variables both backends read: torch's own (c10's allocator configuration) and
+# torch_npu's (its caching allocator), so one name serves CUDA and the NPU.
+ENVIRONMENT = [
+    {"name": "PYTORCH_CUDA_ALLOC_CONF", "replacement": "PYTORCH_ALLOC_CONF", "torch": "2.10",
+     "note": "Read by torch's allocator configuration and by torch_npu's; setting it beside PYTORCH_NPU_ALLOC_CONF "
+             "is an error on the NPU.",
+     "source": "mappings/upstream/torch_npu/env_var_mapping.tsv (TorchNPU >= 26.2.0 with torch >= 2.10 accepts "
+               "PYTORCH_ALLOC_CONF); torch 2.13.0 wheel: lib/libc10.so reads PYTORCH_ALLOC_CONF beside "
+               "PYTORCH_CUDA_ALLOC_CONF; torch_npu 2.13.0 wheel: lib/libtorch_npu.so (\"Both PYTORCH_NPU_ALLOC_CONF "
+               "and PYTORCH_ALLOC_CONF have been set, please set only one of them.\")"},
+]
+
 # NPU-only tuning behind a backend check: the CUDA statement where the device is CUDA, its
 # torch.npu counterpart (the row's in torch_npu/cuda.toml) through the device's module where it
 # is the NPU, so the file names neither torch_npu nor torch.npu.
@@ -141,7 +153,7 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
         if not exists(row["name"]):
             raise ValueError(f"{row['name']}: torch 2.13 has no such switch")
     sections = [("binding", [BINDING]), ("api", APIS), ("literal", LITERALS), ("method", METHODS),
-                ("branch", BRANCHES)]
+                ("branch", BRANCHES), ("env", ENVIRONMENT)]
     table = {"meta": {"title": "Portable forms: torch.accelerator and torch.amp instead of torch.cuda and torch.npu",
                       "sources": sorted({DOCS_26, DOCS_27, DOCS_29, AMP, NPU_REGISTRATION, HCCL_REGISTRATION})}}
     for section, rows in sections:

@@ -47,6 +47,7 @@ class Portable:
     literals: dict[str, Form]  # by kind: device, backend
     methods: dict[str, Form]
     branches: dict[str, Form]  # replacement: the device's module, whose attributes stand for torch.npu's
+    env: dict[str, Form]  # replacement: the variable both backends read
 
     def binding_line(self) -> str:
         return f"{self.binding} = {self.binding_expression}"
@@ -74,4 +75,5 @@ def load_portable() -> Portable:
         literals={row["kind"]: _form(row, "expression") for row in data["literal"]},
         methods={row["name"]: _form(row) for row in data["method"]},
         branches={row["name"]: _form(row, "module") for row in data["branch"]},
+        env={row["name"]: _form(row) for row in data["env"]},
     )

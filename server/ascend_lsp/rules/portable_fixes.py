@@ -325,4 +325,4 @@ def form_of(kind: str, name: str) -> Form | None:
     """The portable row for a table entry: an api name, a method, a literal's kind."""
     portable = load_portable()
     return {"api": portable.apis, "method": portable.methods, "literal": portable.literals,
-            "branch": portable.branches}[kind].get(name)
+            "branch": portable.branches, "env": portable.env}[kind].get(name)

@@ -14,7 +14,7 @@ from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .literal_text import literal_text_spans
-from .portable_fixes import api_fix, backend_fix, branch_fix, device_string_fix, form_of, method_fix, styled
+from .portable_fixes import PORTABLY, api_fix, backend_fix, branch_fix, device_string_fix, form_of, method_fix, styled
 
 # The lookups of the rules real migrations trip over, in NPU1xx, NPU3xx and NPU4xx (docs/real-world-rules.md).
 REAL_WORLD_TABLE = TableRef("mappings/torch_npu/realworld.toml", ("api",))
@@ -297,11 +297,15 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
     tables = checker.tables
     env = tables.env.get(value)
     if env is not None:
-        fix = None
+        fix = portable = None
+        form = form_of("env", value)
         if env.replacement and env.fix is not None:
             fix = word_fix(checker, node, [(value, env.replacement)], Applicability(env.fix),
                            f"Replace `{value}` with `{env.replacement}`")
-        report(checker, env, node, value, env.replacement, fix)
+            if form is not None:
+                portable = word_fix(checker, node, [(value, form.replacement)], Applicability(env.fix),
+                                    f"{PORTABLY}Replace `{value}` with `{form.replacement}`")
+        report(checker, env, node, value, env.replacement, fix, portable, form)
         return
     if "cuda" not in value and "nccl" not in value:
         return
