@@ -36,6 +36,10 @@ NPU_REGISTRATION = ("torch_npu 2.13.0 wheel: torch_npu/_init/registry/backend.py
 HCCL_REGISTRATION = ("torch_npu 2.13.0 wheel: torch_npu/_init/registry/distributed.py:37-45 "
                      "(Backend.register_backend(\"hccl\", ..., devices=[\"npu\"]))")
 
+DEVICE_MODULE = ("torch.get_device_module: in torch 2.13 (checked); pytorch/pytorch#149207 (2025-03) caches it, before "
+                 "the 2.7 release")
+DEVICE_MODULE_CALL = "torch.get_device_module({device})"
+
 # The name every portable fix of a file uses for its device, bound once below its imports.
 BINDING = {
     "name": "accelerator_device",
@@ -84,6 +88,11 @@ APIS = [
           f"returns {'OrderedDict()' if value == '{}' else value}", guard=value) for name, value in MEMORY),
     api("torch.cuda.reset_peak_memory_stats", "torch.accelerator.reset_peak_memory_stats", "2.9", DOCS_29, RAISES,
         "raises AttributeError (no torch._C._cuda_resetPeakMemoryStats)", guard="None"),
+    # no torch.accelerator counterpart: the device's own module, which CUDA's and torch_npu's both have
+    *(api(f"torch.cuda.{name}", f"{DEVICE_MODULE_CALL}.{name}", "2.7",
+          f"{DEVICE_MODULE}; torch_npu's torch.npu.{name} (mappings/torch_npu/cuda.toml)",
+          f"torch.get_device_module(\"cpu\") is torch.cpu, which has no {name} ({MEASURED})", "returns None",
+          guard="None") for name in ("manual_seed", "manual_seed_all")),
     api("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "2.7", AMP + "; 2.7 for the device binding",
         "torch.amp.GradScaler(\"cpu\", enabled=False) is a disabled scaler",
         "warns that CUDA is not available and disables itself",
@@ -122,10 +131,8 @@ ENVIRONMENT = [
 # NPU-only tuning behind a backend check: the CUDA statement where the device is CUDA, its
 # torch.npu counterpart (the row's in torch_npu/cuda.toml) through the device's module where it
 # is the NPU, so the file names neither torch_npu nor torch.npu.
-DEVICE_MODULE = ("torch.get_device_module: in torch 2.13 (checked); pytorch/pytorch#149207 (2025-03) caches it, before "
-                 "the 2.7 release")
 BRANCHES = [
-    {"name": name, "module": "torch.get_device_module({device})", "torch": "2.7",
+    {"name": name, "module": DEVICE_MODULE_CALL, "torch": "2.7",
      "cpu": "neither branch runs: the switch was a no-op on the CPU (" + MEASURED + ": setting it changes nothing "
             "a CPU matmul or convolution computes)",
      "source": f"{DEVICE_MODULE}; {NPU_REGISTRATION}"}
@@ -139,7 +146,9 @@ METHODS = [
 
 
 def names(row: dict) -> list[str]:
-    return [n for n in (row.get("name"), row.get("replacement")) if n and n.startswith("torch.")]
+    """The names a row's form needs in torch 2.13 (a device module's function: CUDA's)."""
+    replacement = row["replacement"].replace(DEVICE_MODULE_CALL, "torch.cuda")
+    return [row["name"], replacement] + (["torch.get_device_module"] if DEVICE_MODULE_CALL in row["replacement"] else [])
 
 
 def build(data_dir: Path, out_dir: Path) -> list[Path]:

@@ -81,13 +81,14 @@ def lowest_allowed(spec: str) -> tuple[int, ...]:
 
 # --- the device binding -------------------------------------------------------------------
 def binding_edits(checker: Checker) -> list[Edit | None] | None:
-    """The edits that bind the file's device below its imports (none once it is bound), or
-    None where the file already uses the name for something else."""
+    """The edits that bind the file's device below its imports (none once it is bound), with
+    the file's name for torch (`import torch as t`); None where the file already uses the
+    name for something else."""
     portable = load_portable()
     known = checker.derived.get(id(portable))
     if known is None or known[0] is not portable:
         text = checker.source.text
-        if portable.binding_line() in text:
+        if re.search(rf"^{portable.binding} = .*\.current_accelerator\(", text, re.M):
             state = "bound"
         elif re.search(rf"\b{portable.binding}\b", text):
             state = "taken"
@@ -98,7 +99,12 @@ def binding_edits(checker: Checker) -> list[Edit | None] | None:
         return None
     if known[1] == "bound":
         return []
-    return [checker.require_name("torch"), insert_line(checker, portable.binding_line())]
+    scope = checker.module.scope
+    aliases = sorted((name != "torch", name) for name, qualname in scope.imports.items() if qualname == "torch")
+    alias = aliases[0][1] if aliases else None  # `torch` itself where the file binds it
+    if alias is None:
+        return [checker.require_name("torch"), insert_line(checker, portable.binding_line())]
+    return [insert_line(checker, re.sub(r"\btorch\.", alias + ".", portable.binding_line()))]
 
 
 def insert_line(checker: Checker, text: str) -> Edit:
@@ -145,45 +151,48 @@ def argument_edits(checker: Checker, call: ast.Call, func_end: tuple[int, int], 
 # --- qualified names ----------------------------------------------------------------------
 def api_fix(checker: Checker, ref: Reference, written: str, edits: list[Edit | None],
             applicability: Applicability) -> Fix | None:
-    """`torch.cuda.x` → its torch.accelerator / torch.amp form (`written`: the new name as the
-    file spells it, `edits` the import it may need)."""
-    form = load_portable().apis.get(ref.qualname)
+    """`torch.cuda.x` → its torch.accelerator / torch.amp / device-module form (`written`: the
+    new name as the file spells it, `edits` the import it may need)."""
+    portable = load_portable()
+    form = portable.apis.get(ref.qualname)
     if form is None:
         return None
     call = ref.call if type(ref.call) is ast.Call and ref.call.func is ref.node else None
     if call is None and (form.guard is not None or form.arguments or form.keywords):
         return None  # a reference that is not called: nothing to guard or to pass
+    written = portable.fill(written)
     node_range = checker.range(ref.node)
-    title = f"Replace `{ref.qualname}` with `{form.replacement}`"
+    title = f"Replace `{ref.qualname}` with `{portable.fill(form.replacement)}`"
     if form.guard is not None:
-        return guarded_fix(checker, ref, call, written, edits, form, title, applicability)
-    edits = [*edits, checker.replace(node_range, written)]
-    if call is not None and (form.arguments or form.keywords):
+        edit, title = guarded(checker, ref, call, written, form, title)
+        edits = [*edits, edit]
+    else:
+        edits = [*edits, checker.replace(node_range, written)]
+    if form.arguments or form.keywords:
         more = argument_edits(checker, call, (node_range.end_line, node_range.end_col), form.arguments, form.keywords)
         if more is None:
             return None
         edits += more
+    if uses_binding(form):
         return portable_fix(checker, title, applicability, *edits)
     return checker.fix(PORTABLY + title, applicability, *edits)
 
 
-def guarded_fix(checker: Checker, ref: Reference, call: ast.Call, written: str, edits: list[Edit | None],
-                form: Form, title: str, applicability: Applicability) -> Fix:
+def guarded(checker: Checker, ref: Reference, call: ast.Call, written: str, form: Form, title: str) -> tuple[Edit, str]:
     """The call where there is an accelerator, else the value the CUDA call gave on the CPU:
     `torch.accelerator.empty_cache()` raises without one where `torch.cuda.empty_cache()` did
     nothing. A call alone on its line becomes an `if`; elsewhere a conditional expression."""
     rng = checker.range(call)
     head = checker.range(ref.node)
     new_call = written + checker.source.segment(Range(head.end_line, head.end_col, rng.end_line, rng.end_col))
-    available = written.rpartition(".")[0] + ".is_available()"
+    available = written.partition(".")[0] + ".accelerator.is_available()"  # the file's name for torch
     line = checker.source.line(rng.start_line)
     if form.guard == "None" and rng.start_line == rng.end_line and statement_alone(checker, rng):
-        indent = line[:rng.start_col]
-        text = f"if {available}:\n{indent}    {new_call}"
+        text = f"if {available}:\n{line[:rng.start_col]}    {new_call}"
     else:
         text = f"({new_call} if {available} else {form.guard})"
     title += f", run only where there is an accelerator (without one it raises, where `{ref.qualname}` did not)"
-    return checker.fix(PORTABLY + title, applicability, *edits, checker.replace(rng, text))
+    return checker.replace(rng, text), title
 
 
 def statement_alone(checker: Checker, rng: Range) -> bool:
