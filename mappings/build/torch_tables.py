@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from installed import exists
-from torch_npu_tables import write_toml
+from torch_npu_tables import env_table, write_toml
 from upstream import MAPPINGS
 
 from ascend_lsp.knowledge.schema import first_error
@@ -43,11 +43,15 @@ DEVICE_MODULE_CALL = "torch.get_device_module({device})"
 # The name every portable fix of a file uses for its device, bound once below its imports.
 BINDING = {
     "name": "accelerator_device",
-    "expression": 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")',
+    # Not check_available=True: that asks torch.cuda.is_available(), which initialises CUDA at import
+    # time, so a CUDA_VISIBLE_DEVICES set after the imports would no longer count.
+    "expression": 'torch.accelerator.current_accelerator() or torch.device("cpu")',
     "torch": "2.7",
-    "cpu": "torch.device(\"cpu\"): current_accelerator(check_available=True) is None (" + MEASURED + ")",
+    "cpu": ("torch.device(\"cpu\"): current_accelerator() is None on a torch built without an accelerator ("
+            + MEASURED + "); a CUDA build on a machine without a GPU gives cuda, where the CUDA code failed too"),
     "npu": "torch.device(\"npu\") once torch_npu is imported; " + NPU_REGISTRATION,
-    "source": DOCS_27,
+    "source": DOCS_27 + "; torch 2.13 torch/accelerator/__init__.py (current_accelerator: \"does NOT poison fork\", "
+                        "the runtime check only with check_available)",
 }
 
 # Leading argument and added keyword of the AMP objects: the device's type, and off without an
@@ -131,13 +135,23 @@ ENVIRONMENT = [
 # NPU-only tuning behind a backend check: the CUDA statement where the device is CUDA, its
 # torch.npu counterpart (the row's in torch_npu/cuda.toml) through the device's module where it
 # is the NPU, so the file names neither torch_npu nor torch.npu.
-BRANCHES = [
-    {"name": name, "module": DEVICE_MODULE_CALL, "torch": "2.7",
-     "cpu": "neither branch runs: the switch was a no-op on the CPU (" + MEASURED + ": setting it changes nothing "
-            "a CPU matmul or convolution computes)",
-     "source": f"{DEVICE_MODULE}; {NPU_REGISTRATION}"}
-    for name in ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32")
-]
+BRANCH_CPU = ("neither branch runs: the CUDA statement was a no-op on the CPU (" + MEASURED + ": the TF32 switches "
+              "change nothing a CPU matmul or convolution computes; the CUDA and NCCL variables are read by CUDA and "
+              "NCCL alone)")
+
+
+def branches(data_dir: Path) -> list[dict]:
+    """The TF32 switches, and the CUDA and NCCL variables with an NPU counterpart (the rows of
+    torch_npu/env.toml, from the same facts) that both backends do not share."""
+    rows = [{"name": name, "kind": "api", "module": DEVICE_MODULE_CALL, "torch": "2.7", "cpu": BRANCH_CPU,
+             "source": f"{DEVICE_MODULE}; {NPU_REGISTRATION}"}
+            for name in ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32")]
+    shared = {row["name"] for row in ENVIRONMENT}
+    rows += [{"name": row["name"], "kind": "env", "torch": "2.7", "cpu": BRANCH_CPU,
+              "source": f"{row['source']}; {BINDING['source']}"}
+             for row in env_table(data_dir / "torch_npu") if row.get("replacement") and row["name"] not in shared]
+    return rows
+
 
 METHODS = [
     {"name": "cuda", "replacement": "to", "arguments": "{device}", "parameters": ["non_blocking", "memory_format"],
@@ -158,11 +172,12 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
         missing = [n for n in names(row) if not exists(n)]
         if missing:
             raise ValueError(f"{row['name']}: torch 2.13 has no {', '.join(missing)}")
-    for row in BRANCHES:
-        if not exists(row["name"]):
+    rows = branches(data_dir)
+    for row in rows:
+        if row["kind"] == "api" and not exists(row["name"]):
             raise ValueError(f"{row['name']}: torch 2.13 has no such switch")
     sections = [("binding", [BINDING]), ("api", APIS), ("literal", LITERALS), ("method", METHODS),
-                ("branch", BRANCHES), ("env", ENVIRONMENT)]
+                ("branch", rows), ("env", ENVIRONMENT)]
     table = {"meta": {"title": "Portable forms: torch.accelerator and torch.amp instead of torch.cuda and torch.npu",
                       "sources": sorted({DOCS_26, DOCS_27, DOCS_29, AMP, NPU_REGISTRATION, HCCL_REGISTRATION})}}
     for section, rows in sections:

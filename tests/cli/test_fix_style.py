@@ -10,7 +10,7 @@ import pytest
 from ascend_lsp.cli.main import main
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\ntorch.cuda.empty_cache()\n"
-BOUND = 'accelerator_device = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
+BOUND = 'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
 PORTABLE = ("import torch\n" + BOUND + "\nx = torch.ones(2).to(accelerator_device)\n"
             "if torch.accelerator.is_available():\n    torch.accelerator.empty_cache()\n")
 NPU = "import torch\nimport torch_npu\n\nx = torch.ones(2).npu()\ntorch.npu.empty_cache()\n"

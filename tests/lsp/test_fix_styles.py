@@ -13,7 +13,7 @@ from .helpers import (CLIENTS, TIMEOUT, apply, code_actions, diagnostics, edits_
                       server_config, start)
 
 CUDA = "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\ntorch.cuda.empty_cache()\n"
-BOUND = 'accelerator_device = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
+BOUND = 'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
 
 
 @pytest_lsp.fixture(params=CLIENTS, config=server_config())

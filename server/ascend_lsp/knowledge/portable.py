@@ -46,7 +46,7 @@ class Portable:
     apis: dict[str, Form]
     literals: dict[str, Form]  # by kind: device, backend
     methods: dict[str, Form]
-    branches: dict[str, Form]  # replacement: the device's module, whose attributes stand for torch.npu's
+    branches: dict[str, Form]  # an api's replacement: the device's module, whose attributes stand for torch.npu's
     env: dict[str, Form]  # replacement: the variable both backends read
 
     def binding_line(self) -> str:
@@ -74,6 +74,7 @@ def load_portable() -> Portable:
         apis={row["name"]: _form(row) for row in data["api"]},
         literals={row["kind"]: _form(row, "expression") for row in data["literal"]},
         methods={row["name"]: _form(row) for row in data["method"]},
-        branches={row["name"]: _form(row, "module") for row in data["branch"]},
+        branches={row["name"]: Form(replacement=row.get("module", ""), torch=row["torch"], source=row["source"])
+                  for row in data["branch"]},
         env={row["name"]: _form(row) for row in data["env"]},
     )

@@ -195,6 +195,37 @@ def guarded(checker: Checker, ref: Reference, call: ast.Call, written: str, form
     return checker.replace(rng, text), title
 
 
+def needs_own_fix(checker: Checker, qualname: str) -> bool:
+    """Whether a use of `qualname`, bound by an import whose finding carries the npu rename,
+    gets a finding of its own: in the portable style, where its call needs arguments the
+    import cannot give (`GradScaler()` → `torch.amp.GradScaler(accelerator_device.type)`)."""
+    if checker.settings.fix_style != "portable":
+        return False
+    form = load_portable().apis.get(qualname)
+    return form is not None and bool(form.arguments or form.keywords) and older_pin(checker, form) is None
+
+
+def unused_import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, applicability: Applicability) -> Fix | None:
+    """Delete a top-level import whose names the file no longer uses: `from torch.cuda.amp
+    import GradScaler, autocast` once each call is `torch.amp.*` (a name found in a string or
+    a comment counts as used, as an attribute's name does not: the import then stays)."""
+    rng = checker.range(stmt)
+    if rng.start_col != 0 or not statement_alone(checker, rng):
+        return None
+    text = checker.source.text
+    start, end = checker.source.offset(rng.start_line, 0), checker.source.offset(rng.end_line, rng.end_col)
+    outside = text[:start] + text[end:]
+    for alias in stmt.names:
+        name = (alias.asname or alias.name).partition(".")[0]
+        if re.search(rf"(?<![\w.]){re.escape(name)}\b", outside):  # not `torch.amp.GradScaler`
+            return None
+    following = rng.end_line + 1
+    cut = Range(rng.start_line, 0, following, 0) if following < len(checker.source.lines) else \
+        Range(rng.start_line, 0, rng.end_line, len(checker.source.line(rng.end_line)))
+    return checker.fix(PORTABLY + "Remove the import, which nothing uses any more", applicability,
+                       checker.replace(cut, ""))
+
+
 def statement_alone(checker: Checker, rng: Range) -> bool:
     """Whether the text at `rng` is a statement of its own: alone on its line (but for a
     comment), and the line before it does not leave an expression open."""
@@ -209,37 +240,75 @@ def statement_alone(checker: Checker, rng: Range) -> bool:
     return True
 
 
-def branch_fix(checker: Checker, ref: Reference, npu: str, function: tuple[str, list[Edit | None]],
-               applicability: Applicability) -> Fix | None:
-    """A switch only CUDA reads (`torch.backends.cuda.matmul.allow_tf32 = True`), set alone on
-    its line: the statement where the device is CUDA, its torch.npu counterpart `npu`
-    (`torch.npu.matmul.allow_hf32`) through the device's module where it is the NPU
-    (`function`: the module function's name as the file writes it, and the import it needs)."""
-    form = load_portable().branches.get(ref.qualname)
-    rng = checker.range(ref.node)
-    if form is None or not npu.startswith("torch.npu.") or rng.start_line != rng.end_line:
+# --- what only CUDA reads, behind a backend check -------------------------------------------
+def backend_branch(checker: Checker, where: Range, npu_text: str, title: str, edits: list[Edit | None],
+                   applicability: Applicability) -> Fix | None:
+    """What only CUDA reads, with no form both backends share (a TF32 switch, an NCCL
+    variable), behind a backend check: its statement where the device is CUDA, the same
+    statement with `where` written as `npu_text` where it is the NPU. Only a statement alone
+    on its line that binds no name (`torch.backends.cuda.matmul.allow_tf32 = True`,
+    `os.environ["NCCL_ALGO"] = "Ring"`, `os.environ.setdefault(...)`): a name set in
+    neither branch, as on the CPU, would be unbound after it."""
+    if where.start_line != where.end_line:
         return None
-    line = checker.source.line(rng.start_line)
-    code = line.split("#", 1)[0].rstrip()
+    line = checker.source.line(where.start_line)
+    code = line.split("#", 1)[0].rstrip() if "#" not in line[where.start_col:where.end_col] else line.rstrip()
+    start = len(line) - len(line.lstrip())
     try:
-        body = ast.parse(code.strip()).body
+        body = ast.parse(code[start:]).body
     except SyntaxError:
         return None
-    if len(body) != 1 or type(body[0]) is not ast.Assign or len(body[0].targets) != 1 or \
-            checker.source.segment(rng) != code[rng.start_col:].partition("=")[0].strip() or \
-            not statement_alone(checker, Range(rng.start_line, rng.start_col, rng.start_line, len(code))):
+    if len(body) != 1 or not binds_no_name(body[0]) or where.end_col > len(code) or \
+            not statement_alone(checker, Range(where.start_line, start, where.start_line, len(code))):
         return None
-    portable = load_portable()
-    name, edits = function
-    module = name + "(" + portable.fill(form.replacement).partition("(")[2]
-    indent, statement = line[:rng.start_col], code[rng.start_col:]
-    npu_statement = module + npu[len("torch.npu"):] + statement[len(checker.source.segment(rng)):]
-    device = portable.binding
+    indent, statement = line[:start], code[start:]
+    npu = code[start:where.start_col] + npu_text + code[where.end_col:]
+    device = load_portable().binding
     text = (f'if {device}.type == "cuda":\n{indent}    {statement}\n'
-            f'{indent}elif {device}.type == "npu":\n{indent}    {npu_statement}')
-    return portable_fix(checker, f"Set `{ref.qualname}` on CUDA and `{npu}` on the NPU, by the device's type",
-                        applicability, *edits, checker.replace(Range(rng.start_line, rng.start_col, rng.start_line,
-                                                                     len(code)), text))
+            f'{indent}elif {device}.type == "npu":\n{indent}    {npu}')
+    return portable_fix(checker, title, applicability, *edits,
+                        checker.replace(Range(where.start_line, start, where.start_line, len(code)), text))
+
+
+def binds_no_name(stmt: ast.stmt) -> bool:
+    """An assignment to an item or attribute (`os.environ[...] = v`, `torch.backends.x = v`), or
+    a call that sets the environment (`os.environ.setdefault(...)`, `.update(...)`, `os.putenv(...)`):
+    nothing else the program needs happens in it."""
+    if type(stmt) is ast.Expr:
+        func = stmt.value.func if type(stmt.value) is ast.Call else None
+        if type(func) is not ast.Attribute:
+            return False
+        return func.attr == "putenv" or (func.attr in ("setdefault", "update") and last_name(func.value) == "environ")
+    if type(stmt) in (ast.Assign, ast.AugAssign):
+        targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target]
+        return all(type(t) in (ast.Subscript, ast.Attribute) for t in targets)
+    return False
+
+
+def switch_branch(checker: Checker, ref: Reference, npu: str, function: tuple[str, list[Edit | None]],
+                  applicability: Applicability) -> Fix | None:
+    """A TF32 switch: its torch.npu counterpart `npu` (`torch.npu.matmul.allow_hf32`) through
+    the device's module (`function`: the module function's name as the file writes it, and
+    the import it needs), so the file names no torch.npu."""
+    form = load_portable().branches.get(ref.qualname)
+    if form is None or not form.replacement or not npu.startswith("torch.npu."):
+        return None
+    name, edits = function
+    module = name + "(" + load_portable().fill(form.replacement).partition("(")[2]
+    return backend_branch(checker, checker.range(ref.node), module + npu[len("torch.npu"):],
+                          f"Set `{ref.qualname}` on CUDA and `{npu}` on the NPU, by the device's type", edits,
+                          applicability)
+
+
+def variable_branch(checker: Checker, node: ast.AST, name: str, npu: str, applicability: Applicability) -> Fix | None:
+    """A CUDA or NCCL variable set in the code: on CUDA as written, on the NPU as `npu`."""
+    if name not in load_portable().branches or checker.module.scope.lookup("torch") is None and \
+            "torch" not in checker.module.scope.imports.values():
+        return None  # a file that does not import torch is not told to, for a variable
+    rng = checker.range(node)
+    segment = checker.source.segment(rng)
+    return backend_branch(checker, rng, segment.replace(name, npu), f"Set `{name}` on CUDA and `{npu}` on the NPU, "
+                          "by the device's type", [], applicability)
 
 
 # --- methods --------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .literal_text import literal_text_spans
-from .portable_fixes import PORTABLY, api_fix, backend_fix, branch_fix, device_string_fix, form_of, method_fix, styled
+from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
+                             styled, switch_branch, unused_import_fix, variable_branch)
 
 # The lookups of the rules real migrations trip over, in NPU1xx, NPU3xx and NPU4xx (docs/real-world-rules.md).
 REAL_WORLD_TABLE = TableRef("mappings/torch_npu/realworld.toml", ("api",))
@@ -176,18 +177,21 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     # it reaches a more specific entry that needs a person (`cuda.nvtx` after
     # `from torch import cuda`) or one the import's rename does not cover
     # (`ProfilerActivity.CUDA` becomes `ProfilerActivity.NPU`).
+    # In the portable style a call the import's rename cannot fix (`GradScaler()` needs
+    # the device's type) gets its own finding, with the call's portable fix.
     new = replacement_for(entry, ref.qualname)
-    if carried_by_import(checker, entry, ref, new):
+    carried = carried_by_import(checker, entry, ref, new)
+    if carried and not needs_own_fix(checker, ref.qualname):
         return
     fix = portable = None
-    if new and entry.fix is not None:
+    if new and entry.fix is not None and not carried:
         fix = rename_fix(checker, entry, ref, new)
     form = form_of("api", ref.qualname)
     if form is not None and entry.fix is not None:
         portable = api_fix(checker, ref, *written_name(checker, ref, form.replacement), Applicability(entry.fix))
     elif new and entry.fix is not None and (form := form_of("branch", ref.qualname)) is not None:
         module = written_name(checker, ref, form.replacement.partition("(")[0])
-        portable = branch_fix(checker, ref, new, module, Applicability(entry.fix))
+        portable = switch_branch(checker, ref, new, module, Applicability(entry.fix))
     report(checker, entry, ref.node, ref.qualname, new, fix, portable, form)
 
 
@@ -227,7 +231,10 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
         return
     new = replacement_for(entry, qualname)
     fix = import_fix(checker, stmt, alias, entry, new) if new and entry.fix is not None else None
-    report(checker, entry, alias, qualname, new, fix)
+    form = form_of("api", qualname)
+    portable = unused_import_fix(checker, stmt, Applicability(entry.fix)) \
+        if form is not None and entry.fix is not None else None
+    report(checker, entry, alias, qualname, new, fix, portable, form)
 
 
 # --- methods and attributes by shape ------------------------------------------------------
@@ -305,6 +312,9 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             if form is not None:
                 portable = word_fix(checker, node, [(value, form.replacement)], Applicability(env.fix),
                                     f"{PORTABLY}Replace `{value}` with `{form.replacement}`")
+            else:
+                portable = variable_branch(checker, node, value, env.replacement, Applicability(env.fix))
+                form = form_of("branch", value)
         report(checker, env, node, value, env.replacement, fix, portable, form)
         return
     if "cuda" not in value and "nccl" not in value:
