@@ -126,25 +126,35 @@ def portable_fix(checker: Checker, title: str, applicability: Applicability, *ed
 # --- calls: arguments put first, keywords added -------------------------------------------
 def argument_edits(checker: Checker, call: ast.Call, func_end: tuple[int, int], arguments: str,
                    keywords: tuple[tuple[str, str], ...]) -> list[Edit] | None:
-    """Insert `arguments` first in `call` and the `keywords` it does not pass last; None when
-    its parentheses are not where they can be edited (a comment between name and `(`)."""
+    """Insert `arguments` first in `call` and the `keywords` it does not pass after its last
+    argument; None when its parentheses are not where they can be edited (a comment between
+    name and `(`)."""
     portable = load_portable()
-    rng = checker.range(call)
     line, col = func_end
     opening = checker.source.line(line)[col:]
     if not opening.lstrip().startswith("("):
         return None
     after_open = (line, col + opening.index("(") + 1)
-    passed = bool(call.args or call.keywords)
+    passed = [*call.args, *(kw.value for kw in call.keywords)]
     edits = []
     if arguments:
-        edits.append(Edit(Range(*after_open, *after_open), portable.fill(arguments) + (", " if passed else "")))
+        if not passed:
+            separator = ""
+        elif checker.source.line(line)[after_open[1]:].strip():
+            separator = ", "
+        else:
+            separator = ","  # the arguments start on the next line
+        edits.append(Edit(Range(*after_open, *after_open), portable.fill(arguments) + separator))
     added = [f"{name}={portable.fill(value)}" for name, value in keywords if keyword(call, name) is None]
     if added:
-        close = (rng.end_line, rng.end_col - 1)
-        before = checker.source.segment(Range(*after_open, *close)).rstrip()
-        comma = "" if not (passed or arguments) or before.endswith(",") else ", "
-        edits.append(Edit(Range(*close, *close), comma + ", ".join(added)))
+        if passed:
+            last = max((checker.range(node) for node in passed), key=lambda r: (r.end_line, r.end_col))
+            at = (last.end_line, last.end_col)
+        else:
+            rng = checker.range(call)
+            at = (rng.end_line, rng.end_col - 1)
+        comma = ", " if passed or arguments else ""
+        edits.append(Edit(Range(*at, *at), comma + ", ".join(added)))
     return edits
 
 
@@ -279,8 +289,8 @@ def binds_no_name(stmt: ast.stmt) -> bool:
         if type(func) is not ast.Attribute:
             return False
         return func.attr == "putenv" or (func.attr in ("setdefault", "update") and last_name(func.value) == "environ")
-    if type(stmt) in (ast.Assign, ast.AugAssign):
-        targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target]
+    if isinstance(stmt, (ast.Assign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         return all(type(t) in (ast.Subscript, ast.Attribute) for t in targets)
     return False
 
