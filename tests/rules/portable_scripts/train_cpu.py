@@ -9,7 +9,7 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     x = torch.randn(64, 8).to(device)
     y = torch.randn(64, 1)
-    for step in range(20):
+    for _ in range(20):
         opt.zero_grad()
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()

@@ -13,7 +13,7 @@ def main():
     scaler = torch.cuda.amp.GradScaler()
     x = torch.randn(64, 8).to(device)
     y = torch.randn(64, 1).to("cuda:0")
-    for step in range(20):
+    for _ in range(20):
         opt.zero_grad()
         with torch.autocast("cuda"):
             loss = ((model(x) - y) ** 2).mean()
