@@ -97,6 +97,10 @@ APIS = [
           f"{DEVICE_MODULE}; torch_npu's torch.npu.{name} (mappings/torch_npu/cuda.toml)",
           f"torch.get_device_module(\"cpu\") is torch.cpu, which has no {name} ({MEASURED})", "returns None",
           guard="None") for name in ("manual_seed", "manual_seed_all")),
+    api("torch.cuda.get_device_name", f"{DEVICE_MODULE_CALL}.get_device_name", "2.7",
+        f"{DEVICE_MODULE}; torch_npu's torch.npu.get_device_name (mappings/torch_npu/cuda.toml)",
+        f"raises AttributeError: torch.get_device_module(\"cpu\") is torch.cpu, which has no get_device_name "
+        f"({MEASURED})", "raises AssertionError \"Torch not compiled with CUDA enabled\""),
     api("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "2.7", AMP + "; 2.7 for the device binding",
         "torch.amp.GradScaler(\"cpu\", enabled=False) is a disabled scaler",
         "warns that CUDA is not available and disables itself",

@@ -344,8 +344,11 @@ def device_string_fix(checker: Checker, node: ast.AST, value: str, context: Stri
     keywords (off without an accelerator, as CUDA's autocast was on a CPU)."""
     portable = load_portable()
     form = portable.literals.get("device")
-    if form is None or context.siblings:
-        return None  # a key or one option among others: an expression there is no longer a name
+    if form is None or context.siblings or context.kind == "compare":
+        # a key or one option among others: an expression there is no longer a name; a
+        # comparison (`x.device.type == "cuda"`) tests for CUDA, and the device's type would
+        # make it true for CPU tensors on a machine without an accelerator
+        return None
     expression = portable.fill(form.replacement)
     rng = checker.range(node)
     if rng.start_line != rng.end_line:
@@ -371,8 +374,6 @@ def device_string_fix(checker: Checker, node: ast.AST, value: str, context: Stri
         if more is None:
             return None
         edits += more
-    if context.kind == "compare":
-        applicability = Applicability.UNSAFE  # on a CPU-only machine the test is now true for CPU tensors
     return portable_fix(checker, f"Replace `{value}` with `{new}`", applicability, *edits)
 
 
