@@ -1,4 +1,7 @@
-"""The portable style's promise, run for real: a CUDA training script fixed with
+"""The portable style's promise, run for real: a CUDA training script (`.cuda()`,
+`device("cuda")`, `device_count`, `torch.cuda.amp.GradScaler`, `autocast`, `synchronize`,
+memory statistics, `empty_cache`, `map_location="cuda:0"`, TF32 and cuDNN switches, NCCL and
+allocator variables, seeds) fixed with
 `lsp-check --fix --unsafe-fixes --fix-style portable` writes no torch_npu, leaves no CUDA-only
 warning or error, and still runs on the CPU-only torch 2.13 here, to the loss of the same
 script written for the CPU by hand (compared with a tolerance, never bit for bit)."""
@@ -48,6 +51,7 @@ def test_fixed_cuda_script_runs_on_the_cpu_to_the_hand_written_loss(tmp_path: Pa
     assert "torch_npu" not in text and "torch.npu" not in text
     assert "torch.accelerator" in text
     found = json.loads(lsp_check("--output-format", "json", "--exit-zero", script.name, cwd=tmp_path).stdout)
-    assert [(f["code"], f.get("severity")) for f in found if f["code"].startswith("NPU1")] == \
-        [("NPU105", "info")]  # torch.backends.cudnn.benchmark: harmless everywhere
+    # cudnn.benchmark, harmless everywhere; the NCCL variable and the TF32 switch on their CUDA branch
+    assert sorted((f["code"], f["severity"]) for f in found if f["code"].startswith("NPU1")) == \
+        [("NPU101", "info"), ("NPU101", "info"), ("NPU105", "info"), ("NPU106", "info"), ("NPU108", "info")]
     assert loss_of(script) == pytest.approx(loss_of(tmp_path / "train_cpu.py"), rel=1e-5)

@@ -1,11 +1,18 @@
+import os
+
 import torch
 import torch.nn as nn
+from torch.cuda.amp import autocast
 
+os.environ["NCCL_SOCKET_IFNAME"] = "lo"
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
 torch.backends.cudnn.benchmark = True
+torch.backends.cuda.matmul.allow_tf32 = True
 
 
 def main():
     torch.manual_seed(0)
+    torch.cuda.manual_seed_all(0)
     device = torch.device("cuda")
     assert torch.cuda.device_count() >= 0
     model = nn.Linear(8, 1).cuda()
@@ -15,7 +22,7 @@ def main():
     y = torch.randn(64, 1).to("cuda:0")
     for _ in range(20):
         opt.zero_grad()
-        with torch.autocast("cuda"):
+        with autocast():
             loss = ((model(x) - y) ** 2).mean()
         scaler.scale(loss).backward()
         scaler.step(opt)
