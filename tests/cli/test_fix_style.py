@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ascend_lsp.cli.main import main
+from ascend_lsp.engine.model import FIX_STYLES
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\ntorch.cuda.empty_cache()\n"
 BOUND = 'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
@@ -77,3 +78,11 @@ def test_cached_findings_follow_the_torch_pin(tmp_path: Path, capsys) -> None:
     write(tmp_path / "requirements.txt", "torch>=2.9\n")
     main(cache)
     assert "the project pins torch" not in capsys.readouterr().out
+
+
+def test_the_editor_setting_offers_the_styles_the_engine_knows() -> None:
+    import json
+
+    manifest = json.loads((Path(__file__).resolve().parents[2] / "client-vscode" / "package.json").read_text("utf-8"))
+    setting = manifest["contributes"]["configuration"]["properties"]["ascend-lsp.fixStyle"]
+    assert setting["enum"] == list(FIX_STYLES) and setting["default"] == "npu"
