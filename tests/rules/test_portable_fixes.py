@@ -34,9 +34,13 @@ def test_variables_behind_a_backend_check_only_where_the_statement_sets_them() -
         'visible = os.getenv("CUDA_VISIBLE_DEVICES")\nsubprocess.run(["x"], env={"CUDA_VISIBLE_DEVICES": "0"})\n')
 
 
-def test_a_file_without_torch_is_not_given_it_for_a_variable() -> None:
-    text = 'import os\n\nos.environ["NCCL_ALGO"] = "Ring"\n'
-    assert fixed(text) == text
+def test_a_file_that_imports_no_torch_at_its_top_is_not_made_to() -> None:
+    for text in ('import os\n\nos.environ["NCCL_ALGO"] = "Ring"\n',
+                 'DEVICE = "cuda"\n',
+                 'def main():\n    import torch\n    return torch.ones(1).cuda()\n'):
+        assert fixed(text) == text
+    assert fixed('from torch import nn\n\nm = nn.Linear(1, 1).cuda()\n') == (
+        'from torch import nn\nimport torch\n' + BOUND + '\nm = nn.Linear(1, 1).to(accelerator_device)\n')
 
 
 def test_device_strings() -> None:

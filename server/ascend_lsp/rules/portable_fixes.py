@@ -83,7 +83,8 @@ def lowest_allowed(spec: str) -> tuple[int, ...]:
 def binding_edits(checker: Checker) -> list[Edit | None] | None:
     """The edits that bind the file's device below its imports (none once it is bound), with
     the file's name for torch (`import torch as t`); None where the file already uses the
-    name for something else."""
+    name for something else, or imports nothing of torch at its top (a configuration file, a
+    module that imports torch lazily, in a function: neither is made to import it at once)."""
     portable = load_portable()
     known = checker.derived.get(id(portable))
     if known is None or known[0] is not portable:
@@ -100,6 +101,8 @@ def binding_edits(checker: Checker) -> list[Edit | None] | None:
     if known[1] == "bound":
         return []
     scope = checker.module.scope
+    if not any(q == "torch" or q.startswith("torch.") for q in scope.imports.values()):
+        return None
     aliases = sorted((name != "torch", name) for name, qualname in scope.imports.items() if qualname == "torch")
     alias = aliases[0][1] if aliases else None  # `torch` itself where the file binds it
     if alias is None:
@@ -312,9 +315,8 @@ def switch_branch(checker: Checker, ref: Reference, npu: str, function: tuple[st
 
 def variable_branch(checker: Checker, node: ast.AST, name: str, npu: str, applicability: Applicability) -> Fix | None:
     """A CUDA or NCCL variable set in the code: on CUDA as written, on the NPU as `npu`."""
-    if name not in load_portable().branches or checker.module.scope.lookup("torch") is None and \
-            "torch" not in checker.module.scope.imports.values():
-        return None  # a file that does not import torch is not told to, for a variable
+    if name not in load_portable().branches:
+        return None
     rng = checker.range(node)
     segment = checker.source.segment(rng)
     return backend_branch(checker, rng, segment.replace(name, npu), f"Set `{name}` on CUDA and `{npu}` on the NPU, "
