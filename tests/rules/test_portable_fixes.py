@@ -46,13 +46,14 @@ def test_a_file_that_imports_no_torch_at_its_top_is_not_made_to() -> None:
 def test_device_strings() -> None:
     text = ('import torch\n\nx = torch.device("cuda:{}".format(0))\ny = torch.device(u"cuda")\n'
             'z = torch.device(r"cuda:0")\nstate = torch.load("m.pt", map_location="cuda:0")\n'
-            'kernels = {"cuda": 1, "cpu": 2}\n')
+            'kernels = {"cuda": 1, "cpu": 2}\nw = torch.device("cuda" ":0")\n')
     assert fixed(text) == (
         'import torch\n' + BOUND + '\nx = torch.device(f"{accelerator_device.type}:{{}}".format(0))\n'
         'y = torch.device(u"cuda")\n'  # a u-string cannot become an f-string
         'z = torch.device(fr"{accelerator_device.type}:0")\n'
         'state = torch.load("m.pt", map_location=accelerator_device)\n'  # torch.load cannot restore to "cpu:0"
-        'kernels = {"cuda": 1, "cpu": 2}\n')  # a key among others: no expression there
+        'kernels = {"cuda": 1, "cpu": 2}\n'  # a key among others: no expression there
+        'w = torch.device("cuda" ":0")\n')  # implicitly concatenated pieces
 
 
 def test_guards_inside_expressions_and_blocks() -> None:

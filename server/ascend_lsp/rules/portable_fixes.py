@@ -381,7 +381,7 @@ def device_string_fix(checker: Checker, node: ast.AST, value: str, context: Stri
 
 def string_with(segment: str, value: str, expression: str) -> str | None:
     found = STRING_LITERAL.fullmatch(segment)
-    if found is None or found.group("prefix") in ("u", "U"):
+    if found is None or found.group("prefix") in ("u", "U") or found.group("quote") in found.group("body"):
         return None  # implicitly concatenated pieces, or a u-string, which cannot become an f-string
     if value == "cuda":
         return expression
