@@ -21,6 +21,7 @@ from ..project import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
+from .portable_fixes import PORTABLY, form_of
 from .table import REAL_WORLD_TABLE, is_prose, report as report_entry
 
 rule(
@@ -709,11 +710,15 @@ def check_launch_variable(checker: Checker, found: Assignment) -> None:
     if entry is not None:
         if found.name == "CUDA_VISIBLE_DEVICES" and found.literal and found.value.strip() in CPU_ONLY:
             return
-        fix = None
+        fix = portable = None
+        form = form_of("env", found.name)
         if entry.replacement and entry.fix is not None:
             fix = checker.fix(f"Replace `{found.name}` with `{entry.replacement}`", Applicability(entry.fix),
                               checker.replace(found.name_range, entry.replacement))
-        report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix)
+            if form is not None:
+                portable = checker.fix(f"{PORTABLY}Replace `{found.name}` with `{form.replacement}`",
+                                       Applicability(entry.fix), checker.replace(found.name_range, form.replacement))
+        report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix, portable, form)
         return
     row = load_launch().variable(found.name, found.value if found.literal else "")
     if row is None:
