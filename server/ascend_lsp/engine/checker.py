@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import traceback
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .config import Settings
@@ -118,7 +118,7 @@ class Checker:
                 severity = Severity.INFO
                 message = (message if message is not None else rule.message.format(**fmt)) + OFF_NPU
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
-                fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
+                fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
                 return  # the branch's test (`is_torch_npu_available()`, a device of type "npu") loaded torch_npu
         self.findings.append(Finding(
