@@ -32,6 +32,10 @@ VALUE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint", "-i", "-
                            "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform",
                            "--python-version", "--implementation", "--abi", "--upgrade-strategy", "-e",
                            "--editable", "--src", "--cache-dir", "--log", "--progress-bar", "--trusted-host"})
+# a marker's test of the platform, and the value each variable has on Linux
+PLATFORM_TEST = re.compile(r"(?P<variable>sys_platform|platform_system|os_name)\s*(?P<op>==|!=)\s*"
+                           r"(?P<quote>['\"])(?P<value>[^'\"]*)(?P=quote)")
+LINUX = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
 LINE_END = re.compile(r"\r\n|\r|\n")
 HEAD_CHARS = 4096
 DOCKER_START = re.compile(r"[ \t]*(?:FROM|ARG)[ \t]+\S", re.IGNORECASE)
@@ -114,12 +118,32 @@ def requirement_at(text: str, line: int, col: int, document: str, conda: bool = 
     rest = text[match.end():].lstrip()
     if rest and rest[0] not in ";@#" and not conda:
         return None  # free text, not a requirement
+    if rest[:1] == ";" and not_on_linux(rest[1:].split(" #", 1)[0]):
+        return None  # never installed on an Ascend host (Linux)
     spec = match.group("spec") or ""
     name_range = Range(line, col + match.start("name"), line, col + match.end("name"))
     spec_range = Range(line, col + match.start("spec"), line, col + match.end("spec")) if spec else None
     end = len(text.rstrip())
     return Item("requirement", text.strip(), Range(line, col, line, col + end), normalise(match.group("name")),
                 name_range, spec, spec_range, conda, document)
+
+
+def not_on_linux(marker: str) -> bool:
+    """Whether an environment marker is false on every Linux host: each of its `or` operands
+    has an `and` operand that needs another platform (`sys_platform == 'darwin'`,
+    `platform_system != "Linux"`, `os_name == 'nt'`). A marker with parentheses is not read."""
+    if "(" in marker:
+        return False
+    return all(any(_other_platform(term) for term in re.split(r"\s+and\s+", either))
+               for either in re.split(r"\s+or\s+", marker.strip()))
+
+
+def _other_platform(term: str) -> bool:
+    match = PLATFORM_TEST.fullmatch(term.strip())
+    if match is None:
+        return False
+    linux = LINUX[match.group("variable")]
+    return (match.group("value") == linux) == (match.group("op") == "!=")
 
 
 def _strip_comment(line: str) -> str:
