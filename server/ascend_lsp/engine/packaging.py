@@ -58,6 +58,7 @@ class Item:
     conda: bool = False  # a conda package (environment.yml), not a pip one
     document: str = ""  # the document kind it came from
     written: str = ""  # image: the name as written, when `text` has ARG defaults put in
+    wheel: bool = False  # requirement: a wheel's file name, whose `spec` is its version (no fix renames a file)
 
 
 def document_kind(path: str | None, start: str = "") -> str | None:
@@ -126,6 +127,21 @@ def requirement_at(text: str, line: int, col: int, document: str, conda: bool = 
     end = len(text.rstrip())
     return Item("requirement", text.strip(), Range(line, col, line, col + end), normalise(match.group("name")),
                 name_range, spec, spec_range, conda, document)
+
+
+def wheel_at(text: str, line: int, col: int, document: str) -> Item | None:
+    """The project and version a wheel's file name gives (`name-version(-build)?-python-abi-platform.whl`,
+    PEP 427), a local file or the last part of a URL: `flash_attn-2.7.4+cu12torch2.6-cp311-cp311-linux_x86_64.whl`."""
+    at = text.rfind("/") + 1
+    parts = text[at:-4].split("-")
+    if len(parts) not in (5, 6) or not REQUIREMENT.fullmatch(parts[0]):
+        return None
+    start = col + at
+    name_range = Range(line, start, line, start + len(parts[0]))
+    version_start = name_range.end_col + 1
+    return Item("requirement", text[at:], Range(line, start, line, col + len(text)), normalise(parts[0]), name_range,
+                parts[1], Range(line, version_start, line, version_start + len(parts[1])), document=document,
+                wheel=True)
 
 
 def not_on_linux(marker: str) -> bool:
@@ -275,7 +291,7 @@ def _dockerfile(dockerfile: Dockerfile) -> list[Item]:
 
 def _shell(source: SourceText, script: ShellScript | None = None, document: str = "shell") -> list[Item]:
     """The requirements `pip install` (`pip3`, `python -m pip`, `uv pip`) names in a script;
-    its paths, URLs and `$VARIABLES` are not requirements."""
+    its paths, URLs and `$VARIABLES` are not requirements, except a wheel's file name (wheel_at)."""
     items = []
     for command in (script or ShellScript(source)).commands:
         words = [w.text for w in command.words]
@@ -293,12 +309,14 @@ def _shell(source: SourceText, script: ShellScript | None = None, document: str 
                 skip_next = word.text in VALUE_OPTIONS
                 continue
             r = word.range
-            if not word.literal or "/" in word.text or r.start_line != r.end_line:
+            if not word.literal or r.start_line != r.end_line:
                 continue
             quoted = source.line(r.start_line)[r.start_col] in "\"'"
             if len(word.text) + (2 if quoted else 0) != r.end_col - r.start_col:
                 continue  # escapes inside: the columns would not match the text
-            item = requirement_at(word.text, r.start_line, r.start_col + quoted, document)
+            col = r.start_col + quoted
+            item = wheel_at(word.text, r.start_line, col, document) if word.text.endswith(".whl") else \
+                None if "/" in word.text else requirement_at(word.text, r.start_line, col, document)
             if item is not None:
                 items.append(item)
     return items

@@ -143,7 +143,8 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
         code = row["rule"]
         text = row.get("message", checker.rules[code].message).format(name=item.text) + " " + row["note"]
         fixes: tuple[Fix, ...] = ()
-        if row.get("replacement") and item.name_range is not None and item.document != "setup.py":
+        if row.get("replacement") and item.name_range is not None and item.document != "setup.py" \
+                and not item.wheel:
             named = item.name_range
             end = item.spec_range or named  # the version belongs to the old package
             fixes = (checker.fix(f"Replace `{item.text}` with `{row['replacement']}`", Applicability(row["fix"]),
@@ -189,6 +190,9 @@ def _index(checker: Checker, item: Item) -> None:
         if at < 0:
             continue
         r = item.range
+        if any(f.code == "NPU501" and f.range.start_line == r.start_line and r.start_col <= f.range.start_col < r.end_col
+               for f in checker.findings):
+            return  # a CUDA wheel's URL, reported at its file name's `+cu121` (packaging.wheel_at)
         tail = re.match(r"cu\d+/?$", item.text[at + len(row["match"]) - 2:])
         fixes: tuple[Fix, ...] = ()
         if tail is not None:  # an index URL; a wheel's own URL has no CPU twin at the same path
