@@ -92,7 +92,8 @@ rule(
     message="Base image `{name}` is a CUDA image; it has no CANN toolkit or NPU driver libraries.",
     doc=dict(
         what="Finds Dockerfile `FROM` lines with an NVIDIA CUDA base image: `nvidia/cuda`, `nvcr.io/nvidia/*`, "
-             "`pytorch/pytorch:*-cuda*`, also through an `ARG` (`ARG BASE=nvidia/cuda:12.1.0-devel-ubuntu22.04`, "
+             "`pytorch/pytorch:*-cuda*`, and any image whose tag names a CUDA build as a word of its own "
+             "(`verlai/verl:base-verl0.4-cu124-…`, `…:cuda12.4-py3`; not `cudnn9`), also through an `ARG` (`ARG BASE=nvidia/cuda:12.1.0-devel-ubuntu22.04`, "
              "then `FROM ${BASE}`: the message names the image the ARG's default gives). A `FROM` that starts "
              "from an earlier stage (`FROM build`) is reported at that stage's own `FROM`.",
         why="torch_npu needs the CANN toolkit in the image (and the host's NPU driver mounted); a CUDA image "
@@ -210,7 +211,9 @@ def _image(checker: Checker, item: Item) -> None:
     image = item.text.lower()
     for row in platform.images:
         head = image.removeprefix("docker.io/")
-        if head.startswith(row["match"]) and row.get("if-contains", "") in head:
+        tag = head.rpartition("/")[2].partition(":")[2]
+        if head.startswith(row["match"]) and row.get("if-contains", "") in head \
+                and ("tag-matches" not in row or re.search(row["tag-matches"], tag)):
             text = checker.rules["NPU504"].message.format(name=item.text)
             if item.written and item.written != item.text:
                 text += f" `{item.written}` is `{item.text}` by the ARG defaults."
