@@ -216,6 +216,12 @@ IMAGES = [
     {"match": "nvidia/cuda", "rule": "NPU504", "source": f"{FAILURES} #2 (Dockerfiles)"},
     {"match": "nvcr.io/nvidia/", "rule": "NPU504", "source": f"{FAILURES} #2 (Dockerfiles)"},
     {"match": "pytorch/pytorch", "if-contains": "cuda", "rule": "NPU504", "source": f"{FAILURES} #2 (Dockerfiles)"},
+    # any other image whose tag names a CUDA build as PyTorch's wheels do (`cu124`, `cuda12.4`, a word of its own)
+    {"match": "", "tag-matches": r"(?:^|[-_.])cu(?:da)?\d", "rule": "NPU504",
+     "source": "hiyouga/LLaMA-Factory docker/docker-cuda/Dockerfile:2-3 (hiyouga/pytorch:th2.6.0-cu124-flashattn2.7.4-"
+               "cxx11abi0-devel, its docker-cuda image); volcengine/verl docker/ (verlai/verl:base-verl0.4-"
+               "cu124-cudnn9.8-torch2.6-fa2.7.4, from nvcr.io/nvidia/pytorch:24.08-py3); PyTorch's CUDA build labels "
+               "(+cu121)"},
 ]
 
 # The CANN base images a CUDA image gives way to, one per chip (chips.toml's names): the CANN

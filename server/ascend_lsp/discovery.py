@@ -43,7 +43,7 @@ def _wanted(path: str, settings: Settings) -> bool:
     name = os.path.basename(path)
     if name.endswith(EXTENSIONS):
         return True
-    kind = document_kind(name)
+    kind = document_kind(path)  # the path: `requirements/*.txt` is known by its folder
     if kind is None and ("." not in name or os.path.basename(os.path.dirname(path)) == "docker") \
             and any(settings.enabled(code) for code in LAUNCH_CODES):
         kind = document_kind(path, _head(path))

@@ -107,3 +107,22 @@ def test_a_run_heredoc_gets_the_launch_findings() -> None:
     found = analyze(text, Settings(select=("NPU124",)), "Dockerfile").findings
     assert [(f.code, f.range) for f in found] == [("NPU124", Range(3, 0, 3, 10))]
     assert found[0].fix is not None and found[0].fix.edits[0].new_text == "npu-smi info -l"
+
+
+def test_the_stages_of_other_devices_than_the_npu() -> None:
+    """A stage on an Ascend image makes the others another device's, unless the NPU's stages build on
+    them or copy from them, or an ARG picks them; a file with no Ascend stage has none."""
+    text = "\n".join([
+        "ARG DEVICE=npu",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS cuda",
+        "RUN nvidia-smi",
+        "FROM ubuntu:22.04 AS builder",
+        "FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12 AS npu",
+        "COPY --from=builder /opt /opt",
+        "FROM npu AS serve",
+        "FROM cuda AS cuda-serve",
+        "FROM ${DEVICE}",
+        "",
+    ])
+    assert Dockerfile(SourceText(text)).off_npu == [Range(1, 0, 3, 0), Range(7, 0, 8, 0)]
+    assert Dockerfile(SourceText(text.replace("quay.io/ascend/cann", "ubuntu"))).off_npu == []

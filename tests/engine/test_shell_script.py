@@ -90,3 +90,20 @@ def test_findings_noqa_and_fixes_in_a_script() -> None:
     assert fixed.text == text.replace("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES")
     # the same text as Python is not a script: a syntax error, and no variable is read
     assert {f.code for f in analyze(text, settings, "run.py").findings} == {"E999"}
+
+
+def test_the_arms_of_if_chains_that_test_for_the_npu() -> None:
+    """An arm runs from after `then`/`else` to its `elif`/`else`/`fi`; a chain without an NPU test,
+    or with a negated one, gives no arm; nested chains and `$(...)` are read too."""
+    script = ShellScript(SourceText("\n".join([
+        'if command -v npu-smi; then a; elif [ "$D" = cuda ]; then b; else c; fi',
+        "if [ -n \"$X\" ]; then nvidia-smi; fi",
+        "if ! command -v npu-smi; then nvidia-smi; fi",
+        'if [ "$D" != npu ]; then x; fi',
+        "if [ $USE_NPU = 1 ]; then",
+        "  if true; then y; fi",
+        "else N=$(nvidia-smi -L); fi",
+        "",
+    ])))
+    assert script.on_npu == [Range(0, 27, 0, 31), Range(4, 25, 6, 0)]  # ` a; ` and the outer then-arm
+    assert script.off_npu == [Range(0, 57, 0, 61), Range(0, 65, 0, 69), Range(6, 4, 6, 25)]  # ` b; `, ` c; `, the else

@@ -54,3 +54,15 @@ async def test_workspace_diagnostics_list_the_scripts_on_disk(client, workspace)
     codes = {item.uri: [d.code for d in item.items] for item in report.items if "/jobs/" in item.uri}
     assert codes == {(folder / "train.sh").as_uri(): ["NPU108"], (folder / "launch").as_uri(): ["NPU124"],
                      (folder / "job.sbatch").as_uri(): ["NPU127"]}
+
+
+async def test_the_cuda_arm_of_an_npu_aware_script_is_information_with_no_fix_to_apply(client, workspace):
+    text = 'if command -v npu-smi; then\n  npu-smi info\nelse\n  nvidia-smi -L\nfi\nnvidia-smi -L\n'
+    uri = open_document(client, workspace / "probe.sh", text, language="shellscript")
+    found = await diagnostics(client, uri, 1)
+    assert [(d.code, d.range.start.line, d.severity) for d in found] == [
+        ("NPU124", 3, types.DiagnosticSeverity.Information), ("NPU124", 5, types.DiagnosticSeverity.Warning)]
+    assert found[0].message.endswith("(On a branch that does not run on the NPU: the code beside it handles the NPU.)")
+    titles = [[a.title for a in await code_actions(client, uri, [d]) if a.title.startswith("Replace")]
+              for d in found]
+    assert titles == [[], ["Replace with `npu-smi info -l`"]]  # the arm's: advice, no edit offered

@@ -70,8 +70,10 @@ def test_discovery_takes_packaging_files_while_selected(tmp_path: Path) -> None:
     for name in ("a.py", "requirements.txt", "Dockerfile", "notes.txt", "compose.yaml", "data.json", "ci.yml"):
         (tmp_path / name).write_text("x\n")
     (tmp_path / "ds.json").write_text('{"train_batch_size": 8}\n')  # a YAML or JSON only when a config's keys say so
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "gpu.txt").write_text("flash-attn\n")  # known by its folder
     found = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings())}
-    assert found == {"a.py", "requirements.txt", "Dockerfile", "ds.json", "compose.yaml"}
+    assert found == {"a.py", "requirements.txt", "gpu.txt", "Dockerfile", "ds.json", "compose.yaml"}
     without = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings(ignore=("NPU5",)))}
     # a Dockerfile's RUN and ENV lines: NPU108, NPU124, NPU127, NPU804; a compose file's environment
     assert without == {"a.py", "Dockerfile", "ds.json", "compose.yaml"}

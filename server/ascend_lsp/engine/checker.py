@@ -113,7 +113,7 @@ class Checker:
         if self.in_type_only and not rule.on_type_only:
             return
         rng = where if isinstance(where, Range) else self.source.range_of(where)
-        if (self.off_npu or self.on_npu) and code[:3] == "NPU" and code[3:4] in "1234":
+        if (self.off_npu or self.on_npu) and code[:3] == "NPU" and code[3:4] in "12345":
             if _within(rng, self.off_npu):
                 severity = Severity.INFO
                 message = (message if message is not None else rule.message.format(**fmt)) + OFF_NPU

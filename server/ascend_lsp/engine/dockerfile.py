@@ -2,7 +2,10 @@
 on over continuation lines (comment and empty lines inside one are dropped), `ARG` defaults
 resolved in `FROM` (`ARG BASE=…` then `FROM ${BASE}`), build stages (`FROM x AS y`, then
 `FROM y`), and the shell of `RUN` and the variables of `ENV` read by shell_script.py, so a
-container's commands and variables get a launch script's findings. With `# escape=`` ` (Windows
+container's commands and variables get a launch script's findings. A Dockerfile with a stage built
+on an Ascend image (its name says `ascend`: `quay.io/ascend/cann`, `ascendhub/cann`) builds a
+variant per device: its other stages, those the NPU's stages neither start from nor copy from,
+never run on the NPU, as the other arms of a script's `if` (engine/guards.py). With `# escape=`` ` (Windows
 images, whose RUN is cmd or PowerShell) RUN is not read as shell; nor is RUN's exec form
 (`RUN ["a", "b"]`), which no shell runs."""
 
@@ -11,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .guards import NPU_WORD
 from .model import Range
 from .shell_script import Assignment, ShellScript, shell_shebang
 from .text import SourceText
@@ -53,6 +57,7 @@ class Dockerfile:
         self.escape = "\\"
         self.instructions = self._instructions()
         self.images = self._images()
+        self.off_npu = self._off_npu()  # the stages of other devices (their lines), when one stage is the NPU's
         self.script, shell_ends = self._script()
         # Lines a trailing noqa comment would change: all but those that end a RUN's shell (Docker
         # reads a `#` after an instruction's start as one of its arguments)
@@ -130,6 +135,49 @@ class Dockerfile:
                 if len(names) == 3 and names[1][0].lower() == "as":
                     stages.add(names[2][0].lower())
         return images
+
+    def _off_npu(self) -> list[Range]:
+        """The lines of the stages that never run on the NPU: in a file with a stage on an Ascend
+        image, each stage that neither builds on an NPU stage nor is chosen by an ARG (`FROM ${DEVICE}`),
+        and that no NPU stage builds on (`FROM base`) or copies from (`COPY --from=`)."""
+        stages: list[tuple[str, str, int]] = []  # (name, base: a stage's name or an image resolved, first line)
+        ascend: set[int] = set()  # the stages on an Ascend image
+        images = iter(self.images)
+        image = next(images, None)
+        for instruction in self.instructions:
+            if instruction.keyword != "FROM":
+                continue
+            names = [w for w, _ in self._words(instruction) if not w.startswith("--")]
+            base = names[0].lower() if names else ""
+            if image is not None and image.range.start_line == instruction.parts[0][0]:
+                base, image = image.resolved.lower(), next(images, None)
+                if NPU_WORD.search(base):
+                    ascend.add(len(stages))
+            name = names[2].lower() if len(names) == 3 and names[1].lower() == "as" else ""
+            stages.append((name, base, instruction.parts[0][0]))
+        npu = ascend
+        if not npu:
+            return []
+        for i, (_, base, _) in enumerate(stages):  # built on an NPU stage, or chosen by an ARG (`FROM ${DEVICE}`)
+            if "$" in base or any(stages[j][0] == base for j in npu if j < i):
+                npu.add(i)
+        ends = [line for _, _, line in stages[1:]] + [len(self.source.lines)]
+        uses = {i: {base for _, base, _ in stages[i:i + 1]} | self._copied_from(stages[i][2], ends[i])
+                for i in range(len(stages))}
+        pending = list(npu)
+        while pending:  # what the NPU's stages build on, at any depth
+            for used in uses[pending.pop()]:
+                for i, (name, _, _) in enumerate(stages):
+                    if name and name == used and i not in npu:
+                        npu.add(i)
+                        pending.append(i)
+        return [Range(start, 0, ends[i], 0) for i, (_, _, start) in enumerate(stages) if i not in npu]
+
+    def _copied_from(self, first: int, end: int) -> set[str]:
+        """The stages the COPY instructions of the lines first..end take files from."""
+        return {word[len("--from="):].lower() for instruction in self.instructions
+                if instruction.keyword == "COPY" and first <= instruction.parts[0][0] < end
+                for word, _ in self._words(instruction) if word.lower().startswith("--from=")}
 
     def _script(self) -> tuple[ShellScript, frozenset[int]]:
         """RUN and ENV arguments in place, everything else blanked (so a word keeps its line and

@@ -32,6 +32,10 @@ VALUE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint", "-i", "-
                            "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform",
                            "--python-version", "--implementation", "--abi", "--upgrade-strategy", "-e",
                            "--editable", "--src", "--cache-dir", "--log", "--progress-bar", "--trusted-host"})
+# a marker's test of the platform, and the value each variable has on Linux
+PLATFORM_TEST = re.compile(r"(?P<variable>sys_platform|platform_system|os_name)\s*(?P<op>==|!=)\s*"
+                           r"(?P<quote>['\"])(?P<value>[^'\"]*)(?P=quote)")
+LINUX = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
 LINE_END = re.compile(r"\r\n|\r|\n")
 HEAD_CHARS = 4096
 DOCKER_START = re.compile(r"[ \t]*(?:FROM|ARG)[ \t]+\S", re.IGNORECASE)
@@ -54,6 +58,7 @@ class Item:
     conda: bool = False  # a conda package (environment.yml), not a pip one
     document: str = ""  # the document kind it came from
     written: str = ""  # image: the name as written, when `text` has ARG defaults put in
+    wheel: bool = False  # requirement: a wheel's file name, whose `spec` is its version (no fix renames a file)
 
 
 def document_kind(path: str | None, start: str = "") -> str | None:
@@ -114,12 +119,47 @@ def requirement_at(text: str, line: int, col: int, document: str, conda: bool = 
     rest = text[match.end():].lstrip()
     if rest and rest[0] not in ";@#" and not conda:
         return None  # free text, not a requirement
+    if rest[:1] == ";" and not_on_linux(rest[1:].split(" #", 1)[0]):
+        return None  # never installed on an Ascend host (Linux)
     spec = match.group("spec") or ""
     name_range = Range(line, col + match.start("name"), line, col + match.end("name"))
     spec_range = Range(line, col + match.start("spec"), line, col + match.end("spec")) if spec else None
     end = len(text.rstrip())
     return Item("requirement", text.strip(), Range(line, col, line, col + end), normalise(match.group("name")),
                 name_range, spec, spec_range, conda, document)
+
+
+def wheel_at(text: str, line: int, col: int, document: str) -> Item | None:
+    """The project and version a wheel's file name gives (`name-version(-build)?-python-abi-platform.whl`,
+    PEP 427), a local file or the last part of a URL: `flash_attn-2.7.4+cu12torch2.6-cp311-cp311-linux_x86_64.whl`."""
+    at = text.rfind("/") + 1
+    parts = text[at:-4].split("-")
+    if len(parts) not in (5, 6) or not REQUIREMENT.fullmatch(parts[0]):
+        return None
+    start = col + at
+    name_range = Range(line, start, line, start + len(parts[0]))
+    version_start = name_range.end_col + 1
+    return Item("requirement", text[at:], Range(line, start, line, col + len(text)), normalise(parts[0]), name_range,
+                parts[1], Range(line, version_start, line, version_start + len(parts[1])), document=document,
+                wheel=True)
+
+
+def not_on_linux(marker: str) -> bool:
+    """Whether an environment marker is false on every Linux host: each of its `or` operands
+    has an `and` operand that needs another platform (`sys_platform == 'darwin'`,
+    `platform_system != "Linux"`, `os_name == 'nt'`). A marker with parentheses is not read."""
+    if "(" in marker:
+        return False
+    return all(any(_other_platform(term) for term in re.split(r"\s+and\s+", either))
+               for either in re.split(r"\s+or\s+", marker.strip()))
+
+
+def _other_platform(term: str) -> bool:
+    match = PLATFORM_TEST.fullmatch(term.strip())
+    if match is None:
+        return False
+    linux = LINUX[match.group("variable")]
+    return (match.group("value") == linux) == (match.group("op") == "!=")
 
 
 def _strip_comment(line: str) -> str:
@@ -251,7 +291,7 @@ def _dockerfile(dockerfile: Dockerfile) -> list[Item]:
 
 def _shell(source: SourceText, script: ShellScript | None = None, document: str = "shell") -> list[Item]:
     """The requirements `pip install` (`pip3`, `python -m pip`, `uv pip`) names in a script;
-    its paths, URLs and `$VARIABLES` are not requirements."""
+    its paths, URLs and `$VARIABLES` are not requirements, except a wheel's file name (wheel_at)."""
     items = []
     for command in (script or ShellScript(source)).commands:
         words = [w.text for w in command.words]
@@ -269,12 +309,14 @@ def _shell(source: SourceText, script: ShellScript | None = None, document: str 
                 skip_next = word.text in VALUE_OPTIONS
                 continue
             r = word.range
-            if not word.literal or "/" in word.text or r.start_line != r.end_line:
+            if not word.literal or r.start_line != r.end_line:
                 continue
             quoted = source.line(r.start_line)[r.start_col] in "\"'"
             if len(word.text) + (2 if quoted else 0) != r.end_col - r.start_col:
                 continue  # escapes inside: the columns would not match the text
-            item = requirement_at(word.text, r.start_line, r.start_col + quoted, document)
+            col = r.start_col + quoted
+            item = wheel_at(word.text, r.start_line, col, document) if word.text.endswith(".whl") else \
+                None if "/" in word.text else requirement_at(word.text, r.start_line, col, document)
             if item is not None:
                 items.append(item)
     return items

@@ -42,6 +42,9 @@ def packaging_findings(source: SourceText, settings: Settings, tables: Tables, p
         return checker.findings, checker.errors, frozenset(range(len(source.lines))) if config.json else None
     dockerfile = Dockerfile(source) if kind == "dockerfile" else None
     script = dockerfile.script if dockerfile is not None else ShellScript(source) if kind == "shell" else None
+    if script is not None:  # an NPU-aware script's arms (shell_script.py) and a Dockerfile's other devices' stages
+        checker.off_npu = [*script.off_npu, *(dockerfile.off_npu if dockerfile is not None else ())]
+        checker.on_npu = script.on_npu
     if packaging:
         checker.run_packaging(items_of(kind, source, script, dockerfile))
     if launch and script is not None:  # a Dockerfile's RUN and ENV too

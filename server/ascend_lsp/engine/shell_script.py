@@ -2,13 +2,19 @@
 (`export A=B C=D`, `A=B cmd`, `env A=B cmd`) and the commands with their words, each with
 its exact range. Quotes, `\\` escapes and line continuations, comments, `$(...)` and
 backquoted commands (read as commands of their own) and heredocs (whose bodies are data,
-skipped) are understood; anything else a shell does (expansion, functions, aliases) is not."""
+skipped) are understood; anything else a shell does (expansion, functions, aliases) is not.
+
+An NPU-aware script says which arm of an `if` runs on the NPU as Python's backend branches
+do (engine/guards.py): in an `if`/`elif` chain whose test names the NPU (`[ "$DEVICE" = npu ]`,
+`command -v npu-smi`, `$USE_NPU`), that arm runs there and every other arm of the chain never
+does. A negated test (`!`, `!=`, `-ne`, `-z`) is no evidence either way, as in Python."""
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .guards import NPU_WORD
 from .model import Range
 from .text import SourceText
 
@@ -24,6 +30,7 @@ WRAPPERS = frozenset({"sudo", "nohup", "exec", "command", "nice", "stdbuf", "wat
 DECLARATIONS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 REDIRECTIONS = frozenset({"<", ">", ">>", "<<<", "&>", ">&", "<&", ">|", "<<", "<<-"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+NEGATIONS = frozenset({"!", "!=", "-ne", "-z"})  # `-z "$ASCEND_HOME_PATH"`: the arm without it
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +273,21 @@ def _skip_heredocs(text: str, i: int, end: int, heredocs: list[tuple[str, bool]]
     return i
 
 
+@dataclass(slots=True)
+class _Chain:
+    """An `if` chain being read: its arms so far as (start, end, tests for the NPU)."""
+
+    test_start: int = -1  # the open test's start, while one is read
+    arm_start: int = -1  # the open arm's start
+    arm_npu: bool = False
+    arms: list[tuple[int, int, bool]] = field(default_factory=list)
+
+
+def _tests_npu(test: str) -> bool:
+    """Whether an `if` test names the NPU (guards.NPU_WORD: `npu`, `hccl`, `ascend`) and is not negated."""
+    return NPU_WORD.search(test.lower()) is not None and not NEGATIONS.intersection(test.split())
+
+
 def _start(item: Assignment | Command) -> tuple[int, int]:
     return item.range.start_line, item.range.start_col
 
@@ -293,6 +315,10 @@ class ShellScript:
         self.source = source
         self.assignments: list[Assignment] = []
         self.commands: list[Command] = []
+        # the arms of `if` chains that test for the NPU: those that never run there / only there
+        self.off_npu: list[Range] = []
+        self.on_npu: list[Range] = []
+        self._chains: list[_Chain] = []  # the `if`s open while reading
         text = source.text
         pending = [(0, len(text))]
         joined: list[tuple[int, int]] = []
@@ -336,6 +362,7 @@ class ShellScript:
     def _simple(self, words: list[_Token]) -> None:
         """One simple command's words: its assignments, then the command, if any."""
         while words and _bare(words[0]) in RESERVED:
+            self._keyword(words[0])
             words = words[1:]
         declaring = False  # after `export`/`local`/...: every word is an assignment or a name
         while words:
@@ -358,6 +385,31 @@ class ShellScript:
             else:
                 self._add_command(words)
                 return
+
+    def _keyword(self, token: _Token) -> None:
+        """Follow the arms of `if` chains: a test runs from `if`/`elif` to `then`, an arm from
+        `then`/`else` to the next `elif`/`else`/`fi`."""
+        word, chains = token.text, self._chains
+        if word == "if":
+            chains.append(_Chain(test_start=token.end))
+        elif not chains:
+            return
+        elif word == "then" and chains[-1].test_start >= 0:
+            chain = chains[-1]
+            chain.arm_npu = _tests_npu(self.source.text[chain.test_start:token.start])
+            chain.arm_start, chain.test_start = token.end, -1
+        elif word in ("elif", "else", "fi"):
+            chain = chains[-1]
+            if chain.arm_start >= 0:
+                chain.arms.append((chain.arm_start, token.start, chain.arm_npu))
+            chain.arm_start, chain.arm_npu = (token.end, False) if word == "else" else (-1, False)
+            if word == "elif":
+                chain.test_start = token.end
+            elif word == "fi":
+                chains.pop()
+                if any(npu for _, _, npu in chain.arms):
+                    for start, end, npu in chain.arms:
+                        (self.on_npu if npu else self.off_npu).append(self._range(start, end))
 
     def _assignment(self, token: _Token, name: str) -> None:
         at = token.start + len(name) + 1

@@ -699,16 +699,18 @@ rule(
 @handles("launch", "NPU108", "NPU124", "NPU127")
 def check_launch_script(checker: Checker, found: Assignment | Command, script: ShellScript) -> None:
     if isinstance(found, Assignment):
-        check_launch_variable(checker, found)
+        check_launch_variable(checker, found, script)
     else:
         check_launch_command(checker, found)
 
 
-def check_launch_variable(checker: Checker, found: Assignment) -> None:
+def check_launch_variable(checker: Checker, found: Assignment, script: ShellScript) -> None:
     """The same env.toml rows as `os.environ[...]` in Python, then launch.toml's."""
     entry = checker.tables.env.get(found.name)
     if entry is not None:
         if found.name == "CUDA_VISIBLE_DEVICES" and found.literal and found.value.strip() in CPU_ONLY:
+            return
+        if not entry.replacement and hccl_twin_set(found.name, script):
             return
         fix = portable = None
         form = form_of("env", found.name)
@@ -721,7 +723,7 @@ def check_launch_variable(checker: Checker, found: Assignment) -> None:
         report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix, portable, form)
         return
     row = load_launch().variable(found.name, found.value if found.literal else "")
-    if row is None:
+    if row is None or (not row.get("replacement") and hccl_twin_set(found.name, script)):
         return
     # a row with a value reports the assignment (`DS_ACCELERATOR=cuda`, `FORCE_CUDA=1`), and its fix the value
     by_value = "value" in row
@@ -737,6 +739,13 @@ def check_launch_variable(checker: Checker, found: Assignment) -> None:
     checker.report(row["rule"], found.range if by_value else found.name_range, f"{text} {row['note']}", fixes,
                    origin=LAUNCH_TABLE.path, severity=Severity.parse(row["severity"]) if row.get("severity") else None,
                    extra={"note": row["note"], "source": row["source"]})
+
+
+def hccl_twin_set(name: str, script: ShellScript) -> bool:
+    """Whether the script sets HCCL's own variable of an NCCL variable's name (`HCCL_DETERMINISTIC=true`
+    beside `NCCL_DETERMINISTIC=1`): written for both, where "no effect on Ascend" asks nothing. Only for
+    variables no source renames: `CUDA_VISIBLE_DEVICES=0 cmd` still differs from an ASCEND_RT_… set above."""
+    return name.startswith("NCCL_") and any(other.name == "HCCL_" + name[5:] for other in script.assignments)
 
 
 def check_launch_command(checker: Checker, found: Command) -> None:

@@ -92,7 +92,8 @@ rule(
     message="Base image `{name}` is a CUDA image; it has no CANN toolkit or NPU driver libraries.",
     doc=dict(
         what="Finds Dockerfile `FROM` lines with an NVIDIA CUDA base image: `nvidia/cuda`, `nvcr.io/nvidia/*`, "
-             "`pytorch/pytorch:*-cuda*`, also through an `ARG` (`ARG BASE=nvidia/cuda:12.1.0-devel-ubuntu22.04`, "
+             "`pytorch/pytorch:*-cuda*`, and any image whose tag names a CUDA build as a word of its own "
+             "(`verlai/verl:base-verl0.4-cu124-…`, `…:cuda12.4-py3`; not `cudnn9`), also through an `ARG` (`ARG BASE=nvidia/cuda:12.1.0-devel-ubuntu22.04`, "
              "then `FROM ${BASE}`: the message names the image the ARG's default gives). A `FROM` that starts "
              "from an earlier stage (`FROM build`) is reported at that stage's own `FROM`.",
         why="torch_npu needs the CANN toolkit in the image (and the host's NPU driver mounted); a CUDA image "
@@ -143,7 +144,8 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
         code = row["rule"]
         text = row.get("message", checker.rules[code].message).format(name=item.text) + " " + row["note"]
         fixes: tuple[Fix, ...] = ()
-        if row.get("replacement") and item.name_range is not None and item.document != "setup.py":
+        if row.get("replacement") and item.name_range is not None and item.document != "setup.py" \
+                and not item.wheel:
             named = item.name_range
             end = item.spec_range or named  # the version belongs to the old package
             fixes = (checker.fix(f"Replace `{item.text}` with `{row['replacement']}`", Applicability(row["fix"]),
@@ -189,6 +191,9 @@ def _index(checker: Checker, item: Item) -> None:
         if at < 0:
             continue
         r = item.range
+        if any(f.code == "NPU501" and f.range.start_line == r.start_line and r.start_col <= f.range.start_col < r.end_col
+               for f in checker.findings):
+            return  # a CUDA wheel's URL, reported at its file name's `+cu121` (packaging.wheel_at)
         tail = re.match(r"cu\d+/?$", item.text[at + len(row["match"]) - 2:])
         fixes: tuple[Fix, ...] = ()
         if tail is not None:  # an index URL; a wheel's own URL has no CPU twin at the same path
@@ -206,7 +211,9 @@ def _image(checker: Checker, item: Item) -> None:
     image = item.text.lower()
     for row in platform.images:
         head = image.removeprefix("docker.io/")
-        if head.startswith(row["match"]) and row.get("if-contains", "") in head:
+        tag = head.rpartition("/")[2].partition(":")[2]
+        if head.startswith(row["match"]) and row.get("if-contains", "") in head \
+                and ("tag-matches" not in row or re.search(row["tag-matches"], tag)):
             text = checker.rules["NPU504"].message.format(name=item.text)
             if item.written and item.written != item.text:
                 text += f" `{item.written}` is `{item.text}` by the ARG defaults."
