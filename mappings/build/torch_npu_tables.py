@@ -693,6 +693,15 @@ SAME_VALUES = {
 }
 
 
+# NCCL variables whose HCCL counterpart takes values of another form: renaming one keeps no
+# value's meaning, so the row names the counterpart in its note and has no replacement.
+OTHER_VALUES = {
+    "NCCL_ALGO": ("Its values are another form: `level0:NA;level1:<algo>` with ring, H-D_R, NHR, NB, pipeline or "
+                  "pairwise, none an NCCL algorithm name (`Ring`, `Tree`, `^NVLS`); unset, HCCL chooses itself.",
+                  "hiascend CANN 8.0.0 envref_07_0079 (HCCL_ALGO)"),
+}
+
+
 def env_table(d: Path) -> list[dict]:
     out: list[dict] = []
     for r in read_tsv(d / "env_var_mapping.tsv"):
@@ -714,6 +723,10 @@ def env_table(d: Path) -> list[dict]:
             repl = m.group(1)
             if repl not in note:
                 raise LookupError(f"env note for {name} does not name {repl}")
+            if name in OTHER_VALUES:
+                other, cited = OTHER_VALUES[name]
+                out.append({"name": name, "rule": "NPU108", "note": f"{note} {other}", "source": f"{source} ; {cited}"})
+                continue
             fix = "safe"
             if name in SAME_VALUES:
                 source += " ; " + SAME_VALUES[name]

@@ -21,13 +21,13 @@ def fixed(text: str) -> str:
 
 
 def test_variables_behind_a_backend_check_only_where_the_statement_sets_them() -> None:
-    text = ('import os\nimport torch\n\nos.environ["NCCL_ALGO"] = "Ring"  # tuned\n'
+    text = ('import os\nimport torch\n\nos.environ["NCCL_IB_TC"] = "106"  # tuned\n'
             'os.environ.setdefault("NCCL_SOCKET_IFNAME", "eth0")\nvisible = os.getenv("CUDA_VISIBLE_DEVICES")\n'
             'subprocess.run(["x"], env={"CUDA_VISIBLE_DEVICES": "0"})\n')
     assert fixed(text) == (
         'import os\nimport torch\n' + BOUND + '\n'
-        'if accelerator_device.type == "cuda":\n    os.environ["NCCL_ALGO"] = "Ring"\n'
-        'elif accelerator_device.type == "npu":\n    os.environ["HCCL_ALGO"] = "Ring"  # tuned\n'
+        'if accelerator_device.type == "cuda":\n    os.environ["NCCL_IB_TC"] = "106"\n'
+        'elif accelerator_device.type == "npu":\n    os.environ["HCCL_RDMA_TC"] = "106"  # tuned\n'
         'if accelerator_device.type == "cuda":\n    os.environ.setdefault("NCCL_SOCKET_IFNAME", "eth0")\n'
         'elif accelerator_device.type == "npu":\n    os.environ.setdefault("HCCL_SOCKET_IFNAME", "eth0")\n'
         # a name bound in neither branch on the CPU; a subprocess that must run everywhere: left as they are
@@ -35,7 +35,7 @@ def test_variables_behind_a_backend_check_only_where_the_statement_sets_them() -
 
 
 def test_a_file_that_imports_no_torch_at_its_top_is_not_made_to() -> None:
-    for text in ('import os\n\nos.environ["NCCL_ALGO"] = "Ring"\n',
+    for text in ('import os\n\nos.environ["NCCL_IB_TC"] = "106"\n',
                  'DEVICE = "cuda"\n',
                  'def main():\n    import torch\n    return torch.ones(1).cuda()\n'):
         assert fixed(text) == text
