@@ -69,10 +69,10 @@ def test_an_all_inf_output_shows_no_metric_and_says_what_was_compared(pool, mode
     assert first.metrics["compared"] == 0 and first.metrics["inf_target"] == first.metrics["nan_inf_mismatch"] > 0
     assert first.metrics["max_abs"] is None and first.metrics["cosine"] is None
     assert "no element finite on both sides" in first.reason
-    row = next(line for line in format_table(result).split("\n") if "← first divergence" in line)
+    row = next(line for line in format_table(result).split("\n") if "← first overflow, first divergence" in line)
     cells = re.split(r"\s{2,}", row.strip())
     assert cells[1:3] == ["blocks.1.fc1", "Linear"] and cells[6:8] == ["–", "–"]  # max abs, cosine
-    row = next(line for line in format_markdown(result).split("\n") if "← first divergence" in line)
+    row = next(line for line in format_markdown(result).split("\n") if "← first overflow, first divergence" in line)
     assert [c.strip() for c in row.split("|")][7:9] == ["–", "–"]
 
 
@@ -281,7 +281,8 @@ def test_cli_layers_json_and_compare_dumps(tmp_path):
     assert json.loads(done.stdout)["first_divergence"]["module"] == "blocks.1.fc1"
     done = cli("compare-dumps", str(tmp_path / "dump" / "bench"), str(tmp_path / "dump" / "npu"), "--source", str(path))
     assert done.returncode == 1, done.stderr
-    assert done.stdout.startswith("Compare msprobe dumps: ERROR: first divergence: blocks.1.fc1 (Linear) ERROR")
+    assert done.stdout.startswith("Compare msprobe dumps: ERROR: first overflow and first divergence: blocks.1.fc1 "
+                                  "(Linear) ERROR")
     assert cli("compare-dumps", str(tmp_path / "nothing"), str(tmp_path)).returncode == 2
 
 

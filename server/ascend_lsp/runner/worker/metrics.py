@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from .tensor_values import MISSING, describe_value
 
-def compare_values(torch, path, ref, cand, cutoffs, eps_overrides, small_values, autocast, ulp=True) -> dict:
+def compare_values(torch, path, ref, cand, params: dict, low_precision: bool, ulp: bool = True) -> dict:
+    """`params`: the job's metric parameters (grading.metric_parameters); `low_precision`: a
+    float16/bfloat16 target against a float32 reference is measured in its own dtype."""
     report = {"path": path, "reference": describe_value(torch, ref)}
     if cand is MISSING:
         report["problem"] = "missing-target"
@@ -27,22 +29,29 @@ def compare_values(torch, path, ref, cand, cutoffs, eps_overrides, small_values,
         return report
     if ref.is_complex() or cand.is_complex():
         ref, cand = torch.view_as_real(ref.resolve_conj()), torch.view_as_real(cand.resolve_conj())
-    grade_dtype = cand.dtype if autocast and cand.dtype in (torch.float16, torch.bfloat16) else ref.dtype
+    grade_dtype = cand.dtype if low_precision and cand.dtype in (torch.float16, torch.bfloat16) else ref.dtype
     if not grade_dtype.is_floating_point:
         grade_dtype = torch.float32
     report.update(kind="float", grade_dtype=str(grade_dtype).removeprefix("torch."), numel=ref.numel(),
-                  metrics=float_metrics(torch, ref, cand, grade_dtype, cutoffs, eps_overrides, small_values, ulp))
+                  metrics=float_metrics(torch, ref, cand, grade_dtype, params, ulp))
     return report
 
 
-def float_metrics(torch, r, t, grade_dtype, cutoffs, eps_overrides, small_values, ulp: bool = True) -> dict:
+def float_metrics(torch, r, t, grade_dtype, params: dict, ulp: bool = True) -> dict:
+    """msprobe's metrics of `t` against the reference `r`, measured in `grade_dtype`: the acc_check
+    ones (cosine, max abs, relative-error shares over every element) and the benchmark method's
+    (max and mean relative error and RMSE over the values above the small-value domain, the
+    share of small values whose absolute error exceeds the dtype's atol, error balance)."""
+    cutoffs = params.get("rel_err_cutoffs", [0.01, 0.001, 0.0001])
+    dtype = str(grade_dtype).removeprefix("torch.")
     numel = r.numel()
+    exact = {"max_abs": 0.0, "max_rel": 0.0, "mean_rel": 0.0, "cosine": 1.0, "rmse": 0.0, "eb": 0.0,
+             "small_value_err_ratio": 0.0, "rel_err_share": {format(c, "g"): 1.0 for c in cutoffs},
+             "ulp_max": 0.0, "ulp_mean": 0.0, "ulp_err_proportion": 0.0}
     if numel and r.dtype == t.dtype and torch.equal(r, t):
         # Bit-identical (so no NaN): decided by comparison, not by a reduction's rounding.
         infinite, zeros = int(torch.isinf(r).sum()), int((r == 0).sum())
-        return {"max_abs": 0.0, "max_rel": 0.0, "mean_rel": 0.0, "cosine": 1.0,
-                "rel_err_share": {format(c, "g"): 1.0 for c in cutoffs}, "ulp_max": 0.0, "ulp_mean": 0.0,
-                "compared": numel - infinite, "nan_inf_mismatch": 0, "nan_ref": 0, "inf_ref": infinite,
+        return {**exact, "compared": numel - infinite, "nan_inf_mismatch": 0, "nan_ref": 0, "inf_ref": infinite,
                 "nan_target": 0, "inf_target": infinite, "zeros_ref": zeros, "zeros_target": zeros,
                 "zero_count_diff_ratio": 0.0}
     # counted in the tensors' own dtype (float64 copies cost memory bandwidth), measured in float64
@@ -65,27 +74,32 @@ def float_metrics(torch, r, t, grade_dtype, cutoffs, eps_overrides, small_values
         "zero_count_diff_ratio": abs(zeros_target - zeros_ref) / max(numel, 1),
     }
     if rf.numel() == 0:  # nothing finite on both sides: no number to show, not a perfect one
-        return {"max_abs": None, "max_rel": None, "mean_rel": None, "cosine": None,
-                "rel_err_share": {format(c, "g"): None for c in cutoffs}, "ulp_max": None, "ulp_mean": None,
-                **counts}
+        return {**{key: None for key in exact}, "rel_err_share": {format(c, "g"): None for c in cutoffs}, **counts}
     if torch.equal(rf, tf):  # equal where both are finite: decided by comparison, not by a reduction
-        return {"max_abs": 0.0, "max_rel": 0.0, "mean_rel": 0.0, "cosine": 1.0,
-                "rel_err_share": {format(c, "g"): 1.0 for c in cutoffs}, "ulp_max": 0.0, "ulp_mean": 0.0, **counts}
+        return {**exact, **counts}
     diff = (tf - rf).abs()
     info = torch.finfo(grade_dtype)
-    eps = eps_overrides.get(str(grade_dtype).removeprefix("torch."), info.eps)
-    rel = diff / (rf.abs() + eps)
-    ulp_max = ulp_mean = None
-    if ulp:  # shown, not graded: the per-layer comparison leaves it out
-        # ULP of the reference value in the graded dtype, over msprobe's non-small values only.
-        mantissa = round(-torch.log2(torch.tensor(info.eps)).item())
-        min_exponent = round(torch.log2(torch.tensor(info.tiny, dtype=torch.float64)).item())
-        large = rf.abs() >= small_values.get(str(grade_dtype).removeprefix("torch."), 0.0)
+    eps = params.get("rel_err_eps", {}).get(dtype, info.eps)
+    magnitude = rf.abs()
+    rel = diff / (magnitude + eps)
+    small = magnitude <= params.get("small_value", {}).get(dtype, 0.0)
+    large = ~small
+    small_count, large_count = int(small.sum()), rf.numel() - int(small.sum())
+    small_errors = int((diff[small] > params.get("small_value_atol", {}).get(dtype, 0.0)).sum()) if small_count else 0
+    rel_large, diff_large = (rel, diff) if not small_count else (rel[large], diff[large])
+    # error balance, as msprobe counts it: the reference rounded to the graded dtype first
+    rounded = rf.to(grade_dtype).double() if grade_dtype.itemsize < 8 else rf
+    eb = abs(int((tf > rounded).sum()) - int((tf < rounded).sum())) / rf.numel()
+    ulp_max = ulp_mean = ulp_share = None
+    if ulp and dtype in params.get("ulp", {}):  # shown, not graded: the per-layer comparison leaves it out
+        # ULP of the reference value in the graded dtype, over the values above the small-value domain.
+        min_exponent, mantissa, counted = params["ulp"][dtype]
         _, exponent = torch.frexp(rf[large])
-        ulp_err = diff[large] / torch.ldexp(torch.ones_like(rf[large]), (exponent - 1).clamp(min=min_exponent) -
-                                            mantissa)
-        ulp_max = float(ulp_err.max()) if ulp_err.numel() else 0.0
-        ulp_mean = float(ulp_err.mean()) if ulp_err.numel() else 0.0
+        ulp_err = diff_large / torch.ldexp(torch.ones_like(diff_large), (exponent - 1).clamp(min=min_exponent) -
+                                           mantissa)
+        ulp_max = float(ulp_err.max()) if large_count else 0.0
+        ulp_mean = float(ulp_err.mean()) if large_count else 0.0
+        ulp_share = int((ulp_err > counted).sum()) / rf.numel()
     norm_r, norm_t = rf.norm(), tf.norm()
     if norm_r == 0 and norm_t == 0:
         cosine = 1.0
@@ -95,11 +109,15 @@ def float_metrics(torch, r, t, grade_dtype, cutoffs, eps_overrides, small_values
         cosine = float((rf @ tf) / (norm_r * norm_t))
     return {
         "max_abs": float(diff.max()),
-        "max_rel": float(rel.max()),
-        "mean_rel": float(rel.mean()),
+        "max_rel": float(rel_large.max()) if large_count else 0.0,
+        "mean_rel": float(rel_large.mean()) if large_count else 0.0,
         "cosine": min(cosine, 1.0),
+        "rmse": float(diff_large.square().mean().sqrt()) if large_count else 0.0,
+        "eb": eb,
+        "small_value_err_ratio": small_errors / small_count if small_count else 0.0,
         "rel_err_share": {format(c, "g"): int((rel < c).sum()) / rel.numel() for c in cutoffs},
         "ulp_max": ulp_max,
         "ulp_mean": ulp_mean,
+        "ulp_err_proportion": ulp_share,
         **counts,
     }
