@@ -76,6 +76,39 @@ def test_an_all_inf_output_shows_no_metric_and_says_what_was_compared(pool, mode
     assert [c.strip() for c in row.split("|")][7:9] == ["–", "–"]
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_tower_merely_in_low_precision_shows_no_divergence(pool, model, dtype):
+    result = pool.run(model("tower", target="emulate", emulation=Emulation(autocast=dtype)))
+    assert result.status == "passed", result.message
+    assert (result.first_divergence, result.first_warning, result.first_overflow) == (None, None, None)
+    assert result.benchmark == {"dtype": dtype, "device": "cpu"}
+    norm = by_module(result)["blocks.0.2"]  # the first LayerNorm: what its dtype loses, not a defect
+    assert (norm.verdict, norm.decided_by) == ("PASS", "benchmark ratio"), norm.reason
+    assert set(norm.benchmark) >= {"max_abs", "max_rel", "mean_rel", "cosine", "rmse", "small_value_err_ratio",
+                                   "rel_err_share", "compared"}
+    assert f"no layer diverges ({len(result.layers)} calls compared)" in result.message
+
+
+def test_a_tower_whose_fourth_linear_overflows_names_it_first_overflow_and_first_divergence(pool, model):
+    result = pool.run(model("tower_overflow", target="emulate", emulation=Emulation(autocast="float16")))
+    assert result.status == "error", result.message
+    assert result.first_overflow == result.first_divergence
+    first = result.overflow
+    assert (first.module, first.cls, first.verdict, first.decided_by) == ("blocks.3.0", "Linear", "ERROR", "nan/inf")
+    assert first.source["line"] == line_of(MODELS, "self.blocks = nn.Sequential(*[nn.Sequential(nn.Linear(64, 64)")
+    assert first.call_source["line"] == line_of(MODELS, "return self.head(self.blocks(x))", after="class Tower")
+    layers = by_module(result)
+    assert all(layers[f"blocks.{b}.{i}"].verdict == "PASS" for b in range(3) for i in range(3))
+    assert "first overflow and first divergence: blocks.3.0 (Linear) ERROR: nan inf mismatch" in result.message
+    data = result.to_dict()
+    assert data["first_overflow"] == data["first_divergence"]
+    assert {k: data["first_overflow"][k] for k in ("module", "class", "verdict", "decided_by")} == \
+        {"module": "blocks.3.0", "class": "Linear", "verdict": "ERROR", "decided_by": "nan/inf"}
+    assert data["layers"][result.first_overflow]["overflow"] is True
+    markdown = format_markdown(result)
+    assert "ERROR ← first overflow, first divergence" in markdown
+
+
 def test_fp16_saturation_on_910a_gives_65504_and_is_still_located(pool, model):
     result = pool.run(model("fp16_overflow", target="emulate", emulation=Emulation(autocast="float16", chip="910A")))
     first = result.divergence
