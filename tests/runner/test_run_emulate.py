@@ -63,6 +63,16 @@ def test_autocast_grades_the_reduced_dtype(pool, snippet):
     assert output.benchmark["compared"] == output.metrics["compared"] > 0
 
 
+def test_under_autocast_a_convolution_takes_float16_operands_not_hf32_ones(pool, snippet):
+    from ascend_lsp.runner import Emulation
+
+    result = pool.run(snippet(CONV, "conv", target="emulate", emulation=Emulation(autocast="float16")))
+    output = result.outputs[0]
+    assert output.target["dtype"] == "float16" and output.metrics["max_abs"] > 0
+    # the target is the float16 benchmark, bit for bit: HF32 did not round the operands first
+    assert output.metrics == output.benchmark
+
+
 SWITCHES = CONV + """
 def linear_tf32():
     torch.backends.cuda.matmul.allow_tf32 = True  # torch.npu.matmul.allow_hf32 under transfer_to_npu
