@@ -82,3 +82,60 @@ def test_a_weight_scaled_to_overflow_float16_is_named_at_its_layer(pool, real_mo
     before = [layer for i, layer in enumerate(result.layers[:result.first_overflow]) if i not in enclosing]
     assert before and all(layer.verdict == "PASS" for layer in before), \
         [(layer.module, layer.reason) for layer in before if layer.verdict != "PASS"]
+
+
+# The MindSpore port of the same files (`lsp-check port`), against torch in eval mode: faithful, then
+# with one planted wrong default. model → (input, the person's edits to the port so that it runs,
+# the planted edit, the layer it is at, its class on each side, the port's line that builds it)
+PORTS = {
+    "torchvision_resnet": ("torch.randn(4, 3, 64, 64)", (),
+                           ("        self.relu = nn.ReLU()\n        self.maxpool",
+                            "        self.relu = nn.LeakyReLU(0.2)\n        self.maxpool"),  # a wrong slope
+                           "relu", ("ReLU", "LeakyReLU"), "self.relu = nn.LeakyReLU(0.2)"),
+    "nanogpt": ("torch.randint(0, 64, (2, 12))",
+                (("return model(torch.randint(0, 64, (2, 12)))", "return model(ops.zeros((2, 12), mindspore.int64))"),),
+                ("self.bias, 1e-5)", "self.bias, 1e-7)"),  # MindSpore's LayerNorm default epsilon, not torch's
+                "transformer.h.0.ln_1", ("LayerNorm", None), "self.ln_1 = LayerNorm(config.n_embd, bias=config.bias)"),
+}
+PREDICT = """
+
+import torch
+
+
+def predict():
+    model = {build}
+    model.eval()
+    return model({inputs})
+"""
+
+
+@pytest.mark.mindspore
+@pytest.mark.parametrize("planted", [False, True], ids=["faithful", "planted"])
+@pytest.mark.parametrize("name", list(PORTS))
+def test_a_real_models_port_with_a_wrong_default_is_located_at_that_layer(pool, tmp_path, name, planted):
+    pytest.importorskip("mindspore", reason="mindspore is not installed")
+    pytest.importorskip("libcst", reason="the port needs libcst")
+    from ascend_lsp.port import port_source
+    from tests.port.models import apply_edits
+
+    model = next(m for m in MODELS if m.name == name)
+    inputs, edits, plant, module, classes, built = PORTS[name]
+    source = tmp_path / f"{name}.py"
+    source.write_text(model_source(model) + PREDICT.format(build=model.build, inputs=inputs), encoding="utf-8")
+    port = tmp_path / f"{name}_mindspore.py"
+    ported = apply_edits(port_source(source.read_text(encoding="utf-8"), str(source)).text,
+                         edits + ((plant,) if planted else ()))
+    port.write_text(ported, encoding="utf-8")
+    result = pool.run(Job(path=str(source), function="predict", target="mindspore", mindspore_port=str(port),
+                          layers="module", timeout=600))
+    if not planted:
+        assert result.status == "passed", result.message
+        assert (result.first_divergence, result.first_overflow) == (None, None)
+        return
+    assert result.status == "error", result.message
+    first = result.divergence
+    assert (first.module, first.cls, first.target_class, first.verdict, first.input_verdict) == \
+        (module, *classes, "ERROR", "PASS"), result.message
+    assert first.source["path"] == str(port)
+    assert ported.split("\n")[first.source["line"] - 1].strip() == built
+    assert result.first_overflow is None
