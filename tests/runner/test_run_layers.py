@@ -107,6 +107,19 @@ def test_a_tower_whose_fourth_linear_overflows_names_it_first_overflow_and_first
     assert data["layers"][result.first_overflow]["overflow"] is True
     markdown = format_markdown(result)
     assert "ERROR ← first overflow, first divergence" in markdown
+    # in the editor: one RUN002 mark on the Linear's construction line, its hover the layer table
+    from ascend_lsp.engine.model import Severity
+    from ascend_lsp.lsp.run_marks import RunMark, layer_hover
+    from ascend_lsp.lsp.runs import layer_marks
+
+    (mark,) = layer_marks(result, first.source["path"])
+    assert mark.line == first.source["line"] - 1 and mark.severity == Severity.ERROR
+    assert mark.summary.startswith("Run on emulate (emulated): first overflow and first divergence: blocks.3.0 "
+                                   "(Linear) ERROR: nan inf mismatch")
+    assert (mark.data["module"], mark.data["decided_by"]) == ("blocks.3.0", "nan/inf")
+    run = RunMark("tower_overflow", Severity.ERROR, "", markdown, {}, (mark,))
+    assert layer_hover({"tower_overflow": run}, mark.line) == markdown and layer_hover({"t": run}, 0) is None
+    assert layer_marks(result, "elsewhere.py") == ()
 
 
 def test_fp16_saturation_on_910a_gives_65504_and_is_still_located(pool, model):
