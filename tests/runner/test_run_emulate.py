@@ -103,3 +103,27 @@ def test_chips_without_hf32_do_not_round(pool, snippet):
     assert result.outputs[0].metrics["max_abs"] == 0
     assert not any("HF32" in note and "emulated as" in note for note in result.notes)
     assert "emulated: chip 310P: no HF32 emulated" in " ".join(result.notes)
+
+
+def test_the_third_side_runs_at_the_dtype_a_device_target_computes_in():
+    from ascend_lsp.runner.worker.benchmark_side import benchmark_dtype
+    from ascend_lsp.runner.worker.run_target import Target
+    from ascend_lsp.runner.worker.sides import Side
+
+    def side(*dtypes):
+        made = Side()
+        made.outputs = [(f"out[{i}]", torch.zeros(2, dtype=dtype)) for i, dtype in enumerate(dtypes)]
+        return made
+
+    reference = side(torch.float32, torch.int64)
+    npu = Target("npu", "npu:0")
+    # autocast in the code (or an fp16 chip): float16 results where the reference's are float32
+    assert benchmark_dtype(torch, npu, reference, side(torch.float16, torch.int64)) == "float16"
+    assert benchmark_dtype(torch, npu, reference, side(torch.bfloat16, torch.int64)) == "bfloat16"
+    assert benchmark_dtype(torch, npu, reference, side(torch.float32, torch.int64)) is None
+    # a model in float16 on both sides computes as the reference does
+    assert benchmark_dtype(torch, npu, side(torch.float16), side(torch.float16)) is None
+    assert benchmark_dtype(torch, Target("emulate", "cpu", {"autocast": "bfloat16"}), reference, reference) == \
+        "bfloat16"
+    assert benchmark_dtype(torch, Target("emulate", "cpu", {}), reference, reference) is None
+    assert benchmark_dtype(torch, Target("mindspore", "cpu"), reference, side(torch.float16)) is None
