@@ -76,6 +76,9 @@ def test_benchmark_ratios_grade_against_the_dtypes_own_error(case, verdict, deci
     assert (grade.verdict, grade.decided_by) == (verdict, decided_by), grade.reason
     assert reason is None or grade.reason == reason
     assert grade_output({k: v for k, v in case.items() if k != "benchmark"}, load_thresholds()).verdict == ERROR
+    # msprobe's benchmark method has no limits for float64: the acc_check cascade grades
+    assert grade_output({**case, "grade_dtype": "float64"}, load_thresholds()).decided_by == \
+        ("nan/inf" if case["metrics"]["nan_inf_mismatch"] else "rel err share")
     # a benchmark that overflowed everywhere measures nothing: the acc_check cascade grades
     case["benchmark"].update(compared=0, rmse=None, max_rel=None, mean_rel=None, small_value_err_ratio=None)
     assert grade_output(case, load_thresholds()).decided_by in ("nan/inf", "rel err share")
