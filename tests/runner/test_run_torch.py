@@ -73,6 +73,16 @@ def test_identical_outputs_grade_exactly_by_comparison_not_by_a_reduction():
         assert metrics["compared"] == 7
 
 
+def test_same_values_means_the_same_bits_nan_included():
+    from ascend_lsp.runner.worker.metrics import same_values
+
+    half = torch.tensor([1.0, float("nan"), -0.0, float("inf")], dtype=torch.float16)
+    assert same_values(torch, half, half.clone()) and same_values(torch, half[::2], half[::2].clone())
+    assert not same_values(torch, half, half.float())  # another dtype
+    assert not same_values(torch, half, torch.tensor([1.0, float("nan"), 0.0, float("inf")], dtype=torch.float16))
+    assert same_values(torch, torch.arange(3), torch.arange(3)) and not same_values(torch, torch.arange(3), 3)
+
+
 def test_inputs_and_initial_weights_are_bit_identical(pool, snippet):
     result = pool.run(snippet(MODEL, "run", target="cpu", capture_inputs=True))
     reference, target = result.inputs["reference"], result.inputs["target"]

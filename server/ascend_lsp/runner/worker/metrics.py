@@ -37,6 +37,17 @@ def compare_values(torch, path, ref, cand, params: dict, low_precision: bool, ul
     return report
 
 
+def same_values(torch, a, b) -> bool:
+    """Two tensors of one dtype and shape with the same bits (NaN included): the third side and an
+    emulated target often are, and then share one set of metrics."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.is_floating_point():  # compared as integers of the same width: NaN equals NaN of the same bits
+        bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        return torch.equal(a.contiguous().view(bits), b.contiguous().view(bits))
+    return torch.equal(a, b)
+
+
 def float_metrics(torch, r, t, grade_dtype, params: dict, ulp: bool = True) -> dict:
     """msprobe's metrics of `t` against the reference `r`, measured in `grade_dtype`: the acc_check
     ones (cosine, max abs, relative-error shares over every element) and the benchmark method's

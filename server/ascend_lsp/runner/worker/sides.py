@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from .layer_calls import Layers
-from .metrics import compare_values
+from .metrics import compare_values, same_values
 from .run_target import Target
 from .tensor_values import MISSING, describe_value
 
@@ -100,9 +100,11 @@ def compare_sides(torch, reference: Side, candidate: Side, job: dict, target: Ta
             ref_items = [(p, v) for p, v in ref_items if p in cand]
             cand = {p: v for p, v in cand.items() if any(p == q for q, _ in ref_items)}
         for path, ref_value in ref_items:
-            report = compare_values(torch, path, ref_value, cand.pop(path, MISSING), params, low_precision)
+            mine = cand.pop(path, MISSING)
+            report = compare_values(torch, path, ref_value, mine, params, low_precision)
             if report.get("kind") == "float" and path in bench:
-                report["benchmark"] = compare_values(torch, path, ref_value, bench[path], params, True).get("metrics")
+                report["benchmark"] = report["metrics"] if same_values(torch, mine, bench[path]) else \
+                    compare_values(torch, path, ref_value, bench[path], params, True).get("metrics")
             report["group"] = group
             report["dropout"] = dropout and group != "state"
             reports.append(report)
