@@ -127,3 +127,32 @@ def test_the_third_side_runs_at_the_dtype_a_device_target_computes_in():
         "bfloat16"
     assert benchmark_dtype(torch, Target("emulate", "cpu", {}), reference, reference) is None
     assert benchmark_dtype(torch, Target("mindspore", "cpu"), reference, side(torch.float16)) is None
+
+
+GUARDED = """
+import torch
+from torch import nn
+
+def guarded():
+    layer = nn.Linear(4, 4, bias=False)
+    with torch.no_grad():
+        layer.weight.fill_(1.0)
+    y = layer(torch.full((2, 4), 30000.0))  # 120000: past float16's 65504
+    if torch.isinf(y).any():
+        raise FloatingPointError("the sum overflowed")
+    return y
+"""
+
+
+def test_a_third_side_that_raises_leaves_the_run_graded_against_float32_with_a_note(pool, snippet):
+    from ascend_lsp.runner import Emulation
+
+    # 910A saturates (65504, no inf, no raise); the third side, float16 without the chip, overflows and raises
+    result = pool.run(snippet(GUARDED, "guarded", target="emulate", emulation=Emulation(autocast="float16",
+                                                                                         chip="910A")))
+    assert result.ok and result.benchmark is None, result.message
+    assert "no benchmark: the reference model in float16 on the CPU raised FloatingPointError: the sum overflowed; " \
+           "graded against float32 alone" in result.notes
+    output = result.outputs[0]
+    # 65504 for 120000 everywhere: cosine 1, but no element within 1 % of the reference
+    assert (output.verdict, output.benchmark, output.decided_by) == ("ERROR", None, "rel err share"), output.reason

@@ -1,6 +1,6 @@
 """PASS / WARNING / ERROR per output, with msprobe's standards from thresholds.toml: the benchmark
 method when a third side ran (the reference model at the target's dtype), else the acc_check
-cascade. Each grade names the standard that decided it (`decided_by`, docs/running.md)."""
+cascade. Each grade names the standard that decided it (`decided_by`, docs/run-on-npu.md#what-decides-a-verdict)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ class Grade:
 
 
 def metric_parameters(thresholds: tuple[Threshold, ...]) -> dict:
-    """What the worker must measure: the relative-error cutoffs and eps overrides in the table."""
+    """What the worker measures with, from the table: the relative-error cutoffs, eps overrides,
+    the small-value domain and its atol, and each dtype's ULP [min exponent, mantissa bits, counted]."""
     cutoffs = sorted({t.below for t in thresholds if t.below is not None}, reverse=True)
     ulp = {dtype: [int(per_dtype(thresholds, "ulp-min-exponent")[dtype]),
                    int(per_dtype(thresholds, "ulp-mantissa-bits")[dtype]), per_dtype(thresholds, "ulp-counted")[dtype]]

@@ -96,7 +96,7 @@ def handle(job: dict, progress) -> dict:
             notes.append(f"benchmark: the reference model also ran on the CPU in {dtype}; each error is graded "
                          f"against that run's (msprobe's benchmark comparison)")
         except (SnippetError, SetupError) as exc:  # the target ran: grade it against float32 alone, and say so
-            message = exc.error["message"] if isinstance(exc, SnippetError) else str(exc)
+            message = f"{exc.error['type']}: {exc.error['message']}" if isinstance(exc, SnippetError) else str(exc)
             notes.append(f"no benchmark: the reference model in {dtype} on the CPU raised {message}; graded "
                          f"against float32 alone")
     compare_started = time.perf_counter()
