@@ -1,6 +1,8 @@
 """Find the layer on real models (the ResNet and transformer files the port tests read from pinned
 registry archives, tests/port/models.py) under emulated float16 and bfloat16: nothing but the dtype
-differs, so nothing diverges; a weight scaled to overflow float16 is named at its layer."""
+differs, so nothing diverges; a weight scaled to overflow float16 is named at its layer (bfloat16
+has float32's range: what overflows it overflows the reference too). Under emulation both sides
+run the same code, so a wrong default is planted where it lives, in the MindSpore port."""
 
 from __future__ import annotations
 
