@@ -185,7 +185,7 @@ def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_
                 memo[i, j] = {"problem": "missing-reference", "target": describe_value(torch, cand.tensors[j])}
             else:
                 memo[i, j] = compare_values(torch, label, ref.tensors[i],
-                                            cand.tensors[j] if j is not None else MISSING, metrics, low, ulp=False)
+                                            cand.tensors[j] if j is not None else MISSING, metrics, low, full=False)
         report = {**memo[i, j], "path": label}
         if b is not None and i is not None and report.get("kind") == "float":
             if (i, b) not in bench_memo:
@@ -195,7 +195,7 @@ def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_
                     bench_memo[i, b] = memo[i, j].get("metrics")
                 else:
                     bench_memo[i, b] = compare_values(torch, label, ref.tensors[i], theirs, metrics, True,
-                                                      ulp=False).get("metrics")
+                                                      full=False).get("metrics")
             report["benchmark"] = bench_memo[i, b]
         return report
 
