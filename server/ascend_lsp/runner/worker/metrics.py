@@ -102,22 +102,25 @@ def float_metrics(torch, r, t, grade_dtype, params: dict, full: bool = True) -> 
     eps = params.get("rel_err_eps", {}).get(dtype, info.eps)
     magnitude = rf.abs()
     small = magnitude <= params.get("small_value", {}).get(dtype, 0.0)
-    rel = diff / magnitude.add_(eps)
+    rel = torch.div(diff, magnitude.add_(eps), out=magnitude)  # fresh buffers cost more than the arithmetic
     small_count = int(torch.count_nonzero(small))
     large_count = rf.numel() - small_count
-    # the small values masked out by multiplying by 0 or 1 (every value is finite here): boolean
-    # indexing copies, and where or masked_fill cost more than all the reductions together
-    large = (~small).to(rel.dtype) if small_count else None
-    rel_large = rel * large if large is not None else rel
-    diff_large = diff * large if large is not None else diff
+    flags = torch.empty_like(small)
+    shares = {format(c, "g"): int(torch.count_nonzero(torch.lt(rel, c, out=flags))) / rel.numel() for c in cutoffs}
     atol = params.get("small_value_atol", {}).get(dtype, 0.0)
-    small_errors = int(torch.count_nonzero((diff > atol) & small)) if small_count else 0
+    small_errors = int(torch.count_nonzero(torch.gt(diff, atol, out=flags).logical_and_(small))) if small_count else 0
+    max_abs = float(diff.max())
     shown = {}
     if full:
         # error balance, as msprobe counts it: the reference rounded to the graded dtype first
         rounded = rf.to(grade_dtype).to(work) if grade_dtype.itemsize < 8 else rf
         shown["eb"] = abs(int((tf > rounded).sum()) - int((tf < rounded).sum())) / rf.numel()
         shown.update(_ulp(torch, rf, diff, small, large_count, params.get("ulp", {}).get(dtype)))
+    if small_count:  # the small values' relative and absolute errors set to 0, in place: by multiplication,
+        # as every value is finite here (boolean indexing copies, where and masked_fill cost more)
+        large = torch.logical_not(small, out=flags)
+        rel.mul_(large)
+        diff.mul_(large)
     norm_r, norm_t = rf.norm(), tf.norm()
     if norm_r == 0 and norm_t == 0:
         cosine = 1.0
@@ -126,13 +129,13 @@ def float_metrics(torch, r, t, grade_dtype, params: dict, full: bool = True) -> 
     else:
         cosine = float((rf @ tf) / (norm_r * norm_t))
     return {
-        "max_abs": float(diff.max()),
-        "max_rel": float(rel_large.max()) if large_count else 0.0,
-        "mean_rel": float(rel_large.sum()) / large_count if large_count else 0.0,
+        "max_abs": max_abs,
+        "max_rel": float(rel.max()) if large_count else 0.0,
+        "mean_rel": float(rel.sum()) / large_count if large_count else 0.0,
         "cosine": min(cosine, 1.0),
-        "rmse": (float(diff_large @ diff_large) / large_count) ** 0.5 if large_count else 0.0,
+        "rmse": (float(diff @ diff) / large_count) ** 0.5 if large_count else 0.0,
         "small_value_err_ratio": small_errors / small_count if small_count else 0.0,
-        "rel_err_share": {format(c, "g"): int(torch.count_nonzero(rel < c)) / rel.numel() for c in cutoffs},
+        "rel_err_share": shares,
         **shown,
         **counts,
     }
