@@ -1,10 +1,13 @@
 """Cost of "find the layer" (`--layers`) on a ResNet-50-sized model on the CPU.
 
-    PYTHONPATH=server python benchmarks/run_layers.py [-n 5] [--target cpu] [--batch 2] [--threads 1] [--dump]
+    PYTHONPATH=server python benchmarks/run_layers.py [-n 5] [--target cpu] [--autocast float16] [--batch 2]
+                                                      [--threads 1] [--dump]
 
 Runs the same function on a warm worker, alternating a plain run and a `--layers` run (and,
 with --dump, a run that also writes both msprobe dumps), and prints each one's round-trip
 median, min and max, and the ratio of the medians. Goal: `--layers` ≤ 2× the plain run.
+With --autocast (the emulate target) both runs include the third side, the reference model
+run again at that dtype (msprobe's benchmark comparison), and every layer is compared twice.
 The model is ResNet-50 (Bottleneck blocks 3-4-6-3, 25.6 M parameters, 151 module calls per
 forward) written out here so that torchvision is not needed. The machine may be shared:
 the spread says how much to trust the figures. The worker runs with OMP_NUM_THREADS=--threads
@@ -23,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from ascend_lsp.runner import Job, RunnerPool  # noqa: E402
+from ascend_lsp.runner import Emulation, Job, RunnerPool  # noqa: E402
 
 MODEL = """
 import torch
@@ -89,10 +92,13 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("-n", type=int, default=5, help="runs of each kind")
     parser.add_argument("--target", default="cpu", choices=("cpu", "emulate"))
+    parser.add_argument("--autocast", choices=("float16", "bfloat16"), help="emulate: under CPU autocast")
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS for the worker (0: torch's default)")
     parser.add_argument("--dump", action="store_true", help="also time --layers --dump (tensors written)")
     args = parser.parse_args()
+    if args.autocast and args.target != "emulate":
+        parser.error("--autocast needs --target emulate")
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the worker inherits it
     with tempfile.TemporaryDirectory() as folder, RunnerPool() as pool:
@@ -102,21 +108,25 @@ def main() -> int:
         if args.dump:
             kinds["--layers --dump"] = {"dump": str(Path(folder) / "dump")}
         times: dict[str, list[float]] = {kind: [] for kind in kinds}
-        warm = pool.run(Job(path=str(path), function="forward", target=args.target, timeout=900))
+        common = dict(path=str(path), function="forward", target=args.target, timeout=900,
+                      emulation=Emulation(autocast=args.autocast))
+        warm = pool.run(Job(**common))
         if not warm.ok:
             print(f"run failed: {warm.message}", file=sys.stderr)
             return 2
         for _ in range(args.n):
             for kind, options in kinds.items():
-                result = pool.run(Job(path=str(path), function="forward", target=args.target, timeout=900, **options))
+                result = pool.run(Job(**common, **options))
                 if not result.ok:
                     print(f"{kind} failed: {result.message}", file=sys.stderr)
                     return 2
                 times[kind].append(result.timing["round_trip_s"])
         layers = len(result.layers or [])
         threads = args.threads or "default"
-        print(f"ResNet-50, batch {args.batch}, target {args.target}, {layers} module calls, {threads} thread(s), "
-              f"{args.n} runs each (round trip on a warm worker, seconds)")
+        third = f", third side in {result.benchmark['dtype']}" if result.benchmark else ""
+        print(f"ResNet-50, batch {args.batch}, target {args.target}{' autocast ' + args.autocast if args.autocast else ''}"
+              f"{third}, {layers} module calls, {threads} thread(s), {args.n} runs each (round trip on a warm worker, "
+              f"seconds)")
         plain = statistics.median(times["plain"])
         for kind, values in times.items():
             median = statistics.median(values)

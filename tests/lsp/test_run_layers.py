@@ -72,8 +72,9 @@ async def test_find_the_layer_marks_the_construction_line(client, tmp_path):
     assert layer.range.start == types.Position(7, 8) and layer.range.end.line == 7  # self.conv = nn.Conv2d(...)
     assert layer.severity == types.DiagnosticSeverity.Error
     assert layer.message.startswith("Run on emulate (emulated): first divergence: conv (Conv2d) ERROR")
-    assert layer.data["layer"] == {"module": "conv", "class": "Conv2d", "verdict": "ERROR", "call_line": 12,
-                                   "call_path": str(path)}
+    assert layer.data["layer"] == {"module": "conv", "class": "Conv2d", "verdict": "ERROR",
+                                   "decided_by": "rel err share",
+                                   "call_line": 12, "call_path": str(path)}
     hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(7, 12))), TIMEOUT)
     table = hover.contents.value

@@ -106,8 +106,7 @@ def grade(torch, reference, candidate) -> tuple[str, list[dict]]:
         if path not in cand or path not in ref:
             reports.append({"path": path, "verdict": "ERROR", "reason": "missing on one side"})
             continue
-        report = compare_values(torch, path, ref[path], cand[path], parameters["rel_err_cutoffs"],
-                                parameters["rel_err_eps"], parameters["small_value"], False)
+        report = compare_values(torch, path, ref[path], cand[path], parameters, False)
         verdict = grade_output(report, thresholds)
         reports.append({"path": path, "verdict": verdict.verdict, "reason": verdict.reason,
                         "metrics": report.get("metrics", {})})

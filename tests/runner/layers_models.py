@@ -1,7 +1,9 @@
 """Models for test_run_layers.py (read as text and run by the runner, not imported).
 
-Weights and inputs are made non-negative so that float16 rounding alone stays inside msprobe's
-hundredth threshold: the only ERROR an emulated fp16 run can produce is the overflow.
+Net's weights and inputs are non-negative so that float16 rounding alone stays inside msprobe's
+hundredth threshold even without a third side (a dump compared with compare-dumps): the only ERROR
+its emulated fp16 run can produce is the overflow. Tower's are signed, as a model's are: its
+float16 run is graded against the float16 benchmark.
 """
 
 import numpy as np
@@ -124,3 +126,28 @@ def pooled_ms():
             return self.head(self.pool(self.conv(x)))
 
     return PoolMS()(ms.Tensor(np.zeros((2, 3, 8, 8), np.float32)))
+
+
+class Tower(nn.Module):
+    """Issue 29's tower: six Linear-GELU-LayerNorm blocks with signed weights and inputs, whose
+    near-zero LayerNorm outputs float16 rounding moves by more than 1 % relative."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(*[nn.Sequential(nn.Linear(64, 64), nn.GELU(), nn.LayerNorm(64))
+                                      for _ in range(6)])
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.head(self.blocks(x))
+
+
+def tower(scale=1.0):
+    net = Tower()
+    with torch.no_grad():
+        net.blocks[3][0].weight.mul_(scale)  # fp32 sums near 1e6: float16 stops at 65504
+    return net(torch.randn(32, 64))
+
+
+def tower_overflow():
+    return tower(1e6)

@@ -57,8 +57,20 @@ def test_autocast_grades_the_reduced_dtype(pool, snippet):
     output = result.outputs[0]
     assert (output.reference["dtype"], output.target["dtype"]) == ("float32", "bfloat16")
     assert "dtype mismatch" not in output.reason
-    assert output.threshold.split(":")[0] in ("cosine", "max-abs", "hundredth-low-precision",
-                                              "thousandth-low-precision")
+    # graded against the third side, the same function in bfloat16 on the CPU: what the dtype itself loses
+    assert result.benchmark == {"dtype": "bfloat16", "device": "cpu"}
+    assert (output.verdict, output.decided_by) == ("PASS", "benchmark ratio"), output.reason
+    assert output.benchmark["compared"] == output.metrics["compared"] > 0
+
+
+def test_under_autocast_a_convolution_takes_float16_operands_not_hf32_ones(pool, snippet):
+    from ascend_lsp.runner import Emulation
+
+    result = pool.run(snippet(CONV, "conv", target="emulate", emulation=Emulation(autocast="float16")))
+    output = result.outputs[0]
+    assert output.target["dtype"] == "float16" and output.metrics["max_abs"] > 0
+    # the target is the float16 benchmark, bit for bit: HF32 did not round the operands first
+    assert output.metrics == output.benchmark
 
 
 SWITCHES = CONV + """
@@ -91,3 +103,56 @@ def test_chips_without_hf32_do_not_round(pool, snippet):
     assert result.outputs[0].metrics["max_abs"] == 0
     assert not any("HF32" in note and "emulated as" in note for note in result.notes)
     assert "emulated: chip 310P: no HF32 emulated" in " ".join(result.notes)
+
+
+def test_the_third_side_runs_at_the_dtype_a_device_target_computes_in():
+    from ascend_lsp.runner.worker.benchmark_side import benchmark_dtype
+    from ascend_lsp.runner.worker.run_target import Target
+    from ascend_lsp.runner.worker.sides import Side
+
+    def side(*dtypes):
+        made = Side()
+        made.outputs = [(f"out[{i}]", torch.zeros(2, dtype=dtype)) for i, dtype in enumerate(dtypes)]
+        return made
+
+    reference = side(torch.float32, torch.int64)
+    npu = Target("npu", "npu:0")
+    # autocast in the code (or an fp16 chip): float16 results where the reference's are float32
+    assert benchmark_dtype(torch, npu, reference, side(torch.float16, torch.int64)) == "float16"
+    assert benchmark_dtype(torch, npu, reference, side(torch.bfloat16, torch.int64)) == "bfloat16"
+    assert benchmark_dtype(torch, npu, reference, side(torch.float32, torch.int64)) is None
+    # a model in float16 on both sides computes as the reference does
+    assert benchmark_dtype(torch, npu, side(torch.float16), side(torch.float16)) is None
+    assert benchmark_dtype(torch, Target("emulate", "cpu", {"autocast": "bfloat16"}), reference, reference) == \
+        "bfloat16"
+    assert benchmark_dtype(torch, Target("emulate", "cpu", {}), reference, reference) is None
+    assert benchmark_dtype(torch, Target("mindspore", "cpu"), reference, side(torch.float16)) is None
+
+
+GUARDED = """
+import torch
+from torch import nn
+
+def guarded():
+    layer = nn.Linear(4, 4, bias=False)
+    with torch.no_grad():
+        layer.weight.fill_(1.0)
+    y = layer(torch.full((2, 4), 30000.0))  # 120000: past float16's 65504
+    if torch.isinf(y).any():
+        raise FloatingPointError("the sum overflowed")
+    return y
+"""
+
+
+def test_a_third_side_that_raises_leaves_the_run_graded_against_float32_with_a_note(pool, snippet):
+    from ascend_lsp.runner import Emulation
+
+    # 910A saturates (65504, no inf, no raise); the third side, float16 without the chip, overflows and raises
+    result = pool.run(snippet(GUARDED, "guarded", target="emulate", emulation=Emulation(autocast="float16",
+                                                                                         chip="910A")))
+    assert result.ok and result.benchmark is None, result.message
+    assert "no benchmark: the reference model in float16 on the CPU raised FloatingPointError: the sum overflowed; " \
+           "graded against float32 alone" in result.notes
+    output = result.outputs[0]
+    # 65504 for 120000 everywhere: cosine 1, but no element within 1 % of the reference
+    assert (output.verdict, output.benchmark, output.decided_by) == ("ERROR", None, "rel err share"), output.reason

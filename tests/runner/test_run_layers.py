@@ -69,11 +69,57 @@ def test_an_all_inf_output_shows_no_metric_and_says_what_was_compared(pool, mode
     assert first.metrics["compared"] == 0 and first.metrics["inf_target"] == first.metrics["nan_inf_mismatch"] > 0
     assert first.metrics["max_abs"] is None and first.metrics["cosine"] is None
     assert "no element finite on both sides" in first.reason
-    row = next(line for line in format_table(result).split("\n") if "← first divergence" in line)
+    row = next(line for line in format_table(result).split("\n") if "← first overflow, first divergence" in line)
     cells = re.split(r"\s{2,}", row.strip())
     assert cells[1:3] == ["blocks.1.fc1", "Linear"] and cells[6:8] == ["–", "–"]  # max abs, cosine
-    row = next(line for line in format_markdown(result).split("\n") if "← first divergence" in line)
+    row = next(line for line in format_markdown(result).split("\n") if "← first overflow, first divergence" in line)
     assert [c.strip() for c in row.split("|")][7:9] == ["–", "–"]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_tower_merely_in_low_precision_shows_no_divergence(pool, model, dtype):
+    result = pool.run(model("tower", target="emulate", emulation=Emulation(autocast=dtype)))
+    assert result.status == "passed", result.message
+    assert (result.first_divergence, result.first_warning, result.first_overflow) == (None, None, None)
+    assert result.benchmark == {"dtype": dtype, "device": "cpu"}
+    norm = by_module(result)["blocks.0.2"]  # the first LayerNorm: what its dtype loses, not a defect
+    assert (norm.verdict, norm.decided_by) == ("PASS", "benchmark ratio"), norm.reason
+    assert set(norm.benchmark) >= {"max_abs", "max_rel", "mean_rel", "cosine", "rmse", "small_value_err_ratio",
+                                   "rel_err_share", "compared"}
+    assert f"no layer diverges ({len(result.layers)} calls compared)" in result.message
+
+
+def test_a_tower_whose_fourth_linear_overflows_names_it_first_overflow_and_first_divergence(pool, model):
+    result = pool.run(model("tower_overflow", target="emulate", emulation=Emulation(autocast="float16")))
+    assert result.status == "error", result.message
+    assert result.first_overflow == result.first_divergence
+    first = result.overflow
+    assert (first.module, first.cls, first.verdict, first.decided_by) == ("blocks.3.0", "Linear", "ERROR", "nan/inf")
+    assert first.source["line"] == line_of(MODELS, "self.blocks = nn.Sequential(*[nn.Sequential(nn.Linear(64, 64)")
+    assert first.call_source["line"] == line_of(MODELS, "return self.head(self.blocks(x))", after="class Tower")
+    layers = by_module(result)
+    assert all(layers[f"blocks.{b}.{i}"].verdict == "PASS" for b in range(3) for i in range(3))
+    assert "first overflow and first divergence: blocks.3.0 (Linear) ERROR: nan inf mismatch" in result.message
+    data = result.to_dict()
+    assert data["first_overflow"] == data["first_divergence"]
+    assert {k: data["first_overflow"][k] for k in ("module", "class", "verdict", "decided_by")} == \
+        {"module": "blocks.3.0", "class": "Linear", "verdict": "ERROR", "decided_by": "nan/inf"}
+    assert data["layers"][result.first_overflow]["overflow"] is True
+    markdown = format_markdown(result)
+    assert "ERROR ← first overflow, first divergence" in markdown
+    # in the editor: one RUN002 mark on the Linear's construction line, its hover the layer table
+    from ascend_lsp.engine.model import Severity
+    from ascend_lsp.lsp.run_marks import RunMark, layer_hover
+    from ascend_lsp.lsp.runs import layer_marks
+
+    (mark,) = layer_marks(result, first.source["path"])
+    assert mark.line == first.source["line"] - 1 and mark.severity == Severity.ERROR
+    assert mark.summary.startswith("Run on emulate (emulated): first overflow and first divergence: blocks.3.0 "
+                                   "(Linear) ERROR: nan inf mismatch")
+    assert (mark.data["module"], mark.data["decided_by"]) == ("blocks.3.0", "nan/inf")
+    run = RunMark("tower_overflow", Severity.ERROR, "", markdown, {}, (mark,))
+    assert layer_hover({"tower_overflow": run}, mark.line) == markdown and layer_hover({"t": run}, 0) is None
+    assert layer_marks(result, "elsewhere.py") == ()
 
 
 def test_fp16_saturation_on_910a_gives_65504_and_is_still_located(pool, model):
@@ -281,7 +327,8 @@ def test_cli_layers_json_and_compare_dumps(tmp_path):
     assert json.loads(done.stdout)["first_divergence"]["module"] == "blocks.1.fc1"
     done = cli("compare-dumps", str(tmp_path / "dump" / "bench"), str(tmp_path / "dump" / "npu"), "--source", str(path))
     assert done.returncode == 1, done.stderr
-    assert done.stdout.startswith("Compare msprobe dumps: ERROR: first divergence: blocks.1.fc1 (Linear) ERROR")
+    assert done.stdout.startswith("Compare msprobe dumps: ERROR: first overflow and first divergence: blocks.1.fc1 "
+                                  "(Linear) ERROR")
     assert cli("compare-dumps", str(tmp_path / "nothing"), str(tmp_path)).returncode == 2
 
 

@@ -67,10 +67,20 @@ def test_identical_outputs_grade_exactly_by_comparison_not_by_a_reduction():
     x = torch.tensor([1.5409961082440433, -0.2934289057609464, -2.1787893820745574, 0.5684312772806678,
                       -1.084522342424021, -1.3985953953708767, 0.4033468476292993], dtype=torch.float64)
     for ref in (x, torch.cat([x, torch.tensor([float("nan"), float("inf")], dtype=torch.float64)])):
-        metrics = float_metrics(torch, ref, ref.clone(), torch.float64, [0.01, 0.0001], {}, {})
+        metrics = float_metrics(torch, ref, ref.clone(), torch.float64, {"rel_err_cutoffs": [0.01, 0.0001]})
         assert (metrics["cosine"], metrics["max_abs"], metrics["nan_inf_mismatch"]) == (1.0, 0.0, 0)
         assert metrics["rel_err_share"] == {"0.01": 1.0, "0.0001": 1.0}
         assert metrics["compared"] == 7
+
+
+def test_same_values_means_the_same_bits_nan_included():
+    from ascend_lsp.runner.worker.metrics import same_values
+
+    half = torch.tensor([1.0, float("nan"), -0.0, float("inf")], dtype=torch.float16)
+    assert same_values(torch, half, half.clone()) and same_values(torch, half[::2], half[::2].clone())
+    assert not same_values(torch, half, half.float())  # another dtype
+    assert not same_values(torch, half, torch.tensor([1.0, float("nan"), 0.0, float("inf")], dtype=torch.float16))
+    assert same_values(torch, torch.arange(3), torch.arange(3)) and not same_values(torch, torch.arange(3), 3)
 
 
 def test_inputs_and_initial_weights_are_bit_identical(pool, snippet):

@@ -1,4 +1,4 @@
-"""msprobe's per-output grading thresholds (mappings/msprobe/thresholds.toml), one row each."""
+"""msprobe's grading standards (mappings/msprobe/thresholds.toml), one row each."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ class Threshold:
     otherwise: str | None = None
     below: float | None = None
     min_numel: int | None = None
+    standard: str | None = None  # the name a verdict gives as "decided by"
+    package: str | None = None  # file:line of the installed msprobe that holds the value
 
     def describe(self) -> str:
         what = f"rel err < {self.below:g} share" if self.metric == "rel-err-share" else self.metric

@@ -1,7 +1,7 @@
 """What "Run on NPU" leaves in the editor: the mark of each function's last result per
-document, shown as a RUN001 diagnostic on the function's name (RUN002 on the line that
-constructs the first divergent module) and as a table in the hover; and the runner pool
-that produces them (runs.py is the feature: the lenses and the commands)."""
+document, shown as a RUN001 diagnostic on the function's name (RUN002 on the lines that
+construct the first divergent module and the first overflowing one) and as a table in the
+hover; and the runner pool that produces them (runs.py is the feature: the lenses and the commands)."""
 
 from __future__ import annotations
 
@@ -30,17 +30,18 @@ class RunMark:
     summary: str  # the diagnostic's message
     markdown: str  # the hover
     data: dict  # the diagnostic's data: status, target, verdict per output
-    layer: LayerMark | None = None  # with "find the layer": where the first divergence is built
+    layers: tuple[LayerMark, ...] = ()  # with "find the layer": where the first divergence and overflow are built
 
 
 @dataclass(frozen=True, slots=True)
 class LayerMark:
-    """The first divergent module of a run, on the line of this document that constructs it."""
+    """The first divergent (or first overflowing) module of a run, on the line of this document
+    that constructs it."""
 
     line: int  # 0-based
     severity: Severity
     summary: str
-    data: dict  # module, class, verdict, call line
+    data: dict  # module, class, verdict, decided by, call line
 
 
 def def_name_at(line: str, function: str) -> tuple[int, int] | None:
@@ -61,21 +62,22 @@ def run_diagnostics(snapshot: Snapshot, lines: Lines) -> list[types.Diagnostic]:
                     code_description=types.CodeDescription(href=rule_url(CODE, snapshot.settings.docs_url)), source="ascend-lsp",
                     data={"run": mark.data}))
                 break
-        layer = mark.layer
-        if layer is not None and layer.line < len(lines.lines):
+        for layer in mark.layers:
+            if layer.line >= len(lines.lines):
+                continue
             text = lines.lines[layer.line]
             start = len(text) - len(text.lstrip())
             out.append(types.Diagnostic(
                 range=types.Range(lines.position(layer.line, start), lines.position(layer.line, len(text.rstrip()))),
                 message=layer.summary, severity=types.DiagnosticSeverity(int(layer.severity)), code=LAYER_CODE,
-                code_description=types.CodeDescription(href=rule_url(LAYER_CODE, snapshot.settings.docs_url)), source="ascend-lsp",
-                data={"layer": layer.data}))
+                code_description=types.CodeDescription(href=rule_url(LAYER_CODE, snapshot.settings.docs_url)),
+                source="ascend-lsp", data={"layer": layer.data}))
     return out
 
 
 def layer_hover(marks: dict[str, RunMark], line: int) -> str | None:
-    """The per-layer table, on the line a run's first divergence is constructed."""
-    return next((mark.markdown for mark in marks.values() if mark.layer is not None and mark.layer.line == line), None)
+    """The per-layer table, on a line where a run's first divergence (or overflow) is constructed."""
+    return next((mark.markdown for mark in marks.values() if any(layer.line == line for layer in mark.layers)), None)
 
 
 class Runs:

@@ -137,7 +137,7 @@ def register(server: AscendLanguageServer) -> None:
         if function:
             runs.marks.setdefault(document.uri, {})[function] = RunMark(
                 function, SEVERITY.get(result.status, Severity.ERROR), summary, format_markdown(result),
-                run_data(result), layer_mark(result, job.path))
+                run_data(result), layer_marks(result, job.path))
             server.scheduler.runs_changed(document.uri)
         answer = {"status": result.status, "message": summary}
         if result.layers is not None:
@@ -168,20 +168,30 @@ def run_request(command: str, args: tuple) -> dict:
         raise JsonRpcInvalidParams(f"{command}: `range` is not an LSP range: {exc}") from None
 
 
-def layer_mark(result, path: str) -> LayerMark | None:
-    """RUN002 for the first divergence (else the first warning) when this document constructs it."""
-    layer = result.divergence or result.warning
-    if layer is None or not layer.source or layer.source.get("path") != path:
-        return None
+def layer_marks(result, path: str) -> tuple[LayerMark, ...]:
+    """RUN002 for the first divergence (else the first warning) and for the first overflow, each
+    when this document constructs it; one mark when they are the same call."""
     from ..runner.layers import layer_label
 
-    label = "first divergence" if layer is result.divergence else "first warning"
-    summary = f"Run on {result.target}{' (emulated)' if result.emulated else ''}: {label}: {layer_label(layer)} " \
-              f"{layer.verdict}: {layer.reason}"
-    call = layer.call_source or {}
-    return LayerMark(layer.source["line"] - 1, SEVERITY["error" if layer.verdict == "ERROR" else "warning"], summary,
-                     {"module": layer.module, "class": layer.cls, "verdict": layer.verdict,
-                      "call_line": call.get("line"), "call_path": call.get("path")})
+    labels: dict[int, list[str]] = {}
+    for index, label in ((result.first_overflow, "first overflow"),
+                         (result.first_divergence if result.first_divergence is not None else result.first_warning,
+                          "first divergence" if result.first_divergence is not None else "first warning")):
+        if index is not None:
+            labels.setdefault(index, []).append(label)
+    marks = []
+    for index, names in labels.items():
+        layer = result.layers[index]
+        if not layer.source or layer.source.get("path") != path:
+            continue
+        summary = f"Run on {result.target}{' (emulated)' if result.emulated else ''}: {' and '.join(names)}: " \
+                  f"{layer_label(layer)} {layer.verdict}: {layer.reason}"
+        call = layer.call_source or {}
+        marks.append(LayerMark(layer.source["line"] - 1, SEVERITY["error" if layer.verdict == "ERROR" else "warning"],
+                               summary, {"module": layer.module, "class": layer.cls, "verdict": layer.verdict,
+                                         "decided_by": layer.decided_by, "call_line": call.get("line"),
+                                         "call_path": call.get("path")}))
+    return tuple(marks)
 
 
 def run_data(result) -> dict:

@@ -30,14 +30,15 @@ rule(
 
 rule(
     code="RUN002", name="first-divergent-layer", severity=Severity.ERROR, fix="never",
-    reported_by=("ascend_lsp.lsp.runs.layer_mark", "ascend_lsp.lsp.run_marks.run_diagnostics"),
+    reported_by=("ascend_lsp.lsp.runs.layer_marks", "ascend_lsp.lsp.run_marks.run_diagnostics"),
     targets=("torch_npu", "mindspore"), message="{summary}",
     doc=dict(
         what="Reports where \"Run on NPU: find the layer\" (`lsp-check run SPEC --layers`) located the first "
              "divergence: on the line that constructs the module (`self.fc2 = nn.Linear(...)`) that introduced an "
-             "ERROR (or a WARNING) while its inputs did not have one. The hover holds the table of every module "
-             "call in execution order: verdict, the verdict of its inputs, max abs error, cosine, construction "
-             "line and the threshold that decided.",
+             "ERROR (or a WARNING) while its inputs did not have one, and likewise the first overflow: the first "
+             "module whose outputs hold Inf/NaN the reference's do not while its inputs hold none. The hover holds "
+             "the table of every module call in execution order: verdict, the verdict of its inputs, max abs "
+             "error, cosine, construction line, the standard that decided and why.",
         why="A wrong output says that a model diverges, not where. Every module downstream of the first "
             "divergence inherits it; the module to look at is the innermost one whose inputs still agreed. "
             "msprobe finds it from two dumps and a spreadsheet; this points at the line.",

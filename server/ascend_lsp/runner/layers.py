@@ -1,8 +1,11 @@
-"""Find the layer: grade every recorded module (or API) call and locate the first divergence.
+"""Find the layer: grade every recorded module (or API) call and locate the first divergence
+and the first overflow.
 
 The first divergence is the innermost call, in execution order, whose output is graded ERROR
 while its inputs were not: the call that introduced the error, not those downstream that
-inherit it (likewise the first WARNING, with inputs that pass). Runs in the client: no torch.
+inherit it (likewise the first WARNING, with inputs that pass). The first overflow is the
+innermost call whose outputs hold Inf/NaN the reference's do not while its inputs hold none.
+Runs in the client: no torch.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ class LayerResult:
     target_class: str | None = None  # MindSpore: the cell's class, when it differs
     problem: str | None = None
     outputs: list[dict] = field(default_factory=list)  # per output: path, verdict, reason, metrics, shapes
+    decided_by: str | None = None  # the standard that decided the verdict (grading.Grade.decided_by)
+    benchmark: dict | None = None  # the third side's metrics for the deciding output (same keys as metrics)
+    overflow: bool = False  # an output holds Inf/NaN the reference's does not, and no input does
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -47,24 +53,36 @@ def grade_layers(raw: list[dict], thresholds, autocast: bool = False) -> list[La
         outputs = [(o, grade_output(o, thresholds, autocast)) for o in entry.get("outputs", [])]
         inputs = [grade_output(i, thresholds, autocast) for i in entry.get("inputs", [])]
         problem = entry.get("problem")
+        decisive: dict = {}
         if problem:
-            verdict, reason, metrics = ERROR, PROBLEMS.get(problem, problem), {}
+            verdict, reason, decided_by = ERROR, PROBLEMS.get(problem, problem), "missing"
         elif outputs:
             verdict = worst(g.verdict for _, g in outputs)
             decisive, grade = next((o, g) for o, g in outputs if g.verdict == verdict)
             reason = grade.reason if len(outputs) == 1 else f"{decisive['path']}: {grade.reason}"
-            metrics = decisive.get("metrics", {})
+            decided_by = grade.decided_by
         else:
-            verdict, reason, metrics = PASS, "no tensor output", {}
+            verdict, reason, decided_by = PASS, "no tensor output", None
         layers.append(LayerResult(
             module=entry["module"], cls=entry.get("class"), kind=entry.get("kind", "module"),
             call=entry.get("call", 0), verdict=verdict, reason=reason,
-            input_verdict=worst(g.verdict for g in inputs), metrics=metrics, source=entry.get("source"),
+            input_verdict=worst(g.verdict for g in inputs), metrics=decisive.get("metrics", {}),
+            decided_by=decided_by, benchmark=decisive.get("benchmark"),
+            overflow=any(map(_overflows, entry.get("outputs", []))) and not any(map(_overflows, entry.get("inputs", []))),
+            source=entry.get("source"),
             call_source=entry.get("call_source"), parent=entry.get("parent"), depth=entry.get("depth", 0),
             target_class=entry.get("target_class"), problem=problem,
-            outputs=[{"path": o["path"], "verdict": g.verdict, "reason": g.reason, "metrics": o.get("metrics", {}),
+            outputs=[{"path": o["path"], "verdict": g.verdict, "reason": g.reason, "decided_by": g.decided_by,
+                      "metrics": o.get("metrics", {}), "benchmark": o.get("benchmark"),
                       "reference": o.get("reference", {}), "target": o.get("target", {})} for o, g in outputs]))
     return layers
+
+
+def _overflows(compared: dict) -> bool:
+    """Inf/NaN on the target where the reference has none (more of them, in other places)."""
+    m = compared.get("metrics") or {}
+    return bool(m.get("nan_inf_mismatch")) and \
+        m.get("nan_target", 0) + m.get("inf_target", 0) > m.get("nan_ref", 0) + m.get("inf_ref", 0)
 
 
 def first_divergence(layers: list[LayerResult], level: str = ERROR) -> int | None:
@@ -75,21 +93,32 @@ def first_divergence(layers: list[LayerResult], level: str = ERROR) -> int | Non
     rank = SEVERITY[level]
     introduced = [i for i, layer in enumerate(layers) if not layer.problem and SEVERITY[layer.verdict] >= rank
                   and SEVERITY[layer.input_verdict] < rank]
+    return next((i for i in _innermost(layers, introduced) if layers[i].verdict == level), None)
+
+
+def first_overflow(layers: list[LayerResult]) -> int | None:
+    """Index of the innermost call, in execution order, whose outputs hold Inf/NaN the
+    reference's do not while its inputs hold none (msprobe's first-overflow search)."""
+    return next(iter(_innermost(layers, [i for i, layer in enumerate(layers) if layer.overflow])), None)
+
+
+def _innermost(layers: list[LayerResult], introduced: list[int]) -> list[int]:
+    """`introduced` without the calls that enclose another of them."""
     enclosing = set()
     for i in introduced:
         parent = layers[i].parent
         while parent is not None:
             enclosing.add(parent)
             parent = layers[parent].parent
-    return next((i for i in introduced if i not in enclosing and layers[i].verdict == level), None)
+    return [i for i in introduced if i not in enclosing]
 
 
 def divergence_dict(layer: LayerResult | None) -> dict | None:
     if layer is None:
         return None
     return {"module": layer.module, "class": layer.cls, "kind": layer.kind, "call": layer.call,
-            "verdict": layer.verdict, "reason": layer.reason, "metrics": layer.metrics, "source": layer.source,
-            "call_source": layer.call_source}
+            "verdict": layer.verdict, "reason": layer.reason, "decided_by": layer.decided_by, "metrics": layer.metrics,
+            "benchmark": layer.benchmark, "source": layer.source, "call_source": layer.call_source}
 
 
 def layer_label(layer: LayerResult) -> str:

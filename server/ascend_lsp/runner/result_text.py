@@ -5,7 +5,8 @@ from __future__ import annotations
 from .layers import LayerResult
 from .result import FAILED, OutputResult, RunResult
 
-LAYER_COLUMNS = ("#", "module", "class", "call", "verdict", "inputs", "max abs", "cosine", "built at", "decided by")
+LAYER_COLUMNS = ("#", "module", "class", "call", "verdict", "inputs", "max abs", "cosine", "built at", "decided by",
+                 "reason")
 LAYER_ROWS = 40  # a longer list shows the calls that do not pass, and the first divergence
 COLUMNS = ("output", "shape", "dtype", "max abs", "max rel", "cosine", "<1‰", "<1‱", "ULP max/mean", "verdict",
            "decided by")
@@ -74,7 +75,11 @@ def format_table(result: RunResult) -> str:
 
 def _layer_rows(result: RunResult) -> tuple[list[tuple[str, ...]], int]:
     layers = result.layers or []
-    marks = {result.first_divergence: "first divergence", result.first_warning: "first warning"}
+    marks: dict[int, str] = {}
+    for index, label in ((result.first_overflow, "first overflow"), (result.first_divergence, "first divergence"),
+                         (result.first_warning, "first warning")):
+        if index is not None:
+            marks[index] = f"{marks[index]}, {label}" if index in marks else label
     shown = [i for i, layer in enumerate(layers)
              if len(layers) <= LAYER_ROWS or layer.verdict != "PASS" or i in marks]
     return [_layer_cells(i, layers[i], marks.get(i)) for i in shown], len(layers) - len(shown)
@@ -89,7 +94,7 @@ def _layer_cells(index: int, layer: LayerResult, mark: str | None) -> tuple[str,
         cls = f"{cls} ≙ {layer.target_class}"
     verdict = f"{layer.verdict} ← {mark}" if mark else layer.verdict
     return (str(index), name, cls, str(layer.call), verdict, layer.input_verdict, _num(m.get("max_abs")),
-            _num(m.get("cosine"), 6), built, layer.reason)
+            _num(m.get("cosine"), 6), built, layer.decided_by or "–", layer.reason)
 
 
 def _status(result: RunResult) -> str:
@@ -103,8 +108,7 @@ def _cells(o: OutputResult) -> tuple[str, ...]:
     dtype = _pair(o.reference.get("dtype"), o.target.get("dtype"))
     ulp = f"{_num(m.get('ulp_max'))}/{_num(m.get('ulp_mean'))}" if "ulp_max" in m else "–"
     return (o.path, shape, dtype, _num(m.get("max_abs")), _num(m.get("max_rel")), _num(m.get("cosine"), 6),
-            _share(shares.get("0.001")), _share(shares.get("0.0001")), ulp, o.verdict,
-            o.threshold.split(":")[0] if o.threshold else o.reason)
+            _share(shares.get("0.001")), _share(shares.get("0.0001")), ulp, o.verdict, o.decided_by or o.reason)
 
 
 def _pair(reference, target) -> str:

@@ -56,7 +56,9 @@ def patch_emulation(torch, patches: Patches, emulate: dict, notes: list[str]) ->
     def rounding(original, positions, enabled):
         @functools.wraps(original)
         def run(*args, **kwargs):
-            if enabled():
+            # Under autocast these operations take float16/bfloat16 operands: HF32 is for float32 ones
+            # (rounding first to HF32 would round twice, which the NPU does not).
+            if enabled() and not torch.is_autocast_enabled("cpu"):
                 args = tuple(round_to_hf32(torch, a) if i in positions and isinstance(a, torch.Tensor) else a
                              for i, a in enumerate(args))
             return original(*args, **kwargs)

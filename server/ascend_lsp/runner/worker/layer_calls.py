@@ -8,7 +8,7 @@ import weakref
 from typing import Any
 
 from .emulation import saturate_fp16
-from .metrics import compare_values
+from .metrics import compare_values, same_values
 from .patches import Patches
 from .tensor_values import MISSING, describe_value, flatten
 
@@ -166,23 +166,38 @@ def patch_module_construction(base, patches: Patches, layers: Layers) -> None:
     patches.set(base, "__init__", init)
 
 
-def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_precision: bool = False) -> list[dict]:
+def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_precision: bool = False,
+                   bench: Layers | None = None) -> list[dict]:
     """One entry per reference call, in execution order, with its inputs and outputs compared;
     calls are paired by (kind, name, call index), then (MindSpore) the rest by call order.
-    `low_precision`: a float16/bfloat16 target against a float32 reference is graded in its dtype."""
-    params = (metrics.get("rel_err_cutoffs", [0.01, 0.001, 0.0001]), metrics.get("rel_err_eps", {}),
-              metrics.get("small_value", {}), low_precision or bool(target.emulate and target.emulate.get("autocast")))
+    `low_precision`: a float16/bfloat16 target against a float32 reference is graded in its dtype.
+    `bench`: the third side's calls (the reference model at the target's dtype): each float
+    comparison also holds that side's metrics against the reference, under "benchmark"."""
+    low = low_precision or bench is not None or bool(target.emulate and target.emulate.get("autocast"))
     pairs = _pair_calls(ref.calls, cand.calls, target.name == "mindspore")
+    bench_pairs = _pair_calls(ref.calls, bench.calls, False) if bench is not None else {}
     memo: dict[tuple, dict] = {}
+    bench_memo: dict[tuple, dict | None] = {}
 
-    def compare(label: str, i: int | None, j: int | None) -> dict:
+    def compare(label: str, i: int | None, j: int | None, b: int | None = None) -> dict:
         if (i, j) not in memo:
             if i is None:
                 memo[i, j] = {"problem": "missing-reference", "target": describe_value(torch, cand.tensors[j])}
             else:
                 memo[i, j] = compare_values(torch, label, ref.tensors[i],
-                                            cand.tensors[j] if j is not None else MISSING, *params, ulp=False)
-        return {**memo[i, j], "path": label}
+                                            cand.tensors[j] if j is not None else MISSING, metrics, low, full=False)
+        report = {**memo[i, j], "path": label}
+        if b is not None and i is not None and report.get("kind") == "float":
+            if (i, b) not in bench_memo:
+                assert bench is not None
+                theirs = bench.tensors[b]
+                if j is not None and same_values(torch, cand.tensors[j], theirs):  # emulation: the same numbers
+                    bench_memo[i, b] = memo[i, j].get("metrics")
+                else:
+                    bench_memo[i, b] = compare_values(torch, label, ref.tensors[i], theirs, metrics, True,
+                                                      full=False).get("metrics")
+            report["benchmark"] = bench_memo[i, b]
+        return report
 
     layers = []
     for index, call in enumerate(ref.calls):
@@ -190,6 +205,7 @@ def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_
         entry = {"module": call["name"], "class": call["class"], "kind": call["kind"], "call": call.get("call", 0),
                  "parent": call["parent"], "depth": call["depth"], "source": call["source"],
                  "call_source": call["call_source"]}
+        ours = bench.calls[bench_pairs[index]] if index in bench_pairs and bench is not None else None
         if other is None:
             entry["problem"] = "missing-target"
             entry["outputs"] = [compare(f"output.{k}", i, None) for k, i in enumerate(call["outputs"])]
@@ -200,8 +216,10 @@ def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_
                 entry["target_class"] = theirs["class"]
             if target.name == "mindspore":
                 entry["source"], entry["reference_source"] = theirs["source"] or call["source"], call["source"]
-            entry["outputs"] = _compare_lists(compare, "output", call["outputs"], theirs["outputs"])
-            entry["inputs"] = _compare_lists(compare, "input", call["inputs"], theirs["inputs"])
+            entry["outputs"] = _compare_lists(compare, "output", call["outputs"], theirs["outputs"],
+                                              ours["outputs"] if ours else [])
+            entry["inputs"] = _compare_lists(compare, "input", call["inputs"], theirs["inputs"],
+                                             ours["inputs"] if ours else [])
         layers.append(entry)
     matched = set(pairs.values())
     for other, call in enumerate(cand.calls):
@@ -214,9 +232,10 @@ def compare_layers(torch, ref: Layers, cand: Layers, metrics: dict, target, low_
     return layers
 
 
-def _compare_lists(compare, label: str, mine: list, theirs: list) -> list[dict]:
-    return [compare(f"{label}.{k}", mine[k] if k < len(mine) else None, theirs[k] if k < len(theirs) else None)
-            for k in range(max(len(mine), len(theirs)))]
+def _compare_lists(compare, label: str, mine: list, theirs: list, bench: list) -> list[dict]:
+    def at(items: list, k: int):
+        return items[k] if k < len(items) else None
+    return [compare(f"{label}.{k}", at(mine, k), at(theirs, k), at(bench, k)) for k in range(max(len(mine), len(theirs)))]
 
 
 def _pair_calls(mine: list[dict], theirs: list[dict], by_order: bool) -> dict[int, int]:

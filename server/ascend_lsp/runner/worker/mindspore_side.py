@@ -55,8 +55,9 @@ def run_mindspore_side(torch, source: UserCode, job: dict, reference: Side) -> S
 
     stdout = io.StringIO()
     with Patches() as patches, contextlib.redirect_stdout(stdout):
-        if reference.layers is not None:
-            result.layers = Layers(torch, source.path)
+        port = _port_source(job, source)
+        if reference.layers is not None:  # cells built and called in the port's file, when it has one
+            result.layers = Layers(torch, port.path)
             original_call = _record_cells(mindspore, patches, result.layers, original_call)
         patches.set(mindspore.nn.Cell, "__call__", call)
         random.seed(options.get("seed", 0))
@@ -64,7 +65,7 @@ def run_mindspore_side(torch, source: UserCode, job: dict, reference: Side) -> S
         mindspore.set_seed(options.get("seed", 0))
         started = time.perf_counter()
         try:
-            value = _port_source(job, source).execute(pair)
+            value = port.execute(pair)
         except SetupError:
             raise
         except Exception as exc:

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from .benchmark_side import benchmark_dtype
 from .dumps import compare_dump_dirs, write_dump
 from .failures import SetupError, SnippetError, failure, import_required
 from .layer_calls import compare_layers
@@ -86,12 +87,25 @@ def handle(job: dict, progress) -> dict:
                        notes=target.notes)
     except SetupError as exc:
         return failure(exc.code, str(exc), target=target.describe(), worker=worker_info)
+    dtype = benchmark_dtype(torch, target, reference, candidate)
+    benchmark, notes = None, []
+    if dtype:
+        progress(f"benchmark run on CPU in {dtype}")
+        try:
+            benchmark = run_torch_side(torch, source, job, target, side="benchmark", autocast=dtype)
+            notes.append(f"benchmark: the reference model also ran on the CPU in {dtype}; each error is graded "
+                         f"against that run's (msprobe's benchmark comparison)")
+        except (SnippetError, SetupError) as exc:  # the target ran: grade it against float32 alone, and say so
+            message = f"{exc.error['type']}: {exc.error['message']}" if isinstance(exc, SnippetError) else str(exc)
+            notes.append(f"no benchmark: the reference model in {dtype} on the CPU raised {message}; graded "
+                         f"against float32 alone")
     compare_started = time.perf_counter()
-    outputs = compare_sides(torch, reference, candidate, job, target)
+    outputs = compare_sides(torch, reference, candidate, job, target, benchmark)
     layers = None
     if reference.layers is not None and candidate.layers is not None:
         progress("comparing layers")
-        layers = compare_layers(torch, reference.layers, candidate.layers, job.get("metrics", {}), target)
+        layers = compare_layers(torch, reference.layers, candidate.layers, job.get("metrics", {}), target,
+                                bench=benchmark.layers if benchmark else None)
         dump = options.get("dump")
         if dump:
             try:
@@ -104,14 +118,17 @@ def handle(job: dict, progress) -> dict:
         "target": target.describe(),
         "outputs": outputs,
         "notes": [f"emulated: {note}" for note in target.emulation_notes()] + target.notes + reference.notes +
-                 candidate.notes,
+                 candidate.notes + notes,
         "stdout": {"reference": reference.stdout, "target": candidate.stdout},
         "timing": {"import_s": round(import_s, 4), "reference_s": round(reference.seconds, 6),
                    "target_s": round(candidate.seconds, 6),
+                   "benchmark_s": round(benchmark.seconds, 6) if benchmark else None,
                    "compare_s": round(time.perf_counter() - compare_started, 6),
                    "total_s": round(time.perf_counter() - started, 6)},
         "worker": worker_info,
     }
+    if benchmark is not None:
+        result["benchmark"] = {"dtype": dtype, "device": "cpu"}
     if options.get("capture_inputs"):
         result["inputs"] = {"reference": reference.draws, "target": candidate.draws}
     if layers is not None:

@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from .layer_calls import Layers
-from .metrics import compare_values
+from .metrics import compare_values, same_values
 from .run_target import Target
 from .tensor_values import MISSING, describe_value
 
@@ -80,27 +80,31 @@ class Recorder:
         return names
 
 
-def compare_sides(torch, reference: Side, candidate: Side, job: dict, target: Target) -> list[dict]:
-    metrics = job.get("metrics", {})
-    cutoffs = metrics.get("rel_err_cutoffs", [0.01, 0.001, 0.0001])
-    eps_overrides = metrics.get("rel_err_eps", {"bfloat16": 2**-8})
-    small_values = metrics.get("small_value", {})
-    autocast = bool(target.emulate and target.emulate.get("autocast"))
+def compare_sides(torch, reference: Side, candidate: Side, job: dict, target: Target,
+                  benchmark: Side | None = None) -> list[dict]:
+    """Each output, gradient and changed state of the candidate against the reference; with a
+    benchmark (the third side), each float report also holds that side's metrics against the reference."""
+    params = job.get("metrics", {})
+    low_precision = benchmark is not None or bool(target.emulate and target.emulate.get("autocast"))
     # Dropout masks come from each device's own generator: only the zero share can agree.
     dropout = reference.dropout and not (target.on_cpu and target.name != "mindspore")
     reports = []
-    for group, ref_items, cand_items in (("output", reference.outputs, candidate.outputs),
-                                         ("grad", reference.grads, candidate.grads),
-                                         ("state", reference.state, candidate.state)):
-        cand = dict(cand_items)
+    for group, ref_items, cand_items, bench_items in (
+            ("output", reference.outputs, candidate.outputs, benchmark.outputs if benchmark else []),
+            ("grad", reference.grads, candidate.grads, benchmark.grads if benchmark else []),
+            ("state", reference.state, candidate.state, benchmark.state if benchmark else [])):
+        cand, bench = dict(cand_items), dict(bench_items)
         if group == "state" and target.name == "mindspore":
             # torch state with no MindSpore counterpart (num_batches_tracked) is in the notes;
             # the port's parameters the torch run left alone are not outputs.
             ref_items = [(p, v) for p, v in ref_items if p in cand]
             cand = {p: v for p, v in cand.items() if any(p == q for q, _ in ref_items)}
         for path, ref_value in ref_items:
-            report = compare_values(torch, path, ref_value, cand.pop(path, MISSING), cutoffs, eps_overrides,
-                                    small_values, autocast)
+            mine = cand.pop(path, MISSING)
+            report = compare_values(torch, path, ref_value, mine, params, low_precision)
+            if report.get("kind") == "float" and path in bench:
+                report["benchmark"] = report["metrics"] if same_values(torch, mine, bench[path]) else \
+                    compare_values(torch, path, ref_value, bench[path], params, True).get("metrics")
             report["group"] = group
             report["dropout"] = dropout and group != "state"
             reports.append(report)

@@ -17,9 +17,11 @@ from .tensor_values import flatten, to_cpu
 from .torch_patches import patch_devices_to_cpu, patch_module_calls, patch_random
 from .user_code import UserCode
 
-def run_torch_side(torch, source: UserCode, job: dict, target: Target, side: str) -> Side:
+def run_torch_side(torch, source: UserCode, job: dict, target: Target, side: str, autocast: str | None = None) -> Side:
+    """`side`: reference (float32 on the CPU), target, or benchmark (the reference model on the
+    CPU under autocast to `autocast`, the target's dtype)."""
     options = job.get("options", {})
-    on_cpu = side == "reference" or target.on_cpu
+    on_cpu = side != "target" or target.on_cpu
     rec = Recorder(torch, bool(options.get("capture_inputs")))
     if options.get("layers"):
         rec.layers = Layers(torch, source.path, api=options["layers"] == "api")
@@ -41,8 +43,9 @@ def run_torch_side(torch, source: UserCode, job: dict, target: Target, side: str
             stack.callback(torch.set_default_device, previous)
         if emulate is not None:
             patch_emulation(torch, patches, emulate, result.notes)
-            if emulate.get("autocast"):
-                stack.enter_context(torch.autocast("cpu", dtype=getattr(torch, emulate["autocast"])))
+            autocast = emulate.get("autocast")
+        if autocast:
+            stack.enter_context(torch.autocast("cpu", dtype=getattr(torch, autocast)))
         saturate = bool(emulate and emulate.get("fp16_saturation"))
         if saturate or (rec.layers is not None and rec.layers.api):
             stack.enter_context(function_mode(torch, rec.layers, saturate))
