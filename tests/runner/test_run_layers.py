@@ -120,6 +120,12 @@ def test_a_tower_whose_fourth_linear_overflows_names_it_first_overflow_and_first
     run = RunMark("tower_overflow", Severity.ERROR, "", markdown, {}, (mark,))
     assert layer_hover({"tower_overflow": run}, mark.line) == markdown and layer_hover({"t": run}, 0) is None
     assert layer_marks(result, "elsewhere.py") == ()
+    # the run's page: the overflow's mark links its construction line; the float16 side's own error is a band
+    from ascend_lsp.lsp.run_view import run_view_html
+
+    page = run_view_html(data, "n0nce")
+    assert f'id="mark-overflow" data-path="{first.source["path"]}" data-line="{first.source["line"]}"' in page
+    assert '<rect class="band"' in page
 
 
 def test_fp16_saturation_on_910a_gives_65504_and_is_still_located(pool, model):
