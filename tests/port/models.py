@@ -92,20 +92,15 @@ MODELS = [
     Model("cifar_resnet", (Part(ROBUSTBENCH, "robustbench/model_zoo/architectures/resnet.py"),), "ResNet18()",
           _images((2, 3, 32, 32))),
     # torchvision's MobileNetV2: depthwise-separable inverted residuals, built by Conv2dNormActivation from
-    # layer classes passed as values; type hints, nn.init over self.modules(), _log_api_usage_once
+    # layer classes passed as values (the port's adapters take torch's arguments there); type hints,
+    # nn.init over self.modules(), _log_api_usage_once
     Model("mobilenet_v2", (Part(TORCHVISION, "torchvision/utils.py", ("_log_api_usage_once", "_make_ntuple")),
                            Part(TORCHVISION, "torchvision/models/_utils.py", ("_make_divisible",)),
                            Part(TORCHVISION, "torchvision/ops/misc.py", ("ConvNormActivation", "Conv2dNormActivation")),
                            Part(TORCHVISION, "torchvision/models/mobilenetv2.py", ("InvertedResidual", "MobileNetV2"))),
           # 64×64, 4 images: BatchNorm statistics over 2 values per channel at the last stride (32×32,
           # 2 images) put torch's own float32 output 3e-4 from its float64 one, at the msprobe threshold
-          "MobileNetV2(num_classes=10, width_mult=0.25)", _images((4, 3, 64, 64)),
-          edits=(  # the layer classes come in as values: their calls keep torch's arguments
-              ("                stride,\n                padding,\n                dilation=dilation,\n"
-               "                groups=groups,\n                bias=bias,\n",
-               "                stride,\n                pad_mode=\"pad\",\n                padding=padding,\n"
-               "                dilation=dilation,\n                group=groups,\n                has_bias=bias,\n"),
-              ('params = {} if inplace is None else {"inplace": inplace}', "params = {}"))),
+          "MobileNetV2(num_classes=10, width_mult=0.25)", _images((4, 3, 64, 64))),
     # torchvision's ImageNet ResNet-18 beside it: the same block through torchvision's machinery (norm_layer
     # passed as a value, `nn.init` over self.modules(), zero_init_residual's `m.bn2.weight` marked MS301)
     Model("torchvision_resnet", (Part(TORCHVISION, "torchvision/utils.py", ("_log_api_usage_once",)),
@@ -149,7 +144,7 @@ OPEN_SET = [
           "TextDecoder(64, 8, 32, 4, 2)", _arrays(_ints(64, (2, 6)), _floats((2, 16, 32))), stage="imports"),
     # OpenAI CLIP's vision transformer: nn.MultiheadAttention, OrderedDict-built Sequential, QuickGELU
     Model("clip_vit", (Part(OPENAI_CLIP, "clip/model.py"),), "VisionTransformer(32, 8, 32, 2, 4, 16)",
-          _images((2, 3, 32, 32)), stage="imports"),
+          _images((2, 3, 32, 32)), stage="PASS"),
     # the whole CLIP with its text tower: causal mask, argmax pooling, logit scale
     Model("clip", (Part(OPENAI_CLIP, "clip/model.py"),), "CLIP(16, 32, 2, 64, 8, 8, 64, 32, 4, 2)",
           _arrays(_floats((2, 3, 32, 32)), _ints(64, (2, 8))), stage="imports"),
@@ -199,35 +194,35 @@ OPEN_SET = [
                                    Part(TORCHVISION, "torchvision/models/convnext.py",
                                         ("LayerNorm2d", "CNBlock", "CNBlockConfig", "ConvNeXt"))),
           "ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 1)], num_classes=10)", _images((2, 3, 32, 32)),
-          stage="imports"),
+          stage="PASS"),
     # Lightning's transformer demo: nn.Transformer encoder-decoder, a lazily built positional table
     Model("lightning_transformer", (Part(LIGHTNING, "lightning/pytorch/demos/transformer.py",
                                          ("Transformer", "PositionalEncoding")),),
           "Transformer(vocab_size=64, ninp=32, nhead=4, nhid=64, nlayers=2, dropout=0.0)",
-          _arrays(_ints(64, (2, 7)), _ints(64, (2, 7))), stage="ported"),
+          _arrays(_ints(64, (2, 7)), _ints(64, (2, 7))), stage="PASS"),
     # llama2.c's Llama 2 as Lightning Thunder ships it: RMSNorm, rotary, GQA, SDPA is_causal, weight tying
     Model("llama2", (Part(THUNDER, "thunder/tests/llama2_model.py"),),
           "Transformer(ModelArgs(dim=32, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=64, multiple_of=16, "
-          "max_seq_len=16))", _tokens(64, (2, 9)), stage="ported"),
+          "max_seq_len=16))", _tokens(64, (2, 9)), stage="PASS"),
     # Segment Anything's image encoder: windowed ViT with decomposed relative positions
     Model("sam_image_encoder", (Part(SEGMENT_ANYTHING, _SAM + "common.py", ("MLPBlock", "LayerNorm2d")),
                                 Part(SEGMENT_ANYTHING, _SAM + "image_encoder.py",
                                      ("ImageEncoderViT", "Block", "Attention", "window_partition", "window_unpartition",
                                       "get_rel_pos", "add_decomposed_rel_pos", "PatchEmbed"))),
           "ImageEncoderViT(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=4, out_chans=16, "
-          "use_rel_pos=True, window_size=2, global_attn_indexes=(1,))", _images((2, 3, 32, 32)), stage="imports"),
+          "use_rel_pos=True, window_size=2, global_attn_indexes=(1,))", _images((2, 3, 32, 32)), stage="loads"),
     # its two-way transformer between prompt tokens and the image
     Model("sam_two_way_transformer", (Part(SEGMENT_ANYTHING, _SAM + "common.py", ("MLPBlock",)),
                                       Part(SEGMENT_ANYTHING, _SAM + "transformer.py", _SAM_TRANSFORMER)),
           "TwoWayTransformer(depth=2, embedding_dim=32, num_heads=4, mlp_dim=64)",
-          _arrays(_floats((2, 32, 4, 4)), _floats((2, 32, 4, 4)), _floats((2, 5, 32))), stage="builds"),
+          _arrays(_floats((2, 32, 4, 4)), _floats((2, 32, 4, 4)), _floats((2, 5, 32))), stage="loads"),
     # its mask decoder: ConvTranspose2d upscaling, hypernetwork MLPs
     Model("sam_mask_decoder", (Part(SEGMENT_ANYTHING, _SAM + "common.py", ("MLPBlock", "LayerNorm2d")),
                                Part(SEGMENT_ANYTHING, _SAM + "transformer.py", _SAM_TRANSFORMER),
                                Part(SEGMENT_ANYTHING, _SAM + "mask_decoder.py", ("MaskDecoder", "MLP"))),
           "MaskDecoder(transformer_dim=32, transformer=TwoWayTransformer(depth=1, embedding_dim=32, num_heads=4, "
           "mlp_dim=64), iou_head_hidden_dim=16)", _arrays(_floats((1, 32, 4, 4)), _floats((1, 32, 4, 4)),
-                                                         _floats((2, 3, 32)), _floats((2, 32, 4, 4)), True), stage="imports"),
+                                                         _floats((2, 3, 32)), _floats((2, 32, 4, 4)), True), stage="loads"),
     # torchtune's rotary embeddings: a cos/sin cache built into a non-persistent buffer
     Model("torchtune_rope", (Part(TORCHTUNE, "torchtune/modules/position_embeddings.py",
                                   ("RotaryPositionalEmbeddings",)),),

@@ -34,6 +34,17 @@ LAYER_CASES = [  # torch layer (after `nn.`), input shape ("int" inputs are toke
     ("Upsample(scale_factor=2, mode='nearest')", IMAGE), ("Embedding(10, 4)", "int"),
     ("Embedding(10, 4, padding_idx=0)", "int"), ("LSTM(4, 6, 2)", (5, 2, 4)),
     ("GRU(4, 6, batch_first=True)", (2, 5, 4)), ("RNN(4, 6, nonlinearity='relu')", (5, 2, 4)),
+    ("ConvTranspose2d(3, 4, 2, stride=2)", IMAGE),
+    ("ConvTranspose2d(3, 6, 3, stride=2, padding=(1, 0), groups=3, bias=False)", IMAGE),
+    ("GLU()", FLAT), ("GLU(dim=2)", IMAGE),
+    ("MultiheadAttention(10, 2)", SEQ, "self.layer(x, x, x)"),
+    ("MultiheadAttention(10, 2, batch_first=True, bias=False)", SEQ, "self.layer(x, x, x, need_weights=False)[0]"),
+    ("TransformerEncoderLayer(10, 2, 16, dropout=0.0, batch_first=True)", SEQ),
+    ("TransformerDecoderLayer(10, 2, 16, dropout=0.0, activation='gelu', norm_first=True)", SEQ,
+     "self.layer(x, x)"),
+    ("TransformerEncoder(nn.TransformerEncoderLayer(10, 2, 16, 0.0), 2, nn.LayerNorm(10))", SEQ),
+    ("TransformerDecoder(nn.TransformerDecoderLayer(10, 2, 16, 0.0), 2)", SEQ, "self.layer(x, x)"),
+    ("Transformer(10, 2, 1, 1, 16, dropout=0.0, batch_first=True)", SEQ, "self.layer(x, x)"),
 ]
 FUNCTION_CASES = [  # a torch expression of x (an image batch)
     "F.relu(x)", "F.relu6(x)", "F.elu(x)", "F.silu(x)", "F.hardswish(x)", "F.leaky_relu(x, 0.2)", "F.tanh(x)",
@@ -47,6 +58,10 @@ FUNCTION_CASES = [  # a torch expression of x (an image batch)
     "torch.sigmoid(x)", "torch.exp(x)", "torch.log(x.abs() + 1)", "torch.sqrt(x.abs())", "torch.abs(x)",
     "torch.rsqrt(x.abs() + 1)", "torch.sin(x)", "torch.cos(x)", "x + torch.zeros(2, 3, 8, 8)",
     "x * torch.ones((8,))", "torch.arange(0, 16, 2) + x", "x.view(x.size(0), -1)",
+    "F.scaled_dot_product_attention(x, x, x)", "F.scaled_dot_product_attention(x, x, x, is_causal=True)",
+    "F.scaled_dot_product_attention(x, x, x, attn_mask=x[0, 0] > 0)",
+    "F.scaled_dot_product_attention(x, x, x, x[0, 0], scale=0.5)",
+    "F.scaled_dot_product_attention(x, x[:, :1], x[:, :1], is_causal=True, enable_gqa=True)",
 ]
 SHAPE_ONLY = ["torch.randn(2, 3)", "torch.rand(2, 3)"]  # random draws: the shapes must agree
 DRAW = "import torch\n\n\ndef f():\n    torch.manual_seed(0)\n    return {}\n"
@@ -67,10 +82,11 @@ def _grade(reference, candidate):
     assert verdict == "PASS", reports
 
 
-@pytest.mark.parametrize("layer,shape", LAYER_CASES, ids=[c[0] for c in LAYER_CASES])
-def test_layer_runs_on_the_cpu_and_matches_torch(layer, shape, tmp_path):
+@pytest.mark.parametrize("layer,shape,call", [(*c, "self.layer(x)")[:3] for c in LAYER_CASES],
+                         ids=[c[0] for c in LAYER_CASES])
+def test_layer_runs_on_the_cpu_and_matches_torch(layer, shape, call, tmp_path):
     text = ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            f"        self.layer = nn.{layer}\n\n    def forward(self, x):\n        return self.layer(x)\n")
+            f"        self.layer = nn.{layer}\n\n    def forward(self, x):\n        return {call}\n")
     torch_module, ms_module = _torch_modules(text, tmp_path, "layer")
     rng = numpy.random.default_rng(0)
     x = rng.integers(0, 10, (2, 5)) if shape == "int" else rng.standard_normal(shape).astype("float32")
@@ -118,6 +134,42 @@ def test_every_emitted_api_exists_in_the_installed_mindspore():
 
 
 def test_every_spec_is_run_here():
-    used = " ".join([layer for layer, _ in LAYER_CASES] + FUNCTION_CASES + [DRAW.format(e) for e in SHAPE_ONLY])
+    used = " ".join([case[0] for case in LAYER_CASES] + FUNCTION_CASES + [DRAW.format(e) for e in SHAPE_ONLY])
     untested = [spec.torch for spec in (*LAYERS, *FUNCTIONS) if spec.torch.rsplit(".", 1)[1] + "(" not in used]
     assert untested == []
+
+
+def test_the_adapters_defaults_are_torchs():
+    """A layer class passed as a value becomes an adapter with torch's signature (specs.adapter)."""
+    import inspect
+
+    from ascend_lsp.port.specs import BY_TORCH, TORCH_DEFAULTS
+
+    for name, defaults in TORCH_DEFAULTS.items():
+        parameters = inspect.signature(eval(name, {"torch": torch}).__init__).parameters
+        assert {k: parameters[k].default for k in defaults} == defaults, name
+        assert set(defaults) <= set(BY_TORCH[name].params), name
+
+
+def test_a_layer_passed_as_a_value_or_subclassed_takes_torchs_arguments(tmp_path):
+    text = ("from functools import partial\nimport torch\nfrom torch import nn\n\n\n"
+            "class LayerNorm(nn.LayerNorm):\n    def forward(self, x):\n        return super().forward(x) * 2\n\n\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self, conv=nn.Conv2d, norm=partial(nn.BatchNorm2d, momentum=0.3), act=nn.GELU):\n"
+            "        super().__init__()\n        self.conv = conv(3, 4, 3, 2, (1, 0), groups=1, bias=False)\n"
+            "        self.norm = norm(4)\n        self.act = act(approximate='tanh')\n"
+            "        self.ln = LayerNorm(3)\n\n"
+            "    def forward(self, x):\n        return self.act(self.norm(self.conv(x))), self.ln(x.transpose(1, 3))\n")
+    torch_module, ms_module = _torch_modules(text, tmp_path, "values")
+    x = numpy.random.default_rng(0).standard_normal(IMAGE).astype("float32")
+    net = torch_module.Net().eval()
+    with torch.no_grad():
+        reference = net(torch.from_numpy(x))
+    conversion = convert_state({k: v.numpy() for k, v in net.state_dict().items()}, text)
+    assert conversion.unmapped == []
+    cell = ms_module.Net()
+    params = {name: mindspore.Parameter(mindspore.Tensor(value), name=name)
+              for name, value in conversion.tensors.items()}
+    assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
+    cell.set_train(False)
+    _grade(reference, cell(mindspore.Tensor(x)))
