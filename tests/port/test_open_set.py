@@ -32,6 +32,5 @@ def test_the_port_reaches_its_stage(model, tmp_path):
     result = port_source(source.read_text(encoding="utf-8"), str(source))
     port = tmp_path / f"{model.name}_mindspore.py"
     port.write_text(apply_edits(result.text, model.edits), encoding="utf-8")
-    stage, why = stage_reached(torch, mindspore, source, port, model.build,
-                               model.inputs(numpy.random.default_rng(0)), model.hidden, model.batch_axis)
+    stage, why = stage_reached(torch, mindspore, source, port, model.build, model.inputs(numpy.random.default_rng(0)))
     assert (stage, why if stage != model.stage else "") == (model.stage, "")

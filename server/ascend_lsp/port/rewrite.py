@@ -466,6 +466,15 @@ class Porter(cst.CSTTransformer):
         return f"{module}.{name}" if isinstance(name, str) else None
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        before = len(self.items)
+        result = self._call(original_node, updated_node)
+        qualname = self.qualname(original_node.func)
+        if qualname and qualname.startswith(("torch", "torchvision")):
+            for item in self.items[before:]:  # what this call's conversion reported
+                item.call = True
+        return result
+
+    def _call(self, original_node: cst.Call, updated_node: cst.Call):
         probe = self._feature_test(original_node)
         if probe is not None:
             # in the port, the API is there exactly when the port has its counterpart
