@@ -241,12 +241,12 @@ OPEN_SET = [
     # Mistral's complex rotary embeddings: torch.polar, view_as_complex, view_as_real
     Model("mistral_rope", (Part(MISTRAL, "mistral_inference/rope.py", ("precompute_freqs_cis", "apply_rotary_emb")),),
           "lambda q, k: apply_rotary_emb(q, k, precompute_freqs_cis(8, 6, 10000.0))",
-          _arrays(_floats((2, 6, 4, 8)), _floats((2, 6, 2, 8))), stage="loads"),
+          _arrays(_floats((2, 6, 4, 8)), _floats((2, 6, 2, 8))), stage="PASS"),
     # Llama 3's complex rotary embeddings with its frequency scaling
     Model("llama3_rope", (Part(LLAMA_MODELS, "llama_models/llama3/model.py",
                                ("apply_scaling", "precompute_freqs_cis", "reshape_for_broadcast", "apply_rotary_emb")),),
           "lambda q, k: apply_rotary_emb(q, k, precompute_freqs_cis(8, 6, use_scaled=True))",
-          _arrays(_floats((2, 6, 4, 8)), _floats((2, 6, 4, 8))), stage="loads"),
+          _arrays(_floats((2, 6, 4, 8)), _floats((2, 6, 4, 8))), stage="PASS"),
     # Hugging Face Llama's rotate-half rotary and grouped-query key/value repetition
     Model("hf_llama_rotary", (Part(TRANSFORMERS, _LLAMA, ("rotate_half", "repeat_kv")),),
           "lambda q, cos, sin: repeat_kv(q * cos + rotate_half(q) * sin, 2)",

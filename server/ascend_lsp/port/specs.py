@@ -494,6 +494,12 @@ FUNCTIONS = [
                                                             "is_causal", "scale", "enable_gqa"),
          keep_arguments("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa",
                         positional=3), pick=lambda a: SDPA),
+    # complex numbers: MindSpore 2.10's CPU kernels multiply complex64 and have ops.polar and ops.view_as_real,
+    # but no view_as_complex: the pairs of the last axis become a complex tensor by ops.Complex
+    Spec("torch.polar", "ops.polar", ("abs", "angle"), keep_arguments("abs", "angle", positional=2)),
+    Spec("torch.view_as_real", "ops.view_as_real", ("input",), keep_arguments("input", positional=1)),
+    Spec("torch.view_as_complex", "ops.Complex", ("input",), keep_arguments("input", positional=1),
+         pick=lambda a: VIEW_AS_COMPLEX),
     Spec(F + "pad", "ops.pad", ("input", "pad", "mode", "value"),
          keep_arguments("input", "pad", "mode", "value", rename={"pad": "padding"}, positional=2)),
     Spec("torch.cat", "ops.cat", ("tensors", "dim"), _dim_to_axis("tensors", "dim")),
@@ -511,6 +517,14 @@ FUNCTIONS = [
     Spec("torch.arange", "ops.arange", ("start", "end", "step", "dtype", "device", "requires_grad"),
          keep_arguments("start", "end", "step", "dtype", positional=3), dropped=("device", "requires_grad")),
 ]
+
+VIEW_AS_COMPLEX = "_view_as_complex"
+VIEW_AS_COMPLEX_SOURCE = '''
+
+def _view_as_complex(input):
+    """torch.view_as_complex: the last axis's pairs (real, imaginary) as one complex tensor."""
+    return ops.Complex()(input[..., 0], input[..., 1])
+'''
 
 SDPA = "_scaled_dot_product_attention"
 SDPA_SOURCE = '''
@@ -624,7 +638,7 @@ FIXED_CALLS = {"torch.jit.is_scripting": "False", "torch.jit.is_tracing": "False
                "torch.onnx.is_in_onnx_export": "False"}
 CONSTANTS = {"torch.pi": "3.141592653589793", "torch.e": "2.718281828459045", "torch.inf": 'float("inf")',
              "torch.nan": 'float("nan")'}
-HELPERS = {PADDING: PADDING_SOURCE, SDPA: SDPA_SOURCE, INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
+HELPERS = {PADDING: PADDING_SOURCE, SDPA: SDPA_SOURCE, VIEW_AS_COMPLEX: VIEW_AS_COMPLEX_SOURCE, INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
 # torch names that are only referred to (annotations, isinstance), never called, by the port
 REFERENCES = {"torch.Tensor": "mindspore.Tensor"} | CONSTANTS
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
