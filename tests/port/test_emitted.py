@@ -175,3 +175,80 @@ def test_a_layer_passed_as_a_value_or_subclassed_takes_torchs_arguments(tmp_path
     assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
     cell.set_train(False)
     _grade(reference, cell(mindspore.Tensor(x)))
+
+
+# A model that uses the language around the calls: a torch layer subclassed and passed as a value
+# through partial, MultiheadAttention, ModuleDict, GLU, copy.deepcopy clones in a ModuleList built from
+# a generator, a bare nn.Module holding a child, weight tying, persistent and non-persistent buffers,
+# an in-place index write into a buffer (a KV cache's), ConvTranspose2d, @torch.no_grad, annotations
+# and dtype objects, torch._assert, isinstance(x, torch.Tensor), child.forward, causal SDPA.
+LANGUAGE_MODEL = '''import copy
+from functools import partial
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class LayerNorm(nn.LayerNorm):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x.float()).type(x.dtype)
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int, heads: int, norm_layer=partial(nn.LayerNorm, eps=1e-6)):
+        super().__init__()
+        self.norm = norm_layer(dim)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.mlp = nn.ModuleDict({"fc": nn.Linear(dim, 2 * dim), "glu": nn.GLU()})
+
+    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        h = self.norm(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp["glu"](self.mlp["fc"](x))
+
+
+class Model(nn.Module):
+    def __init__(self, vocab: int = 32, dim: int = 16, heads: int = 2, depth: int = 2, context: int = 8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        block = Block(dim, heads)
+        self.blocks = nn.ModuleList(copy.deepcopy(block) for _ in range(depth))
+        self.extra = nn.Module()
+        self.extra.ln = LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.embed.weight = self.head.weight
+        self.register_buffer("cache", torch.zeros(2, context, dim), persistent=False)
+        self.register_buffer("scale", torch.ones(dim))
+        self.up = nn.ConvTranspose2d(1, 2, kernel_size=2, stride=2)
+
+    @torch.no_grad()
+    def forward(self, tokens: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        torch._assert(tokens.dim() == 2, "tokens must be 2-D")
+        x = self.embed(tokens).to(dtype) * self.scale
+        self.cache[:, : x.shape[1]] = x
+        for block in self.blocks:
+            x = block.forward(x)
+        q = x.view(x.shape[0], x.shape[1], 2, -1).transpose(1, 2)
+        x = F.scaled_dot_product_attention(q, q, q, is_causal=True).transpose(1, 2).reshape(x.shape)
+        x = self.extra.ln(x + self.cache[:, : x.shape[1]])
+        assert isinstance(x, torch.Tensor)
+        return self.head(x), self.up(x[:, None, :, :4])
+'''
+
+
+def test_the_language_around_the_calls_ports_converts_loads_and_matches_torch(tmp_path):
+    from ascend_lsp.port.verify import verify
+
+    source, port = tmp_path / "lang.py", tmp_path / "lang_ms.py"
+    source.write_text(LANGUAGE_MODEL, encoding="utf-8")
+    result = port_source(LANGUAGE_MODEL, str(source))
+    assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == (40, 0, 0)
+    port.write_text(result.text, encoding="utf-8")
+    tokens = numpy.random.default_rng(0).integers(0, 32, (2, 6)).astype("int64")
+    verified = verify(torch, mindspore, source, port, "Model()", [tokens], tmp_path / "lang.ckpt")
+    assert (verified.stage, verified.reason) == ("PASS", "")
+    assert verified.weights["dropped"] == [{"torch": "head.weight", "why": "tied to embed.weight (the source ties "
+                                                                           "them): one MindSpore Parameter, named by "
+                                                                           "its first path"}]
