@@ -7,8 +7,7 @@ reports), whether the output runs under the installed MindSpore (2.10) on the CP
 precision against torch in eval mode (msprobe's cascade: PASS / WARNING / ERROR, max abs,
 cosine). MindConverter converts no weights: its port gets a generous by-name copy (the
 names `lsp-check convert-weights` writes, loaded non-strictly); ours gets the converted
-checkpoint loaded with strict_load=True, after the edits a person makes where the test says
-so (tests/port/models.py; counted in the table). MindConverter is installed from PyPI into
+checkpoint loaded with strict_load=True, as the port wrote it. MindConverter is installed from PyPI into
 benchmarks/.bench/mindconverter on first use (it needs torch, which the test extras have). The
 model files are read from their pinned registry packages by tests/port/sources.py (cached in
 tests/port/.cache), exactly as the tests read them.
@@ -39,7 +38,7 @@ sys.path[:0] = [str(REPO), str(REPO / "server")]
 from ascend_lsp.port import port_source  # noqa: E402
 from ascend_lsp.port.convert_weights import convert_state  # noqa: E402
 from tests.port.harness import grade, load_module, run_torch, stage_reached  # noqa: E402
-from tests.port.models import MODELS, OPEN_SET, apply_edits  # noqa: E402
+from tests.port.models import MODELS, OPEN_SET  # noqa: E402
 
 
 def install_mindconverter(folder: Path) -> None:
@@ -163,7 +162,7 @@ def main() -> int:
             source.write_text(model.source(), encoding="utf-8")
             ours = port_source(source.read_text(encoding="utf-8"), str(source))
             our_port = work / "ours" / source.name
-            our_port.write_text(apply_edits(ours.text, model.edits), encoding="utf-8")  # a person's, counted
+            our_port.write_text(ours.text, encoding="utf-8")
             mc_port, mc_rate, mc_converted, mc_unconverted, refused = run_mindconverter(args.mindconverter, source,
                                                                                         work / "mindconverter")
             mc_result = {"runs": False, "error": f"no port written: {refused}"} if refused else \
@@ -171,7 +170,7 @@ def main() -> int:
             rows.append({
                 "model": model.name, "origin": model.origin,
                 "ours": {"rate": ours.rate, "converted": ours.count("converted"),
-                         "needs_person": ours.count("manual") + ours.count("unsupported"), "edits": len(model.edits),
+                         "needs_person": ours.count("manual") + ours.count("unsupported"),
                          **evaluate(torch, mindspore, model, source, our_port, strict=True)},
                 "mindconverter": {"rate": mc_rate, "converted": mc_converted, "needs_person": mc_unconverted,
                                   **mc_result},
@@ -190,8 +189,7 @@ def main() -> int:
             weights = "converted, strict load" if tool == "ours" else "none (given a by-name copy)"
             if r["runs"]:
                 weights += f": {r['not_loaded']} missing, {r['unused']} unused"
-            edits = f"; {r['edits']} edited by a person" if r.get("edits") else ""
-            print(f"| {row['model']} | {name} | {r['converted']} ({r['needs_person']} left{edits}) | {r['rate']:.1%} | "
+            print(f"| {row['model']} | {name} | {r['converted']} ({r['needs_person']} left) | {r['rate']:.1%} | "
                   f"{weights} | {'yes' if r['runs'] else 'no'} | {precision} | {numbers[0]} | {numbers[1]} |")
     print("\nThe files: " + "; ".join(f"{row['model']}: {row['origin']}" for row in rows))
     if args.json:

@@ -36,8 +36,6 @@ class Model:
     inputs: Callable  # (numpy random generator) → list of numpy arrays
     hidden: str = ""  # a method that builds the recurrent state from the batch size
     batch_axis: int = 1  # where the batch size is in the first input (for `hidden`)
-    # what a person changes in the port so that it runs: (text of the port, replacement), each text once
-    edits: tuple[tuple[str, str], ...] = ()
     stage: str = "PASS"  # how far the port gets (harness.STAGES); the open set's tests assert it
 
     @property
@@ -57,13 +55,6 @@ def model_source(model: Model) -> str:
         return model.source()
     except Unreachable as exc:
         pytest.skip(f"{model.origin}: the registry cannot be reached: {exc}")
-
-
-def apply_edits(text: str, edits: tuple[tuple[str, str], ...]) -> str:
-    for old, new in edits:
-        assert text.count(old) == 1, f"the person's edit does not apply once: {old!r}"
-        text = text.replace(old, new)
-    return text
 
 
 def _floats(shape):

@@ -2,10 +2,9 @@
 port and match torch in eval mode within msprobe's thresholds, on MindSpore 2.10 on the CPU.
 
 The files are read from pinned registry archives at test time (tests/port/models.py says which);
-the tests skip, saying why, only when the registry cannot be reached. A model that needs a person
-has the edits of its port spelled out in models.py; the test applies them after checking the
-report's counts (none does today: MobileNetV2's layer classes passed as values take torch's
-arguments through the port's adapters)."""
+the tests skip, saying why, only when the registry cannot be reached. No port is edited by a
+person (MobileNetV2's layer classes passed as values take torch's arguments through the port's
+adapters)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from ascend_lsp.port import port_source
 from ascend_lsp.port.convert_weights import convert_state, write_checkpoint
 
 from .harness import grade, run_mindspore, run_torch, torch_references
-from .models import MODELS, apply_edits, model_source
+from .models import MODELS, model_source
 
 pytestmark = [pytest.mark.torch, pytest.mark.mindspore]
 torch = pytest.importorskip("torch", reason="torch is not installed")
@@ -43,7 +42,7 @@ def test_port_matches_torch(model, tmp_path):
     assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == EXPECTED[model.name]
     ported = tmp_path / f"{model.name}_mindspore.py"
     assert torch_references(result.text) == []
-    ported.write_text(apply_edits(result.text, model.edits), encoding="utf-8")
+    ported.write_text(result.text, encoding="utf-8")
 
     arrays = model.inputs(numpy.random.default_rng(0))
     reference, state = run_torch(torch, original, model.build, arrays, model.hidden, model.batch_axis)

@@ -16,7 +16,7 @@ from ..knowledge.weights import load_weight_table
 from .port_result import PortItem, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, FIXED_CALLS, GAINS,
                     HELPERS, INIT, LAYER_CLASSES, NO_EFFECT, REFERENCES, SCOPES, Manual, Out, Spec, adapter, expr,
-                    keep_arguments, literal, source)
+                    function_value, keep_arguments, literal, source)
 
 HEADER = "import mindspore\nfrom mindspore import nn, ops\n"
 MARK = "# {code} port: {reason}"
@@ -366,6 +366,11 @@ class Porter(cst.CSTTransformer):
                 return new
             self.converted(original, f"{qualname} → {LAYER_CLASSES[qualname]}")
             return new
+        if qualname in BY_TORCH and (function := function_value(BY_TORCH[qualname])):
+            # a function passed as a value (activation=F.gelu): called with the input alone
+            self.helpers.update(text for name, text in HELPERS.items() if name in function)
+            self.converted(original, f"{qualname} passed as a value → `{function}`")
+            return cst.parse_expression(function)
         if qualname == "torch.nn" and isinstance(parent, cst.Arg) and self._getattr_argument(parent):
             self.flag(original, NEEDS_PERSON, "getattr(nn, …) picks the layer at run time: check that the "
                                               "mindspore.nn class of that name takes the same arguments")

@@ -599,6 +599,24 @@ def adapter(spec: Spec) -> tuple[str, str] | None:
     return name, "\n".join(lines) + "\n"
 
 
+def function_value(spec: Spec) -> str | None:
+    """A torch function passed as a value (`activation=F.gelu`), as the counterpart called with the
+    input alone: the counterpart itself when that passes the input on unchanged, else a lambda; None
+    for a layer, or a function whose mapping needs more than its input."""
+    if spec.torch in LAYER_CLASSES or not spec.params or spec.params[0].startswith("*"):
+        return None
+    first = spec.params[0]
+    try:
+        built = spec.build({first: cst.Name(first)})
+        counterpart = spec.pick({first: cst.Name(first)}) if spec.pick else spec.mindspore
+    except (Manual, KeyError):
+        return None
+    if len(built) == 1 and built[0][0] is None and isinstance(built[0][1], cst.Name):
+        return counterpart
+    call = ", ".join(source(value) if keyword is None else f"{keyword}={source(value)}" for keyword, value in built)
+    return f"lambda {first}: {counterpart}({call})"
+
+
 def _pairs(names: list[str]) -> str:
     return "(" + ", ".join(f"({n!r}, {n})" for n in names) + ("," if len(names) == 1 else "") + ")"
 
