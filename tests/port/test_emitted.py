@@ -63,6 +63,7 @@ FUNCTION_CASES = [  # a torch expression of x (an image batch)
     "F.scaled_dot_product_attention(x, x, x, x[0, 0], scale=0.5)",
     "F.scaled_dot_product_attention(x, x[:, :1], x[:, :1], is_causal=True, enable_gqa=True)",
     "torch.view_as_real(torch.polar(x.abs(), x))", "(lambda f, g: g(f(x)))(F.gelu, torch.tanh)",
+    "torch.repeat_interleave(x, 2, dim=1)", "torch.repeat_interleave(x, 3, 0, output_size=6)",
     "torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 8, 4, 2)) * torch.polar(x[..., :4].abs(), x[..., :4]))",
 ]
 SHAPE_ONLY = ["torch.randn(2, 3)", "torch.rand(2, 3)"]  # random draws: the shapes must agree

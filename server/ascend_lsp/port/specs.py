@@ -494,6 +494,8 @@ FUNCTIONS = [
                                                             "is_causal", "scale", "enable_gqa"),
          keep_arguments("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa",
                         positional=3), pick=lambda a: SDPA),
+    Spec("torch.repeat_interleave", "ops.repeat_interleave", ("input", "repeats", "dim", "output_size"),
+         _dim_to_axis("input", "repeats", "dim", positional=2), dropped=("output_size",)),
     # complex numbers: MindSpore 2.10's CPU kernels multiply complex64 and have ops.polar and ops.view_as_real,
     # but no view_as_complex: the pairs of the last axis become a complex tensor by ops.Complex
     Spec("torch.polar", "ops.polar", ("abs", "angle"), keep_arguments("abs", "angle", positional=2)),
