@@ -1,17 +1,21 @@
 """`lsp-check port` against MindConverter 1.7 (AST mode) on the real model files the port tests use.
 
-    python benchmarks/port_vs_mindconverter.py [--json OUT.json]
+    python benchmarks/port_vs_mindconverter.py [--json OUT.json] [--open-set] [--mindconverter DIR]
 
 Per model and tool: the conversion rate (what the tool reports as converted over all it
 reports), whether the output runs under the installed MindSpore (2.10) on the CPU, and the
 precision against torch in eval mode (msprobe's cascade: PASS / WARNING / ERROR, max abs,
 cosine). MindConverter converts no weights: its port gets a generous by-name copy (the
 names `lsp-check convert-weights` writes, loaded non-strictly); ours gets the converted
-checkpoint loaded with strict_load=True, after the edits a person makes where the test says
-so (tests/port/models.py; counted in the table). MindConverter is installed from PyPI into
+checkpoint loaded with strict_load=True, as the port wrote it. MindConverter is installed from PyPI into
 benchmarks/.bench/mindconverter on first use (it needs torch, which the test extras have). The
 model files are read from their pinned registry packages by tests/port/sources.py (cached in
 tests/port/.cache), exactly as the tests read them.
+
+--open-set measures the transformer-era open set (tests/port/models.py OPEN_SET) instead: per file,
+the stage our port reaches (`lsp-check port --verify`'s: ported, imports, builds, loads, runs,
+PASS), the torch API calls it converts as PaConvert counts them, and MindConverter's rate and
+whether its port runs and matches torch (given the by-name copy of the weights).
 """
 
 from __future__ import annotations
@@ -33,26 +37,26 @@ sys.path[:0] = [str(REPO), str(REPO / "server")]
 
 from ascend_lsp.port import port_source  # noqa: E402
 from ascend_lsp.port.convert_weights import convert_state  # noqa: E402
-from tests.port.harness import grade, load_module, run_torch  # noqa: E402
-from tests.port.models import MODELS, apply_edits  # noqa: E402
+from tests.port.harness import grade, load_module, run_torch, stage_reached  # noqa: E402
+from tests.port.models import MODELS, OPEN_SET  # noqa: E402
 
 
-def install_mindconverter() -> None:
-    if not (MINDCONVERTER / "mindconverter").is_dir():
+def install_mindconverter(folder: Path) -> None:
+    if not (folder / "mindconverter").is_dir():
         # --no-deps: its numpy and protobuf pins must not shadow the project's
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(MINDCONVERTER),
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(folder),
                         "mindconverter==1.7.0", "networkx==2.5", "decorator", "google-pasta", "yapf", "platformdirs",
                         "six"], check=True)
 
 
-def run_mindconverter(source: Path, out: Path) -> tuple[Path, float, int, int, str]:
+def run_mindconverter(folder: Path, source: Path, out: Path) -> tuple[Path, float, int, int, str]:
     """MindConverter's port of `source`, its own count of converted / unconverted APIs, and why it
     wrote no port (its report's error line) when it wrote none."""
     code = ("import sys\nfrom mindconverter.cli import cli_entry\n"
             f"sys.argv = ['mindconverter', '--in_file', {str(source)!r}, '--output', {str(out)!r}, "
             f"'--report', {str(out)!r}]\ncli_entry()\n")
     # its own dependencies first, the project's torch and numpy after them
-    env = {**os.environ, "PYTHONPATH": str(MINDCONVERTER)}
+    env = {**os.environ, "PYTHONPATH": str(folder)}
     subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     report = (out / f"report_of_{source.stem}.txt").read_text(encoding="utf-8")
     converted = len(re.findall(r"^line \S+ \[Convert\]", report, re.MULTILINE))
@@ -74,9 +78,10 @@ def evaluate(torch, mindspore, model, source: Path, port: Path, strict: bool) ->
         net = eval(model.build, vars(load_module(port, f"port_{model.name}_{port.parent.name}")))
         params = {name: mindspore.Parameter(mindspore.Tensor(value), name=name)
                   for name, value in conversion.tensors.items()}
-        not_loaded, unused = mindspore.load_param_into_net(net, params, strict_load=strict)
-        net.set_train(False)
-        ms_args = [mindspore.Tensor(a) for a in arrays]
+        not_loaded, unused = mindspore.load_param_into_net(net, params, strict_load=strict) if params else ([], [])
+        if hasattr(net, "set_train"):  # else a function of the inputs
+            net.set_train(False)
+        ms_args = [mindspore.Tensor(a) if hasattr(a, "dtype") else a for a in arrays]
         if model.hidden:
             ms_args.append(getattr(net, model.hidden)(ms_args[0].shape[model.batch_axis]))
         out = net(*ms_args)
@@ -91,14 +96,63 @@ def evaluate(torch, mindspore, model, source: Path, port: Path, strict: bool) ->
             "reason": worst.get("reason", "")}
 
 
+def open_set(torch, mindspore, folder: Path) -> list[dict]:
+    """Per open-set file: the stage our port reaches, its calls converted, MindConverter's rate and run."""
+    import numpy
+
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for model in OPEN_SET:
+            work = Path(scratch) / model.name
+            (work / "ours").mkdir(parents=True)
+            source = work / f"{model.name}.py"
+            source.write_text(model.source(), encoding="utf-8")
+            ours = port_source(source.read_text(encoding="utf-8"), str(source))
+            our_port = work / "ours" / source.name
+            our_port.write_text(ours.text, encoding="utf-8")
+            stage, why = stage_reached(torch, mindspore, source, our_port, model.build,
+                                       model.inputs(numpy.random.default_rng(0)))
+            mc_port, mc_rate, mc_converted, mc_unconverted, refused = run_mindconverter(folder, source,
+                                                                                        work / "mindconverter")
+            mc = {"runs": False, "error": f"no port written: {refused}"} if refused else \
+                evaluate(torch, mindspore, model, source, mc_port, strict=False)
+            rows.append({"model": model.name, "origin": model.origin, "stage": stage, "why": why,
+                         "calls": ours.calls, "rate": ours.rate,
+                         "mindconverter": {"rate": mc_rate, "converted": mc_converted,
+                                           "needs_person": mc_unconverted, **mc}})
+            print(f"{model.name}: {stage}", file=sys.stderr, flush=True)
+    print("| file | lsp-check port: stage reached | torch API calls converted | MindConverter 1.7: converted "
+          "(rate) | MindConverter's port |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        converted, total = row["calls"]
+        mc = row["mindconverter"]
+        runs = (mc.get("verdict") or "runs") if mc["runs"] else f"fails: {mc['error']}"
+        stage = row["stage"] + (f" ({row['why'][:120]})" if row["why"] else "")
+        print(f"| {row['model']} | {stage} | {converted} of {total} ({converted / total if total else 1:.1%}) | "
+              f"{mc['converted']} of {mc['converted'] + mc['needs_person']} ({mc['rate']:.1%}) | {runs[:140]} |")
+    passed = sum(row["stage"] == "PASS" for row in rows)
+    mc_passed = sum(row["mindconverter"].get("verdict") == "PASS" for row in rows)
+    print(f"\nPASS: lsp-check port {passed} of {len(rows)}, MindConverter 1.7 {mc_passed} of {len(rows)}")
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON")
+    parser.add_argument("--open-set", action="store_true", help="measure the transformer-era open set")
+    parser.add_argument("--mindconverter", metavar="DIR", type=Path, default=MINDCONVERTER,
+                        help=f"where MindConverter is installed (default: {MINDCONVERTER.relative_to(REPO)})")
     args = parser.parse_args()
     import mindspore
     import torch
 
-    install_mindconverter()
+    install_mindconverter(args.mindconverter)
+    if args.open_set:
+        rows = open_set(torch, mindspore, args.mindconverter)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=2, default=str), encoding="utf-8")
+        return 0
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for model in MODELS:
@@ -108,14 +162,15 @@ def main() -> int:
             source.write_text(model.source(), encoding="utf-8")
             ours = port_source(source.read_text(encoding="utf-8"), str(source))
             our_port = work / "ours" / source.name
-            our_port.write_text(apply_edits(ours.text, model.edits), encoding="utf-8")  # a person's, counted
-            mc_port, mc_rate, mc_converted, mc_unconverted, refused = run_mindconverter(source, work / "mindconverter")
+            our_port.write_text(ours.text, encoding="utf-8")
+            mc_port, mc_rate, mc_converted, mc_unconverted, refused = run_mindconverter(args.mindconverter, source,
+                                                                                        work / "mindconverter")
             mc_result = {"runs": False, "error": f"no port written: {refused}"} if refused else \
                 evaluate(torch, mindspore, model, source, mc_port, strict=False)
             rows.append({
                 "model": model.name, "origin": model.origin,
                 "ours": {"rate": ours.rate, "converted": ours.count("converted"),
-                         "needs_person": ours.count("manual") + ours.count("unsupported"), "edits": len(model.edits),
+                         "needs_person": ours.count("manual") + ours.count("unsupported"),
                          **evaluate(torch, mindspore, model, source, our_port, strict=True)},
                 "mindconverter": {"rate": mc_rate, "converted": mc_converted, "needs_person": mc_unconverted,
                                   **mc_result},
@@ -134,8 +189,7 @@ def main() -> int:
             weights = "converted, strict load" if tool == "ours" else "none (given a by-name copy)"
             if r["runs"]:
                 weights += f": {r['not_loaded']} missing, {r['unused']} unused"
-            edits = f"; {r['edits']} edited by a person" if r.get("edits") else ""
-            print(f"| {row['model']} | {name} | {r['converted']} ({r['needs_person']} left{edits}) | {r['rate']:.1%} | "
+            print(f"| {row['model']} | {name} | {r['converted']} ({r['needs_person']} left) | {r['rate']:.1%} | "
                   f"{weights} | {'yes' if r['runs'] else 'no'} | {precision} | {numbers[0]} | {numbers[1]} |")
     print("\nThe files: " + "; ".join(f"{row['model']}: {row['origin']}" for row in rows))
     if args.json:

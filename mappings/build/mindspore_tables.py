@@ -53,6 +53,29 @@ RENAMES = [
      {"transform": "unsqueeze-2", "note": "MindSpore's Conv1d weight is 4-D (out, in, 1, k)"}),
 ]
 
+
+def _transformer_renames() -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """nn.Transformer and its parts: MindSpore 2.10 names the feed-forward layers dense1/dense2 (torch:
+    linear1/linear2) and its LayerNorms' parameters gamma/beta; the attention's names are torch's.
+    Read from the installed mindspore 2.10.0 by instantiating the cells (mindspore/nn/layer/transformer.py);
+    `*` stands for a layer's index."""
+    def layer(norms: int) -> list[tuple[str, str]]:
+        pairs = [(f"linear{i}.{p}", f"dense{i}.{p}") for i in (1, 2) for p in ("weight", "bias")]
+        return pairs + [(f"norm{i}.{t}", f"norm{i}.{m}") for i in range(1, norms + 1)
+                        for t, m in (("weight", "gamma"), ("bias", "beta"))]
+
+    def stack(norms: int) -> list[tuple[str, str]]:
+        return [(f"layers.*.{t}", f"layers.*.{m}") for t, m in layer(norms)] + \
+            [("norm.weight", "norm.gamma"), ("norm.bias", "norm.beta")]
+
+    return [("TransformerEncoderLayer", layer(2)), ("TransformerDecoderLayer", layer(3)),
+            ("TransformerEncoder", stack(2)), ("TransformerDecoder", stack(3)),
+            ("Transformer", [(f"encoder.{t}", f"encoder.{m}") for t, m in stack(2)]
+             + [(f"decoder.{t}", f"decoder.{m}") for t, m in stack(3)])]
+
+
+INSTALLED_SOURCE = ("mindspore 2.10.0 (installed): mindspore/nn/layer/transformer.py, the cells' parameter names "
+                    "read by instantiating them")
 KEY_ORDER = ["torch-module", "mindspore-cell", "torch", "mindspore", "transform", "note", "source"]
 
 
@@ -72,7 +95,7 @@ def build_weights(data_dir: Path, out_dir: Path) -> list[Path]:
         "[meta]",
         f"title = {_value('torch module parameter names -> MindSpore cell parameter names')}",
         f"version = {_value('2.10.0')}",
-        f"sources = {_value(sorted({_source(pitfalls[p]) for p, *_ in RENAMES}))}",
+        f"sources = {_value(sorted({_source(pitfalls[p]) for p, *_ in RENAMES} | {INSTALLED_SOURCE}))}",
     ]
     for pitfall, fact, module, cell, pairs, extra in RENAMES:
         row = pitfalls[pitfall]
@@ -81,6 +104,11 @@ def build_weights(data_dir: Path, out_dir: Path) -> list[Path]:
         for torch_name, ms_name in pairs:
             entry = {"torch-module": module, "mindspore-cell": cell, "torch": torch_name, "mindspore": ms_name,
                      **extra, "source": f"{_source(row)} (via pitfalls.tsv {pitfall}); checked against mindspore 2.10.0"}
+            lines += ["", "[[weight]]"] + [f"{k} = {_value(entry[k])}" for k in KEY_ORDER if k in entry]
+    for name, pairs in _transformer_renames():
+        for torch_name, ms_name in pairs:
+            entry = {"torch-module": f"torch.nn.{name}", "mindspore-cell": f"mindspore.nn.{name}", "torch": torch_name,
+                     "mindspore": ms_name, "source": INSTALLED_SOURCE}
             lines += ["", "[[weight]]"] + [f"{k} = {_value(entry[k])}" for k in KEY_ORDER if k in entry]
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "weights.toml"

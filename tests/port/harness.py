@@ -3,41 +3,32 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
 from pathlib import Path
 
-from ascend_lsp.knowledge.thresholds import load_thresholds
-from ascend_lsp.runner.grading import grade_output, metric_parameters, worst
-from ascend_lsp.runner.worker.metrics import compare_values
-from ascend_lsp.runner.worker.tensor_values import flatten
+from ascend_lsp.port.verify import STAGES, grade, load_module, torch_reference, verify
 
-
-def load_module(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop(name, None)
-    return module
+__all__ = ["STAGES", "grade", "load_module", "run_mindspore", "run_torch", "stage_reached", "torch_references"]
 
 
 def run_torch(torch, path: Path, build: str, arrays, hidden: str = "", batch_axis: int = 1):
     """The torch model (eval mode, seeded, BatchNorm statistics measured), its output on `arrays`,
     and its state dict."""
+    if not hidden:
+        return torch_reference(torch, path, build, arrays, measure_batchnorm)
     torch.manual_seed(0)
-    module = load_module(path, f"torch_{path.stem}")
-    model = eval(build, vars(module))
-    args = [torch.from_numpy(a) for a in arrays]
-    if hidden:
-        args.append(getattr(model, hidden)(args[0].shape[batch_axis]))
+    model = eval(build, vars(load_module(path, f"torch_{path.stem}")))
+    args = [_tensor(torch.from_numpy, a) for a in arrays]
+    args.append(getattr(model, hidden)(args[0].shape[batch_axis]))
     measure_batchnorm(torch, model, args)
     model.eval()
     with torch.no_grad():
         out = model(*args)
     return out, model.state_dict()
+
+
+def _tensor(make, value):
+    """An input array as the framework's tensor; a plain value (a flag) as it is."""
+    return make(value) if hasattr(value, "dtype") else value
 
 
 def measure_batchnorm(torch, model, args) -> None:
@@ -61,15 +52,32 @@ def measure_batchnorm(torch, model, args) -> None:
 def run_mindspore(mindspore, path: Path, build: str, arrays, checkpoint: Path, hidden: str = "",
                   batch_axis: int = 1):
     """The port's output with the converted checkpoint loaded strictly; also what did not load."""
-    module = load_module(path, f"ms_{path.stem}")
-    net = eval(build, vars(module))
+    net = eval(build, vars(load_module(path, f"ms_{path.stem}")))
+    not_loaded, unused = load_strictly(mindspore, net, checkpoint)
+    return run_net(mindspore, net, arrays, hidden, batch_axis), not_loaded, unused
+
+
+def load_strictly(mindspore, net, checkpoint: Path) -> tuple[list[str], list[str]]:
+    """Load the checkpoint with strict_load: the port's parameters it lacks, and its names the port lacks."""
     not_loaded, unused = mindspore.load_param_into_net(net, mindspore.load_checkpoint(str(checkpoint)),
                                                        strict_load=True)
-    net.set_train(False)
-    args = [mindspore.Tensor(a) for a in arrays]
+    return list(not_loaded), list(unused)
+
+
+def run_net(mindspore, net, arrays, hidden: str = "", batch_axis: int = 1):
+    if hasattr(net, "set_train"):  # else a function of the inputs
+        net.set_train(False)
+    args = [_tensor(mindspore.Tensor, a) for a in arrays]
     if hidden:
         args.append(getattr(net, hidden)(args[0].shape[batch_axis]))
-    return net(*args), list(not_loaded), list(unused)
+    return net(*args)
+
+
+def stage_reached(torch, mindspore, source: Path, port: Path, build: str, arrays) -> tuple[str, str]:
+    """The last stage the port at `port` reaches, and why it stops there ("" at PASS): `lsp-check port
+    --verify`'s verification, with BatchNorm statistics measured first."""
+    result = verify(torch, mindspore, source, port, build, arrays, port.with_suffix(".ckpt"), measure_batchnorm)
+    return result.stage, result.reason
 
 
 def torch_references(text: str) -> list[str]:
@@ -92,22 +100,3 @@ def torch_references(text: str) -> list[str]:
 
     visit(ast.parse(text), False)
     return found
-
-
-def grade(torch, reference, candidate) -> tuple[str, list[dict]]:
-    """The worst verdict over a port's outputs against torch's, and one report per output (path,
-    verdict, reason, metrics), with the worker's comparison and msprobe's cascade. `reference`
-    holds torch tensors, `candidate` MindSpore tensors, nested alike."""
-    thresholds = load_thresholds()
-    parameters = metric_parameters(thresholds)
-    ref, cand = dict(flatten(torch, "out", reference)), dict(flatten(torch, "out", candidate))
-    reports = []
-    for path in sorted(set(ref) | set(cand)):
-        if path not in cand or path not in ref:
-            reports.append({"path": path, "verdict": "ERROR", "reason": "missing on one side"})
-            continue
-        report = compare_values(torch, path, ref[path], cand[path], parameters, False)
-        verdict = grade_output(report, thresholds)
-        reports.append({"path": path, "verdict": verdict.verdict, "reason": verdict.reason,
-                        "metrics": report.get("metrics", {})})
-    return worst(r["verdict"] for r in reports), reports

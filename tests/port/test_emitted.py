@@ -34,6 +34,17 @@ LAYER_CASES = [  # torch layer (after `nn.`), input shape ("int" inputs are toke
     ("Upsample(scale_factor=2, mode='nearest')", IMAGE), ("Embedding(10, 4)", "int"),
     ("Embedding(10, 4, padding_idx=0)", "int"), ("LSTM(4, 6, 2)", (5, 2, 4)),
     ("GRU(4, 6, batch_first=True)", (2, 5, 4)), ("RNN(4, 6, nonlinearity='relu')", (5, 2, 4)),
+    ("ConvTranspose2d(3, 4, 2, stride=2)", IMAGE),
+    ("ConvTranspose2d(3, 6, 3, stride=2, padding=(1, 0), groups=3, bias=False)", IMAGE),
+    ("GLU()", FLAT), ("GLU(dim=2)", IMAGE),
+    ("MultiheadAttention(10, 2)", SEQ, "self.layer(x, x, x)"),
+    ("MultiheadAttention(10, 2, batch_first=True, bias=False)", SEQ, "self.layer(x, x, x, need_weights=False)[0]"),
+    ("TransformerEncoderLayer(10, 2, 16, dropout=0.0, batch_first=True)", SEQ),
+    ("TransformerDecoderLayer(10, 2, 16, dropout=0.0, activation='gelu', norm_first=True)", SEQ,
+     "self.layer(x, x)"),
+    ("TransformerEncoder(nn.TransformerEncoderLayer(10, 2, 16, 0.0), 2, nn.LayerNorm(10))", SEQ),
+    ("TransformerDecoder(nn.TransformerDecoderLayer(10, 2, 16, 0.0), 2)", SEQ, "self.layer(x, x)"),
+    ("Transformer(10, 2, 1, 1, 16, dropout=0.0, batch_first=True)", SEQ, "self.layer(x, x)"),
 ]
 FUNCTION_CASES = [  # a torch expression of x (an image batch)
     "F.relu(x)", "F.relu6(x)", "F.elu(x)", "F.silu(x)", "F.hardswish(x)", "F.leaky_relu(x, 0.2)", "F.tanh(x)",
@@ -47,6 +58,13 @@ FUNCTION_CASES = [  # a torch expression of x (an image batch)
     "torch.sigmoid(x)", "torch.exp(x)", "torch.log(x.abs() + 1)", "torch.sqrt(x.abs())", "torch.abs(x)",
     "torch.rsqrt(x.abs() + 1)", "torch.sin(x)", "torch.cos(x)", "x + torch.zeros(2, 3, 8, 8)",
     "x * torch.ones((8,))", "torch.arange(0, 16, 2) + x", "x.view(x.size(0), -1)",
+    "F.scaled_dot_product_attention(x, x, x)", "F.scaled_dot_product_attention(x, x, x, is_causal=True)",
+    "F.scaled_dot_product_attention(x, x, x, attn_mask=x[0, 0] > 0)",
+    "F.scaled_dot_product_attention(x, x, x, x[0, 0], scale=0.5)",
+    "F.scaled_dot_product_attention(x, x[:, :1], x[:, :1], is_causal=True, enable_gqa=True)",
+    "torch.view_as_real(torch.polar(x.abs(), x))", "(lambda f, g: g(f(x)))(F.gelu, torch.tanh)",
+    "torch.repeat_interleave(x, 2, dim=1)", "torch.repeat_interleave(x, 3, 0, output_size=6)",
+    "torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 8, 4, 2)) * torch.polar(x[..., :4].abs(), x[..., :4]))",
 ]
 SHAPE_ONLY = ["torch.randn(2, 3)", "torch.rand(2, 3)"]  # random draws: the shapes must agree
 DRAW = "import torch\n\n\ndef f():\n    torch.manual_seed(0)\n    return {}\n"
@@ -67,10 +85,11 @@ def _grade(reference, candidate):
     assert verdict == "PASS", reports
 
 
-@pytest.mark.parametrize("layer,shape", LAYER_CASES, ids=[c[0] for c in LAYER_CASES])
-def test_layer_runs_on_the_cpu_and_matches_torch(layer, shape, tmp_path):
+@pytest.mark.parametrize("layer,shape,call", [(*c, "self.layer(x)")[:3] for c in LAYER_CASES],
+                         ids=[c[0] for c in LAYER_CASES])
+def test_layer_runs_on_the_cpu_and_matches_torch(layer, shape, call, tmp_path):
     text = ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            f"        self.layer = nn.{layer}\n\n    def forward(self, x):\n        return self.layer(x)\n")
+            f"        self.layer = nn.{layer}\n\n    def forward(self, x):\n        return {call}\n")
     torch_module, ms_module = _torch_modules(text, tmp_path, "layer")
     rng = numpy.random.default_rng(0)
     x = rng.integers(0, 10, (2, 5)) if shape == "int" else rng.standard_normal(shape).astype("float32")
@@ -118,6 +137,119 @@ def test_every_emitted_api_exists_in_the_installed_mindspore():
 
 
 def test_every_spec_is_run_here():
-    used = " ".join([layer for layer, _ in LAYER_CASES] + FUNCTION_CASES + [DRAW.format(e) for e in SHAPE_ONLY])
+    used = " ".join([case[0] for case in LAYER_CASES] + FUNCTION_CASES + [DRAW.format(e) for e in SHAPE_ONLY])
     untested = [spec.torch for spec in (*LAYERS, *FUNCTIONS) if spec.torch.rsplit(".", 1)[1] + "(" not in used]
     assert untested == []
+
+
+def test_the_adapters_defaults_are_torchs():
+    """A layer class passed as a value becomes an adapter with torch's signature (specs.adapter)."""
+    import inspect
+
+    from ascend_lsp.port.specs import BY_TORCH, TORCH_DEFAULTS
+
+    for name, defaults in TORCH_DEFAULTS.items():
+        parameters = inspect.signature(eval(name, {"torch": torch}).__init__).parameters
+        assert {k: parameters[k].default for k in defaults} == defaults, name
+        assert set(defaults) <= set(BY_TORCH[name].params), name
+
+
+def test_a_layer_passed_as_a_value_or_subclassed_takes_torchs_arguments(tmp_path):
+    text = ("from functools import partial\nimport torch\nfrom torch import nn\n\n\n"
+            "class LayerNorm(nn.LayerNorm):\n    def forward(self, x):\n        return super().forward(x) * 2\n\n\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self, conv=nn.Conv2d, norm=partial(nn.BatchNorm2d, momentum=0.3), act=nn.GELU):\n"
+            "        super().__init__()\n        self.conv = conv(3, 4, 3, 2, (1, 0), groups=1, bias=False)\n"
+            "        self.norm = norm(4)\n        self.act = act(approximate='tanh')\n"
+            "        self.ln = LayerNorm(3)\n\n"
+            "    def forward(self, x):\n        return self.act(self.norm(self.conv(x))), self.ln(x.transpose(1, 3))\n")
+    torch_module, ms_module = _torch_modules(text, tmp_path, "values")
+    x = numpy.random.default_rng(0).standard_normal(IMAGE).astype("float32")
+    net = torch_module.Net().eval()
+    with torch.no_grad():
+        reference = net(torch.from_numpy(x))
+    conversion = convert_state({k: v.numpy() for k, v in net.state_dict().items()}, text)
+    assert conversion.unmapped == []
+    cell = ms_module.Net()
+    params = {name: mindspore.Parameter(mindspore.Tensor(value), name=name)
+              for name, value in conversion.tensors.items()}
+    assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
+    cell.set_train(False)
+    _grade(reference, cell(mindspore.Tensor(x)))
+
+
+# A model that uses the language around the calls: a torch layer subclassed and passed as a value
+# through partial, MultiheadAttention, ModuleDict, GLU, copy.deepcopy clones in a ModuleList built from
+# a generator, a bare nn.Module holding a child, weight tying, persistent and non-persistent buffers,
+# an in-place index write into a buffer (a KV cache's), ConvTranspose2d, @torch.no_grad, annotations
+# and dtype objects, torch._assert, isinstance(x, torch.Tensor), child.forward, causal SDPA.
+LANGUAGE_MODEL = '''import copy
+from functools import partial
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class LayerNorm(nn.LayerNorm):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x.float()).type(x.dtype)
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int, heads: int, norm_layer=partial(nn.LayerNorm, eps=1e-6)):
+        super().__init__()
+        self.norm = norm_layer(dim)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.mlp = nn.ModuleDict({"fc": nn.Linear(dim, 2 * dim), "glu": nn.GLU()})
+
+    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        h = self.norm(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp["glu"](self.mlp["fc"](x))
+
+
+class Model(nn.Module):
+    def __init__(self, vocab: int = 32, dim: int = 16, heads: int = 2, depth: int = 2, context: int = 8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        block = Block(dim, heads)
+        self.blocks = nn.ModuleList(copy.deepcopy(block) for _ in range(depth))
+        self.extra = nn.Module()
+        self.extra.ln = LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.embed.weight = self.head.weight
+        self.register_buffer("cache", torch.zeros(2, context, dim), persistent=False)
+        self.register_buffer("scale", torch.ones(dim))
+        self.up = nn.ConvTranspose2d(1, 2, kernel_size=2, stride=2)
+
+    @torch.no_grad()
+    def forward(self, tokens: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        torch._assert(tokens.dim() == 2, "tokens must be 2-D")
+        x = self.embed(tokens).to(dtype) * self.scale
+        self.cache[:, : x.shape[1]] = x
+        for block in self.blocks:
+            x = block.forward(x)
+        q = x.view(x.shape[0], x.shape[1], 2, -1).transpose(1, 2)
+        x = F.scaled_dot_product_attention(q, q, q, is_causal=True).transpose(1, 2).reshape(x.shape)
+        x = self.extra.ln(x + self.cache[:, : x.shape[1]])
+        assert isinstance(x, torch.Tensor)
+        return self.head(x), self.up(x[:, None, :, :4])
+'''
+
+
+def test_the_language_around_the_calls_ports_converts_loads_and_matches_torch(tmp_path):
+    from ascend_lsp.port.verify import verify
+
+    source, port = tmp_path / "lang.py", tmp_path / "lang_ms.py"
+    source.write_text(LANGUAGE_MODEL, encoding="utf-8")
+    result = port_source(LANGUAGE_MODEL, str(source))
+    assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == (40, 0, 0)
+    port.write_text(result.text, encoding="utf-8")
+    tokens = numpy.random.default_rng(0).integers(0, 32, (2, 6)).astype("int64")
+    verified = verify(torch, mindspore, source, port, "Model()", [tokens], tmp_path / "lang.ckpt")
+    assert (verified.stage, verified.reason) == ("PASS", "")
+    assert verified.weights["dropped"] == [{"torch": "head.weight", "why": "tied to embed.weight (the source ties "
+                                                                           "them): one MindSpore Parameter, named by "
+                                                                           "its first path"}]

@@ -16,6 +16,12 @@ from typing import Optional
 from .utils import helper
 from lightning import LightningModule
 
+try:
+    from torch.nn.functional import scaled_dot_product_attention
+    SDPA = True
+except ImportError:
+    SDPA = False
+LIMIT = 4
 
 @torch.no_grad()
 def unused():
@@ -32,9 +38,10 @@ class Module(LightningModule):
 '''
 
 
-def test_definitions_take_the_named_ones_with_the_torch_and_standard_imports_they_use():
+def test_definitions_take_the_named_ones_with_the_torch_numpy_and_standard_imports_they_use():
     assert definitions([(FILE, ("Net", "unused"))]) == '''import math
 import torch
+import numpy as np
 from torch import nn, Tensor
 
 
@@ -46,6 +53,22 @@ def unused():
 class Net(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         return helper(x) * math.pi
+'''
+    with pytest.raises(ValueError, match="no top-level definition of Missing"):
+        definitions([(FILE, ("Net", "Missing"))])
+
+
+def test_definitions_take_the_assignment_or_try_statement_that_binds_a_name():
+    assert definitions([(FILE, ("SDPA", "LIMIT"))]) == '''
+
+try:
+    from torch.nn.functional import scaled_dot_product_attention
+    SDPA = True
+except ImportError:
+    SDPA = False
+
+
+LIMIT = 4
 '''
     with pytest.raises(ValueError, match="no top-level definition of Missing"):
         definitions([(FILE, ("Net", "Missing"))])

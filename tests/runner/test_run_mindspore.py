@@ -64,14 +64,24 @@ def test_weights_table_names_exist_in_torch_and_mindspore():
         "Conv1d": (torch.nn.Conv1d(2, 3, 3), msnn.Conv1d(2, 3, 3, has_bias=True)),
         "InstanceNorm1d": (torch.nn.InstanceNorm1d(4, affine=True), msnn.GroupNorm(4, 4)),
         "InstanceNorm2d": (torch.nn.InstanceNorm2d(4, affine=True), msnn.GroupNorm(4, 4)),
+        **{name: (getattr(torch.nn, name)(*args), getattr(msnn, name)(*args)) for name, args in (
+            ("TransformerEncoderLayer", (4, 2, 8)), ("TransformerDecoderLayer", (4, 2, 8)),
+            ("Transformer", (4, 2, 1, 1, 8)))},
+        "TransformerEncoder": (torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(4, 2, 8), 1,
+                                                           torch.nn.LayerNorm(4)),
+                               msnn.TransformerEncoder(msnn.TransformerEncoderLayer(4, 2, 8), 1, msnn.LayerNorm((4,)))),
+        "TransformerDecoder": (torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(4, 2, 8), 1,
+                                                           torch.nn.LayerNorm(4)),
+                               msnn.TransformerDecoder(msnn.TransformerDecoderLayer(4, 2, 8), 1, msnn.LayerNorm((4,)))),
     }
     for row in rows:
         module, cell = build[row["torch-module"].rsplit(".", 1)[1]]
         assert row["mindspore-cell"] == f"mindspore.nn.{type(cell).__name__}"
-        assert row["torch"] in module.state_dict(), row
+        torch_name, ms_name = row["torch"].replace("*", "0"), row["mindspore"].replace("*", "0")  # a layer's index
+        assert torch_name in module.state_dict(), row
         ms_params = dict(cell.parameters_and_names())
-        assert row["mindspore"] in ms_params, row
-        torch_shape = tuple(module.state_dict()[row["torch"]].shape)
+        assert ms_name in ms_params, row
+        torch_shape = tuple(module.state_dict()[torch_name].shape)
         if row.get("transform") == "unsqueeze-2":
             torch_shape = torch_shape[:2] + (1,) + torch_shape[2:]
-        assert torch_shape == tuple(ms_params[row["mindspore"]].shape), row
+        assert torch_shape == tuple(ms_params[ms_name].shape), row

@@ -43,9 +43,27 @@ class SourceLayers(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}
         self.attributes: dict[str, set[str]] = {}
         self.sequences: dict[str, set[tuple[str, ...]]] = {}
-        self.called: set[str] = set()  # every torch layer the source constructs, wherever
+        self.called: set[str] = set()  # every torch layer the source constructs or names, wherever
         self.ties: list[tuple[str, str]] = []  # `self.a.weight = self.b.weight`: (a.weight, b.weight)
-        self.visit(ast.parse(text))
+        tree = ast.parse(text)
+        # the file's classes and their bases
+        self.bases: dict[str, list[ast.expr]] = {node.name: node.bases for node in ast.walk(tree)
+                                                 if isinstance(node, ast.ClassDef)}
+        self.visit(tree)
+
+    def kind(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> str:
+        """The class a call of `node` builds: a torch class's qualified name; for a class of this file
+        that derives from a torch layer (`class LayerNorm(nn.LayerNorm)`), that layer, whose parameters
+        it has; else the class's own name, whose parameters the port keeps ("" for anything else)."""
+        name = self.qualname(node)
+        if name or not isinstance(node, ast.Name) or node.id not in self.bases or node.id in seen:
+            return name
+        for base in self.bases[node.id]:
+            found = self.kind(base, seen | {node.id})
+            if found.startswith("torch.nn.") and found.rsplit(".", 1)[1] not in ("Module", "Sequential",
+                                                                                 "ModuleList", "ModuleDict"):
+                return found
+        return node.id
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -70,7 +88,7 @@ class SourceLayers(ast.NodeVisitor):
         if value:
             self.ties += [(target, value) for target in map(_self_path, node.targets) if target]
         if isinstance(node.value, ast.Call):
-            kind = self.qualname(node.value.func)
+            kind = self.kind(node.value.func)
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == "self":
@@ -88,22 +106,34 @@ class SourceLayers(ast.NodeVisitor):
             return None
         if any(isinstance(a, ast.Starred) for a in args):
             return None
-        return tuple(self.qualname(a.func) if isinstance(a, ast.Call) else "" for a in args)
+        return tuple(self.kind(a.func) if isinstance(a, ast.Call) else "" for a in args)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.qualname(node.func).startswith("torch.nn."):
-            self.called.add(self.qualname(node.func))
+        if self.kind(node.func).startswith("torch.nn."):
+            self.called.add(self.kind(node.func))
         # dict(wte=nn.Embedding(...)) for an nn.ModuleDict
         for keyword in node.keywords:
-            if keyword.arg and isinstance(keyword.value, ast.Call) and self.qualname(keyword.value.func):
-                self.attributes.setdefault(keyword.arg, set()).add(self.qualname(keyword.value.func))
+            if keyword.arg and isinstance(keyword.value, ast.Call) and self.kind(keyword.value.func):
+                self.attributes.setdefault(keyword.arg, set()).add(self.kind(keyword.value.func))
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self.qualname(node).startswith("torch.nn.") and node.attr[:1].isupper():
+            self.called.add(self.qualname(node))  # norm_layer=nn.LayerNorm: built where it is called
+        self.generic_visit(node)
+
+    def visit_Tuple(self, node: ast.Tuple) -> None:
+        # ("c_fc", nn.Linear(...)): a named child of an OrderedDict-built nn.Sequential
+        if len(node.elts) == 2 and isinstance(node.elts[0], ast.Constant) and isinstance(node.elts[0].value, str) \
+                and isinstance(node.elts[1], ast.Call) and self.kind(node.elts[1].func):
+            self.attributes.setdefault(node.elts[0].value, set()).add(self.kind(node.elts[1].func))
         self.generic_visit(node)
 
     def visit_Dict(self, node: ast.Dict) -> None:
         for key, value in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Call) \
-                    and self.qualname(value.func):
-                self.attributes.setdefault(key.value, set()).add(self.qualname(value.func))
+                    and self.kind(value.func):
+                self.attributes.setdefault(key.value, set()).add(self.kind(value.func))
         self.generic_visit(node)
 
     def layer(self, path: str) -> str:
@@ -132,16 +162,20 @@ def _self_path(node: ast.expr) -> str:
 
 def _tied(state: dict, layers: SourceLayers) -> dict[str, str]:
     """Tensors the source ties to another one (`self.wte.weight = self.lm_head.weight`): torch's state
-    dict lists both names, MindSpore's cell holds one Parameter, under the name of the one assigned."""
+    dict lists both names, MindSpore's cell holds one Parameter. The port names every parameter by its
+    first path once the cell is built (`update_parameters_name`, as the class ties): that of the two
+    that comes first in the state dict, which lists them in the same order."""
     import numpy
 
+    order = {key: index for index, key in enumerate(state)}
     tied = {}
     for target, value in layers.ties:
         for key in state:
             if key == target or key.endswith("." + target):
                 other = key[:len(key) - len(target)] + value
                 if other in state and numpy.shares_memory(state[key], state[other]):
-                    tied[key] = other
+                    first, later = sorted((key, other), key=order.__getitem__)
+                    tied[later] = first
     return tied
 
 
@@ -152,22 +186,28 @@ def convert_state(state: dict, source_text: str, rows: WeightTable | None = None
     rows = rows or load_weight_table()
     layers = SourceLayers(source_text)
     result = Conversion()
-    params_of: dict[str, set[str]] = {}
+    params_of: dict[str, dict[str, int]] = {}  # module path → its tensors' names → their ranks
     for key in state:
         prefix, _, local = key.rpartition(".")
-        params_of.setdefault(prefix, set()).add(local)
+        params_of.setdefault(prefix, {})[local] = numpy.ndim(state[key])
     tied = _tied(state, layers)
     for key, array in state.items():
         prefix, _, local = key.rpartition(".")
         if key in tied:
-            result.dropped.append((key, f"tied to {tied[key]} (the source assigns it): one MindSpore Parameter"))
+            result.dropped.append((key, f"tied to {tied[key]} (the source ties them): one MindSpore Parameter, "
+                                        f"named by its first path"))
             continue
         if local in DROPPED:
             result.dropped.append((key, DROPPED[local]))
             continue
+        nested = _nested(key, layers, rows)
+        if nested:
+            result.renamed.append((key, nested[0], nested[1]))
+            result.tensors[nested[0]] = array
+            continue
         layer = layers.layer(prefix) if prefix else ""
         why = f"{layer} (from the source)" if layer else ""
-        if not layer and {"running_mean", "running_var"} <= params_of[prefix]:
+        if not layer and {"running_mean", "running_var"} <= params_of[prefix].keys():
             layer, why = "torch.nn.BatchNorm2d", "BatchNorm (it has running statistics)"
         renames = rows.renames.get(layer, {})
         ms_local = renames.get(local, local)
@@ -188,7 +228,22 @@ def convert_state(state: dict, source_text: str, rows: WeightTable | None = None
     return result
 
 
-def _unnamed_layer(local: str, ndim: int, siblings: set[str], layers: SourceLayers,
+def _nested(key: str, layers: SourceLayers, rows: WeightTable) -> tuple[str, str] | None:
+    """The MindSpore name of a tensor inside a layer the source builds whose parts MindSpore names
+    otherwise (nn.Transformer's dense1 for linear1), and why; None when no such layer holds it."""
+    parts = key.split(".")
+    for end in range(len(parts) - 2, 0, -1):
+        kind = layers.layer(".".join(parts[:end]))
+        rest = parts[end:]
+        new = rows.renames.get(kind, {}).get(".".join("*" if p.isdigit() else p for p in rest))
+        if new:
+            indices = iter(p for p in rest if p.isdigit())
+            return ".".join(parts[:end] + [next(indices) if p == "*" else p for p in new.split(".")]), \
+                f"inside {kind} (from the source)"
+    return None
+
+
+def _unnamed_layer(local: str, ndim: int, siblings: dict[str, int], layers: SourceLayers,
                    rows: WeightTable) -> tuple[str, str] | None:
     """The MindSpore name of `weight`/`bias` in a module the source does not name: every layer
     the source uses that could hold a tensor of this rank must agree."""
@@ -205,16 +260,18 @@ def _unnamed_layer(local: str, ndim: int, siblings: set[str], layers: SourceLaye
 NORMS = ("BatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm")
 
 
-def _rank_fits(kind: str, local: str, ndim: int, siblings: set[str]) -> bool:
+def _rank_fits(kind: str, local: str, ndim: int, siblings: dict[str, int]) -> bool:
+    """Whether a layer of `kind` holds `local` of this rank beside these siblings (name → rank)."""
     name = kind.rsplit(".", 1)[-1]
-    if name.startswith(NORMS):
-        return ndim == 1 and ("running_mean" in siblings) == name.startswith("BatchNorm")
+    if name.startswith(NORMS):  # a norm's weight is 1-D like its bias
+        return ndim == 1 and siblings.get("weight", 1) == 1 and ("running_mean" in siblings) == \
+            name.startswith("BatchNorm")
     if name == "PReLU":
         return ndim == 1 and local == "weight"
     if name == "Embedding":
         return ndim == 2 and local == "weight" and "bias" not in siblings
     if name == "Linear":
-        return ndim == 2 or (ndim == 1 and local == "bias")
+        return ndim == 2 or (ndim == 1 and local == "bias" and siblings.get("weight", 2) == 2)
     return False  # Conv, RNN: names kept, and no other layer holds such a tensor
 
 

@@ -12,10 +12,12 @@ class PortItem:
     status: str  # converted | manual | unsupported
     what: str
     code: str = ""  # MS301 / MS302 for the items a person must look at
+    call: bool = False  # a call of a torch API (what the conversion rate by calls counts)
 
     def to_dict(self) -> dict:
         code = {"code": self.code} if self.code else {}
-        return {"line": self.line, "status": self.status, "what": self.what, **code}
+        return {"line": self.line, "status": self.status, "what": self.what, **code, **({"call": True} if self.call
+                                                                                        else {})}
 
 
 @dataclass
@@ -32,10 +34,17 @@ class PortResult:
         return self.count("converted") / len(self.items) if self.items else 1.0
 
     @property
+    def calls(self) -> tuple[int, int]:
+        """Torch API calls converted, and all the port met, as PaConvert counts its conversion rate."""
+        calls = [item for item in self.items if item.call]
+        return sum(item.status == "converted" for item in calls), len(calls)
+
+    @property
     def complete(self) -> bool:
         return all(item.status == "converted" for item in self.items)
 
     def to_dict(self) -> dict:
         return {"path": self.path, "converted": self.count("converted"), "manual": self.count("manual"),
                 "unsupported": self.count("unsupported"), "rate": round(self.rate, 4),
+                "calls": dict(zip(("converted", "total"), self.calls)),
                 "items": [item.to_dict() for item in self.items]}

@@ -14,8 +14,9 @@ from libcst.metadata import ParentNodeProvider, PositionProvider
 from ..knowledge.api_tables import mapping_rows
 from ..knowledge.weights import load_weight_table
 from .port_result import PortItem, PortResult
-from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, GAINS, HELPERS, INIT,
-                    LAYER_CLASSES, NO_EFFECT, REFERENCES, Manual, Out, Spec, expr, keep_arguments, literal, source)
+from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, FIXED_CALLS, GAINS,
+                    HELPERS, INIT, LAYER_CLASSES, NO_EFFECT, REFERENCES, SCOPES, Manual, Out, Spec, adapter, expr,
+                    function_value, keep_arguments, literal, source)
 
 HEADER = "import mindspore\nfrom mindspore import nn, ops\n"
 MARK = "# {code} port: {reason}"
@@ -28,6 +29,10 @@ _INPLACE: dict[type, type[cst.BaseBinaryOp]] = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
     cst.DivideAssign: cst.Divide}
 HEADER_SLOT = "__ascend_lsp_port_header__"
+# container methods that add a child after the container was set as an attribute: MindSpore named
+# the child's parameters then, without the container's name
+LATE_METHODS = {"append", "extend", "insert", "add_module", "register_module", "update"}
+RENAME_PARAMETERS = "self.update_parameters_name()"
 
 
 def consistent_functions() -> dict[str, str]:
@@ -48,6 +53,9 @@ class _Facts(cst.CSTVisitor):
         self.attributes: dict[str, set[str]] = {}  # attribute name → torch layers assigned to it
         self.entries: dict[str, set[str]] = {}  # keyword / dict key → torch layers built for it
         self.layers: set[str] = set()  # every torch layer class the file names
+        self.own_init: set[str] = set()  # classes that define __init__
+        self.late_children: set[str] = set()  # classes whose __init__ adds children after the container is set
+        self._class: list[str] = []
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -67,8 +75,19 @@ class _Facts(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes[node.name.value] = list(node.bases)
+        self._class.append(node.name.value)
+        if any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in node.body.body):
+            self.own_init.add(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._class.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            t = target.target
+            if self._class and isinstance(t, cst.Attribute) and _self_depth(t) >= 2:
+                # self.a.b = ...: a child's child set late, or a parameter tied to another one
+                self.late_children.add(self._class[-1])
         value = node.value
         if not isinstance(value, cst.Call):
             return
@@ -86,6 +105,10 @@ class _Facts(cst.CSTVisitor):
             self.layers.add(self.qualname(node) or "")
 
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if self._class and isinstance(func, cst.Attribute) and func.attr.value in LATE_METHODS \
+                and isinstance(func.value, cst.Attribute) and _is_self(func.value.value):
+            self.late_children.add(self._class[-1])  # self.layers.append(block)
         # the layers of an nn.ModuleDict(dict(wte=nn.Embedding(...)))
         for arg in node.args:
             if arg.keyword is not None and isinstance(arg.value, cst.Call):
@@ -222,6 +245,14 @@ class Porter(cst.CSTTransformer):
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self.method_stack.pop()
         self.marks = [*self.header_marks.pop(), *self.marks]  # above the `def` (on_leave writes them)
+        if self.in_module_class() and original_node.name.value == "__init__" and not self.method_stack \
+                and self.class_stack[-1] in self.facts.late_children and isinstance(updated_node.body, cst.IndentedBlock):
+            # parameters are named when a child is set: one added to a container already set, or to a
+            # child's child, would miss its path; renaming them all at the end gives torch's state-dict names
+            self.converted(original_node, "children added late: parameter names set from their paths at the end")
+            line = cst.parse_statement(RENAME_PARAMETERS + "  # torch's state-dict names for children added late\n")
+            updated_node = updated_node.with_changes(body=updated_node.body.with_changes(
+                body=[*updated_node.body.body, line]))
         if self.in_module_class() and original_node.name.value == "forward" and len(self.method_stack) == 0:
             self.converted(original_node, "forward → construct")
             return updated_node.with_changes(name=cst.Name("construct"))
@@ -229,16 +260,18 @@ class Porter(cst.CSTTransformer):
 
     def leave_Decorator(self, original_node: cst.Decorator, updated_node: cst.Decorator):
         target = original_node.decorator
-        if self.qualname(target.func if isinstance(target, cst.Call) else target) == "torch.no_grad":
-            self.converted(original_node, "@torch.no_grad() removed: MindSpore computes gradients only when asked")
+        name = self.qualname(target.func if isinstance(target, cst.Call) else target)
+        if name in SCOPES:
+            self.converted(original_node, f"@{name} removed: {SCOPES[name]}")
             return cst.RemovalSentinel.REMOVE
         return updated_node
 
     def leave_With(self, original_node: cst.With, updated_node: cst.With):
         items = original_node.items
-        if len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None \
-                and self.qualname(items[0].item.func) in ("torch.no_grad", "torch.inference_mode"):
-            self.converted(original_node, "with torch.no_grad() removed: MindSpore computes gradients only when asked")
+        name = self.qualname(items[0].item.func) if len(items) == 1 and isinstance(items[0].item, cst.Call) \
+            and items[0].asname is None else None
+        if name in SCOPES:
+            self.converted(original_node, f"with {name}(…) removed: {SCOPES[name]}")
             body = updated_node.body
             if isinstance(body, cst.IndentedBlock):
                 statements: list = list(body.body)
@@ -288,6 +321,11 @@ class Porter(cst.CSTTransformer):
                 new = CELL_METHODS[original_node.attr.value]
                 self.converted(original_node, f"`self.{original_node.attr.value}` → `self.{new}`")
                 return updated_node.with_changes(attr=cst.Name(new))
+        if original_node.attr.value == "forward" and not _is_self(original_node.value) \
+                and self.in_module_class() and self._called(original_node):
+            # a child's (self.attn.forward(x), self.blocks[0].forward(x)) or the base class's (super().forward)
+            self.converted(original_node, f"`{source(original_node)}(…)` → `.construct(…)`")
+            return updated_node.with_changes(attr=cst.Name("construct"))
         return self._torch_name(original_node, updated_node)
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
@@ -313,14 +351,26 @@ class Porter(cst.CSTTransformer):
             return updated
         if qualname in LAYER_CLASSES:
             new = cst.parse_expression(LAYER_CLASSES[qualname])
+            if qualname in BY_TORCH and (not self._names_the_class(original) or self._base(original)) \
+                    and (made := adapter(BY_TORCH[qualname])):
+                # a default argument, a variable, a subclass's base: where it is called (`norm_layer(dim)`,
+                # `super().__init__(…)`, `LayerNorm(width)`) the arguments stay torch's
+                self.helpers.update(text for name, text in HELPERS.items() if name in made[1])
+                self.helpers.add(made[1])
+                self.converted(original, f"{qualname} → {made[0]}, which takes torch's arguments")
+                return cst.Name(made[0])
             if qualname in BY_TORCH and BY_TORCH[qualname].params and not self._names_the_class(original):
-                # a default argument, a variable: wherever it is called, the arguments stay torch's
                 self.flag(original, NEEDS_PERSON, f"`{qualname}` passed as a value → `{LAYER_CLASSES[qualname]}`: "
                                                   "where it is called, check the arguments (MindSpore's "
                                                   "names or defaults differ)")
                 return new
             self.converted(original, f"{qualname} → {LAYER_CLASSES[qualname]}")
             return new
+        if qualname in BY_TORCH and (function := function_value(BY_TORCH[qualname])):
+            # a function passed as a value (activation=F.gelu): called with the input alone
+            self.helpers.update(text for name, text in HELPERS.items() if name in function)
+            self.converted(original, f"{qualname} passed as a value → `{function}`")
+            return cst.parse_expression(function)
         if qualname == "torch.nn" and isinstance(parent, cst.Arg) and self._getattr_argument(parent):
             self.flag(original, NEEDS_PERSON, "getattr(nn, …) picks the layer at run time: check that the "
                                               "mindspore.nn class of that name takes the same arguments")
@@ -331,8 +381,26 @@ class Porter(cst.CSTTransformer):
         if qualname.startswith("torch.") and qualname[6:] in DTYPES:
             self.converted(original, f"{qualname} → mindspore.{DTYPES[qualname[6:]]}")
             return cst.parse_expression(f"mindspore.{DTYPES[qualname[6:]]}")
+        if self._in_annotation(original):
+            # Python never evaluates an annotation written as text: the signature keeps what it says
+            self.converted(original, f"annotation `{source(original)}` kept as text")
+            return cst.SimpleString(repr(source(original)))
         self.flag(original, UNSUPPORTED, f"`{qualname}` has no MindSpore counterpart here")
         return updated
+
+    def _base(self, node: cst.CSTNode) -> bool:
+        arg = self.get_metadata(ParentNodeProvider, node)
+        return isinstance(arg, cst.Arg) and isinstance(self.get_metadata(ParentNodeProvider, arg), cst.ClassDef)
+
+    def _layer_base(self, name: str, seen: frozenset[str] = frozenset()) -> str | None:
+        """The torch layer the class `name` of this file derives from, directly or through its own classes."""
+        for base in self.facts.classes.get(name, ()) if name not in seen else ():
+            qualname = self.qualname(base.value)
+            if qualname in BY_TORCH and qualname in LAYER_CLASSES:
+                return qualname
+            if isinstance(base.value, cst.Name) and (found := self._layer_base(base.value.value, seen | {name})):
+                return found
+        return None
 
     def _names_the_class(self, node: cst.CSTNode) -> bool:
         """A base class, an isinstance() / issubclass() kind, an annotation: nothing calls it with arguments."""
@@ -344,9 +412,12 @@ class Porter(cst.CSTTransformer):
             return isinstance(owner, cst.ClassDef) or isinstance(owner, cst.Call) \
                 and isinstance(owner.func, cst.Name) and owner.func.value in ("isinstance", "issubclass") \
                 and owner.args[-1] is parent
-        while not isinstance(parent, (cst.Annotation, cst.BaseStatement)):
-            parent = self.get_metadata(ParentNodeProvider, parent)
-        return isinstance(parent, cst.Annotation)
+        return self._in_annotation(parent)
+
+    def _in_annotation(self, node: cst.CSTNode) -> bool:
+        while not isinstance(node, (cst.Annotation, cst.BaseStatement)):
+            node = self.get_metadata(ParentNodeProvider, node)
+        return isinstance(node, cst.Annotation)
 
     def _getattr_argument(self, arg: cst.Arg) -> bool:
         call = self.get_metadata(ParentNodeProvider, arg)
@@ -358,7 +429,9 @@ class Porter(cst.CSTTransformer):
         Manual when `m` may be a layer that names it differently."""
         owner = node.value
         kinds: list[str] = []
-        if isinstance(owner, cst.Name):
+        if _is_self(owner) and self.class_stack and (base := self._layer_base(self.class_stack[-1])):
+            kinds = [base]  # `self.weight` in a subclass of a torch layer
+        elif isinstance(owner, cst.Name):
             for scope in reversed(self.narrowed):
                 if owner.value in scope:
                     kinds = scope[owner.value]
@@ -398,6 +471,15 @@ class Porter(cst.CSTTransformer):
         return f"{module}.{name}" if isinstance(name, str) else None
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        before = len(self.items)
+        result = self._call(original_node, updated_node)
+        qualname = self.qualname(original_node.func)
+        if qualname and qualname.startswith(("torch", "torchvision")):
+            for item in self.items[before:]:  # what this call's conversion reported
+                item.call = True
+        return result
+
+    def _call(self, original_node: cst.Call, updated_node: cst.Call):
         probe = self._feature_test(original_node)
         if probe is not None:
             # in the port, the API is there exactly when the port has its counterpart
@@ -411,12 +493,21 @@ class Porter(cst.CSTTransformer):
             return self._method_call(original_node, updated_node)
         if qualname in BY_TORCH:
             return self._spec_call(original_node, updated_node, BY_TORCH[qualname])
+        if qualname in FIXED_CALLS and not updated_node.args:
+            self.converted(original_node, f"{qualname}() → {FIXED_CALLS[qualname]} in the port")
+            return cst.parse_expression(FIXED_CALLS[qualname])
         if qualname == "torch.nn.ModuleDict" and self._holds_containers(original_node):
             self.converted(original_node, f"{qualname} holding containers → {CONTAINER_DICT} (a Cell)")
             self.helpers.add(CONTAINER_DICT_SOURCE)
             return updated_node.with_changes(func=cst.Name(CONTAINER_DICT))
         if qualname in LAYER_CLASSES:
             self.converted(original_node, f"{qualname} → {LAYER_CLASSES[qualname]}")
+            if qualname in CONTAINER_CALLS and len(updated_node.args) == 1 \
+                    and isinstance(updated_node.args[0].value, cst.GeneratorExp):
+                # MindSpore's containers take a list, not a generator
+                generator = updated_node.args[0].value
+                updated_node = updated_node.with_changes(args=[updated_node.args[0].with_changes(value=cst.ListComp(
+                    elt=generator.elt, for_in=generator.for_in))])
             return updated_node.with_changes(func=cst.parse_expression(LAYER_CLASSES[qualname]))
         if qualname == "torch.nn.init.calculate_gain":
             nonlinearity = literal(updated_node.args[0].value) if len(updated_node.args) == 1 else None
@@ -429,7 +520,7 @@ class Porter(cst.CSTTransformer):
             return expr(gain)
         if qualname.startswith("torch.nn.init."):
             return self._init_call(original_node, updated_node, qualname.rsplit(".", 1)[1])
-        if qualname in ("torch.no_grad", "torch.inference_mode") or qualname in NO_EFFECT:
+        if qualname in SCOPES or qualname in NO_EFFECT or qualname == "torch._assert":
             return updated_node  # the `with` / decorator / statement handles it
         if qualname in self.functions:
             self.converted(original_node, f"{qualname} → {self.functions[qualname]} (consistent)")
@@ -448,14 +539,15 @@ class Porter(cst.CSTTransformer):
         try:
             args = _bind(updated, spec)
             built = spec.build(args)
-            callee = spec.pick(args) if spec.pick else spec.mindspore
+            counterpart = spec.pick(args) if spec.pick else spec.mindspore
         except Manual as exc:
             self.flag(original, NEEDS_PERSON, f"`{spec.torch}` → `{spec.mindspore}`: {exc}")
             return updated
-        if callee in HELPERS:
-            self.helpers.add(HELPERS[callee])
-        self.converted(original, f"{spec.torch} → {callee}")
-        return updated.with_changes(func=cst.parse_expression(callee), args=_arguments(updated.args, built))
+        self.helpers.update(text for name, text in HELPERS.items()
+                            if name == counterpart or any(_names(value, name) for _, value in built))
+        self.converted(original, f"{spec.torch} → {counterpart}")
+        return updated.with_changes(func=cst.parse_expression(counterpart),
+                                    args=_arguments(updated.args, built))
 
     def _init_call(self, original: cst.Call, updated: cst.Call, name: str):
         name = name if name.endswith("_") else name + "_"
@@ -517,6 +609,11 @@ class Porter(cst.CSTTransformer):
         if effect:
             self.converted(original_node, f"removed: {effect}")
             return cst.RemovalSentinel.REMOVE
+        if isinstance(call, cst.Call) and isinstance(original_node.value, cst.Call) \
+                and self.qualname(original_node.value.func) == "torch._assert" \
+                and 1 <= len(call.args) <= 2 and all(a.keyword is None and not a.star for a in call.args):
+            self.converted(original_node, "torch._assert → assert")
+            return cst.Assert(test=call.args[0].value, msg=call.args[1].value if len(call.args) == 2 else None)
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and call.func.attr.value == "register_buffer" and _is_self(call.func.value)):
             return updated_node
@@ -620,6 +717,33 @@ def _init_arguments(name: str, given: dict[str, cst.BaseExpression]) -> str:
     parts = [f"negative_slope={text['a']}"] if "a" in text else []
     parts += [f"{k}={text[k]}" for k in ("mode", "nonlinearity") if k in text]
     return ", ".join(parts)
+
+
+def _self_depth(node: cst.BaseExpression) -> int:
+    """How many attributes deep `self.a.b` is (2); 0 for anything not rooted at `self`."""
+    depth = 0
+    while isinstance(node, cst.Attribute):
+        node, depth = node.value, depth + 1
+    return depth if _is_self(node) else 0
+
+
+def _names(node: cst.CSTNode, name: str) -> bool:
+    """Whether `name` is called or referred to anywhere in `node`."""
+    finder = _NameFinder(name)
+    node.visit(finder)
+    return finder.found
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name, self.found = name, False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value == self.name
+
+
+def _is_super(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super"
 
 
 def _is_self(node: cst.BaseExpression) -> bool:

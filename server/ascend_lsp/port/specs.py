@@ -11,6 +11,7 @@ rest are renames from the official mapping table's difference pages (api-2.4.tom
 from __future__ import annotations
 
 import ast
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable
 
@@ -74,42 +75,72 @@ def keep_arguments(*names: str, rename: dict[str, str] | None = None, positional
     return build
 
 
+# While an adapter is written (`adapter`), every argument is a parameter of its __init__, known at run
+# time only: a check of a default is collected here, and the adapter makes it when it is called.
+_RUN_TIME_CHECKS: ContextVar[list[tuple[str, object, str]] | None] = ContextVar("run_time_checks", default=None)
+
+
 def _not_default(args: Args, name: str, default: object, reason: str) -> None:
-    if name in args and literal(args[name]) != default:
+    checks, value = _RUN_TIME_CHECKS.get(), args.get(name)
+    if checks is not None and isinstance(value, cst.Name) and value.value == name:
+        checks.append((name, default, reason))
+    elif name in args and literal(args[name]) != default:
         raise Manual(reason)
 
 
 def _conv(args: Args) -> Out:
-    _not_default(args, "padding_mode", "zeros", "padding_mode other than 'zeros' has no `nn.Conv` counterpart")
     out: Out = [(None, args["in_channels"]), (None, args["out_channels"]), (None, args["kernel_size"])]
     if "stride" in args:
         out.append(("stride", args["stride"]))
-    padding = args.get("padding")
-    value = literal(padding)
-    if padding is None or value == 0:
-        out.append(("pad_mode", expr("valid")))  # P07: MindSpore pads ('same') by default
-    elif value == "valid" or value == "same" and _odd(args["kernel_size"]):
-        out.append(("pad_mode", padding))
-    elif value == "same":  # P07: with an odd total padding MindSpore puts the extra row on the other side
-        raise Manual("padding='same' with a kernel that is not a literal odd size: check which side is padded")
-    elif isinstance(value, int):
-        out += [("pad_mode", expr("pad")), ("padding", padding)]
-    elif isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        # torch (height, width) → MindSpore (top, bottom, left, right)
-        out += [("pad_mode", expr("pad")), ("padding", expr((value[0], value[0], value[1], value[1])))]
-    elif isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], int):
-        out += [("pad_mode", expr("pad")), ("padding", expr(value[0]))]
-    elif value is _UNSET:
-        # an expression: an int at run time in every model we know of; a tuple fails loudly in MindSpore
-        out += [("pad_mode", expr("pad")), ("padding", padding)]
-    else:
-        raise Manual(f"padding={source(padding)} has no `pad_mode='pad'` form")
+    out += _padding(args)
     if "dilation" in args:
         out.append(("dilation", args["dilation"]))
     if "groups" in args:
         out.append(("group", args["groups"]))
     out.append(("has_bias", args.get("bias", cst.Name("True"))))  # P08: has_bias defaults to False
     return out
+
+
+def _conv_transpose(args: Args) -> Out:
+    # mindspore 2.10's output_padding does not extend the output where torch's does (measured on the CPU)
+    _not_default(args, "output_padding", 0, "output_padding: MindSpore's does not give torch's output")
+    if literal(args.get("padding", expr(0))) == "same":
+        raise Manual("padding='same' is not a torch ConvTranspose padding")
+    return _conv(args)
+
+
+def _padding(args: Args) -> Out:
+    """torch's padding → MindSpore's pad_mode and padding (P07: MindSpore pads ('same') by default)."""
+    _not_default(args, "padding_mode", "zeros", "padding_mode other than 'zeros' has no `nn.Conv` counterpart")
+    padding = args.get("padding")
+    value = literal(padding)
+    if padding is None or value == 0:
+        return [("pad_mode", expr("valid"))]
+    if value == "valid" or value == "same" and _odd(args["kernel_size"]):
+        return [("pad_mode", padding)]
+    if value == "same":  # P07: with an odd total padding MindSpore puts the extra row on the other side
+        raise Manual("padding='same' with a kernel that is not a literal odd size: check which side is padded")
+    if isinstance(value, int):
+        return [("pad_mode", expr("pad")), ("padding", padding)]
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        # torch (height, width) → MindSpore (top, bottom, left, right)
+        return [("pad_mode", expr("pad")), ("padding", expr((value[0], value[0], value[1], value[1])))]
+    if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], int):
+        return [("pad_mode", expr("pad")), ("padding", expr(value[0]))]
+    if value is _UNSET:
+        # an expression, known at run time only: an int passes, torch's (height, width) becomes MindSpore's
+        # (top, bottom, left, right) there
+        return [("pad_mode", expr("pad")), ("padding", cst.parse_expression(f"{PADDING}({source(padding)})"))]
+    raise Manual(f"padding={source(padding)} has no `pad_mode='pad'` form")
+
+
+PADDING = "_pad_sides"
+PADDING_SOURCE = '''
+
+def _pad_sides(padding):
+    """torch's convolution padding, an int or (height, width), as MindSpore's pad_mode='pad' padding."""
+    return padding if isinstance(padding, int) else tuple(p for side in padding for p in (side, side))
+'''
 
 
 def _odd(kernel: cst.BaseExpression) -> bool:
@@ -188,6 +219,10 @@ def _layernorm(args: Args) -> Out:
     _not_default(args, "elementwise_affine", True, "elementwise_affine=False has no `nn.LayerNorm` counterpart")
     _not_default(args, "bias", True, "bias=False has no `nn.LayerNorm` counterpart")
     shape = args["normalized_shape"]
+    if literal(shape) is _UNSET:  # P06: MindSpore wants a tuple or list; an expression is either at run time
+        shape = cst.parse_expression(f"tuple({source(shape)}) if isinstance({source(shape)}, (tuple, list)) else "
+                                     f"({source(shape)},)")
+        return [(None, shape), ("epsilon", args.get("eps", expr(1e-5)))]
     if not isinstance(shape, (cst.Tuple, cst.List)):  # P06: MindSpore wants a tuple or list
         shape = cst.Tuple([cst.Element(shape)])
     if len(shape.elements) > 1:  # MindSpore normalises over the last axis unless told, by a rank-dependent axis
@@ -209,6 +244,8 @@ def _dropout(args: Args) -> Out:
 
 def _gelu(args: Args) -> Out:
     value = literal(args.get("approximate", expr("none")))
+    if value is _UNSET and isinstance(args["approximate"], cst.Name):  # known at run time
+        return [("approximate", cst.parse_expression(f"{args['approximate'].value} == 'tanh'"))]
     if value not in ("none", "tanh"):
         raise Manual("approximate must be a literal 'none' or 'tanh'")
     return [("approximate", cst.Name(str(value == "tanh")))]  # P12: nn.GELU defaults to tanh
@@ -276,6 +313,16 @@ def _upsample(args: Args) -> Out:
     return out
 
 
+def _transformer(args: Args, *names: str) -> Out:
+    _not_default(args, "bias", True, "bias=False has no `nn.Transformer` counterpart")
+    return keep_arguments(*names, positional=2)(args)
+
+
+# torch.nn.TransformerEncoderLayer's parameters, those of DecoderLayer too, in order
+_TRANSFORMER = ("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
+                "norm_first")
+_TRANSFORMER_MODEL = ("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "dropout",
+                      "activation", "custom_encoder", "custom_decoder", "layer_norm_eps", "batch_first", "norm_first")
 R = "torch.nn."
 LAYERS = [
     Spec(R + "Conv1d", "nn.Conv1d", ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
@@ -301,7 +348,7 @@ LAYERS = [
     Spec(R + "ReLU6", "nn.ReLU6", ("inplace",), keep_arguments(), dropped=("inplace",)),
     Spec(R + "Tanh", "nn.Tanh", (), keep_arguments()),
     Spec(R + "Sigmoid", "nn.Sigmoid", (), keep_arguments()),
-    Spec(R + "Identity", "nn.Identity", (), keep_arguments()),
+    Spec(R + "Identity", "nn.Identity", ("*args",), keep_arguments()),  # torch's takes any arguments
     Spec(R + "Softmax", "nn.Softmax", ("dim",), _softmax_cell, ("P14",)),
     Spec(R + "LogSoftmax", "nn.LogSoftmax", ("dim",), _softmax_cell, ("P14",)),
     Spec(R + "Flatten", "nn.Flatten", ("start_dim", "end_dim"),
@@ -322,8 +369,30 @@ LAYERS = [
     Spec(R + "RNN", "nn.RNN", ("input_size", "hidden_size", "num_layers", "nonlinearity", "bias", "batch_first",
                                "dropout", "bidirectional"), _rnn),
 ]
+LAYERS += [
+    Spec(R + "ConvTranspose2d", "nn.Conv2dTranspose", ("in_channels", "out_channels", "kernel_size", "stride",
+                                                       "padding", "output_padding", "groups", "bias", "dilation",
+                                                       "padding_mode"), _conv_transpose, ("P07", "P08")),
+    Spec(R + "MultiheadAttention", "nn.MultiheadAttention", ("embed_dim", "num_heads", "dropout", "bias",
+                                                             "add_bias_kv", "add_zero_attn", "kdim", "vdim",
+                                                             "batch_first", "device", "dtype"),
+         keep_arguments("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim",
+                        "batch_first", rename={"bias": "has_bias"}, positional=2), dropped=("device", "dtype")),
+    Spec(R + "GLU", "nn.GLU", ("dim",), keep_arguments("dim", rename={"dim": "axis"})),
+    Spec(R + "Transformer", "nn.Transformer", (*_TRANSFORMER_MODEL, "bias", "device", "dtype"),
+         lambda a: _transformer(a, *_TRANSFORMER_MODEL), dropped=("device", "dtype")),
+    *(Spec(R + f"Transformer{kind}Layer", f"nn.Transformer{kind}Layer", _TRANSFORMER + ("bias", "device", "dtype"),
+           lambda a: _transformer(a, *_TRANSFORMER), dropped=("device", "dtype")) for kind in ("Encoder", "Decoder")),
+    Spec(R + "TransformerEncoder", "nn.TransformerEncoder", ("encoder_layer", "num_layers", "norm",
+                                                             "enable_nested_tensor", "mask_check"),
+         keep_arguments("encoder_layer", "num_layers", "norm", positional=2),
+         dropped=("enable_nested_tensor", "mask_check")),  # a fast path's switches: the result is the same
+    Spec(R + "TransformerDecoder", "nn.TransformerDecoder", ("decoder_layer", "num_layers", "norm"),
+         keep_arguments("decoder_layer", "num_layers", "norm", positional=2)),
+]
 CONTAINERS = {R + "Sequential": "nn.SequentialCell", R + "ModuleList": "nn.CellList", R + "ModuleDict": "nn.CellDict",
-              R + "Module": "nn.Cell", R + "Parameter": "mindspore.Parameter"}
+              R + "Module": "nn.Cell", R + "Parameter": "mindspore.Parameter",
+              R + "parameter.Parameter": "mindspore.Parameter"}
 
 # MindSpore's CellDict refuses a CellList / SequentialCell / CellDict entry (torch's ModuleDict
 # takes any module): such a ModuleDict becomes this plain Cell, whose attributes are the entries.
@@ -420,6 +489,19 @@ FUNCTIONS = [
          keep_arguments("input", "normalized_shape", "weight", "bias", "eps", positional=5), pick=lambda a: LAYER_NORM),
     Spec(F + "dropout", "ops.dropout", ("input", "p", "training", "inplace"),
          keep_arguments("input", "p", "training", positional=1), dropped=("inplace",)),
+    # MindSpore 2.10's ops.scaled_dot_product_attention (flash attention) has no CPU kernel: a composition
+    Spec(F + "scaled_dot_product_attention", "ops.matmul", ("query", "key", "value", "attn_mask", "dropout_p",
+                                                            "is_causal", "scale", "enable_gqa"),
+         keep_arguments("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa",
+                        positional=3), pick=lambda a: SDPA),
+    Spec("torch.repeat_interleave", "ops.repeat_interleave", ("input", "repeats", "dim", "output_size"),
+         _dim_to_axis("input", "repeats", "dim", positional=2), dropped=("output_size",)),
+    # complex numbers: MindSpore 2.10's CPU kernels multiply complex64 and have ops.polar and ops.view_as_real,
+    # but no view_as_complex: the pairs of the last axis become a complex tensor by ops.Complex
+    Spec("torch.polar", "ops.polar", ("abs", "angle"), keep_arguments("abs", "angle", positional=2)),
+    Spec("torch.view_as_real", "ops.view_as_real", ("input",), keep_arguments("input", positional=1)),
+    Spec("torch.view_as_complex", "ops.Complex", ("input",), keep_arguments("input", positional=1),
+         pick=lambda a: VIEW_AS_COMPLEX),
     Spec(F + "pad", "ops.pad", ("input", "pad", "mode", "value"),
          keep_arguments("input", "pad", "mode", "value", rename={"pad": "padding"}, positional=2)),
     Spec("torch.cat", "ops.cat", ("tensors", "dim"), _dim_to_axis("tensors", "dim")),
@@ -437,6 +519,109 @@ FUNCTIONS = [
     Spec("torch.arange", "ops.arange", ("start", "end", "step", "dtype", "device", "requires_grad"),
          keep_arguments("start", "end", "step", "dtype", positional=3), dropped=("device", "requires_grad")),
 ]
+
+VIEW_AS_COMPLEX = "_view_as_complex"
+VIEW_AS_COMPLEX_SOURCE = '''
+
+def _view_as_complex(input):
+    """torch.view_as_complex: the last axis's pairs (real, imaginary) as one complex tensor."""
+    return ops.Complex()(input[..., 0], input[..., 1])
+'''
+
+SDPA = "_scaled_dot_product_attention"
+SDPA_SOURCE = '''
+
+def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                  enable_gqa=False):
+    """torch.nn.functional.scaled_dot_product_attention on operations with CPU kernels: a boolean mask
+    keeps where it is True, a float mask is added; is_causal keeps the lower triangle."""
+    if enable_gqa:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
+    scores = ops.matmul(query, key.swapaxes(-2, -1)) * (query.shape[-1] ** -0.5 if scale is None else scale)
+    if is_causal:
+        causal = ops.ones((query.shape[-2], key.shape[-2]), mindspore.bool_).tril()
+        scores = scores.masked_fill(ops.logical_not(causal), float("-inf"))
+    if attn_mask is not None and attn_mask.dtype == mindspore.bool_:
+        scores = scores.masked_fill(ops.logical_not(attn_mask), float("-inf"))
+    elif attn_mask is not None:
+        scores = scores + attn_mask
+    weights = ops.softmax(scores, axis=-1)
+    if dropout_p > 0.0:
+        weights = ops.dropout(weights, p=dropout_p)
+    return ops.matmul(weights, value)
+'''
+
+# torch's defaults of the layers a file may pass as values (norm_layer=nn.LayerNorm, conv_layer=nn.Conv2d),
+# for the adapter that takes torch's arguments where such a value is called (checked against the installed
+# torch by tests/port/test_emitted.py)
+_CONV_DEFAULTS: dict[str, object] = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1, "bias": True, "padding_mode": "zeros"}
+_NORM_DEFAULTS: dict[str, object] = {"eps": 1e-05, "momentum": 0.1, "affine": True, "track_running_stats": True}
+TORCH_DEFAULTS: dict[str, dict[str, object]] = {
+    R + "Conv1d": _CONV_DEFAULTS, R + "Conv2d": _CONV_DEFAULTS, R + "Linear": {"bias": True},
+    R + "BatchNorm1d": _NORM_DEFAULTS, R + "BatchNorm2d": _NORM_DEFAULTS,
+    R + "GroupNorm": {"eps": 1e-05, "affine": True},
+    R + "LayerNorm": {"eps": 1e-05, "elementwise_affine": True, "bias": True},
+    R + "Dropout": {"p": 0.5, "inplace": False}, R + "GELU": {"approximate": "none"},
+    R + "LeakyReLU": {"negative_slope": 0.01, "inplace": False}, R + "ReLU": {"inplace": False},
+    R + "ReLU6": {"inplace": False}, R + "Tanh": {}, R + "Sigmoid": {}, R + "Identity": {},
+}
+
+
+def adapter(spec: Spec) -> tuple[str, str] | None:
+    """A cell class that takes torch's arguments, for a layer class passed as a value: its name and
+    source, written from the spec with each argument a parameter known at run time; None when the
+    spec cannot map arguments it does not see."""
+    defaults = TORCH_DEFAULTS.get(spec.torch)
+    if defaults is None:
+        return None
+    checks: list[tuple[str, object, str]] = []
+    token = _RUN_TIME_CHECKS.set(checks)
+    try:
+        args: Args = {name: cst.Name(name.lstrip("*")) for name in spec.params if name not in spec.dropped}
+        built = spec.build(args)
+        counterpart = spec.pick(args) if spec.pick else spec.mindspore
+    except Manual:
+        return None
+    finally:
+        _RUN_TIME_CHECKS.reset(token)
+    name = "_Torch" + spec.torch.rsplit(".", 1)[1]
+    params = ", ".join(["self", *(f"{p}={defaults[p]!r}" if p in defaults else p for p in spec.params)])
+    call = ", ".join(source(value) if keyword is None else f"{keyword}={source(value)}" for keyword, value in built)
+    lines = ["", "", f"class {name}({counterpart}):",
+             f'    """{spec.torch} taking torch\'s arguments: the class is passed as a value and called with them."""',
+             "", f"    def __init__({params}):"]
+    for parameter, default, reason in checks:
+        lines += [f"        if {parameter} != {default!r}:", f"            raise ValueError({reason!r})"]
+    lines.append(f"        super().__init__({call})")
+    kept = [p for p in spec.params if not p.startswith("*") and p != "bias"]  # `bias` names a tensor in torch
+    if kept:  # torch's arguments stay readable under torch's names (a subclass's forward reads self.eps)
+        lines += [f"        for name, value in {_pairs(kept)}:", "            if not hasattr(self, name):",
+                  "                setattr(self, name, value)"]
+    return name, "\n".join(lines) + "\n"
+
+
+def function_value(spec: Spec) -> str | None:
+    """A torch function passed as a value (`activation=F.gelu`), as the counterpart called with the
+    input alone: the counterpart itself when that passes the input on unchanged, else a lambda; None
+    for a layer, or a function whose mapping needs more than its input."""
+    if spec.torch in LAYER_CLASSES or not spec.params or spec.params[0].startswith("*"):
+        return None
+    first = spec.params[0]
+    try:
+        built = spec.build({first: cst.Name(first)})
+        counterpart = spec.pick({first: cst.Name(first)}) if spec.pick else spec.mindspore
+    except (Manual, KeyError):
+        return None
+    if len(built) == 1 and built[0][0] is None and isinstance(built[0][1], cst.Name):
+        return counterpart
+    call = ", ".join(source(value) if keyword is None else f"{keyword}={source(value)}" for keyword, value in built)
+    return f"lambda {first}: {counterpart}({call})"
+
+
+def _pairs(names: list[str]) -> str:
+    return "(" + ", ".join(f"({n!r}, {n})" for n in names) + ("," if len(names) == 1 else "") + ")"
+
 
 # torch dtypes → MindSpore dtypes (mindspore.common.dtype; same names for the rest)
 DTYPES = {"float": "float32", "long": "int64", "int": "int32", "half": "float16", "double": "float64",
@@ -459,11 +644,23 @@ GAINS = {"linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0, "sigmoid": 
 
 # torch calls whose statement the port removes: they do not change what the model computes
 NO_EFFECT = {"torch._C._log_api_usage_once": "PyTorch's API-usage logging (inactive unless a logger is "
-                                            "subscribed; torchvision calls it in every model)"}
+                                            "subscribed; torchvision calls it in every model)",
+             "torch.fx.wrap": "marks a function as a leaf for torch.fx tracing, which MindSpore does not do"}
+# torch context managers and decorators the port removes: what they do is MindSpore's default or its context's
+SCOPES = {"torch.no_grad": "MindSpore computes gradients only when asked",
+          "torch.inference_mode": "MindSpore computes gradients only when asked",
+          "torch.device": "MindSpore places tensors by mindspore.set_context(device_target=...)"}
 
-HELPERS = {INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
+# torch's tests of how the code runs, each with its answer when the port runs (no TorchScript, no tracing,
+# no torch.compile, no ONNX export), and torch's number constants
+FIXED_CALLS = {"torch.jit.is_scripting": "False", "torch.jit.is_tracing": "False",
+               "torch.compiler.is_compiling": "False", "torch._dynamo.is_compiling": "False",
+               "torch.onnx.is_in_onnx_export": "False"}
+CONSTANTS = {"torch.pi": "3.141592653589793", "torch.e": "2.718281828459045", "torch.inf": 'float("inf")',
+             "torch.nan": 'float("nan")'}
+HELPERS = {PADDING: PADDING_SOURCE, SDPA: SDPA_SOURCE, VIEW_AS_COMPLEX: VIEW_AS_COMPLEX_SOURCE, INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
 # torch names that are only referred to (annotations, isinstance), never called, by the port
-REFERENCES = {"torch.Tensor": "mindspore.Tensor"}
+REFERENCES = {"torch.Tensor": "mindspore.Tensor"} | CONSTANTS
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
 LAYER_CLASSES = {spec.torch: spec.mindspore for spec in LAYERS} | CONTAINERS
 

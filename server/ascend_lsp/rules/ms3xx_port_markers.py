@@ -39,11 +39,11 @@ rule(
     message="{reason}",
     doc=dict(
         what="Shows the statements of a MindSpore port that still use a PyTorch API the port has no counterpart "
-             "for (`torch.nn.Transformer`, `torch.distributed`, `torchvision` models…).",
+             "for (`torch.fft`, `torch.distributed`, `torchvision` models…).",
         why="The statement still calls torch: the port fails on MindSpore (or silently keeps using torch where "
             "both are installed).",
-        example="# MS302 port: `torch.nn.TransformerEncoderLayer` has no MindSpore counterpart in the port tables\n"
-                "layer = nn.TransformerEncoderLayer(512, 8)",
+        example="# MS302 port: `torch.fft.rfft` has no MindSpore counterpart in the port tables\n"
+                "spectrum = torch.fft.rfft(signal)",
         fix="None automatic: rewrite the statement with MindSpore APIs, then delete the marker comment.",
         source=SOURCE,
     ),
