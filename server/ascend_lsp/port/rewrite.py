@@ -12,7 +12,9 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from ..knowledge.api_tables import mapping_rows
+from ..knowledge.port_api import PortApi, load_port_api
 from ..knowledge.weights import load_weight_table
+from .api_table import counterpart
 from .port_result import PortItem, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, GAINS, HELPERS, INIT,
                     LAYER_CLASSES, NO_EFFECT, REFERENCES, Manual, Out, Spec, expr, keep_arguments, literal, source)
@@ -121,9 +123,10 @@ class _Facts(cst.CSTVisitor):
 class Porter(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
 
-    def __init__(self, facts: _Facts) -> None:
+    def __init__(self, facts: _Facts, api_table: PortApi | None = None) -> None:
         super().__init__()
         self.facts = facts
+        self.api_table = api_table or load_port_api()  # another: its rows' proofs (tests/port/api_cases.py)
         self.module_classes = facts.module_classes()
         self.renames = load_weight_table().renames
         # parameter names that a layer this file uses has under another name in MindSpore (weight → gamma)
@@ -431,6 +434,8 @@ class Porter(cst.CSTTransformer):
             return self._init_call(original_node, updated_node, qualname.rsplit(".", 1)[1])
         if qualname in ("torch.no_grad", "torch.inference_mode") or qualname in NO_EFFECT:
             return updated_node  # the `with` / decorator / statement handles it
+        if qualname in self.api_table.by_name:
+            return self._api_table(original_node, updated_node, qualname)
         if qualname in self.functions:
             self.converted(original_node, f"{qualname} → {self.functions[qualname]} (consistent)")
             return updated_node.with_changes(func=cst.parse_expression(self.functions[qualname]))
@@ -508,7 +513,26 @@ class Porter(cst.CSTTransformer):
             return updated  # the statement handler rewrites it
         if method in DEVICE_METHODS and self.in_module_class() and method != "to":
             self.flag(original, NEEDS_PERSON, f"`.{method}()`: MindSpore places tensors with mindspore.set_context")
+            return updated
+        if not _is_self(receiver) and self.api_table.method(method):
+            return self._api_table(original, updated, f"torch.Tensor.{method}", receiver)
         return updated
+
+    def _api_table(self, original: cst.Call, updated: cst.Call, name: str,
+                   receiver: cst.BaseExpression | None = None) -> cst.BaseExpression:
+        """The port's API table (api_table.py) for a call the specs above do not cover: a proven
+        row's counterpart; a row its executed test did not prove, left to a person with the reason."""
+        row = self.api_table.by_name[name]
+        if not row.proven:
+            self.flag(original, NEEDS_PERSON, f"`{name}`: {row.left}")
+            return updated
+        try:
+            new = counterpart(row, updated, receiver)
+        except Manual as exc:
+            self.flag(original, NEEDS_PERSON, f"`{name}` → `{row.mindspore}`: {exc}")
+            return updated
+        self.converted(original, f"{name} → {source(new)} (API table)")
+        return new
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         call = updated_node.value
@@ -658,12 +682,12 @@ def _is_preamble(statement: cst.CSTNode) -> bool:
     return isinstance(first, cst.ImportFrom) and first.module is not None and source(first.module) == "__future__"
 
 
-def port(text: str, path: str = "<source>") -> PortResult:
+def port(text: str, path: str = "<source>", api_table: PortApi | None = None) -> PortResult:
     module = cst.parse_module(text)
     facts = _Facts()
     module.visit(facts)
     wrapper = cst.MetadataWrapper(module)
-    porter = Porter(facts)
+    porter = Porter(facts, api_table)
     ported = wrapper.visit(porter)
     items = sorted(porter.items, key=lambda item: item.line)
     return PortResult(path=path, text=ported.code, items=items)
