@@ -5,7 +5,8 @@ template over them: `{name}` is the argument given for `name` (torch's default w
 given, except as a keyword argument of the template, which is then left out: MindSpore's
 default is torch's there, as the "defaults omitted" calling style of the row's test proves),
 `{name!}` always writes the argument or torch's default, `{*name}` spreads the arguments a
-`*name` parameter gathered. A parameter the template does not name must keep torch's default
+`*name` parameter gathered, and `{name}` of such a parameter is them as one sequence (`f(2, 3)`
+and `f((2, 3))` both give `(2, 3)`). A parameter the template does not name must keep torch's default
 unless the row drops it (torch-only parameters without effect: device, inplace); otherwise a
 person decides (Manual).
 """
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..knowledge.port_api import ApiRow
-from .specs import Manual, literal, source
+from .specs import _UNSET, Manual, literal, source
 
 _PLACEHOLDER = re.compile(r"\{(\*?)([A-Za-z_][A-Za-z_0-9]*)(!?)\}")
 _SIMPLE = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString)
@@ -108,7 +109,8 @@ def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
     uses = {name: len(re.findall(r"\{\*?" + name + r"!?\}", row.mindspore)) for name in named}
     for name, count in uses.items():
         value = bound.get(name)
-        if count > 1 and isinstance(value, cst.BaseExpression) and not isinstance(value, _SIMPLE):
+        if count > 1 and isinstance(value, cst.BaseExpression) and not isinstance(value, (cst.Name, cst.Attribute)) \
+                and literal(value) is _UNSET:  # a name or a literal: evaluating it twice does no harm
             raise Manual(f"the counterpart uses `{name}` {count} times: bind `{_text(value)}` to a name first")
     # the arguments of the template's calls first (spread, left out), then the placeholders left
     return tree.visit(_Arguments(bound, sig)).visit(_Names(bound, sig))  # type: ignore[return-value]
@@ -125,6 +127,8 @@ class _Fill(cst.CSTTransformer):
 
     def value(self, name: str, parenthesize: bool) -> cst.BaseExpression:
         value = self.bound.get(name)
+        if name == self.sig.star:
+            return _sizes(value or [])  # type: ignore[arg-type]
         if value is None:
             value = cst.parse_expression(self.sig.defaults[name])
         assert isinstance(value, cst.BaseExpression)
@@ -132,6 +136,15 @@ class _Fill(cst.CSTTransformer):
                 and not value.lpar:
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return value
+
+
+def _sizes(values: list[cst.BaseExpression]) -> cst.BaseExpression:
+    """What a `*size` parameter gathered, as one sequence: `f(2, 3)` and `f((2, 3))` give (2, 3)."""
+    if len(values) == 1 and isinstance(values[0], (cst.Tuple, cst.List)):
+        return values[0]
+    if len(values) == 1 and not isinstance(literal(values[0]), int):
+        raise Manual(f"`{source(values[0])}`: one size or a sequence of sizes? (torch takes both)")
+    return cst.Tuple([cst.Element(v) for v in values])
 
 
 def _placeholder(node: cst.BaseExpression) -> tuple[str, str] | None:
@@ -164,6 +177,4 @@ class _Names(_Fill):
         found = _placeholder(updated_node)
         if found is None:
             return updated_node
-        if found[0] == "s":
-            return cst.Tuple([cst.Element(v) for v in self.bound.get(found[1], ())])  # type: ignore[attr-defined]
         return self.value(found[1], parenthesize=True)
