@@ -49,7 +49,7 @@ def build_port_api(out_dir: Path) -> list[Path]:
     seen: set[str] = set()
     for row in rows:
         _check(row, official, seen)
-        row["kind"] = _kind(row["torch"])
+        row["kind"] = row.get("kind") or _kind(row["torch"])
         row["calls"] = sum(frequency.get(name, 0) for name in (row["torch"], *row.get("also", ())))
         passed, failed = row["torch"] in proofs["passed"], proofs["failed"].get(row["torch"])
         row["proven"] = passed
@@ -115,7 +115,9 @@ def _check(row: dict, official: dict[str, set[str]], seen: set[str]) -> None:
     for what, names in (("the template", named), ("drop", set(row.get("drop", ())))):
         if names - params:
             raise ValueError(f"{ROWS.name}: row {name}: {what} names {sorted(names - params)}, not parameters")
-    if _kind(name) == "layer" and "input" not in row:
+    if row.get("kind", _kind(name)) not in KINDS:
+        raise ValueError(f"{ROWS.name}: row {name}: kind must be one of {KINDS}")
+    if row.get("kind", _kind(name)) == "layer" and "input" not in row:
         raise ValueError(f"{ROWS.name}: row {name}: a layer's row needs the `input` its test calls it on")
     for text in (*examples, *([row["input"]] if "input" in row else [])):
         try:
