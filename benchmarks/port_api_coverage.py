@@ -36,10 +36,9 @@ TRANSFORMERS = BENCH / "transformers-5.23.0-py3-none-any.whl"
 DIFFUSERS = BENCH / "diffusers-0.42.1-py3-none-any.whl"
 sys.path[:0] = [str(REPO / "server")]
 
-from ascend_lsp.knowledge.port_api import load_port_api  # noqa: E402
+from ascend_lsp.knowledge.port_api import BUILTIN_METHODS, load_port_api  # noqa: E402
 
 TENSOR_METHODS_SOURCE = "torch.Tensor's attributes, read from the installed torch"
-BUILTIN_TYPES = (str, bytes, list, tuple, dict, set, int, float)
 MODEL_FILES = {TRANSFORMERS: re.compile(r"^transformers/models/.+/modeling_[^/]+\.py$"),
                DIFFUSERS: re.compile(r"^diffusers/models/.+\.py$")}
 
@@ -58,8 +57,7 @@ def tensor_method_names() -> tuple[set[str], set[str]]:
     import torch
 
     names = {n for n in dir(torch.Tensor) if not n.startswith("_") and callable(getattr(torch.Tensor, n, None))}
-    builtin = {n for t in BUILTIN_TYPES for n in dir(t)}
-    return names - builtin, names & builtin
+    return names - BUILTIN_METHODS, names & BUILTIN_METHODS
 
 
 class _Calls(ast.NodeVisitor):

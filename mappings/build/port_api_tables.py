@@ -23,6 +23,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from ascend_lsp.knowledge.port_api import BUILTIN_METHODS
 from installed import exists
 from mindspore_api_tables import installed_mindspore
 from mindspore_tables import _value
@@ -79,8 +80,9 @@ def _expand(family: dict) -> list[dict]:
     rows = []
     for torch_name, callee in family["apis"].items():
         row = {"torch": torch_name, **shared, "mindspore": family["mindspore"].replace("$", callee)}
-        if family.get("methods"):
-            row["also"] = [*row.get("also", ()), f"torch.Tensor.{torch_name.rsplit('.', 1)[1]}"]
+        method = torch_name.rsplit(".", 1)[1]
+        if family.get("methods") and method not in BUILTIN_METHODS:
+            row["also"] = [*row.get("also", ()), f"torch.Tensor.{method}"]
         rows.append(row)
     return rows
 
@@ -104,6 +106,9 @@ def _check(row: dict, official: dict[str, set[str]], seen: set[str]) -> None:
     if unknown_keys:
         raise ValueError(f"{ROWS.name}: row {name}: unknown keys {sorted(unknown_keys)}")
     for alias in (name, *row.get("also", ())):
+        if alias.startswith("torch.Tensor.") and alias[13:] in BUILTIN_METHODS:
+            raise ValueError(f"{ROWS.name}: row {name}: `.{alias[13:]}(...)` may be a built-in type's method: "
+                             "the port leaves such calls alone")
         if alias in seen:
             raise ValueError(f"{ROWS.name}: {alias} has two rows")
         seen.add(alias)

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from .files import mappings_root, read_table
 
+# `x.split(...)`, `s.add(...)`, `", ".join(...)`: a method of a built-in type may be called on no
+# tensor at all, so the table has no row for such a name and the port leaves those calls alone
+BUILTIN_METHODS = frozenset(name for kind in (str, bytes, list, tuple, dict, set, int, float) for name in dir(kind))
+
 
 @dataclass(frozen=True, slots=True)
 class ApiRow:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..knowledge.port_api import ApiRow
+from ..knowledge.port_api import BUILTIN_METHODS, ApiRow
 from .specs import _UNSET, Manual, literal, source
 
 _PLACEHOLDER = re.compile(r"\{(\*?)([A-Za-z_][A-Za-z_0-9]*)(!?)\}")
@@ -66,12 +66,28 @@ def template(text: str) -> tuple[cst.BaseExpression, frozenset[str]]:
     return cst.parse_expression(code), names
 
 
-def bind(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None) -> dict[str, object]:
-    """torch's arguments by parameter name (a `*name` parameter: the list of what it gathered)."""
+def may_be_a_tensor(receiver: cst.BaseExpression, method: str, imported: set[str]) -> bool:
+    """Whether `receiver.method(...)` may be a tensor method: no method of a built-in type
+    (BUILTIN_METHODS), not on a module or name the file imports (`math.sqrt(2)`), `self`, `super()`
+    or a literal; the same test as the call count of benchmarks/port_api_coverage.py."""
+    if method in BUILTIN_METHODS:
+        return False
+    if isinstance(receiver, cst.Name):
+        return receiver.value != "self" and receiver.value not in imported
+    if isinstance(receiver, cst.Call):
+        return not (isinstance(receiver.func, cst.Name) and receiver.func.value == "super")
+    return not isinstance(receiver, (cst.BaseString, cst.BaseNumber, cst.List, cst.Tuple, cst.Dict, cst.Set,
+                                     cst.ListComp, cst.DictComp, cst.SetComp))
+
+
+def bind(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
+         ) -> tuple[dict[str, cst.BaseExpression], list[cst.BaseExpression]]:
+    """torch's arguments by parameter name, and what its `*name` parameter gathered."""
     sig = signature(row.params)
     if any(arg.star for arg in call.args):
         raise Manual("*args / **kwargs: the arguments cannot be mapped one by one")
-    bound: dict[str, object] = {}
+    bound: dict[str, cst.BaseExpression] = {}
+    gathered: list[cst.BaseExpression] = []
     slots = list(sig.positional)
     if receiver is not None:
         bound[slots.pop(0)] = receiver
@@ -80,7 +96,7 @@ def bind(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None) -> di
         if index < len(slots):
             bound[slots[index]] = value
         elif sig.star:
-            bound.setdefault(sig.star, []).append(value)  # type: ignore[union-attr]
+            gathered.append(value)
         else:
             raise Manual("more positional arguments than torch's signature has")
     for arg in call.args:
@@ -93,45 +109,45 @@ def bind(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None) -> di
     missing = [name for name in sig.positional if name not in bound and name not in sig.defaults]
     if missing:
         raise Manual(f"no argument for `{missing[0]}`")
-    return bound
+    return bound, gathered
 
 
 def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None = None) -> cst.BaseExpression:
     """The MindSpore expression for this torch call (`receiver.method(...)` when receiver is given)."""
-    bound = bind(row, call, receiver)
+    bound, gathered = bind(row, call, receiver)
     tree, named = template(row.mindspore)
     sig = signature(row.params)
+    if gathered and sig.star not in named:
+        raise Manual(f"`{', '.join(source(v) for v in gathered)}` has no counterpart in `{row.mindspore}`")
     for name, value in bound.items():
         if name in named or name in row.drop:
             continue
-        if name == sig.star or name not in sig.defaults or literal(value) != ast.literal_eval(sig.defaults[name]):
-            raise Manual(f"`{name}={_text(value)}` has no counterpart in `{row.mindspore}`")
-    uses = {name: len(re.findall(r"\{\*?" + name + r"!?\}", row.mindspore)) for name in named}
-    for name, count in uses.items():
+        if name not in sig.defaults or literal(value) != ast.literal_eval(sig.defaults[name]):
+            raise Manual(f"`{name}={source(value)}` has no counterpart in `{row.mindspore}`")
+    for name in named:
+        count = len(re.findall(r"\{\*?" + name + r"!?\}", row.mindspore))
         value = bound.get(name)
-        if count > 1 and isinstance(value, cst.BaseExpression) and not isinstance(value, (cst.Name, cst.Attribute)) \
+        if count > 1 and value is not None and not isinstance(value, (cst.Name, cst.Attribute)) \
                 and literal(value) is _UNSET:  # a name or a literal: evaluating it twice does no harm
-            raise Manual(f"the counterpart uses `{name}` {count} times: bind `{_text(value)}` to a name first")
+            raise Manual(f"the counterpart uses `{name}` {count} times: bind `{source(value)}` to a name first")
     # the arguments of the template's calls first (spread, left out), then the placeholders left
-    return tree.visit(_Arguments(bound, sig)).visit(_Names(bound, sig))  # type: ignore[return-value]
-
-
-def _text(value: object) -> str:
-    return source(value) if isinstance(value, cst.CSTNode) else ", ".join(source(v) for v in value)  # type: ignore[attr-defined]
+    arguments = tree.visit(_Arguments(bound, gathered, sig))
+    assert isinstance(arguments, cst.BaseExpression)
+    filled = arguments.visit(_Names(bound, gathered, sig))
+    assert isinstance(filled, cst.BaseExpression)
+    return filled
 
 
 class _Fill(cst.CSTTransformer):
-    def __init__(self, bound: dict[str, object], sig: Signature) -> None:
+    def __init__(self, bound: dict[str, cst.BaseExpression], gathered: list[cst.BaseExpression],
+                 sig: Signature) -> None:
         super().__init__()
-        self.bound, self.sig = bound, sig
+        self.bound, self.gathered, self.sig = bound, gathered, sig
 
     def value(self, name: str, parenthesize: bool) -> cst.BaseExpression:
-        value = self.bound.get(name)
         if name == self.sig.star:
-            return _sizes(value or [])  # type: ignore[arg-type]
-        if value is None:
-            value = cst.parse_expression(self.sig.defaults[name])
-        assert isinstance(value, cst.BaseExpression)
+            return _sizes(self.gathered)
+        value = self.bound.get(name) or cst.parse_expression(self.sig.defaults[name])
         if parenthesize and not isinstance(value, (*_SIMPLE, cst.Call, cst.Subscript, cst.Tuple, cst.List)) \
                 and not value.lpar:
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -162,7 +178,7 @@ class _Arguments(_Fill):
             if found is None:
                 args.append(arg)
             elif found[0] == "s":
-                args += [cst.Arg(v) for v in self.bound.get(found[1], ())]  # type: ignore[attr-defined]
+                args += [cst.Arg(v) for v in self.gathered]
             elif found[0] == "a" and arg.keyword is not None and found[1] not in self.bound:
                 continue  # MindSpore's default is torch's
             else:

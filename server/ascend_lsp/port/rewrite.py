@@ -14,7 +14,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider
 from ..knowledge.api_tables import mapping_rows
 from ..knowledge.port_api import PortApi, load_port_api
 from ..knowledge.weights import load_weight_table
-from .api_table import counterpart
+from .api_table import counterpart, may_be_a_tensor
 from .port_result import PortItem, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, GAINS, HELPERS, INIT,
                     LAYER_CLASSES, NO_EFFECT, REFERENCES, Manual, Out, Spec, expr, keep_arguments, literal, source)
@@ -50,16 +50,21 @@ class _Facts(cst.CSTVisitor):
         self.attributes: dict[str, set[str]] = {}  # attribute name → torch layers assigned to it
         self.entries: dict[str, set[str]] = {}  # keyword / dict key → torch layers built for it
         self.layers: set[str] = set()  # every torch layer class the file names
+        self.imported: set[str] = set()  # every name an import binds (math, np): no tensor
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             name = source(alias.name)
+            self.imported.add(alias.asname.name.value if alias.asname else name.split(".")[0])  # type: ignore[union-attr]
             if name.split(".")[0] in ("torch", "torchvision"):
                 local = alias.asname.name.value if alias.asname else name.split(".")[0]  # type: ignore[union-attr]
                 self.aliases[local] = name if alias.asname else name.split(".")[0]
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         module = source(node.module) if node.module else ""
+        if not isinstance(node.names, cst.ImportStar):
+            self.imported.update(a.asname.name.value if a.asname else source(a.name)  # type: ignore[union-attr]
+                                 for a in node.names)
         if module.split(".")[0] not in ("torch", "torchvision") or isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
@@ -514,7 +519,7 @@ class Porter(cst.CSTTransformer):
         if method in DEVICE_METHODS and self.in_module_class() and method != "to":
             self.flag(original, NEEDS_PERSON, f"`.{method}()`: MindSpore places tensors with mindspore.set_context")
             return updated
-        if not _is_self(receiver) and self.api_table.method(method):
+        if self.api_table.method(method) and may_be_a_tensor(receiver, method, self.facts.imported):
             return self._api_table(original, updated, f"torch.Tensor.{method}", receiver)
         return updated
 
