@@ -118,7 +118,9 @@ def _styles(row: dict, sig, example: ast.Call, arguments, inputs: list, label: s
 
     def keyword(skip_first: bool) -> list[str]:
         names = list(sig.positional[1 if skip_first else 0:])
-        head = [given[names[0]]] if names and not skip_first and names[0] in given else []
+        first = 0 if skip_first else 1  # the first parameter stays positional, and those before a `/`
+        keep = max(first, len([n for n in names if n in sig.positional_only]))
+        head = [given[n] for n in names[:keep] if n in given]
         rest = names[len(head):] if not extra else []
         if extra:  # a *args parameter: what precedes it stays positional
             head = [given[n] for n in names if n in given] + extra

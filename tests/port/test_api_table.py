@@ -119,6 +119,8 @@ def test_what_the_counterpart_cannot_express_needs_a_person():
         _port(row, "f(x)")
     with pytest.raises(Manual, match=r"\*args"):
         _port(row, "f(*xs)")
+    with pytest.raises(Manual, match="keyword `from_`"):  # before the `/`: torch's name is `from`
+        _port(_row("self, from_=0.0, /, to=1.0", "{self}.uniform_({from_}, {to})"), "x.uniform_(from_=1)", "x")
     twice = _row("input, dim=None", "{input}.reshape(-1) if {dim} is None else {input}")
     assert _port(twice, "f(x, -1)") == "x.reshape(-1) if (-1) is None else x"
     with pytest.raises(Manual, match="uses `input` 2 times"):

@@ -30,6 +30,7 @@ _SIMPLE = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString)
 @dataclass(frozen=True)
 class Signature:
     positional: tuple[str, ...]
+    positional_only: tuple[str, ...]  # before a `/` (uniform_'s `from`, a Python keyword)
     star: str | None  # the *args parameter
     keyword_only: tuple[str, ...]
     defaults: dict[str, str]  # parameter → torch's default, as source
@@ -54,7 +55,7 @@ def signature(params: str) -> Signature:
     defaults |= {a.arg: ast.unparse(d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
     if args.kwarg:
         raise ValueError(f"**{args.kwarg.arg}: the table binds named parameters only")
-    return Signature(tuple(positional), args.vararg.arg if args.vararg else None,
+    return Signature(tuple(positional), tuple(a.arg for a in args.posonlyargs), args.vararg.arg if args.vararg else None,
                      tuple(a.arg for a in args.kwonlyargs), defaults)
 
 
@@ -103,7 +104,7 @@ def bind(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
         if arg.keyword is None:
             continue
         name = arg.keyword.value
-        if name not in sig.names or name == sig.star or name in bound:
+        if name not in sig.names or name in (sig.star, *sig.positional_only) or name in bound:
             raise Manual(f"keyword `{name}` is not one of torch's parameters here")
         bound[name] = arg.value
     missing = [name for name in sig.positional if name not in bound and name not in sig.defaults]
