@@ -77,38 +77,37 @@ def cases(row: dict, index: int) -> list[Case]:
     from ascend_lsp.port.api_table import signature
 
     rng = numpy.random.default_rng(index)
-    inputs: list[numpy.ndarray] = []  # the current example's (arguments() appends to it)
-
-    def arguments(text: str) -> ast.Call:
-        call = ast.parse(f"f({text})", mode="eval").body
-        assert isinstance(call, ast.Call)
-        for node in ast.walk(call):
-            for name, value in ast.iter_fields(node):
-                values = value if isinstance(value, list) else [value]
-                for i, child in enumerate(values):
-                    if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in MAKERS:
-                        inputs.append(_make(child, rng))
-                        new = ast.Name(f"a{len(inputs) - 1}")
-                        if isinstance(value, list):
-                            value[i] = new
-                        else:
-                            setattr(node, name, new)
-        return call
-
-    sig = signature(row["params"])
     examples = row["example"] if isinstance(row["example"], list) else [row["example"]]
     found: list[Case] = []
     for number, text in enumerate(examples):
-        inputs = []
-        found += _styles(row, sig, arguments(text), arguments, inputs, f"#{number + 1} " if len(examples) > 1 else "")
+        inputs: list[numpy.ndarray] = []
+        example = _arguments(text, rng, inputs)
+        forward = ast.unparse(_arguments(row["input"], rng, inputs)).removeprefix("f") if "input" in row else ""
+        label = f"#{number + 1} " if len(examples) > 1 else ""
+        found += _styles(row, signature(row["params"]), example, forward, inputs, label)
     return found
 
 
-def _styles(row: dict, sig, example: ast.Call, arguments, inputs: list, label: str) -> list[Case]:
+def _arguments(text: str, rng: numpy.random.Generator, inputs: list) -> ast.Call:
+    """`f(<text>)` with each input maker replaced by the name of the array it made (a0, a1, …)."""
+    call = ast.parse(f"f({text})", mode="eval").body
+    assert isinstance(call, ast.Call)
+    for node in ast.walk(call):
+        for name, value in ast.iter_fields(node):
+            for i, child in enumerate(value if isinstance(value, list) else [value]):
+                if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in MAKERS:
+                    inputs.append(_make(child, rng))
+                    if isinstance(value, list):
+                        value[i] = ast.Name(f"a{len(inputs) - 1}")
+                    else:
+                        setattr(node, name, ast.Name(f"a{len(inputs) - 1}"))
+    return call
+
+
+def _styles(row: dict, sig, example: ast.Call, forward: str, inputs: list, label: str) -> list[Case]:
     given = dict(zip(sig.positional, (ast.unparse(a) for a in example.args)))
     extra = [ast.unparse(a) for a in example.args[len(sig.positional):]]
     given |= {k.arg: ast.unparse(k.value) for k in example.keywords}
-    forward = ast.unparse(arguments(row["input"])).removeprefix("f") if "input" in row else ""
 
     def positional(skip_first: bool) -> list[str]:
         names = list(sig.positional[1 if skip_first else 0:])
