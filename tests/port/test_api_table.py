@@ -108,6 +108,16 @@ def test_star_parameters_spread_or_become_one_sequence():
         _port(tile, "x.repeat(n)", receiver="x")
 
 
+def test_an_in_place_write_into_an_index_or_a_view_needs_a_person():
+    """MindSpore 2.10's CPU: `x[:, :2].copy_(y)` leaves x as it was."""
+    row = ApiRow(torch="torch.Tensor.copy_", kind="method", params="self, other", mindspore="{self}.copy_({other})",
+                 also=(), drop=(), calls=0, source="composition: a test row", proven=True, left="", random=False)
+    assert _port(row, "x.copy_(y)", receiver="self.weight") == "self.weight.copy_(y)"
+    for receiver in ("x[:, :2]", "x.T", "f(x)"):
+        with pytest.raises(Manual, match="is no variable"):
+            _port(row, "x.copy_(y)", receiver=receiver)
+
+
 def test_what_the_counterpart_cannot_express_needs_a_person():
     row = _row("input, other, *, alpha=1, out=None", "ops.add({input}, {other})", drop=("out",))
     assert _port(row, "f(x, y, out=None)") == "ops.add(x, y)"

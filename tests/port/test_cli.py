@@ -54,11 +54,11 @@ def test_port_exits_1_and_reports_json_when_something_needs_a_person(tmp_path, c
     code = main(["port", str(source), "-o", str(out_file), "--format", "json", "--report", str(report)])
     assert code == 1
     data = json.loads(report.read_text(encoding="utf-8"))
-    assert (data["converted"], data["manual"], data["unsupported"], data["rate"]) == (92, 0, 3, 0.9684)
+    assert (data["converted"], data["manual"], data["unsupported"], data["rate"]) == (90, 2, 3, 0.9474)
     [file] = data["files"]
     assert file["output"] == str(out_file)
     assert [(i["line"], i["code"]) for i in file["items"] if i["status"] != "converted"] == [
-        (97, "MS302"), (332, "MS302"), (335, "MS302")]
+        (97, "MS302"), (305, "MS301"), (310, "MS301"), (332, "MS302"), (335, "MS302")]
     assert "# MS302 port: `torch.optim.AdamW` has no MindSpore counterpart" in out_file.read_text(encoding="utf-8")
 
 
@@ -69,7 +69,7 @@ def test_port_takes_several_files_each_beside_itself(tmp_path, capsys):
     assert main(["port", str(first), str(second)]) == 1
     out = capsys.readouterr().out.split("\n")
     assert out[0].endswith("15 converted, 0 need a person, 0 unsupported (100.0% converted)")
-    assert out[1].endswith("92 converted, 0 need a person, 3 unsupported (96.8% converted)")
+    assert out[1].endswith("90 converted, 2 need a person, 3 unsupported (94.7% converted)")
     assert (tmp_path / "a_mindspore.py").is_file() and (tmp_path / "b_mindspore.py").is_file()
     assert main(["port", str(first), str(second), "-o", str(tmp_path / "x.py")]) == 2
 

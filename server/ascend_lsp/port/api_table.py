@@ -115,6 +115,9 @@ def bind(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
 
 def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None = None) -> cst.BaseExpression:
     """The MindSpore expression for this torch call (`receiver.method(...)` when receiver is given)."""
+    if row.torch.endswith("_") and receiver is not None and not _written_in_place(receiver):
+        raise Manual(f"`{source(receiver)}` is no variable: MindSpore's CPU writes an in-place result into "
+                     "a copy of it (a slice, a transpose), not into the tensor it came from")
     bound, gathered = bind(row, call, receiver)
     tree, named = template(row.mindspore)
     sig = signature(row.params)
@@ -137,6 +140,14 @@ def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
     filled = arguments.visit(_Names(bound, gathered, sig))
     assert isinstance(filled, cst.BaseExpression)
     return filled
+
+
+def _written_in_place(receiver: cst.BaseExpression) -> bool:
+    """A receiver an in-place method writes through: a name or an attribute, not an index or a
+    computed view (`x.T`), which MindSpore's CPU gives as a copy."""
+    if isinstance(receiver, cst.Attribute):
+        return receiver.attr.value not in ("T", "mT", "H", "mH", "real", "imag")
+    return isinstance(receiver, cst.Name)
 
 
 class _Fill(cst.CSTTransformer):
