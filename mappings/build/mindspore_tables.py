@@ -82,8 +82,10 @@ KEY_ORDER = ["torch-module", "mindspore-cell", "torch", "mindspore", "transform"
 def build(data_dir: Path, out_dir: Path) -> list[Path]:
     from mindspore_api_tables import build_api
     from mindspore_trap_tables import build_traps
+    from port_api_tables import build_port_api
 
-    return [*build_api(data_dir, out_dir), *build_traps(data_dir, out_dir), *build_weights(data_dir, out_dir)]
+    return [*build_api(data_dir, out_dir), *build_traps(data_dir, out_dir), *build_weights(data_dir, out_dir),
+            *build_port_api(out_dir)]
 
 
 def build_weights(data_dir: Path, out_dir: Path) -> list[Path]:

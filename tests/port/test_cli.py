@@ -54,12 +54,12 @@ def test_port_exits_1_and_reports_json_when_something_needs_a_person(tmp_path, c
     code = main(["port", str(source), "-o", str(out_file), "--format", "json", "--report", str(report)])
     assert code == 1
     data = json.loads(report.read_text(encoding="utf-8"))
-    assert (data["converted"], data["manual"], data["unsupported"], data["rate"]) == (69, 0, 4, 0.9452)
+    assert (data["converted"], data["manual"], data["unsupported"], data["rate"]) == (92, 2, 2, 0.9583)
     [file] = data["files"]
     assert file["output"] == str(out_file)
     assert [(i["line"], i["code"]) for i in file["items"] if i["status"] != "converted"] == [
-        (234, "MS302"), (332, "MS302"), (335, "MS302"), (377, "MS302")]
-    assert "# MS302 port: `torch.multinomial` has no MindSpore counterpart" in out_file.read_text(encoding="utf-8")
+        (305, "MS301"), (310, "MS301"), (332, "MS302"), (335, "MS302")]
+    assert "# MS302 port: `torch.optim.AdamW` has no MindSpore counterpart" in out_file.read_text(encoding="utf-8")
 
 
 def test_port_takes_several_files_each_beside_itself(tmp_path, capsys):
@@ -70,8 +70,8 @@ def test_port_takes_several_files_each_beside_itself(tmp_path, capsys):
     out = capsys.readouterr().out.split("\n")
     assert out[0].endswith("15 converted, 0 need a person, 0 unsupported (100.0% converted; torch API calls: 9 of 9 "
                            "converted, 100.0%)")
-    assert out[1].endswith("69 converted, 0 need a person, 4 unsupported (94.5% converted; torch API calls: 32 of "
-                           "35 converted, 91.4%)")
+    assert out[1].endswith("92 converted, 2 need a person, 2 unsupported (95.8% converted; torch API calls: 34 of "
+                           "35 converted, 97.1%)")
     assert (tmp_path / "a_mindspore.py").is_file() and (tmp_path / "b_mindspore.py").is_file()
     assert main(["port", str(first), str(second), "-o", str(tmp_path / "x.py")]) == 2
 
@@ -206,7 +206,7 @@ from torch import nn
 
 class Scale(nn.Module):
     def forward(self, x):
-        return x / x.std()  # torch's std is unbiased; MindSpore's Tensor.std divides by n
+        return x * (1 + 0.5 * torch.rand_like(x))  # noise: MindSpore's generator draws other numbers than torch's
 
 
 class Net(nn.Module):

@@ -12,7 +12,9 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from ..knowledge.api_tables import mapping_rows
+from ..knowledge.port_api import PortApi, load_port_api
 from ..knowledge.weights import load_weight_table
+from .api_table import counterpart, may_be_a_tensor
 from .port_result import PortItem, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, FIXED_CALLS, GAINS,
                     HELPERS, INIT, LAYER_CLASSES, NO_EFFECT, REFERENCES, SCOPES, Manual, Out, Spec, adapter, expr,
@@ -56,16 +58,21 @@ class _Facts(cst.CSTVisitor):
         self.own_init: set[str] = set()  # classes that define __init__
         self.late_children: set[str] = set()  # classes whose __init__ adds children after the container is set
         self._class: list[str] = []
+        self.imported: set[str] = set()  # every name an import binds (math, np): no tensor
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             name = source(alias.name)
+            self.imported.add(alias.asname.name.value if alias.asname else name.split(".")[0])  # type: ignore[union-attr]
             if name.split(".")[0] in ("torch", "torchvision"):
                 local = alias.asname.name.value if alias.asname else name.split(".")[0]  # type: ignore[union-attr]
                 self.aliases[local] = name if alias.asname else name.split(".")[0]
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         module = source(node.module) if node.module else ""
+        if not isinstance(node.names, cst.ImportStar):
+            self.imported.update(a.asname.name.value if a.asname else source(a.name)  # type: ignore[union-attr]
+                                 for a in node.names)
         if module.split(".")[0] not in ("torch", "torchvision") or isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
@@ -144,9 +151,10 @@ class _Facts(cst.CSTVisitor):
 class Porter(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
 
-    def __init__(self, facts: _Facts) -> None:
+    def __init__(self, facts: _Facts, api_table: PortApi | None = None) -> None:
         super().__init__()
         self.facts = facts
+        self.api_table = api_table or load_port_api()  # another: its rows' proofs (tests/port/api_cases.py)
         self.module_classes = facts.module_classes()
         self.renames = load_weight_table().renames
         # parameter names that a layer this file uses has under another name in MindSpore (weight → gamma)
@@ -522,6 +530,8 @@ class Porter(cst.CSTTransformer):
             return self._init_call(original_node, updated_node, qualname.rsplit(".", 1)[1])
         if qualname in SCOPES or qualname in NO_EFFECT or qualname == "torch._assert":
             return updated_node  # the `with` / decorator / statement handles it
+        if qualname in self.api_table.by_name:
+            return self._api_table(original_node, updated_node, qualname)
         if qualname in self.functions:
             self.converted(original_node, f"{qualname} → {self.functions[qualname]} (consistent)")
             return updated_node.with_changes(func=cst.parse_expression(self.functions[qualname]))
@@ -600,7 +610,26 @@ class Porter(cst.CSTTransformer):
             return updated  # the statement handler rewrites it
         if method in DEVICE_METHODS and self.in_module_class() and method != "to":
             self.flag(original, NEEDS_PERSON, f"`.{method}()`: MindSpore places tensors with mindspore.set_context")
+            return updated
+        if self.api_table.method(method) and may_be_a_tensor(receiver, method, self.facts.imported):
+            return self._api_table(original, updated, f"torch.Tensor.{method}", receiver)
         return updated
+
+    def _api_table(self, original: cst.Call, updated: cst.Call, name: str,
+                   receiver: cst.BaseExpression | None = None) -> cst.BaseExpression:
+        """The port's API table (api_table.py) for a call the specs above do not cover: a proven
+        row's counterpart; a row its executed test did not prove, left to a person with the reason."""
+        row = self.api_table.by_name[name]
+        if not row.proven:
+            self.flag(original, NEEDS_PERSON, f"`{name}`: {row.left}")
+            return updated
+        try:
+            new = counterpart(row, updated, receiver)
+        except Manual as exc:
+            self.flag(original, NEEDS_PERSON, f"`{name}` → `{row.mindspore}`: {exc}")
+            return updated
+        self.converted(original, f"{name} → {source(new)} (API table)")
+        return new
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         call = updated_node.value
@@ -782,12 +811,12 @@ def _is_preamble(statement: cst.CSTNode) -> bool:
     return isinstance(first, cst.ImportFrom) and first.module is not None and source(first.module) == "__future__"
 
 
-def port(text: str, path: str = "<source>") -> PortResult:
+def port(text: str, path: str = "<source>", api_table: PortApi | None = None) -> PortResult:
     module = cst.parse_module(text)
     facts = _Facts()
     module.visit(facts)
     wrapper = cst.MetadataWrapper(module)
-    porter = Porter(facts)
+    porter = Porter(facts, api_table)
     ported = wrapper.visit(porter)
     items = sorted(porter.items, key=lambda item: item.line)
     return PortResult(path=path, text=ported.code, items=items)
