@@ -33,6 +33,10 @@ class Reference:
 
 
 OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
+OTHER_BACKEND = " (On a branch for another backend, ROCm, XPU or MPS: it does not run on the NPU.)"
+# the test as written, not its line: findings keep their text when lines move above them
+GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
+           "needs the change too.)")
 
 
 def _within(rng: Range, regions: list[Range]) -> bool:
@@ -75,12 +79,16 @@ class Checker:
         # per-object facts handlers derive once, not once per element (id → (object, fact)):
         # the strings of a 10,000-element list each ask about the same list
         self.derived: dict[int, tuple[object, object]] = {}
-        # the current statement's multi-backend branches (engine/guards.py): never / only on the NPU
+        # the current statement's backend branches (engine/guards.Branches): never / only on the NPU,
+        # another backend's, and (branch, its test) of the CUDA tests of chains without an NPU branch
         self.off_npu: list[Range] = []
         self.on_npu: list[Range] = []
+        self.other_backend: list[Range] = []
+        self.guarded: list[tuple[Range, Range]] = []
+        self.in_branches = False  # whether the current statement has any of them
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
-        self.npu_tests: bool | None = None  # whether the text can test for the NPU (guards.may_test_npu), once asked
+        self.npu_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_npu), once asked
 
     def named(self, node: ast.stmt | ast.expr, *words: str) -> bool:
         """Whether the statement being run names one of `words` (gate words of the handler
@@ -113,16 +121,23 @@ class Checker:
         if self.in_type_only and not rule.on_type_only:
             return
         rng = where if isinstance(where, Range) else self.source.range_of(where)
-        if (self.off_npu or self.on_npu) and code[:3] == "NPU" and code[3:4] in "1234":
-            if _within(rng, self.off_npu):
-                severity = Severity.INFO
-                message = (message if message is not None else rule.message.format(**fmt)) + OFF_NPU
+        if self.in_branches and code[:3] == "NPU" and code[3:4] in "1234":
+            text = message if message is not None else rule.message.format(**fmt)
+            lowered = max(severity or rule.severity, Severity.INFO)
+            guard = next((test for branch, test in self.guarded if _within(rng, [branch])), None)
+            if _within(rng, self.off_npu) or _within(rng, self.other_backend):
+                severity = lowered
+                message = text + (OFF_NPU if _within(rng, self.off_npu) else OTHER_BACKEND)
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
                 fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
-                severity = Severity.INFO
+                severity = lowered
                 # nor a top-level `import torch_npu`, which the other backends' hosts lack
                 fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
+            elif guard is not None:
+                # the test is the finding to act on; the fix stays, to apply with the test's
+                severity = lowered
+                message = text + GUARDED.format(test=self._test_text(guard))
         self.findings.append(Finding(
             code=code,
             range=rng,
@@ -161,15 +176,25 @@ class Checker:
     # --- running -----------------------------------------------------------------------
     def run(self, events: Events) -> None:
         backends = events.backends + self.enclosing if self.enclosing else events.backends
-        self.off_npu = [self._branch(b) for never, _ in backends for b in never]
-        self.on_npu = [self._branch(b) for _, only in backends for b in only]
+        if backends:
+            self.off_npu = [self._branch(b) for found in backends for b in found.never]
+            self.on_npu = [self._branch(b) for found in backends for b in found.only]
+            self.other_backend = [self._branch(b) for found in backends for b in found.other]
+            self.guarded = [(self._branch(b), self.range(test)) for found in backends for test, b in found.guarded]
+            self.in_branches = True
         if self.seen:
             self.seen = {}
         self.events = events
         try:
             self._run(events)
         finally:
-            self.off_npu, self.on_npu = [], []
+            if self.in_branches:
+                self.off_npu, self.on_npu, self.other_backend, self.guarded = [], [], [], []
+                self.in_branches = False
+
+    def _test_text(self, test: Range) -> str:
+        text = " ".join(self.source.segment(test).split())
+        return text if len(text) <= 60 else text[:57] + "..."
 
     def _branch(self, branch: ast.AST | list[ast.stmt]) -> Range:
         if not isinstance(branch, list):

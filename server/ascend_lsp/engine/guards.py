@@ -1,36 +1,58 @@
-"""Code already written for several backends: in an `if`/`elif` chain (or a conditional
-expression) with a branch that tests for the NPU (`elif is_npu_available():`,
-`if device_type == "npu":`, `torch.npu.is_available()`), that branch runs on the NPU and
-the branches after it never do; a CUDA-testing branch before it (`if
-torch.cuda.is_available():`, `device.type == "cuda"`) does not either. Findings about CUDA
-code there are advice at most, and `torch.npu` code in the NPU branch is the port already
-done."""
+"""Code already written for several backends, or only for CUDA.
+
+In an `if`/`elif` chain (or a conditional expression) with a branch that tests for the NPU
+(`elif is_npu_available():`, `if device_type == "npu":`, `torch.npu.is_available()`), that
+branch runs on the NPU and the branches after it never do; a CUDA-testing branch before it
+(`if torch.cuda.is_available():`, `device.type == "cuda"`) does not either. A branch that
+tests for another backend (`if torch.version.hip:`, `device.type == "mps"`) never runs on the
+NPU, with or without an NPU branch beside it. Findings about CUDA code there are advice at
+most, and `torch.npu` code in the NPU branch is the port already done.
+
+Without an NPU branch, a branch that tests for CUDA (`if torch.cuda.is_available():`,
+`backend == "nccl"`, `args.device == "cuda"`) runs on an NPU host only once its test is
+changed: the test is what to report, and the CUDA code inside follows from it."""
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
 NPU_WORD = re.compile(r"(?<![a-z])(?:npu|hccl|ascend)(?![a-z])")
 CUDA_WORD = re.compile(r"(?<![a-z])(?:cuda|nccl)(?![a-z])")
+# backends that are neither: ROCm (`torch.version.hip`), Intel GPUs, Apple's MPS
+OTHER_WORD = re.compile(r"(?<![a-z])(?:hip|rocm|xpu|mps)(?![a-z])")
+
+
+class Branches(NamedTuple):
+    """The branches of one backend chain (or class), each a node or a list of statements."""
+
+    never: list  # never run on the NPU: the code beside them handles it
+    only: list  # run only there
+    other: list  # run only on another backend (ROCm, Intel's XPU, Apple's MPS)
+    guarded: list  # (test, branch): run only when a CUDA test passes, in a chain without an NPU branch
 
 
 def may_test_npu(text: str) -> bool:
-    """Whether code with this text can hold a test for the NPU (the words _mentions looks
-    for, in any case); without one its `if`s need not be read. An `npu` after an `i` is
-    never one (`input`, in most files): an identifier or a string holding it has the `i`
-    before it too. (A regex with IGNORECASE reads text ten times slower than lowering it.)"""
+    """Whether code with this text can hold a backend test (the words _mentions looks for, in
+    any case); without one its `if`s need not be read. An `npu` after an `i` is never one
+    (`input`, in most files): an identifier or a string holding it has the `i` before it
+    too. (A regex with IGNORECASE reads text ten times slower than lowering it.)"""
     lowered = text.lower()
-    return lowered.count("npu") > lowered.count("inpu") or "hccl" in lowered or "ascend" in lowered
+    return (lowered.count("npu") > lowered.count("inpu") or "cuda" in lowered or "hccl" in lowered
+            or "nccl" in lowered or "ascend" in lowered)
 
 
-def _mentions(test: ast.expr) -> tuple[bool, bool]:
-    """(tests for the NPU, tests for CUDA): names, attributes, calls and compared strings;
-    a negated test (`not is_npu_available()`, `!= "npu"`) tests for neither. Runs for every
-    `if` in a file, so it walks by hand and looks at a word twice only when it may match."""
-    npu = cuda = False
+NOTHING = (False, False, False)
+
+
+def _mentions(test: ast.expr) -> tuple[bool, bool, bool]:
+    """(tests for the NPU, for CUDA, for another backend): names, attributes, calls and
+    compared strings; a negated test (`not is_npu_available()`, `!= "npu"`) tests for none.
+    Runs for every `if` in a file, so it walks by hand and looks at a word twice only when
+    it may match."""
+    npu = cuda = other = False
     stack: list[Any] = [test]  # AST nodes, read by their exact type
     while stack:
         node = stack.pop()
@@ -50,10 +72,10 @@ def _mentions(test: ast.expr) -> tuple[bool, bool]:
             stack.extend(kw.value for kw in node.keywords)
             continue
         elif kind is ast.UnaryOp and type(node.op) is ast.Not:
-            return False, False
+            return NOTHING
         elif kind is ast.Compare:
             if any(type(op) in (ast.NotEq, ast.IsNot, ast.NotIn) for op in node.ops):
-                return False, False
+                return NOTHING
             stack.append(node.left)
             stack.extend(node.comparators)
             continue
@@ -64,7 +86,21 @@ def _mentions(test: ast.expr) -> tuple[bool, bool]:
             npu = NPU_WORD.search(word) is not None
         if not cuda and ("cuda" in word or "nccl" in word):
             cuda = CUDA_WORD.search(word) is not None
-    return npu, cuda
+        if not other and ("hip" in word or "rocm" in word or "xpu" in word or "mps" in word):
+            other = OTHER_WORD.search(word) is not None
+    return npu, cuda, other
+
+
+def _gates(test: ast.expr) -> tuple[bool, bool, bool]:
+    """_mentions of a test, conjunct by conjunct: `torch.cuda.is_available() and not
+    args.cpu` tests for CUDA, the negated part for nothing."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        npu = cuda = other = False
+        for value in test.values:
+            n, c, o = _gates(value)
+            npu, cuda, other = npu or n, cuda or c, other or o
+        return npu, cuda, other
+    return _mentions(test)
 
 
 def _chain(node: ast.If | ast.IfExp, links: set) -> list[tuple[ast.expr | None, object]]:
@@ -93,23 +129,35 @@ def _chain(node: ast.If | ast.IfExp, links: set) -> list[tuple[ast.expr | None, 
             return out
 
 
-def backend_branches(node: ast.If | ast.IfExp, links: set) -> tuple[list, list] | None:
-    """(branches that never run on the NPU, branches that run only there), each a node or a
-    list of statements; None when the chain has no NPU branch. The chain's later links go
-    into `links`, so that the walker does not read them again."""
+def backend_branches(node: ast.If | ast.IfExp, links: set) -> Branches | None:
+    """The Branches of a chain; None when no branch tests for a backend. The chain's later
+    links go into `links`, so that the walker does not read them again."""
     branches = _chain(node, links)
-    tests = [(_mentions(test) if test is not None else (False, False)) for test, _ in branches]
-    first_npu = next((i for i, (npu, cuda) in enumerate(tests) if npu and not cuda), None)
-    if first_npu is None:
+    tests = [(_gates(test) if test is not None else NOTHING) for test, _ in branches]
+    if not any(npu or cuda or other for npu, cuda, other in tests):
         return None
+    first_npu = next((i for i, (npu, cuda, _) in enumerate(tests) if npu and not cuda), None)
     off: list = []
+    other_backend: list = []
+    guarded: list = []
     for i, (test, branch) in enumerate(branches):
-        npu, cuda = tests[i]
-        if i > first_npu or (i < first_npu and cuda and not npu):
+        npu, cuda, other = tests[i]
+        if test is None or npu:
+            if first_npu is not None and i > first_npu:
+                off.append(branch)
+            continue
+        if other and not cuda:
+            other_backend.append(branch)  # `if torch.version.hip:`: ROCm's branch
+        elif first_npu is None:
+            if cuda and not (type(test) is ast.BoolOp and type(test.op) is ast.Or):
+                guarded.append((test, branch))  # `use_cuda or force` may pass without CUDA
+        elif cuda or i > first_npu:
             off.append(branch)
-        if test is not None and cuda and not npu and i != first_npu:
-            off.append(test)  # `device_type == "cuda"` beside `== "npu"` is not a device being chosen
-    return off, [branches[first_npu][1]]
+            if cuda:
+                off.append(test)  # `device_type == "cuda"` beside `== "npu"` is not a device being chosen
+    if first_npu is None:
+        return Branches([], [], other_backend, guarded) if other_backend or guarded else None
+    return Branches(off, [branches[first_npu][1]], other_backend, [])
 
 
 # --- a class per backend ---------------------------------------------------------------------
@@ -146,9 +194,9 @@ def backend_class(node: ast.ClassDef) -> str | None:
     return "cuda" if cuda else "npu"
 
 
-def class_branches(backend: str | None, body: list[ast.stmt]) -> list[tuple[list, list]]:
-    """The multi-backend branches (as backend_branches gives them) of a backend class's
-    body statements `body`: never on the NPU for CUDA's, only there for the NPU's."""
+def class_branches(backend: str | None, body: list[ast.stmt]) -> list[Branches]:
+    """The Branches of a backend class's body statements `body`: never on the NPU for
+    CUDA's, only there for the NPU's."""
     if backend is None or not body:
         return []
-    return [([body], [])] if backend == "cuda" else [([], [body])]
+    return [Branches([body], [], [], [])] if backend == "cuda" else [Branches([], [body], [], [])]
