@@ -134,7 +134,7 @@ class Checker:
                 severity = lowered
                 # nor a top-level `import torch_npu`, which the other backends' hosts lack
                 fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
-            elif guard is not None:
+            elif guard is not None and lowered != (severity or rule.severity):
                 # the test is the finding to act on; the fix stays, to apply with the test's
                 severity = lowered
                 message = text + GUARDED.format(test=self._test_text(guard))

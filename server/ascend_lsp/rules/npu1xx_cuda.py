@@ -19,6 +19,7 @@ from ..knowledge.launch import load_launch
 from .call_arguments import assigned_key, constant, keyword, passed
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
+from .harmless_calls import CPU_ONLY
 from .table import REAL_WORLD_TABLE, is_prose, report as report_entry
 
 rule(
@@ -586,9 +587,6 @@ def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) 
 
 # --- shell launch scripts ---------------------------------------------------------------------
 LAUNCH_TABLE = TableRef("mappings/platform/launch.toml", ("variable",))
-# `CUDA_VISIBLE_DEVICES=""` and `=-1` hide every GPU to force the CPU: harmless where torch_npu
-# ignores the variable, and not what ASCEND_RT_VISIBLE_DEVICES should say unasked.
-CPU_ONLY = frozenset({"", "-1"})
 
 rule(
     code="NPU127", name="cuda-accelerator-variable", severity=Severity.WARNING, fix="always", table=LAUNCH_TABLE,
@@ -618,6 +616,8 @@ def check_launch_variable(checker: Checker, found: Assignment) -> None:
     """The same env.toml rows as `os.environ[...]` in Python, then launch.toml's."""
     entry = checker.tables.env.get(found.name)
     if entry is not None:
+        # forcing the CPU is harmless where torch_npu ignores the variable, and not what
+        # ASCEND_RT_VISIBLE_DEVICES should say unasked
         if found.name == "CUDA_VISIBLE_DEVICES" and found.literal and found.value.strip() in CPU_ONLY:
             return
         fix = None

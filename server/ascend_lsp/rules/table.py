@@ -8,10 +8,12 @@ import re
 from typing import cast
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Fix, Range
+from ..engine.model import Applicability, Fix, Range, Severity
 from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
+from .device_strings import at_device_argument, device_place
+from .harmless_calls import hides_every_gpu, reference_place
 
 # The lookups of the rules real migrations trip over, in NPU1xx, NPU3xx and NPU4xx (docs/real-world-rules.md).
 REAL_WORLD_TABLE = TableRef("mappings/torch_npu/realworld.toml", ("api",))
@@ -22,8 +24,6 @@ ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 SEARCH_METHODS = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "split", "rsplit",
                           "partition", "rpartition", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix"})
 BACKEND_STRING = re.compile(r"(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc)(?:,(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc))*")
-DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location", "output_device"})
-DEVICE_CALLS = frozenset({"device", "to", "autocast"})  # torch.device(...), x.to(...), torch.autocast(...)
 FROM_MODULE = re.compile(r"from\s+(?P<module>[\w.]+)\s+import")
 
 
@@ -67,10 +67,8 @@ def selects_device(context: StringContext) -> bool:
     name, a key looked up elsewhere), so its rewrite needs review."""
     if context.siblings:
         return False
-    if context.kind == "arg" and context.call is not None:
-        if context.keyword is not None:
-            return context.keyword in DEVICE_KEYWORDS
-        return context.position == 0 and last_name(context.call.func) in DEVICE_CALLS
+    if context.kind == "arg":
+        return at_device_argument(context)
     if context.kind == "compare" and type(context.node) is ast.Compare:
         operands = (context.node.left, *context.node.comparators)
         return any(type(o) is not ast.Constant and last_name(o) in ("type", "device") for o in operands)
@@ -102,8 +100,11 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
     return text
 
 
-def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None) -> None:
-    checker.report(entry.rule, where, message(checker, entry, name, replacement), (fix,) if fix else (),
+def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None,
+           lowered: tuple[Severity, str] | None = None) -> None:
+    """`lowered`: (severity, the reason said after the message) where the code shows the finding matters less."""
+    text = message(checker, entry, name, replacement) + (lowered[1] if lowered else "")
+    checker.report(entry.rule, where, text, (fix,) if fix else (), severity=lowered[0] if lowered else None,
                    origin=entry.origin, deprecated=entry.deprecated,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
 
@@ -175,7 +176,7 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     fix = None
     if new and entry.fix is not None:
         fix = rename_fix(checker, entry, ref, new)
-    report(checker, entry, ref.node, ref.qualname, new, fix)
+    report(checker, entry, ref.node, ref.qualname, new, fix, reference_place(checker, entry.rule, ref))
 
 
 def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias, entry: Entry,
@@ -305,6 +306,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
     tables = checker.tables
     env = tables.env.get(value)
     if env is not None:
+        if hides_every_gpu(checker, node, value):
+            return
         fix = None
         if env.replacement and env.fix is not None:
             fix = word_fix(checker, node, [(value, env.replacement)], Applicability(env.fix),
@@ -330,7 +333,7 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             applicability = Applicability(entry.fix) if selects_device(context) else Applicability.UNSAFE
             fix = word_fix(checker, node, [(entry.name, entry.replacement)], applicability,
                            f"Replace `{value}` with `{new}`") if entry.fix else None
-            report(checker, entry, node, value, new, fix)
+            report(checker, entry, node, value, new, fix, device_place(checker, node, context))
             return
 
 

@@ -1,0 +1,140 @@
+"""Findings on code that is already right for an NPU, or harmless there, are info or hints
+with the reason in the message; the finding to act on keeps its severity (issue 26 §3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_lsp.analysis import analyze
+from ascend_lsp.engine.config import Settings
+from ascend_lsp.engine.model import Severity
+
+ERROR, WARNING, INFO, HINT = Severity.ERROR, Severity.WARNING, Severity.INFO, Severity.HINT
+
+
+def found(text: str, path: str | None = None) -> list[tuple[str, int, Severity]]:
+    """(code, 1-based line, severity) of each finding."""
+    return [(f.code, f.range.start_line + 1, f.severity) for f in analyze(text, Settings(), path=path).findings]
+
+
+def messages(text: str) -> dict[int, str]:
+    return {f.range.start_line + 1: f.message for f in analyze(text, Settings()).findings}
+
+
+GUARDED = '''import torch
+
+
+def setup(model, args):
+    if torch.cuda.is_available():
+        model.cuda()
+        torch.cuda.synchronize()
+    if args.device == "cuda" and not args.cpu:
+        torch.cuda.synchronize()
+    if use_cuda or force:
+        torch.cuda.synchronize()
+    else:
+        torch.cuda.synchronize()
+    x = model.cuda() if torch.cuda.is_available() else model
+'''
+
+
+def test_code_under_a_cuda_test_is_info_and_the_test_keeps_its_warning() -> None:
+    assert found(GUARDED) == [
+        ("NPU103", 5, WARNING), ("NPU102", 6, INFO), ("NPU103", 7, INFO),  # the test, then what it guards
+        ("NPU101", 8, WARNING), ("NPU103", 9, INFO),  # `and not ...` still requires CUDA
+        ("NPU103", 11, WARNING), ("NPU103", 13, WARNING),  # `or` may pass without CUDA; the else runs on the NPU
+        ("NPU102", 14, INFO), ("NPU103", 14, WARNING),
+    ]
+    assert messages(GUARDED)[7].endswith("(Runs only when `torch.cuda.is_available()` passes: on an NPU host not "
+                                         "before that CUDA test is changed, and then this needs the change too.)")
+
+
+def test_a_guarded_finding_keeps_its_fix_and_the_rocm_branch_shows_its_fix_only() -> None:
+    text = "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n" \
+           "if torch.version.hip:\n    torch.cuda.synchronize()\n"
+    findings = analyze(text, Settings()).findings
+    guarded, rocm = findings[1], findings[2]
+    assert (guarded.range.start_line, guarded.fix.applicability.value) == (2, "safe")
+    assert (rocm.range.start_line, rocm.severity, rocm.fix.applicability.value) == (4, INFO, "display")
+    assert rocm.message.endswith("(On a branch for another backend, ROCm, XPU or MPS: it does not run on the NPU.)")
+
+
+DEVICE_STRINGS = '''import torch
+
+device = torch.device("cuda")
+dev = "cuda" if ok else "cpu"
+name = torch.device("cuda:{}".format(rank))
+timer = Timer("cuda")
+if mode == "cuda":
+    pass
+parser.add_argument("--device", default="cuda")
+fallback = getattr(args, "device", "cuda")
+
+
+def get_device():
+    return "cuda"
+
+
+def run(batch, device="cuda"):
+    return batch
+'''
+
+
+def test_only_strings_in_a_device_position_are_warnings() -> None:
+    assert found(DEVICE_STRINGS) == [
+        ("NPU101", 3, WARNING), ("NPU101", 4, WARNING), ("NPU101", 5, WARNING),
+        ("NPU101", 6, INFO), ("NPU101", 7, INFO),  # a timer type, a setting compared
+        ("NPU101", 9, INFO), ("NPU101", 10, INFO),  # defaults in a file that never names the NPU
+        ("NPU101", 14, WARNING), ("NPU101", 17, INFO),
+    ]
+
+
+def test_defaults_in_a_file_that_handles_the_npu_are_hints() -> None:
+    text = DEVICE_STRINGS + 'choices = ["cuda", "npu"]\n'
+    assert [(line, severity) for code, line, severity in found(text) if line in (9, 10, 17)] == [
+        (9, HINT), (10, HINT), (17, HINT)]
+
+
+HARMLESS = '''import os
+import torch
+
+os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+
+
+def set_seed(seed):
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+
+
+def seed_cuda(seed):
+    torch.cuda.manual_seed(seed)
+
+
+def free(stream: torch.cuda.Stream):
+    torch.cuda.empty_cache()
+    print(torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = True
+
+
+def print_env():
+    return torch.cuda.get_device_name(), torch.version.cuda
+'''
+
+
+def test_calls_harmless_on_an_npu_are_info_and_a_lone_cuda_seed_stays_a_warning() -> None:
+    assert found(HARMLESS) == [
+        ("NPU108", 6, WARNING),  # "-1" and "" force the CPU
+        ("NPU103", 11, INFO), ("NPU103", 15, WARNING),
+        ("NPU103", 18, INFO), ("NPU103", 19, INFO), ("NPU106", 20, INFO), ("NPU106", 21, WARNING),
+        ("NPU103", 25, INFO), ("NPU126", 25, INFO),
+    ]
+    assert "the NPU's generator stays unseeded" in messages(HARMLESS)[15]
+
+
+@pytest.mark.parametrize("path", ["collect_env.py", "tools/env.py"])
+def test_an_environment_report_file_is_info(path: str) -> None:
+    text = "import torch\nGPU = torch.cuda.get_device_name()\n"
+    assert found(text, path) == [("NPU103", 2, INFO)]
+    assert found(text, "train.py") == [("NPU103", 2, WARNING)]
