@@ -34,12 +34,11 @@ def device_keyword(name: str | None) -> bool:
 
 def device_name(target: ast.expr) -> bool:
     """A variable, attribute or key that holds a device: `device`, `self.device`, `cfg["device"]`, `dev`."""
-    kind = type(target)
-    if kind is ast.Name:
+    if isinstance(target, ast.Name):
         name = target.id
-    elif kind is ast.Attribute:
+    elif isinstance(target, ast.Attribute):
         name = target.attr
-    elif kind is ast.Subscript and type(target.slice) is ast.Constant and type(target.slice.value) is str:
+    elif isinstance(target, ast.Subscript) and type(target.slice) is ast.Constant and type(target.slice.value) is str:
         name = target.slice.value
     else:
         return False
