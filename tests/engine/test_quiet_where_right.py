@@ -138,3 +138,42 @@ def test_an_environment_report_file_is_info(path: str) -> None:
     text = "import torch\nGPU = torch.cuda.get_device_name()\n"
     assert found(text, path) == [("NPU103", 2, INFO)]
     assert found(text, "train.py") == [("NPU103", 2, WARNING)]
+
+
+def test_what_fails_on_the_npu_under_a_cuda_test_keeps_its_severity() -> None:
+    text = "import torch\nif torch.cuda.device_count() > 1:\n    model = torch.nn.DataParallel(model)\n"
+    assert found(text) == [("NPU103", 2, WARNING), ("NPU403", 3, ERROR)]
+
+
+def test_a_gpu_class_of_an_accelerator_scheme_does_not_run_on_the_npu() -> None:
+    text = ("import torch\n\n\nclass GPUAccelerator(Accelerator):\n    def sync(self):\n"
+            "        torch.cuda.synchronize()\n\n\nclass GPUCache:\n    def sync(self):\n"
+            "        torch.cuda.synchronize()\n")
+    assert found(text) == [("NPU103", 6, INFO), ("NPU103", 11, WARNING)]
+
+
+FALLBACKS = '''import torch
+
+try:
+    import apex
+except ImportError:  # the plain optimiser below
+    apex = None
+try:
+    import flash_attn
+except ImportError:
+    raise SystemExit("needs flash_attn")
+
+
+def bench(model, device_type):
+    module = getattr(torch, device_type, torch.cuda)
+    compiled = torch.compile(model)
+    used = torch.compile(model)
+    return used(module)
+'''
+
+
+def test_imports_with_a_fallback_getattr_fallbacks_and_unused_compiles_are_info() -> None:
+    assert found(FALLBACKS) == [
+        ("NPU301", 4, INFO), ("NPU302", 8, ERROR),
+        ("NPU103", 14, INFO), ("NPU111", 15, INFO), ("NPU111", 16, WARNING),
+    ]

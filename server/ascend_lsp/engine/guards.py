@@ -180,15 +180,15 @@ def _base_name(base: ast.expr) -> str:
 
 def backend_class(node: ast.ClassDef) -> str | None:
     """"cuda" or "npu" for a class that is one backend of a per-backend scheme: its name
-    says CUDA (or the NPU) and it subclasses an accelerator / platform / device
+    says CUDA or GPU (or the NPU) and it subclasses an accelerator / platform / device
     base (`class CUDA_Accelerator(DeepSpeedAccelerator)`, `class CudaPlatform(Platform)`).
     Such a class runs only where its backend was chosen. Runs for every class, so the name
     is tested with a substring first."""
     lowered = node.name.lower()
-    if "cuda" not in lowered and "npu" not in lowered:
+    if "cuda" not in lowered and "gpu" not in lowered and "npu" not in lowered:
         return None
     words = _words(node.name)
-    cuda, npu = "cuda" in words, "npu" in words
+    cuda, npu = "cuda" in words or "gpu" in words, "npu" in words
     if cuda == npu or not any(_SCHEME_WORDS & _words(_base_name(base)) for base in node.bases):
         return None
     return "cuda" if cuda else "npu"

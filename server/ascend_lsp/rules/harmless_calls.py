@@ -1,7 +1,8 @@
-"""Table-driven findings about `torch.cuda` that the code around them shows harmless on an NPU
-host without `transfer_to_npu` (checked on torch 2.13 without CUDA): the lower severity and
-the reason, said in the message. Where the call changes what a run does, the finding keeps
-its severity and the message says what happens."""
+"""Table-driven findings that the code around them shows harmless on an NPU host: `torch.cuda`
+calls without `transfer_to_npu` (checked on torch 2.13 without CUDA), and imports of CUDA-only
+packages with a fallback where they are missing. The lower severity and the reason, said in
+the message. Where the call changes what a run does, the finding keeps its severity and the
+message says what happens."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ TYPE_ONLY = (" (Only a type here, in a hint or an isinstance() test: naming it r
              "is not one.)")
 ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU host reports no GPU; add the "
               "NPU's facts beside it if the report should show them.)")
+FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
+            "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 
 # what an environment report is called: collect_env.py (torch's), env.py (LLaMA-Factory's,
@@ -59,6 +62,12 @@ def seeds_all_beside(checker: Checker, node: ast.AST) -> bool:
     return False
 
 
+def is_getattr_fallback(checker: Checker, node: ast.AST) -> bool:
+    """`node` is the default of a `getattr(...)` in the statement being run."""
+    return any(len(call.args) == 3 and call.args[2] is node and type(call.func) is ast.Name
+               and call.func.id == "getattr" for call, _scope in checker.events.calls)
+
+
 def in_environment_report(checker: Checker, node: ast.AST) -> bool:
     if checker.path is not None and PurePath(checker.path).stem.lower() in ENV_FILES:
         return True
@@ -74,6 +83,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return None
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
+    if ref.call is None and qualname == "torch.cuda" and is_getattr_fallback(checker, ref.node):
+        return Severity.INFO, FALLBACK
     if qualname in CUDA_SEEDS:
         if seeds_all_beside(checker, ref.node):
             return Severity.INFO, SEEDED_BESIDE
@@ -108,4 +119,46 @@ def hides_every_gpu(checker: Checker, node: ast.AST, name: str) -> bool:
                 and call.func.attr in ENV_SETTERS:
             value = call.args[1]
             return type(value) is ast.Constant and value.value in CPU_ONLY
+    return False
+
+
+FALLBACK_IMPORT = (" (Imported under `try:` whose `except ImportError` goes on without it: where the package is not "
+                   "installed, as on an NPU host, the fallback runs.)")
+# what a handler catches that a missing package raises
+IMPORT_ERRORS = re.compile(r"except\s*(?::|\(?[\w.,\s]*\b(?:ImportError|ModuleNotFoundError|Exception|BaseException)\b)")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _code_lines(lines: list[str], indices: range):
+    for i in indices:
+        stripped = lines[i].strip()
+        if stripped and not stripped.startswith("#"):
+            yield i, lines[i], stripped
+
+
+def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:
+    """`stmt` is in the body of a `try:` with an `except ImportError:` (or `except Exception:`,
+    a bare `except:`) whose body does not raise. Read from the lines, as Python reads the
+    blocks: only for the imports the tables name."""
+    lines, first, indent = checker.source.lines, stmt.lineno - 1, stmt.col_offset
+    opening = next(((i, line) for i, line, _ in _code_lines(lines, range(first - 1, -1, -1))
+                    if _indent(line) < indent), None)
+    if opening is None or opening[1].strip() != "try:":
+        return False
+    outer = _indent(opening[1])
+    handler = None  # the indentation of the lines below the handler being read
+    for _i, line, stripped in _code_lines(lines, range(stmt.end_lineno or first + 1, len(lines))):
+        level = _indent(line)
+        if level < outer or (level == outer and not stripped.startswith(("except", "else", "finally"))):
+            return False
+        if level == outer:
+            handler = IMPORT_ERRORS.match(stripped) is not None
+            body = stripped.partition(":")[2].partition("#")[0].strip()
+            if handler and body:  # `except ImportError: pass` on one line
+                return not body.startswith("raise")
+        elif handler:
+            return not stripped.startswith("raise")
     return False

@@ -7,6 +7,7 @@ compilation on the chips that do it."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import TypeGuard
 
 from ..engine.checker import Checker, Reference
@@ -14,7 +15,7 @@ from ..engine.model import Applicability, Fix, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
 from ..engine.shell_script import Assignment, Command, ShellScript
-from ..engine.walk import Scope, StringContext, last_name
+from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from .call_arguments import assigned_key, constant, keyword, passed
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
@@ -255,9 +256,28 @@ def compile_uses_inductor(call: ast.Call) -> bool:
     return backend is None or constant(backend) == "inductor"
 
 
+UNUSED_COMPILE = " (Its result `{name}` is never read in this file: nothing is compiled until it is called.)"
+
+
+def unused_result(checker: Checker, call: ast.Call) -> str | None:
+    """The local name `compiled = torch.compile(model)` binds, if the file never reads it again."""
+    for stmt, scope in checker.events.assigns:
+        if stmt.value is call and scope.kind == FUNCTION and type(stmt) is ast.Assign and len(stmt.targets) == 1 \
+                and type(stmt.targets[0]) is ast.Name:
+            name = stmt.targets[0].id
+            uses = re.findall(rf"(?<![\w.]){re.escape(name)}\b", checker.source.text)
+            return name if len(uses) == 1 else None
+    return None
+
+
 def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname == "torch.compile" and compile_uses_inductor(call):
-        checker.report("NPU111", call.func, name="torch.compile")
+        unused = unused_result(checker, call)
+        if unused is None:
+            checker.report("NPU111", call.func, name="torch.compile")
+        else:
+            message = checker.rules["NPU111"].message.format(name="torch.compile") + UNUSED_COMPILE.format(name=unused)
+            checker.report("NPU111", call.func, message, severity=Severity.INFO)
 
 
 def check_compile_decorator(checker: Checker, ref: Reference) -> None:

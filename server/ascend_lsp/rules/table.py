@@ -13,7 +13,7 @@ from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from .device_strings import at_device_argument, device_place
-from .harmless_calls import hides_every_gpu, reference_place
+from .harmless_calls import FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, reference_place
 
 # The lookups of the rules real migrations trip over, in NPU1xx, NPU3xx and NPU4xx (docs/real-world-rules.md).
 REAL_WORLD_TABLE = TableRef("mappings/torch_npu/realworld.toml", ("api",))
@@ -215,7 +215,10 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
         return
     new = replacement_for(entry, qualname)
     fix = import_fix(checker, stmt, alias, entry, new) if new and entry.fix is not None else None
-    report(checker, entry, alias, qualname, new, fix)
+    lowered = None
+    if entry.rule.startswith("NPU3") and import_with_fallback(checker, stmt):
+        lowered = (Severity.INFO, FALLBACK_IMPORT)
+    report(checker, entry, alias, qualname, new, fix, lowered)
 
 
 # --- methods and attributes by shape ------------------------------------------------------
