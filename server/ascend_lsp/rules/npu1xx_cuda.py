@@ -32,7 +32,13 @@ rule(
              "`\"cuda:%d\" % rank`, in `torch.device(...)`, `device=`, `.to(...)`, `map_location=`, comparisons, "
              "assignments and device-keyed dicts. Not where the string chooses no device: an attribute name "
              "(`getattr(torch.version, \"cuda\")`), text searched with `str` methods, a `Literal[...]` type, or "
-             "one option in a list or dict that already has `\"npu\"`.",
+             "one option in a list or dict that already has `\"npu\"`. A warning only where the string is a "
+             "device: a device argument or keyword, a comparison with a device or its type, a value assigned to "
+             "a device variable (`device`, `self.device`, `dev`) or returned by a function named for one. A "
+             "default (`add_argument(..., default=\"cuda\")`, `getattr(args, \"device\", \"cuda\")`, a "
+             "parameter's) is info, a hint in a file that also handles `npu`; anywhere else (a mode or timer "
+             "name, a key, a test marker, a comparison with a setting) info, since `\"npu\"` there may raise. "
+             "The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -68,7 +74,15 @@ rule(
     message="`{name}` is a CUDA API.",
     doc=dict(
         what="Finds every use of a `torch.cuda` API that has a `torch.npu` counterpart: AMP `autocast` and "
-             "`GradScaler`, streams and events, memory statistics, seeds, `set_device`, `device_count`, ….",
+             "`GradScaler`, streams and events, memory statistics, seeds, `set_device`, `device_count`, …. "
+             "Info where it is harmless on an NPU host (torch 2.13 without CUDA checked): "
+             "`torch.cuda.manual_seed(_all)` beside `torch.manual_seed`, which seeds the NPU too; "
+             "`torch.cuda.empty_cache()`; a name only in a type hint or `isinstance()`; `torch.cuda` as the "
+             "fallback of `getattr(torch, device_type, torch.cuda)`; an environment report (`collect_env.py`, "
+             "`env.py`, `print_env()`). A CUDA seed alone stays a warning: its message says the NPU's generator "
+             "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
+             "\"cuda\":`) with no NPU branch beside it runs on an NPU host only once that test is changed: the "
+             "test keeps its finding, and the NPU1xx findings under it are info that names the test.",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
@@ -116,7 +130,7 @@ rule(
     message="`{name}` is a CUDA TF32 switch.",
     doc=dict(
         what="Finds the TF32 switches `torch.backends.cuda.matmul.allow_tf32`, `torch.backends.cudnn.allow_tf32` "
-             "and `torch.set_float32_matmul_precision`.",
+             "and `torch.set_float32_matmul_precision`. A switch only read (to log it) is info.",
         why="The NPU's reduced-precision fp32 mode is HF32, switched by `torch.npu.matmul.allow_hf32` and "
             "`torch.npu.conv.allow_hf32` — with different defaults: matmul HF32 is off, convolution HF32 is "
             "**on**, so fp32 convolutions on A2/A3 already run in HF32.",
@@ -150,7 +164,8 @@ rule(
              "`os.getenv(...)`, `os.environ.setdefault(...)`, `env={...}`; in shell launch scripts, `export NAME=`, "
              "`NAME=... cmd` and `env NAME=... cmd`, where mappings/platform/launch.toml adds the legacy NCCL names, "
              "the NCCL variables HCCL ignores (info), `TORCH_CUDA_ARCH_LIST` and `FORCE_CUDA=1` (info). "
-             "`CUDA_VISIBLE_DEVICES=\"\"` or `=-1` (forcing the CPU) is not reported.",
+             "`CUDA_VISIBLE_DEVICES=\"\"` or `=-1` (forcing the CPU) is not reported, in a script or in Python "
+             "(`os.environ[...] = \"-1\"`, `os.environ.setdefault(...)`).",
         why="The Ascend runtime and HCCL read their own variables (`ASCEND_RT_VISIBLE_DEVICES`, "
             "`HCCL_BUFFSIZE`, …); the CUDA ones are ignored.",
         example='os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n\n# becomes\n\n'
@@ -229,7 +244,8 @@ rule(
     doc=dict(
         what="Finds `torch.compile(...)` calls (and `@torch.compile`) that use the default `inductor` backend: "
              "no `backend=`, or `backend=\"inductor\"`. Not when the backend is chosen elsewhere (a variable, "
-             "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed.",
+             "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed. Info "
+             "where a function binds the result to a name the file never reads again: nothing is compiled.",
         why="torch_npu registers inductor's code generation for the NPU only when it finds Triton "
             "(`torch.utils._triton.has_triton()`), which on an Ascend host means triton-ascend (it installs the "
             "`triton` package in place of community Triton). Without it torch_npu warns \"triton-ascend is not installed. Please install it first.\" "
