@@ -177,3 +177,27 @@ def test_imports_with_a_fallback_getattr_fallbacks_and_unused_compiles_are_info(
         ("NPU301", 4, INFO), ("NPU302", 8, ERROR),
         ("NPU103", 14, INFO), ("NPU111", 15, INFO), ("NPU111", 16, WARNING),
     ]
+
+
+PER_DEVICE = '''import torch
+
+SYNC = {
+    "cuda": torch.cuda.synchronize,
+    "cpu": lambda: None,
+}
+steps = ["cuda", torch.cuda.synchronize]
+ok = torch.cuda.is_available()
+if x.device.type == "cuda":
+    pass
+'''
+
+
+def test_a_per_device_dicts_cuda_value_is_info_and_cuda_tests_beside_the_npu_are_info() -> None:
+    assert found(PER_DEVICE) == [
+        ("NPU101", 4, INFO), ("NPU103", 4, INFO),  # looked up only for CUDA
+        ("NPU101", 7, INFO), ("NPU103", 7, WARNING),  # a list's element is no dict value
+        ("NPU103", 8, WARNING), ("NPU101", 9, WARNING),
+    ]
+    beside_npu = found(PER_DEVICE + 'fallback = "npu"\n')
+    assert [(code, line, severity) for code, line, severity in beside_npu if line in (8, 9)] == [
+        ("NPU103", 8, INFO), ("NPU101", 9, INFO)]

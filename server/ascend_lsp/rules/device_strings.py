@@ -6,9 +6,9 @@ raise ("unknown mode") or change nothing."""
 from __future__ import annotations
 
 import ast
+import re
 
 from ..engine.checker import Checker
-from ..engine.guards import NPU_WORD
 from ..engine.model import Severity
 from ..engine.walk import StringContext, last_name
 
@@ -24,6 +24,8 @@ DEFAULT = (" (A default, used where no device is passed: on an NPU host pass `np
            "that passes its device is unaffected.)")
 NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`, `map_location=` or `device` "
                 "variable takes it, and as a mode, key or marker name it stays `cuda`; `npu` there may raise.)")
+TESTED_BESIDE_NPU = (" (A test for CUDA in a file that handles `npu` too: on an NPU host it is False and the code takes "
+                     "the path its authors gave other devices.)")
 COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host the test is False and the other "
             "branch runs.)")
 
@@ -109,20 +111,27 @@ def flows_to_device(checker: Checker, node: ast.AST) -> bool:
     return False
 
 
+# the NPU named as code does: `"npu"`, `"npu:0"`, `torch.npu`, `x.npu()`, `torch_npu`,
+# `is_npu_available`, `"hccl"`; not prose ("runs on Ascend NPUs" in a docstring)
+NPU_IN_CODE = re.compile(r"""[_."']npu(?![a-z0-9])|(?<![a-z0-9])npu[_"':]|["']hccl\b""")
+
+
 def handles_npu(checker: Checker) -> bool:
-    """Whether the file names the NPU anywhere (`"npu"`, `is_torch_npu_available`), once per file."""
+    """Whether the file's code names the NPU anywhere, once per file."""
     source = checker.source
     known = checker.derived.get(id(source))
     if known is None or known[0] is not source:
-        known = checker.derived[id(source)] = (source, NPU_WORD.search(source.text.lower()) is not None)
+        known = checker.derived[id(source)] = (source, NPU_IN_CODE.search(source.text.lower()) is not None)
     return bool(known[1])
 
 
 def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity, str] | None:
     """None for a string in a device position (the rule's warning); else the lower severity
     and the reason, for the message."""
-    if at_device_argument(context) or compared_with_device(context):
+    if at_device_argument(context):
         return None
+    if compared_with_device(context):
+        return (Severity.INFO, TESTED_BESIDE_NPU) if handles_npu(checker) else None
     if is_default(checker, node, context):
         return (Severity.HINT, DEFAULT_BESIDE_NPU) if handles_npu(checker) else (Severity.INFO, DEFAULT)
     if context.kind == "compare":

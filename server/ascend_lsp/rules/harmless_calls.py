@@ -12,6 +12,7 @@ from pathlib import PurePath
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
+from .device_strings import TESTED_BESIDE_NPU, handles_npu
 
 # torch.random's manual_seed seeds every device: CUDA's, and through `_seed_custom_device`
 # the privateuse1 backend's, which is the NPU once torch_npu is loaded (torch 2.13 random.py)
@@ -30,7 +31,10 @@ ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU 
               "NPU's facts beside it if the report should show them.)")
 FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
+PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
+# what tests for CUDA: in a file that handles `npu` too, the authors chose the NPU's path
+CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
 
 # what an environment report is called: collect_env.py (torch's), env.py (LLaMA-Factory's,
 # accelerate's `accelerate env`), `print_env()`, `get_env_info()`, `collect_system_info()`
@@ -68,6 +72,27 @@ def is_getattr_fallback(checker: Checker, node: ast.AST) -> bool:
                and call.func.id == "getattr" for call, _scope in checker.events.calls)
 
 
+def under_cuda_key(checker: Checker, node: ast.AST) -> bool:
+    """`node` is (in) the value of a `"cuda"` key of a dict display: `{"cuda": torch.cuda.synchronize, ...}`.
+    The walk gives a dict's keys as the siblings of each key string; its value follows its key,
+    before the next key (the last key's value: on its line or the next)."""
+    where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    for string in checker.events.strings:
+        keys = string.context.siblings
+        if string.value != "cuda" or not keys or any(k is node for k in keys):
+            continue
+        key = string.node
+        if (key.end_lineno, key.end_col_offset) > where:
+            continue
+        later = [k for k in keys if k is not None and (k.lineno, k.col_offset) > (key.lineno, key.col_offset)]
+        if later:
+            if where < min((k.lineno, k.col_offset) for k in later):
+                return True
+        elif node.lineno <= key.end_lineno + 1:  # type: ignore[attr-defined,operator]
+            return True
+    return False
+
+
 def in_environment_report(checker: Checker, node: ast.AST) -> bool:
     if checker.path is not None and PurePath(checker.path).stem.lower() in ENV_FILES:
         return True
@@ -85,6 +110,10 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, TYPE_ONLY
     if ref.call is None and qualname == "torch.cuda" and is_getattr_fallback(checker, ref.node):
         return Severity.INFO, FALLBACK
+    if qualname in CUDA_PROBES and handles_npu(checker):
+        return Severity.INFO, TESTED_BESIDE_NPU
+    if under_cuda_key(checker, ref.node):
+        return Severity.INFO, PER_DEVICE
     if qualname in CUDA_SEEDS:
         if seeds_all_beside(checker, ref.node):
             return Severity.INFO, SEEDED_BESIDE
