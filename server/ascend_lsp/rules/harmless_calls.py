@@ -88,7 +88,7 @@ def under_cuda_key(checker: Checker, node: ast.AST) -> bool:
         if later:
             if where < min((k.lineno, k.col_offset) for k in later):
                 return True
-        elif node.lineno <= key.end_lineno + 1:  # type: ignore[attr-defined,operator]
+        elif node.lineno <= key.end_lineno + 1:  # type: ignore[attr-defined]
             return True
     return False
 
