@@ -89,10 +89,10 @@ def test_only_strings_in_a_device_position_are_warnings() -> None:
     ]
 
 
-def test_defaults_in_a_file_that_handles_the_npu_are_hints() -> None:
-    text = DEVICE_STRINGS + 'choices = ["cuda", "npu"]\n'
-    assert [(line, severity) for code, line, severity in found(text) if line in (9, 10, 17)] == [
-        (9, HINT), (10, HINT), (17, HINT)]
+def test_defaults_in_a_file_that_imports_for_the_npu_are_hints() -> None:
+    text = "from transformers.utils import is_torch_npu_available\n" + DEVICE_STRINGS
+    assert [(line, severity) for code, line, severity in found(text) if line in (10, 11, 18)] == [
+        (10, HINT), (11, HINT), (18, HINT)]
 
 
 HARMLESS = '''import os
@@ -198,6 +198,70 @@ def test_a_per_device_dicts_cuda_value_is_info_and_cuda_tests_beside_the_npu_are
         ("NPU101", 7, INFO), ("NPU103", 7, WARNING),  # a list's element is no dict value
         ("NPU103", 8, WARNING), ("NPU101", 9, WARNING),
     ]
-    beside_npu = found(PER_DEVICE + 'fallback = "npu"\n')
-    assert [(code, line, severity) for code, line, severity in beside_npu if line in (8, 9)] == [
-        ("NPU103", 8, INFO), ("NPU101", 9, INFO)]
+    beside_npu = found("import torch_npu\n" + PER_DEVICE)
+    assert [(code, line, severity) for code, line, severity in beside_npu if line in (9, 10)] == [
+        ("NPU103", 9, INFO), ("NPU101", 10, INFO)]
+
+
+def test_the_npu_named_in_the_same_statement_counts_and_elsewhere_in_the_text_does_not() -> None:
+    text = ("import torch\n\n\ndef count(kind):\n    npus = torch.npu.device_count()\n"
+            "    return torch.cuda.device_count() if kind == \"cuda\" else npus\n\n\n"
+            "def gpus():\n    return torch.cuda.device_count()\n")
+    assert [(code, line, severity) for code, line, severity in found(text) if code == "NPU103"] == [
+        ("NPU103", 6, INFO), ("NPU103", 10, WARNING)]
+
+
+BUILDERS = '''import torch
+
+
+class OpBuilder:
+    pass
+
+
+class CUDAOpBuilder(OpBuilder):
+    def usable(self):
+        return torch.cuda.is_available()
+
+
+class FusedAdamBuilder(CUDAOpBuilder):
+    def arch(self):
+        return torch.cuda.get_device_capability()
+
+
+class CPUAdamBuilder(OpBuilder):
+    def sync(self):
+        torch.cuda.synchronize()
+'''
+
+
+def test_the_cuda_variant_of_a_class_and_its_subclasses_do_not_run_on_the_npu() -> None:
+    assert found(BUILDERS) == [("NPU103", 10, INFO), ("NPU402", 15, INFO), ("NPU103", 20, WARNING)]
+
+
+@pytest.mark.parametrize(("path", "severity"), [
+    ("pkg/accelerators/cuda.py", INFO), ("vllm/platforms/cuda.py", INFO), ("pkg/accelerators/npu.py", WARNING),
+    ("pkg/cuda.py", WARNING)])
+def test_the_cuda_module_of_a_per_backend_scheme_does_not_run_on_the_npu(path: str, severity: Severity) -> None:
+    assert found("import torch\ntorch.cuda.synchronize()\n", path) == [("NPU103", 2, severity)]
+
+
+SKIPS = '''import unittest
+
+import pytest
+import torch
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_kernel():
+    pass
+
+
+requires_cuda = unittest.skipUnless(torch_device == "cuda", "test requires CUDA")
+try_apex = is_apex_available()
+if is_apex_available():
+    from apex import amp
+'''
+
+
+def test_skip_conditions_and_imports_under_an_availability_test_are_info() -> None:
+    assert found(SKIPS) == [("NPU103", 7, INFO), ("NPU101", 12, INFO), ("NPU301", 15, INFO)]

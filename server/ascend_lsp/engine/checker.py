@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .config import Settings
+from .guards import backend_module
 from .model import Applicability, Edit, Finding, Fix, Range, Severity
 from .registry import RuleSet
 from ..knowledge.api_tables import Tables
@@ -33,6 +34,7 @@ class Reference:
 
 
 OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
+CUDA_MODULE = " (In {module}, the CUDA module of a per-backend scheme: it runs only where CUDA was chosen.)"
 OTHER_BACKEND = " (On a branch for another backend, ROCm, XPU or MPS: it does not run on the NPU.)"
 # the test as written, not its line: findings keep their text when lines move above them
 GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
@@ -86,6 +88,7 @@ class Checker:
         self.other_backend: list[Range] = []
         self.guarded: list[tuple[Range, Range]] = []
         self.in_branches = False  # whether the current statement has any of them
+        self.cuda_module = backend_module(path)  # `accelerators/cuda.py`: the whole file is off the NPU
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
         self.npu_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_npu), once asked
@@ -121,13 +124,14 @@ class Checker:
         if self.in_type_only and not rule.on_type_only:
             return
         rng = where if isinstance(where, Range) else self.source.range_of(where)
-        if self.in_branches and code[:3] == "NPU" and code[3:4] in "1234":
+        if (self.in_branches or self.cuda_module) and code[:3] == "NPU" and code[3:4] in "1234":
             text = message if message is not None else rule.message.format(**fmt)
             lowered = max(severity or rule.severity, Severity.INFO)
             guard = next((test for branch, test in self.guarded if _within(rng, [branch])), None)
-            if _within(rng, self.off_npu) or _within(rng, self.other_backend):
+            if self.cuda_module or _within(rng, self.off_npu) or _within(rng, self.other_backend):
                 severity = lowered
-                message = text + (OFF_NPU if _within(rng, self.off_npu) else OTHER_BACKEND)
+                message = text + (CUDA_MODULE.format(module=self.cuda_module) if self.cuda_module
+                                  else OFF_NPU if _within(rng, self.off_npu) else OTHER_BACKEND)
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
                 fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):

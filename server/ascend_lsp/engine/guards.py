@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import PurePath
 from typing import Any, NamedTuple
 
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
@@ -168,6 +169,9 @@ _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # `CudaPlatformBase`, `…DeviceInterface`. Not "backend": an `AttentionBackend` is a choice of
 # kernels, and its CUDA one may be the one an NPU run picks (ColossalAI's `use_cuda_kernel`).
 _SCHEME_WORDS = frozenset({"accelerator", "platform", "device"})
+# a base that is a choice of kernels: its CUDA variant (`CudaAttentionBackend(AttentionBackend)`)
+# may be what an NPU run picks
+_KERNEL_WORDS = frozenset({"backend", "kernel", "attention", "impl"})
 
 
 def _words(name: str) -> set[str]:
@@ -179,19 +183,45 @@ def _base_name(base: ast.expr) -> str:
 
 
 def backend_class(node: ast.ClassDef) -> str | None:
-    """"cuda" or "npu" for a class that is one backend of a per-backend scheme: its name
-    says CUDA or GPU (or the NPU) and it subclasses an accelerator / platform / device
-    base (`class CUDA_Accelerator(DeepSpeedAccelerator)`, `class CudaPlatform(Platform)`).
-    Such a class runs only where its backend was chosen. Runs for every class, so the name
-    is tested with a substring first."""
+    """"cuda" or "npu" for a class that is one backend of a per-backend scheme: its name says
+    CUDA or GPU (or the NPU) and it subclasses an accelerator / platform / device base (`class
+    CUDA_Accelerator(DeepSpeedAccelerator)`, `class CudaPlatform(Platform)`) or the base it
+    names (`class CUDAOpBuilder(OpBuilder)`); or it subclasses such a CUDA class (`class
+    FusedAdamBuilder(CUDAOpBuilder)`). Such a class runs only where its backend was chosen.
+    Runs for every class, so names are tested with a substring first."""
     lowered = node.name.lower()
-    if "cuda" not in lowered and "gpu" not in lowered and "npu" not in lowered:
+    if "cuda" in lowered or "gpu" in lowered or "npu" in lowered:
+        words = _words(node.name)
+        cuda, npu = "cuda" in words or "gpu" in words, "npu" in words
+        if cuda != npu:
+            for base in node.bases:
+                named = _words(_base_name(base))
+                if _SCHEME_WORDS & named or (named and named < words and not _KERNEL_WORDS & named):
+                    return "cuda" if cuda else "npu"
+    for base in node.bases:
+        name = _base_name(base)
+        if "cuda" in name.lower() and "npu" not in name.lower():
+            named = _words(name)
+            if "cuda" in named and len(named) > 1 and not _KERNEL_WORDS & named:  # not a bare `Cuda` mixin
+                return "cuda"
+    return None
+
+
+# the folders of a per-backend scheme, one module per backend: Lightning's `accelerators/cuda.py`,
+# vLLM's `platforms/cuda.py`, DeepSpeed's `accelerator/cuda_accelerator.py`
+_SCHEME_FOLDERS = frozenset({"accelerator", "accelerators", "platform", "platforms", "device", "devices", "backends"})
+
+
+def backend_module(path: str | None) -> str | None:
+    """`folder/module.py` for a module that is the CUDA backend of such a scheme: its name says
+    CUDA or GPU and not the NPU, in a folder named for the scheme."""
+    if not path:
         return None
-    words = _words(node.name)
-    cuda, npu = "cuda" in words or "gpu" in words, "npu" in words
-    if cuda == npu or not any(_SCHEME_WORDS & _words(_base_name(base)) for base in node.bases):
+    parts = PurePath(path).parts
+    if len(parts) < 2 or parts[-2].lower() not in _SCHEME_FOLDERS:
         return None
-    return "cuda" if cuda else "npu"
+    words = set(re.split(r"[_\W]+", PurePath(parts[-1]).stem.lower()))
+    return f"{parts[-2]}/{parts[-1]}" if words & {"cuda", "gpu"} and "npu" not in words else None
 
 
 def class_branches(backend: str | None, body: list[ast.stmt]) -> list[Branches]:

@@ -6,11 +6,11 @@ raise ("unknown mode") or change nothing."""
 from __future__ import annotations
 
 import ast
-import re
 
 from ..engine.checker import Checker
 from ..engine.model import Severity
 from ..engine.walk import StringContext, last_name
+from .harmless_calls import SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu, in_skip_condition, inside
 
 # calls whose first argument is a device or its type: torch.device(...), x.to(...),
 # torch.autocast(...), torch.amp.GradScaler("cuda"), torch.Generator("cuda"), torch.get_device_module("cuda")
@@ -19,13 +19,11 @@ DEVICE_KEYWORDS = frozenset({"map_location", "device_type", "output_device"})  #
 # `getattr(args, "device", "cuda")`, `config.get("device", "cuda")`, `os.getenv("DEVICE", "cuda")`: the fallback
 FALLBACK_POSITION = {"getattr": 2, "get": 1, "getenv": 1, "pop": 1, "setdefault": 1}
 
-DEFAULT_BESIDE_NPU = " (A default: this file handles `npu` too, so a run on the NPU passes its own device.)"
+DEFAULT_BESIDE_NPU = " (A default: the code around it handles `npu` too, so a run on the NPU passes its own device.)"
 DEFAULT = (" (A default, used where no device is passed: on an NPU host pass `npu` or change the default; a caller "
            "that passes its device is unaffected.)")
 NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`, `map_location=` or `device` "
                 "variable takes it, and as a mode, key or marker name it stays `cuda`; `npu` there may raise.)")
-TESTED_BESIDE_NPU = (" (A test for CUDA in a file that handles `npu` too: on an NPU host it is False and the code takes "
-                     "the path its authors gave other devices.)")
 COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host the test is False and the other "
             "branch runs.)")
 
@@ -67,11 +65,6 @@ def compared_with_device(context: StringContext) -> bool:
                for o in operands)
 
 
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    return ((outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-            and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]
-
-
 def is_default(checker: Checker, node: ast.AST, context: StringContext) -> bool:
     """A fallback or default: `add_argument(..., default="cuda")`, `getattr(args, "device",
     "cuda")`, `.get("device", "cuda")`, `def f(device="cuda")`."""
@@ -95,34 +88,20 @@ def flows_to_device(checker: Checker, node: ast.AST) -> bool:
     events = checker.events
     for stmt, _scope in events.assigns:
         targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target]
-        if any(device_name(t) for t in targets) and _inside(node, stmt.value):
+        if any(device_name(t) for t in targets) and inside(node, stmt.value):
             return True
     for call, _scope in events.calls:
-        if not _inside(node, call):
+        if not inside(node, call):
             continue
-        if call.args and last_name(call.func) in DEVICE_CALLS and _inside(node, call.args[0]):
+        if call.args and last_name(call.func) in DEVICE_CALLS and inside(node, call.args[0]):
             return True
-        if any(device_keyword(kw.arg) and _inside(node, kw.value) for kw in call.keywords):
+        if any(device_keyword(kw.arg) and inside(node, kw.value) for kw in call.keywords):
             return True
     for func, _scope in events.functions:
-        if "device" in func.name.lower() and _inside(node, func):
-            return any(type(s) is ast.Return and s.value is not None and _inside(node, s.value)
+        if "device" in func.name.lower() and inside(node, func):
+            return any(type(s) is ast.Return and s.value is not None and inside(node, s.value)
                        for s in ast.walk(func))
     return False
-
-
-# the NPU named as code does: `"npu"`, `"npu:0"`, `torch.npu`, `x.npu()`, `torch_npu`,
-# `is_npu_available`, `"hccl"`; not prose ("runs on Ascend NPUs" in a docstring)
-NPU_IN_CODE = re.compile(r"""[_."']npu(?![a-z0-9])|(?<![a-z0-9])npu[_"':]|["']hccl\b""")
-
-
-def handles_npu(checker: Checker) -> bool:
-    """Whether the file's code names the NPU anywhere, once per file."""
-    source = checker.source
-    known = checker.derived.get(id(source))
-    if known is None or known[0] is not source:
-        known = checker.derived[id(source)] = (source, NPU_IN_CODE.search(source.text.lower()) is not None)
-    return bool(known[1])
 
 
 def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity, str] | None:
@@ -130,6 +109,8 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     and the reason, for the message."""
     if at_device_argument(context):
         return None
+    if in_skip_condition(checker, node):
+        return Severity.INFO, SKIP_CONDITION
     if compared_with_device(context):
         return (Severity.INFO, TESTED_BESIDE_NPU) if handles_npu(checker) else None
     if is_default(checker, node, context):

@@ -12,7 +12,11 @@ from pathlib import PurePath
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from .device_strings import TESTED_BESIDE_NPU, handles_npu
+from ..engine.guards import NPU_WORD
+from ..engine.walk import Events, last_name
+
+# a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
+NPU_STRING = re.compile(r"(?:npu|hccl)(?::|$)")
 
 # torch.random's manual_seed seeds every device: CUDA's, and through `_seed_custom_device`
 # the privateuse1 backend's, which is the NPU once torch_npu is loaded (torch 2.13 random.py)
@@ -33,6 +37,12 @@ FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it on
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
+TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
+                     "host it is False and the code takes the path its authors gave other devices.)")
+SKIP_CONDITION = (" (A test's skip condition: on an NPU host the test is skipped, as on any host without CUDA; "
+                  "a test meant for the NPU needs its own condition.)")
+# unittest.skipIf / skipUnless, pytest.mark.skipif, and the helpers named like them
+SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skipif", "skip_if", "skip_unless"})
 # what tests for CUDA: in a file that handles `npu` too, the authors chose the NPU's path
 CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
 
@@ -40,6 +50,47 @@ CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
 # accelerate's `accelerate env`), `print_env()`, `get_env_info()`, `collect_system_info()`
 ENV_FILES = frozenset({"collect_env", "env", "env_info", "envinfo", "sys_info", "system_info"})
 ENV_FUNCTION = re.compile(r"(?:collect|print|get|show|report|dump|log)_?(?:env|environment|sys|system)(?:_?info)?$")
+
+
+def handles_npu(checker: Checker) -> bool:
+    """Whether the code names the NPU: a top-level import (`torch_npu`, `is_torch_npu_available`),
+    or the statement being run (`"npu"`, `"hccl"`, `torch.npu`, `x.npu()`). Not the rest of the
+    file's text: what an edit elsewhere changes would then change this statement's findings,
+    which an incremental analysis keeps; an edit among the imports re-reads them all."""
+    module = checker.module
+    known = checker.derived.get(id(module))
+    if known is None or known[0] is not module:
+        named = " ".join((*module.imported, *module.scope.imports, *module.scope.imports.values())).lower()
+        known = checker.derived[id(module)] = (module, NPU_WORD.search(named) is not None)
+    if known[1]:
+        return True
+    events = checker.events
+    known = checker.derived.get(id(events))
+    if known is None or known[0] is not events:
+        known = checker.derived[id(events)] = (events, _names_npu(events))
+    return bool(known[1])
+
+
+def _names_npu(events: Events) -> bool:
+    for name in events.names:
+        if any("npu" in part.lower() and NPU_WORD.search(part.lower()) for part in name.attrs):
+            return True
+        if name.root is not None and "npu" in name.root.id.lower() and NPU_WORD.search(name.root.id.lower()):
+            return True
+    return any(NPU_STRING.match(string.value.lower()) for string in events.strings)
+
+
+def in_skip_condition(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in the arguments of a test's skip condition: `@pytest.mark.skipif(not
+    torch.cuda.is_available(), ...)`, `unittest.skipUnless(torch_device == "cuda", ...)`."""
+    return any(last_name(call.func) in SKIP_CALLS and any(inside(node, arg) for arg in call.args)
+               for call, _scope in checker.events.calls)
+
+
+def inside(node: ast.AST, outer: ast.AST) -> bool:
+    """`node` lies within `outer`'s source span."""
+    return ((outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+            and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]
 
 
 def innermost_function(checker: Checker, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -110,6 +161,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, TYPE_ONLY
     if ref.call is None and qualname == "torch.cuda" and is_getattr_fallback(checker, ref.node):
         return Severity.INFO, FALLBACK
+    if in_skip_condition(checker, ref.node):
+        return Severity.INFO, SKIP_CONDITION
     if qualname in CUDA_PROBES and handles_npu(checker):
         return Severity.INFO, TESTED_BESIDE_NPU
     if under_cuda_key(checker, ref.node):
@@ -151,8 +204,10 @@ def hides_every_gpu(checker: Checker, node: ast.AST, name: str) -> bool:
     return False
 
 
-FALLBACK_IMPORT = (" (Imported under `try:` whose `except ImportError` goes on without it: where the package is not "
-                   "installed, as on an NPU host, the fallback runs.)")
+FALLBACK_IMPORT = (" (Imported under `try:` whose `except ImportError` goes on without it, or under a test that "
+                   "it is installed: where it is not, as on an NPU host, the code goes on without it.)")
+# `if is_apex_available():`, `elif is_bitsandbytes_available():`, `if utils.is_xformers_available():`
+AVAILABILITY_TEST = re.compile(r"(?:el)?if\s+(?:\w+\.)*is_\w+_available\(\)\s*:")
 # what a handler catches that a missing package raises
 IMPORT_ERRORS = re.compile(r"except\s*(?::|\(?[\w.,\s]*\b(?:ImportError|ModuleNotFoundError|Exception|BaseException)\b)")
 
@@ -170,11 +225,13 @@ def _code_lines(lines: list[str], indices: range):
 
 def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:
     """`stmt` is in the body of a `try:` with an `except ImportError:` (or `except Exception:`,
-    a bare `except:`) whose body does not raise. Read from the lines, as Python reads the
-    blocks: only for the imports the tables name."""
+    a bare `except:`) whose body does not raise, or of an `if is_<package>_available():`. Read
+    from the lines, as Python reads the blocks: only for the imports the tables name."""
     lines, first, indent = checker.source.lines, stmt.lineno - 1, stmt.col_offset
     opening = next(((i, line) for i, line, _ in _code_lines(lines, range(first - 1, -1, -1))
                     if _indent(line) < indent), None)
+    if opening is not None and AVAILABILITY_TEST.match(opening[1].strip()):
+        return True
     if opening is None or opening[1].strip() != "try:":
         return False
     outer = _indent(opening[1])

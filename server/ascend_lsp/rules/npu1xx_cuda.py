@@ -36,8 +36,10 @@ rule(
              "device: a device argument or keyword, a comparison with a device or its type, a value assigned to "
              "a device variable (`device`, `self.device`, `dev`) or returned by a function named for one. A "
              "default (`add_argument(..., default=\"cuda\")`, `getattr(args, \"device\", \"cuda\")`, a "
-             "parameter's) is info, a hint in a file that also handles `npu`; anywhere else (a mode or timer "
-             "name, a key, a test marker, a comparison with a setting) info, since `\"npu\"` there may raise. "
+             "parameter's) is info, a hint where the code handles `npu` too (a top-level import such as "
+             "`torch_npu` or `is_torch_npu_available`, or the same statement); anywhere else (a mode or timer "
+             "name, a key, a test marker or skip condition, a comparison with a setting) info, since `\"npu\"` "
+             "there may raise. A comparison with a device's type is info too where the code handles `npu`. "
              "The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
@@ -79,7 +81,9 @@ rule(
              "`torch.cuda.manual_seed(_all)` beside `torch.manual_seed`, which seeds the NPU too; "
              "`torch.cuda.empty_cache()`; a name only in a type hint or `isinstance()`; `torch.cuda` as the "
              "fallback of `getattr(torch, device_type, torch.cuda)`; an environment report (`collect_env.py`, "
-             "`env.py`, `print_env()`). A CUDA seed alone stays a warning: its message says the NPU's generator "
+             "`env.py`, `print_env()`); a test's skip condition; the value of a per-device dict's `\"cuda\"` key; "
+             "`torch.cuda.is_available()` and `device_count()` where the code handles `npu` too (as NPU101 "
+             "says). A CUDA seed alone stays a warning: its message says the NPU's generator "
              "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
              "\"cuda\":`) with no NPU branch beside it runs on an NPU host only once that test is changed: the "
              "test keeps its finding, and the NPU1xx findings under it are info that names the test.",

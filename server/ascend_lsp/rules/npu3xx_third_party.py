@@ -17,8 +17,9 @@ from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replac
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
 # the imports of every table-driven rule here (rules/harmless_calls.import_with_fallback)
-FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without the package is info: where it "
-            "is missing, as on an NPU host, the fallback runs.")
+FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without the package, or under "
+            "`if is_<package>_available():`, is info: where it is missing, as on an NPU host, the code goes on "
+            "without it.")
 
 rule(
     code="NPU301", name="apex", severity=Severity.ERROR, fix="sometimes", table=THIRD_PARTY,
