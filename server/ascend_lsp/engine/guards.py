@@ -186,24 +186,21 @@ def backend_class(node: ast.ClassDef) -> str | None:
     """"cuda" or "npu" for a class that is one backend of a per-backend scheme: its name says
     CUDA or GPU (or the NPU) and it subclasses an accelerator / platform / device base (`class
     CUDA_Accelerator(DeepSpeedAccelerator)`, `class CudaPlatform(Platform)`) or the base it
-    names (`class CUDAOpBuilder(OpBuilder)`); or it subclasses such a CUDA class (`class
-    FusedAdamBuilder(CUDAOpBuilder)`). Such a class runs only where its backend was chosen.
-    Runs for every class, so names are tested with a substring first."""
+    names (`class CUDAOpBuilder(OpBuilder)`). Such a class runs only where its backend was
+    chosen; not so a class built on a CUDA one (`class DSVAE(CUDAGraph, torch.nn.Module)` is a
+    model that captures CUDA graphs, and runs wherever the model does). Runs for every class, so
+    the name is tested with a substring first."""
     lowered = node.name.lower()
-    if "cuda" in lowered or "gpu" in lowered or "npu" in lowered:
-        words = _words(node.name)
-        cuda, npu = "cuda" in words or "gpu" in words, "npu" in words
-        if cuda != npu:
-            for base in node.bases:
-                named = _words(_base_name(base))
-                if _SCHEME_WORDS & named or (named and named < words and not _KERNEL_WORDS & named):
-                    return "cuda" if cuda else "npu"
+    if "cuda" not in lowered and "gpu" not in lowered and "npu" not in lowered:
+        return None
+    words = _words(node.name)
+    cuda, npu = "cuda" in words or "gpu" in words, "npu" in words
+    if cuda == npu:
+        return None
     for base in node.bases:
-        name = _base_name(base)
-        if "cuda" in name.lower() and "npu" not in name.lower():
-            named = _words(name)
-            if "cuda" in named and len(named) > 1 and not _KERNEL_WORDS & named:  # not a bare `Cuda` mixin
-                return "cuda"
+        named = _words(_base_name(base))
+        if _SCHEME_WORDS & named or (named and named < words and not _KERNEL_WORDS & named):
+            return "cuda" if cuda else "npu"
     return None
 
 
