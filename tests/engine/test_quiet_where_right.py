@@ -268,3 +268,13 @@ if is_apex_available():
 
 def test_skip_conditions_and_imports_under_an_availability_test_are_info() -> None:
     assert found(SKIPS) == [("NPU103", 7, INFO), ("NPU101", 12, INFO), ("NPU301", 15, INFO)]
+
+
+def test_a_statement_asked_about_the_npu_keeps_the_advice_facts_of_its_functions() -> None:
+    """handles_npu and the advice rules' own_code each derive a fact of the same statement."""
+    text = ("import torch\n\n\ndef attend(q, k, v):\n    if torch.cuda.is_available():\n        pass\n"
+            "    weights = torch.nn.functional.softmax(q @ k.transpose(-2, -1), dim=-1)\n"
+            "    return torch.matmul(weights, v)\n")
+    analysis = analyze(text, Settings())
+    assert analysis.errors == []
+    assert [(f.code, f.range.start_line + 1) for f in analysis.findings] == [("NPU103", 5), ("NPU605", 7)]

@@ -79,8 +79,9 @@ class Checker:
         self.references: list[Reference] | None = None  # every resolved reference, when asked for
         self.in_type_only = False  # while handling a reference that is only a type (a hint, isinstance())
         # per-object facts handlers derive once, not once per element (id → (object, fact)):
-        # the strings of a 10,000-element list each ask about the same list
-        self.derived: dict[int, tuple[object, object]] = {}
+        # the strings of a 10,000-element list each ask about the same list. A second fact
+        # about the same object is keyed (purpose, id).
+        self.derived: dict[object, tuple[object, object]] = {}
         # the current statement's backend branches (engine/guards.Branches): never / only on the NPU,
         # another backend's, and (branch, its test) of the CUDA tests of chains without an NPU branch
         self.off_npu: list[Range] = []

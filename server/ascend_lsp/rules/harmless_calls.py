@@ -58,16 +58,18 @@ def handles_npu(checker: Checker) -> bool:
     file's text: what an edit elsewhere changes would then change this statement's findings,
     which an incremental analysis keeps; an edit among the imports re-reads them all."""
     module = checker.module
-    known = checker.derived.get(id(module))
+    key = ("imports-npu", id(module))
+    known = checker.derived.get(key)
     if known is None or known[0] is not module:
         named = " ".join((*module.imported, *module.scope.imports, *module.scope.imports.values())).lower()
-        known = checker.derived[id(module)] = (module, NPU_WORD.search(named) is not None)
+        known = checker.derived[key] = (module, NPU_WORD.search(named) is not None)
     if known[1]:
         return True
     events = checker.events
-    known = checker.derived.get(id(events))
+    key = ("names-npu", id(events))  # advice_matching.own_code keys its fact of the events by id alone
+    known = checker.derived.get(key)
     if known is None or known[0] is not events:
-        known = checker.derived[id(events)] = (events, _names_npu(events))
+        known = checker.derived[key] = (events, _names_npu(events))
     return bool(known[1])
 
 
