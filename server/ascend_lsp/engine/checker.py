@@ -88,7 +88,9 @@ class Checker:
         self.on_npu: list[Range] = []
         self.other_backend: list[Range] = []
         self.guarded: list[tuple[Range, Range]] = []
-        self.in_branches = False  # whether the current statement has any of them
+        # the statement's Branches, their ranges made at its first NPU1xx-4xx finding (most have none)
+        self.branches: list = []
+        self.ranged = False
         self.cuda_module = backend_module(path)  # `accelerators/cuda.py`: the whole file is off the NPU
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
@@ -125,7 +127,9 @@ class Checker:
         if self.in_type_only and not rule.on_type_only:
             return
         rng = where if isinstance(where, Range) else self.source.range_of(where)
-        if (self.in_branches or self.cuda_module) and code[:3] == "NPU" and code[3:4] in "1234":
+        if (self.branches or self.cuda_module) and code[:3] == "NPU" and code[3:4] in "1234":
+            if self.branches and not self.ranged:
+                self._range_branches()
             text = message if message is not None else rule.message.format(**fmt)
             lowered = max(severity or rule.severity, Severity.INFO)
             guard = next((test for branch, test in self.guarded if _within(rng, [branch])), None)
@@ -183,21 +187,24 @@ class Checker:
     # --- running -----------------------------------------------------------------------
     def run(self, events: Events) -> None:
         backends = events.backends + self.enclosing if self.enclosing else events.backends
-        if backends:
-            self.off_npu = [self._branch(b) for found in backends for b in found.never]
-            self.on_npu = [self._branch(b) for found in backends for b in found.only]
-            self.other_backend = [self._branch(b) for found in backends for b in found.other]
-            self.guarded = [(self._branch(b), self.range(test)) for found in backends for test, b in found.guarded]
-            self.in_branches = True
+        self.branches, self.ranged = backends, False
         if self.seen:
             self.seen = {}
         self.events = events
         try:
             self._run(events)
         finally:
-            if self.in_branches:
+            if self.ranged:
                 self.off_npu, self.on_npu, self.other_backend, self.guarded = [], [], [], []
-                self.in_branches = False
+            self.branches, self.ranged = [], False
+
+    def _range_branches(self) -> None:
+        backends = self.branches
+        self.off_npu = [self._branch(b) for found in backends for b in found.never]
+        self.on_npu = [self._branch(b) for found in backends for b in found.only]
+        self.other_backend = [self._branch(b) for found in backends for b in found.other]
+        self.guarded = [(self._branch(b), self.range(test)) for found in backends for test, b in found.guarded]
+        self.ranged = True
 
     def _test_text(self, test: Range) -> str:
         text = " ".join(self.source.segment(test).split())

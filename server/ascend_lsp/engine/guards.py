@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import PurePath
 from typing import Any, NamedTuple
 
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
@@ -214,10 +213,10 @@ def backend_module(path: str | None) -> str | None:
     CUDA or GPU and not the NPU, in a folder named for the scheme."""
     if not path:
         return None
-    parts = PurePath(path).parts
+    parts = path.replace("\\", "/").rsplit("/", 2)  # read for every file: no PurePath
     if len(parts) < 2 or parts[-2].lower() not in _SCHEME_FOLDERS:
         return None
-    words = set(re.split(r"[_\W]+", PurePath(parts[-1]).stem.lower()))
+    words = set(re.split(r"[_\W]+", parts[-1].rpartition(".")[0].lower()))
     return f"{parts[-2]}/{parts[-1]}" if words & {"cuda", "gpu"} and "npu" not in words else None
 
 
