@@ -1,7 +1,8 @@
 /**
  * End to end in a real VS Code: code-server with the packaged extension, driven through
  * the system Chromium. Checks what a user sees (Problems panel, a quick fix applied to
- * the file, a hover, the "Run on NPU" lens result) and saves a screenshot of each.
+ * the file, a hover, a launch script's, a Dockerfile's and a training config's findings and
+ * fixes, the "Run on NPU" lens result, a per-layer run's page) and saves a screenshot of each.
  *
  * Environment: E2E_TOOLS (from install-tools.sh), E2E_VSIX, E2E_OUTPUT, E2E_REPO (the
  * repository root, for the example scripts), E2E_RUNNER_PYTHON (a Python with torch).
@@ -66,11 +67,54 @@ function shot(name: string): Promise<Buffer> {
     return page!.screenshot({ path: path.join(output, name) });
 }
 
+/** A model and its MindSpore port with a planted wrong default: the LeakyReLU's slope. */
+const PORT_WITH_A_WRONG_DEFAULT = `import numpy as np
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.act = nn.LeakyReLU()
+        self.fc2 = nn.Linear(32, 8)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def head():
+    return Head()(torch.randn(4, 16))
+
+
+def head_ms():
+    import mindspore as ms
+    from mindspore import nn as msnn
+
+    class HeadMS(msnn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = msnn.Dense(16, 32)
+            self.act = msnn.LeakyReLU()  # MindSpore's default slope is 0.2, torch's 0.01
+            self.fc2 = msnn.Dense(32, 8)
+
+        def construct(self, x):
+            return self.fc2(self.act(self.fc1(x)))
+
+    return HeadMS()(ms.Tensor(np.zeros((4, 16), np.float32)))
+`;
+
 function makeWorkspace(): string {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'ascend-lsp-e2e-ws-'));
     for (const name of ['train_cuda.py', 'precision.py']) {
         fs.copyFileSync(path.join(repo, 'examples', name), path.join(folder, name));
     }
+    fs.writeFileSync(path.join(folder, 'head.py'), PORT_WITH_A_WRONG_DEFAULT);
+    // Files a migration starts with: a launch script, a Dockerfile and a training config.
+    fs.writeFileSync(path.join(folder, 'train.sh'), '#!/bin/bash\nnvidia-smi\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 train_cuda.py\n');
+    fs.writeFileSync(path.join(folder, 'Dockerfile'), 'FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN pip install torch && nvidia-smi -L\n');
+    fs.writeFileSync(path.join(folder, 'sft.yaml'), 'model_name_or_path: org/model\nstage: sft\nfinetuning_type: lora\ntemplate: llama3\ntf32: true\n');
     const settings: Record<string, unknown> = { 'ascend-lsp.runner.target': 'cpu' };
     if (runnerPython) {
         settings['ascend-lsp.runner.interpreter'] = runnerPython;
@@ -158,6 +202,27 @@ async function problems(filter: string, timeoutMs = 30_000): Promise<string[]> {
             throw new Error(`no Problems row matches ${JSON.stringify(filter)} within ${timeoutMs / 1000} s`);
         }
     }
+}
+
+/** Opens `name`, waits for a Problems row of `code`, applies the lightbulb fix titled `title` at
+ * `needle` (plus `offset` columns) and waits for `expected` in the file on disk. */
+async function lightbulbFix(workspace: string, name: string, code: string, needle: string, offset: number,
+    title: string, expected: string, screenshot: string): Promise<void> {
+    await openFile(name);
+    const rows = await problems(code);
+    if (!rows.some((row) => row.includes(code))) {
+        throw new Error(`no ${code} row for ${name}: ${rows.join(' | ')}`);
+    }
+    await box().fill('');
+    await page!.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+    await goTo(locate(path.join(workspace, name), needle, offset));
+    await page!.keyboard.press('Control+.');
+    const fix = page!.locator('.action-widget .monaco-list-row', { hasText: title }).first();
+    await fix.waitFor({ timeout: 15_000 });
+    await shot(screenshot);
+    await fix.click();
+    await page!.keyboard.press('Control+S');
+    await waitForFile(path.join(workspace, name), (text) => text.includes(expected));
 }
 
 async function main(): Promise<number> {
@@ -259,6 +324,21 @@ async function main(): Promise<number> {
             await waitForFile(trainFile, (text) => text.includes('torch.npu.synchronize()') && text.includes('backend="hccl"'));
         });
 
+        await step('a launch script gets NPU124 and NPU108, and the lightbulb renames CUDA_VISIBLE_DEVICES', async () => {
+            await lightbulbFix(workspace, 'train.sh', 'NPU124', 'CUDA_VISIBLE_DEVICES', 2,
+                'with `ASCEND_RT_VISIBLE_DEVICES`', 'ASCEND_RT_VISIBLE_DEVICES=0,1 torchrun', '08-launch-script.png');
+        });
+
+        await step('a Dockerfile gets NPU504 for its CUDA image, and the lightbulb replaces nvidia-smi -L', async () => {
+            await lightbulbFix(workspace, 'Dockerfile', 'NPU504', 'nvidia-smi -L', 2,
+                'with `npu-smi info -l`', 'pip install torch && npu-smi info -l', '09-dockerfile.png');
+        });
+
+        await step('a training config gets NPU801 for tf32, and the lightbulb sets it to false', async () => {
+            await lightbulbFix(workspace, 'sft.yaml', 'NPU801', 'tf32: true', 1, 'Set `tf32` to `false`',
+                'tf32: false', '10-config.png');
+        });
+
         await step('"Run on NPU" (target cpu) reports a RUN001 result', async () => {
             await openFile('precision.py');
             const lens = page!.locator('.contentWidgets .codelens-decoration a', { hasText: /Run on NPU/ }).first();
@@ -292,6 +372,46 @@ async function main(): Promise<number> {
                 throw new Error(`the RUN001 hover does not report a passing run: ${text}`);
             }
             await page!.keyboard.press('Escape');
+        });
+
+        await step('"find the layer" opens the run\'s page: the first divergence marked, a click opens its line', async () => {
+            if (!runnerPython) {
+                throw new Skip('no Python with torch and MindSpore to run the port (E2E_RUNNER_PYTHON)');
+            }
+            const settingsFile = path.join(workspace, '.vscode', 'settings.json');
+            const saved = fs.readFileSync(settingsFile, 'utf8');
+            fs.writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(saved), 'ascend-lsp.runner.target': 'mindspore' }));
+            try {
+                await openFile('head.py');
+                const lens = page!.locator('.contentWidgets .codelens-decoration a', { hasText: 'find the layer' }).first();
+                await lens.waitFor({ timeout: 20_000 });
+                await lens.click();
+                // The page opens beside the code when the run ends (torch and MindSpore are imported first).
+                await page!.locator('.tab', { hasText: 'Layers: head' }).waitFor({ timeout: 180_000 });
+                const view = page!.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+                const mark = view.locator('#mark-divergence');
+                await mark.waitFor({ timeout: 20_000 });
+                const label = await mark.locator('text').textContent();
+                if (label !== 'first divergence: #2 act (LeakyReLU) · line 29') {
+                    throw new Error(`the divergence mark says ${JSON.stringify(label)}`);
+                }
+                const row = await view.locator('#layer-2').innerText();
+                if (!row.includes('ERROR ← first divergence')) {
+                    throw new Error(`the table's row of act: ${row}`);
+                }
+                // The editor and the page side by side, without the side bar and the panel (docs/images).
+                await page!.keyboard.press('Control+B');
+                await page!.keyboard.press('Control+J');
+                await page!.waitForTimeout(500);
+                await shot('08-run-view.png');
+                await page!.keyboard.press('Control+B');
+                await mark.locator('text').click();
+                // The port's line that builds the LeakyReLU, with the cursor on it.
+                await page!.locator('.statusbar-item', { hasText: 'Ln 29, Col 13' }).waitFor({ timeout: 10_000 });
+                await page!.locator('.tab.active', { hasText: 'head.py' }).waitFor({ timeout: 5_000 });
+            } finally {
+                fs.writeFileSync(settingsFile, saved);
+            }
         });
 
         await step('"Select Target" switches to MindSpore and the findings follow', async () => {

@@ -7,12 +7,14 @@ import { onDidChangePythonInterpreter, watchPythonExtension } from './common/pyt
 import { ServerController } from './common/server';
 import { LAUNCH_SETTINGS, getServerSettings, getTarget } from './common/configuration';
 import { StatusBar } from './common/statusBar';
+import { RunView } from './common/runView';
 
 let server: ServerController | undefined;
 
 export async function activate(context: ExtensionContext): Promise<void> {
     const output = window.createOutputChannel(SERVER_NAME, { log: true });
-    server = new ServerController(context.extensionPath, output);
+    const runView = new RunView();
+    server = new ServerController(context.extensionPath, output, runView);
     const controller = server;
     const status = new StatusBar();
     const showStatus = () => status.update(controller.state, getTarget(workspace.workspaceFolders?.[0]));
@@ -28,8 +30,9 @@ export async function activate(context: ExtensionContext): Promise<void> {
     context.subscriptions.push(
         output,
         status,
+        runView,
         controller.onDidChangeState(showStatus),
-        ...registerCommands(controller, output),
+        ...registerCommands(controller, output, runView),
         workspace.onDidChangeConfiguration(async (event: ConfigurationChangeEvent) => {
             if (LAUNCH_SETTINGS.some((name) => event.affectsConfiguration(`${SERVER_ID}.${name}`))) {
                 await controller.restart();

@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE))
 from upstream import DATA  # noqa: E402  (the build folder is on sys.path from here on)
 
 MAPPINGS = HERE.parent
-SOURCES = ("torch_npu", "mindspore", "msprobe", "platform", "ascend_tools", "schema")
+SOURCES = ("torch_npu", "torch", "mindspore", "msprobe", "platform", "ascend_tools", "schema")
 
 
 def main() -> int:

@@ -41,6 +41,12 @@ VARIABLES = [
      "note": "DeepSpeed's accelerator list has npu; unset, DeepSpeed detects the NPU before CUDA.",
      "source": "deepspeedai/DeepSpeed accelerator/real_accelerator.py (SUPPORTED_ACCELERATOR_LIST; npu checked "
                "before cuda), PR #3831 (commit 23a11a3)"},
+    {"name": "NVIDIA_VISIBLE_DEVICES", "rule": "NPU108", "severity": "warning",
+     "note": "Only the NVIDIA container runtime reads it. Ascend Docker Runtime mounts the NPUs that "
+     "ASCEND_VISIBLE_DEVICES names into a container (inside, a process picks among them with "
+     "ASCEND_RT_VISIBLE_DEVICES); without that runtime, pass the devices themselves (`/dev/davinci<N>`, ...).",
+     "source": "gitee.com/ascend/ascend-docker-runtime README (the prestart hook mounts the devices "
+               "ASCEND_VISIBLE_DEVICES names); hiyouga/LLaMA-Factory docker/docker-npu/docker-compose.yml:8-24"},
     {"name": "NCCL_", "prefix": True, "contains": "TIMEOUT", "rule": "NPU108", "severity": "info",
      "note": "HCCL ignores it; its own timeouts are HCCL_CONNECT_TIMEOUT (link setup, seconds, "
      "120 to 7200, default 120) and HCCL_EXEC_TIMEOUT (collective execution, default 1836 s); no NCCL value "

@@ -11,6 +11,8 @@ Called by `python mappings/build platform` (see __main__.py). Pure stdlib at bui
   `refresh_releases()` with pip's `--report`, which reads each wheel's PEP 658 metadata:
   the Requires-Dist the wheel really declares), plus the CUDA-only packages, wheel
   indexes and base images of packaging files.
+- `configs.toml`: training configs (accelerate, DeepSpeed, LLaMA-Factory, TrainingArguments) and
+  compose files: how each is recognised and the settings that differ on the NPU (config_rows.py).
 - `arguments-<version>.toml`: the arguments Ascend's native API support list marks
   unsupported (`不支持`x`参数`), one row per (API, argument).
 
@@ -25,6 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from config_rows import DOCKER_OPTIONS, FRAMEWORKS, SETTINGS
 from launch_rows import COMMANDS, VARIABLES
 from torch_npu_tables import BNB_LEAD, BNB_PATHS, BNB_SOURCE, PT_SHORT, read_tsv, support_source, write_toml
 
@@ -343,6 +346,11 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
         "title": "Shell launch scripts: variables only scripts set or with no NPU counterpart, NVIDIA host commands",
         "sources": sorted({row["source"] for row in VARIABLES + COMMANDS}),
     }, [("variable", VARIABLES), ("command", COMMANDS)]))
+    written.append(write_toml(out_dir / "configs.toml", {
+        "title": "Training configs and container settings: how a config is recognised, the settings that behave "
+                 "differently on an NPU, the NVIDIA container runtime's requests",
+        "sources": sorted({row["source"] for row in FRAMEWORKS + SETTINGS + DOCKER_OPTIONS}),
+    }, [("framework", FRAMEWORKS), ("setting", SETTINGS), ("docker-option", DOCKER_OPTIONS)]))
     for version in ("2.13.0",):
         rows = argument_rows(d / f"native_api_support_{version}.tsv", version)
         if not rows:

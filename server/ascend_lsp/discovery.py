@@ -1,5 +1,5 @@
-"""Which files a run checks: paths and globs, `.py` and `.ipynb`, packaging files and shell
-launch scripts, git's ignore files respected (read by `gitignore`, without running git)."""
+"""Which files a run checks: paths and globs, `.py` and `.ipynb`, packaging files, shell
+launch scripts, configs and compose files, git's ignore files respected (read by `gitignore`, without running git)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .engine.config import Settings
+from .engine.config_files import names_a_config_key
 from .engine.packaging import HEAD_CHARS, document_kind
 from .gitignore import ignore_walk
 from .sources import SourceError, open_regular
@@ -24,7 +25,12 @@ DEFAULT_EXCLUDE = frozenset({
 
 PACKAGING_CODES = ("NPU501", "NPU502", "NPU503", "NPU504")
 # what a launch script or a Dockerfile (its RUN and ENV) can be reported for
-LAUNCH_CODES = (*PACKAGING_CODES, "NPU108", "NPU124", "NPU127", "NPU505")
+LAUNCH_CODES = (*PACKAGING_CODES, "NPU108", "NPU124", "NPU127", "NPU505", "NPU804")
+CONFIG_CODES = ("NPU801", "NPU802", "NPU803")
+# a compose file: its images, its services' environment, the NVIDIA runtime's requests
+COMPOSE_CODES = ("NPU504", "NPU108", "NPU127", "NPU804")
+CONFIG_HEAD = 1 << 16  # a config's keys come early: a file whose first 64 KiB name none is no config
+KIND_CODES = {"shell": LAUNCH_CODES, "dockerfile": LAUNCH_CODES, "config": CONFIG_CODES, "compose": COMPOSE_CODES}
 
 
 def _wanted(path: str, settings: Settings) -> bool:
@@ -32,7 +38,8 @@ def _wanted(path: str, settings: Settings) -> bool:
     setup.cfg, environment.yml) while a packaging rule is selected; shell launch scripts (*.sh,
     sbatch files, a file without a suffix whose first line is a shell's `#!`) and Dockerfiles
     (Dockerfile, Dockerfile.*, *.dockerfile, Containerfile, a file in a `docker` folder whose
-    first instruction is FROM or ARG) while a rule that reads them is."""
+    first instruction is FROM or ARG) while a rule that reads them is; YAML and JSON files (a
+    framework's config when their keys say so, config_files.py) and compose files likewise."""
     name = os.path.basename(path)
     if name.endswith(EXTENSIONS):
         return True
@@ -40,11 +47,14 @@ def _wanted(path: str, settings: Settings) -> bool:
     if kind is None and ("." not in name or os.path.basename(os.path.dirname(path)) == "docker") \
             and any(settings.enabled(code) for code in LAUNCH_CODES):
         kind = document_kind(path, _head(path))
-    codes = LAUNCH_CODES if kind in ("shell", "dockerfile") else PACKAGING_CODES
-    return kind is not None and any(settings.enabled(code) for code in codes)
+    codes = KIND_CODES.get(kind, PACKAGING_CODES)
+    if kind is None or not any(settings.enabled(code) for code in codes):
+        return False
+    # a YAML or JSON file only when it writes a key of a framework's config near its start
+    return kind != "config" or names_a_config_key(_head(path, CONFIG_HEAD))
 
 
-def _head(path: str) -> str:
+def _head(path: str, size: int = HEAD_CHARS) -> str:
     """The start of a regular file, as document_kind reads it ("" for anything else: a FIFO is
     never waited on)."""
     try:
@@ -53,7 +63,7 @@ def _head(path: str) -> str:
         return ""
     with handle:
         try:
-            return handle.read(HEAD_CHARS).decode("utf-8", "replace")
+            return handle.read(size).decode("utf-8", "replace")
         except OSError:
             return ""
 

@@ -4,7 +4,8 @@ ProjectContext per project (Projects) and hands it to each analysis (`analyze(..
 project=)`), where handlers read `checker.project`: no module keeps them.
 
 The operators are scanned on first use and again when the language server sees a file that
-registers some change (`rescan_ops`). The pins are read on first use from the project's
+registers some change (`rescan_ops`). The pins are read on first use (and again after the
+server sees a pinning file change: `forget_pins`) from the project's
 requirements files (nested ones too), pyproject.toml (`[project]` dependencies and
 optional-dependencies), setup.py and setup.cfg (`install_requires`) and environment.yml; a
 file that is a link out of the project is not read (docs/security.md)."""
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -30,6 +32,9 @@ from .real_folders import RealFolders
 from .sources import SourceError, read_regular
 
 PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
+# One clause of a specifier: its operator (none: conda's bare `2.1.*`) and the release it names.
+CLAUSE = re.compile(r"\s*(===|==|~=|!=|<=|>=|<|>|=)?\s*v?(\d+(?:\.\d+)*)")
+FLOOR_OPERATORS = frozenset({"===", "==", "~=", ">=", ">", "=", None})  # the clauses that bound from below
 
 
 class ProjectContext:
@@ -86,6 +91,16 @@ class ProjectContext:
                 self._pins = read_pins(self.root, self.exclude)
             return self._pins.get(normalise(name))
 
+    def forget_pins(self) -> None:
+        """Read the pins again on next use: a file that pins versions changed."""
+        with self._lock:
+            self._pins = None
+
+    def pins_digest(self) -> str:
+        """What the pins are, for result caches (they decide some findings' severity)."""
+        self.pin("torch")  # read them, once
+        return repr(sorted(self._pins.items())) if self._pins else ""
+
 
 class Projects:
     """An adapter's projects by root, each created on first use. `folders`: the workspace
@@ -137,12 +152,26 @@ def project_root(path: str | None, settings: Settings, folders: set[str] | froze
     return str(nearest or folder)
 
 
+def release(version: str) -> tuple[int, ...]:
+    """The release numbers of a version (`2.1.0.post3` → (2, 1, 0)), for comparisons."""
+    match = CLAUSE.match(version)
+    return tuple(int(p) for p in match.group(2).split(".")) if match else ()
+
+
+def allows_before(spec: str, version: str) -> bool:
+    """Whether the specifier `spec` (as `pin` gives it) admits a release older than `version`:
+    none of its clauses bounds it from below at `version` or later (`<2.6` admits any older)."""
+    floors = [release(m.group(2)) for clause in spec.split(",")
+              if (m := CLAUSE.match(clause)) is not None and m.group(1) in FLOOR_OPERATORS]
+    return not floors or max(floors) < release(version)
+
+
 def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:
     """Normalised distribution name → the first version specifier the project's files give it
     (top folder first)."""
     pins: dict[str, str] = {}
     real_root = os.path.realpath(root)
-    for path in project_files(root, exclude, _pins_versions):
+    for path in project_files(root, exclude, pins_versions):
         real = os.path.realpath(path)
         if os.path.commonpath([real, real_root]) != real_root:
             continue  # a link out of the project: not the project's to read (docs/security.md)
@@ -156,7 +185,7 @@ def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:
     return pins
 
 
-def _pins_versions(path: str) -> bool:
+def pins_versions(path: str) -> bool:
     """Whether the file is one that may pin versions: a packaging file by its name, or a
     requirements file (`requirements-dev.txt`, `requirements/test.txt`)."""
     return os.path.basename(path).lower() in PIN_FILES or document_kind(path) == "requirements"

@@ -31,6 +31,7 @@ def test_a_folder_checks_its_dockerfiles_with_exact_columns(project: Path, capsy
         ["app/Dockerfile.cuda:5:5:", "NPU502"],
         ["app/Dockerfile.cuda:5:19:", "NPU124"],
         ["app/docker/base:3:6:", "NPU504"],
+        ["app/docker/compose.yml:3:12:", "NPU504"],  # no Dockerfile, but a compose file: its service's image
         ["app/train.dockerfile:2:5:", "NPU108"],
     ]
     assert "Base image `nvidia/cuda:12.1.0-devel-ubuntu22.04` is a CUDA image" in out.splitlines()[0]

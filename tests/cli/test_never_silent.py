@@ -85,7 +85,7 @@ def test_extra_table_rows_are_validated(project, capsys, row, message) -> None:
 
 # --- unknown codes ---------------------------------------------------------------------------
 @pytest.mark.parametrize("args, config, message", [
-    (("--select", "NPU99"), "", "error: --select: unknown rule code or prefix `NPU99` (did you mean `NPU70`?)"),
+    (("--select", "NPU99"), "", "error: --select: unknown rule code or prefix `NPU99` (did you mean `NPU80`?)"),
     (("--extend-select", "NPU1,XYZ"), "", "error: --extend-select: unknown rule code or prefix `XYZ`;"),
     (("--ignore", "npu1"), "", "error: --ignore: unknown rule code or prefix `npu1` (did you mean `NPU1`?)"),
     ((), 'select = ["NPU999"]', "pyproject.toml: `select`: unknown rule code or prefix `NPU999` (did you mean "

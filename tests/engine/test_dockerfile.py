@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from ascend_lsp.analysis import analyze
+from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.dockerfile import Dockerfile
 from ascend_lsp.engine.model import Range
 from ascend_lsp.engine.packaging import document_kind
@@ -21,7 +23,7 @@ from ascend_lsp.engine.text import SourceText
     ("app/docker/cuda", "ARG BASE=nvidia/cuda:12.1.0-base-ubuntu22.04\nFROM ${BASE}\n", "dockerfile"),
     ("app/docker/entry", "#!/bin/bash\nexec python train.py\n", "shell"),
     ("app/docker/README", "Build the images with docker build.\n", None),
-    ("app/docker/compose.yml", "services:\n  app:\n    image: ubuntu\n", None),
+    ("app/docker/compose.yml", "services:\n  app:\n    image: ubuntu\n", "compose"),  # not a Dockerfile
     ("app/images/base", "FROM ubuntu:22.04\n", None),  # outside a docker folder, a name decides
 ])
 def test_which_files_are_dockerfiles(path: str, text: str, kind: str | None) -> None:
@@ -73,3 +75,35 @@ def test_a_backtick_escape_joins_lines_but_its_run_is_not_shell() -> None:
     dockerfile = Dockerfile(SourceText(text))
     assert [i.keyword for i in dockerfile.instructions] == ["FROM", "RUN"]
     assert dockerfile.script.commands == []
+
+
+def test_a_run_heredoc_is_read_as_its_shell_script() -> None:
+    text = ("FROM ubuntu:22.04\n"
+            "RUN <<EOF\n"
+            "pip install flash-attn\n"
+            "nvidia-smi\n"
+            "EOF\n"
+            "RUN bash -ex <<'SCRIPT'\n"
+            "export NCCL_DEBUG=INFO\n"
+            "SCRIPT\n"
+            "RUN <<EOF\n"
+            "#!/usr/bin/env python3\n"
+            "print('nvidia-smi')\n"
+            "EOF\n"
+            "RUN python3 <<EOF\n"
+            "import os\n"
+            "EOF\n")
+    dockerfile = Dockerfile(SourceText(text))
+    assert [([w.text for w in c.words], c.range) for c in dockerfile.script.commands] == [
+        (["pip", "install", "flash-attn"], Range(2, 0, 2, 22)), (["nvidia-smi"], Range(3, 0, 3, 10)),
+        (["python3"], Range(12, 4, 12, 11))]
+    assert [(a.name, a.range) for a in dockerfile.script.assignments] == [("NCCL_DEBUG", Range(6, 7, 6, 22))]
+    assert {2, 3, 6} <= set(range(15)) - dockerfile.no_comment  # a shell body's lines take a comment
+    assert {4, 7, 10, 13} <= dockerfile.no_comment
+
+
+def test_a_run_heredoc_gets_the_launch_findings() -> None:
+    text = "FROM ubuntu:22.04\nRUN <<EOF\nset -e\nnvidia-smi -L\nEOF\n"
+    found = analyze(text, Settings(select=("NPU124",)), "Dockerfile").findings
+    assert [(f.code, f.range) for f in found] == [("NPU124", Range(3, 0, 3, 10))]
+    assert found[0].fix is not None and found[0].fix.edits[0].new_text == "npu-smi info -l"

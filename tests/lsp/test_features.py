@@ -43,7 +43,7 @@ async def test_quick_fix_edit(client, workspace):
     found = by_code(await diagnostics(client, uri, 1), "NPU102")
     assert len(found) == 1
     actions = await code_actions(client, uri, found)
-    fix = next(a for a in actions if a.title == "Replace `.cuda()` with `.npu()`")
+    fix = next(a for a in actions if a.title == "Fix for NPU: Replace `.cuda()` with `.npu()`")
     assert fix.kind == types.CodeActionKind.QuickFix and fix.is_preferred
     assert list(fix.diagnostics) == found
     text = apply(client, CUDA, edits_by_uri(fix.edit)[uri])

@@ -72,3 +72,26 @@ async def test_a_fifo_in_the_workspace_does_not_stop_the_server(client, tmp_path
         [types.FileEvent((tmp_path / "pipe.py").as_uri(), types.FileChangeType.Changed)]))
     uri = open_document(client, tmp_path / "model.py", CALLS)
     await lines_with_npu308(client, uri, [3])
+
+
+async def test_pins_follow_the_files(client, tmp_path):
+    """NPU112's severity follows the project's torch pin: an integer device is a CUDA ordinal
+    before torch 2.5. A changed requirements file (watched) is read again."""
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("torch==2.1.0\n", encoding="utf-8")
+    await start(client, client.name, tmp_path)
+    uri = open_document(client, tmp_path / "train.py", "import torch\n\nx = torch.zeros(2, device=0)\n")
+
+    async def severity() -> types.DiagnosticSeverity | None:
+        found = [d for d in await diagnostics(client, uri, 1) if d.code == "NPU112"]
+        return found[0].severity if found else None
+
+    assert await severity() == types.DiagnosticSeverity.Error
+    requirements.write_text("torch==2.6.0\n", encoding="utf-8")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        [types.FileEvent(requirements.as_uri(), types.FileChangeType.Changed)]))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while (found := await severity()) != types.DiagnosticSeverity.Information:
+        assert loop.time() < deadline, f"NPU112 stayed {found} after the pin changed"
+        await asyncio.sleep(0.05)

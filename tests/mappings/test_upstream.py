@@ -46,7 +46,7 @@ def test_vendored_copy_is_in_step_with_shared_data() -> None:
     )
 
 
-@pytest.mark.parametrize("folder", ["torch_npu", "mindspore", "msprobe", "platform", "ascend_tools", "schema"])
+@pytest.mark.parametrize("folder", ["torch_npu", "torch", "mindspore", "msprobe", "platform", "ascend_tools", "schema"])
 def test_tables_rebuild_identically_from_the_vendored_copy(folder: str, tmp_path: Path) -> None:
     # torch_npu and mindspore tables record what the installed torch / MindSpore say (the test extras)
     module = importlib.import_module(f"{folder}_tables")

@@ -73,14 +73,13 @@ def test_cuda_backend_class_is_advice() -> None:
     found = analyze(ACCELERATORS, Settings(), "x.py").findings
     assert {(f.range.start_line + 1, f.code): f.severity.name for f in found} == {
         (11, "NPU107"): "INFO", (14, "NPU103"): "INFO",  # the CUDA backend's class
-        (19, "NPU109"): "INFO",  # the NPU backend's class
         (24, "NPU103"): "WARNING",  # not a backend of a scheme
         (30, "NPU103"): "INFO",  # a nested class
     }
     for f in found:
         if f.range.start_line + 1 in (11, 14, 30):
             assert f.message.endswith(OFF_NPU)
-        if f.severity.name == "INFO":  # nor is `import torch_npu` added for the NPU class (19)
+        if f.severity.name == "INFO":
             assert f.fixes and all(fix.applicability == Applicability.DISPLAY for fix in f.fixes)
 
 

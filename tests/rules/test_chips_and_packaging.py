@@ -52,7 +52,9 @@ def test_support_list_column_for_older_chips() -> None:
                                                                                      "requirements"),
     ("pyproject.toml", "pyproject"), ("setup.cfg", "setup.cfg"), ("environment.yml", "environment"),
     ("Dockerfile", "dockerfile"), ("docker/Dockerfile.npu", "dockerfile"), ("train.dockerfile", "dockerfile"),
-    ("setup.py", None), ("notes.txt", None), ("config.yml", None), ("x.py", None),
+    ("config.yml", "config"), ("ds_config.json", "config"), ("tsconfig.jsonc", "config"),
+    ("docker-compose.yml", "compose"), ("docker-compose.gpu.yaml", "compose"), ("compose.yaml", "compose"),
+    ("setup.py", None), ("notes.txt", None), ("x.py", None),
 ])
 def test_document_kind(path: str, kind: str | None) -> None:
     assert document_kind(path) == kind
@@ -65,13 +67,18 @@ def test_packaging_findings_keep_noqa_and_crlf() -> None:
 
 
 def test_discovery_takes_packaging_files_while_selected(tmp_path: Path) -> None:
-    for name in ("a.py", "requirements.txt", "Dockerfile", "notes.txt"):
+    for name in ("a.py", "requirements.txt", "Dockerfile", "notes.txt", "compose.yaml", "data.json", "ci.yml"):
         (tmp_path / name).write_text("x\n")
+    (tmp_path / "ds.json").write_text('{"train_batch_size": 8}\n')  # a YAML or JSON only when a config's keys say so
     found = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings())}
-    assert found == {"a.py", "requirements.txt", "Dockerfile"}
+    assert found == {"a.py", "requirements.txt", "Dockerfile", "ds.json", "compose.yaml"}
     without = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings(ignore=("NPU5",)))}
-    assert without == {"a.py", "Dockerfile"}  # its RUN and ENV lines: NPU108, NPU124, NPU127
+    # a Dockerfile's RUN and ENV lines: NPU108, NPU124, NPU127, NPU804; a compose file's environment
+    assert without == {"a.py", "Dockerfile", "ds.json", "compose.yaml"}
     without = {Path(p).name for p in discover([str(tmp_path)], lambda _path: Settings(ignore=("NPU5", "NPU1")))}
+    assert without == {"a.py", "Dockerfile", "ds.json", "compose.yaml"}
+    without = {Path(p).name for p in discover([str(tmp_path)],
+                                              lambda _path: Settings(ignore=("NPU5", "NPU1", "NPU8")))}
     assert without == {"a.py"}
 
 
@@ -108,8 +115,7 @@ def test_cuda_code_beside_an_npu_branch_is_advice() -> None:
     found = analyze(MULTI_BACKEND, Settings(), "x.py").findings
     severities = {(f.range.start_line + 1, f.code): f.severity.name for f in found}
     assert severities == {
-        (5, "NPU101"): "INFO", (6, "NPU103"): "INFO", (8, "NPU109"): "INFO", (10, "NPU103"): "INFO",
+        (5, "NPU101"): "INFO", (6, "NPU103"): "INFO", (10, "NPU103"): "INFO",
         (14, "NPU103"): "WARNING", (16, "NPU103"): "WARNING", (17, "NPU101"): "INFO",
     }
-    assert all(f.message.endswith("handles the NPU.)") for f in found if f.severity.name == "INFO"
-               and f.code != "NPU109")
+    assert all(f.message.endswith("handles the NPU.)") for f in found if f.severity.name == "INFO")

@@ -1,6 +1,8 @@
 """Every rule has a fixture: cases that must fire above `# --- not flagged ---`, cases that
 must not below it, the exact findings (`CODE.expected`) and, for rules with fixes, the
-exact text after applying them all (`CODE.fixed.py`), which must parse and be stable."""
+exact text after applying them all (`CODE.fixed.py`), which must parse and be stable; and
+where `fix-style = "portable"` writes something else, that text (`CODE.portable.fixed.py`,
+`NAME.portable.fixed` in CODE/)."""
 
 from __future__ import annotations
 
@@ -105,3 +107,27 @@ def test_fixture(code: str, source_path: Path, update_fixtures: bool) -> None:
     check_or_update(fixed_path, fixed.text, update_fixtures)
     again = fix_text(fixed.text, settings, str(source_path), unsafe=True, project=project)
     assert again.applied == 0 and again.text == fixed.text, "fixes are not idempotent"
+    portable_path = source_path.with_name(source_path.name + ".portable.fixed") if in_folder \
+        else FIXTURES / f"{code}.portable.fixed.py"
+    check_portable(source_path, portable_path, text, fixed.text, replace(settings, fix_style="portable"), project,
+                   update_fixtures)
+
+
+def check_portable(source_path: Path, path: Path, text: str, npu_text: str, settings: Settings, project,
+                   update: bool) -> None:
+    """`CODE.portable.fixed.py` (`NAME.portable.fixed` in CODE/): the exact text with
+    `fix-style = "portable"`, where it differs from the npu one. It writes no torch_npu, and
+    Python parses and is stable."""
+    fixed = fix_text(text, settings, str(source_path), unsafe=True, project=project)
+    if fixed.text == npu_text:
+        assert not path.exists() or update, f"{path.name} exists but the portable fixes are the npu ones"
+        if update and path.exists():
+            path.unlink()
+        return
+    check_or_update(path, fixed.text, update)
+    if source_path.suffix == ".py":
+        ast.parse(fixed.text)
+    for name in ("torch_npu", "torch.npu"):
+        assert fixed.text.count(name) <= text.count(name), f"the portable fixes write {name}"
+    again = fix_text(fixed.text, settings, str(source_path), unsafe=True, project=project)
+    assert again.applied == 0 and again.text == fixed.text, "portable fixes are not idempotent"

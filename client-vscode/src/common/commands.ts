@@ -16,17 +16,19 @@ import { FIX_ALL_KIND, SERVER_ID } from './constants';
 import type { ServerController } from './server';
 import { getConfiguration, getTarget } from './configuration';
 import type { Target } from './settings';
+import type { RunView } from './runView';
 
 /** The server's command that runs a function or a selection (its lenses call it too). */
 export const SERVER_RUN_COMMAND = 'ascend-lsp.run';
 
-export function registerCommands(server: ServerController, output: LogOutputChannel): Disposable[] {
+export function registerCommands(server: ServerController, output: LogOutputChannel, runView: RunView): Disposable[] {
     return [
         commands.registerCommand(`${SERVER_ID}.restart`, () => server.restart()),
         commands.registerCommand(`${SERVER_ID}.showOutput`, () => output.show()),
         commands.registerCommand(`${SERVER_ID}.selectTarget`, selectTarget),
         commands.registerCommand(`${SERVER_ID}.fixAll`, fixAll),
         commands.registerCommand(`${SERVER_ID}.runOnNpu`, () => runOnNpu(server)),
+        commands.registerCommand(`${SERVER_ID}.showRunView`, () => runView.reopen(server.running)),
     ];
 }
 

@@ -20,6 +20,8 @@ import { chooseInterpreter } from './interpreter';
 import { pythonExtensionInterpreter } from './python';
 import { RestartBudget } from './restartBudget';
 import { getLaunchSettings, getServerSettings } from './configuration';
+import { pageOfAnswer } from './runPage';
+import { RunView, SERVER_LAYERS_COMMAND } from './runView';
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 
@@ -38,6 +40,7 @@ export class ServerController implements Disposable {
     constructor(
         private readonly extensionPath: string,
         private readonly output: LogOutputChannel,
+        private readonly runView: RunView,
     ) {}
 
     /** The client while the server runs. */
@@ -134,6 +137,16 @@ export class ServerController implements Disposable {
                                 : values[index],
                         );
                     },
+                },
+                // "Find the layer" (a lens or a command) names its page in the answer: show it beside the code.
+                executeCommand: async (command, args, next) => {
+                    const answer: unknown = await next(command, args);
+                    const page = command === SERVER_LAYERS_COMMAND ? pageOfAnswer(answer) : undefined;
+                    const client = this.running;
+                    if (page && client) {
+                        this.runView.show(client, page).catch((error) => this.output.warn(`The run's page: ${describe(error)}`));
+                    }
+                    return answer;
                 },
                 // Code in an untrusted workspace never runs, whatever the server offers.
                 provideCodeLenses: (document, token, next) => (workspace.isTrusted ? next(document, token) : []),

@@ -18,6 +18,7 @@ export const RULE_SETTINGS: Readonly<Record<string, string>> = {
     ignore: 'ignore',
     severity: 'severity',
     docsUrl: 'docs-url',
+    fixStyle: 'fix-style',
 };
 
 export interface RunnerSettings {

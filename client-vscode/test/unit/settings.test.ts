@@ -21,6 +21,10 @@ describe('toServerSettings', () => {
         });
     });
 
+    it('sends the fix style as fix-style', () => {
+        expect(toServerSettings(source({ fixStyle: 'portable' }), true)['fix-style']).toBe('portable');
+    });
+
     it('leaves unset rule settings to pyproject.toml', () => {
         const settings = toServerSettings(source({}, { target: 'torch_npu', chip: 'A2' }), true);
         expect(Object.keys(settings).sort()).toEqual(['runner', 'trusted']);

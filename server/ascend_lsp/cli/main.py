@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..engine.config import TARGETS, ConfigError, check_codes, check_env_docs_url
+from ..engine.model import FIX_STYLES
 from ..settings_lookup import SettingsResolver
 from ..knowledge.chips import chip_argument
 from ..knowledge.files import TableError
@@ -55,6 +56,9 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="apply safe fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that need review (with --fix/--diff)")
     p.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
+    p.add_argument("--fix-style", choices=FIX_STYLES,
+                   help="what fixes write: torch_npu's names (npu, the default) or torch.accelerator's, which run on "
+                        "CUDA, the NPU and the CPU alike (portable; the `fix-style` setting)")
     p.add_argument("--statistics", action="store_true", help="count findings per rule")
     adopt = p.add_argument_group("adopting on an existing codebase")
     adopt.add_argument("--baseline", type=Path, metavar="FILE",
@@ -86,8 +90,8 @@ def report_parser() -> argparse.ArgumentParser:
 def overrides(args: argparse.Namespace, codes: frozenset[str]) -> dict:
     """The command line's settings (its codes checked here, to name the option they came from)."""
     out = {}
-    for key in ("target", "chip", "torch_npu_version", "mindspore_version"):
-        if getattr(args, key):
+    for key in ("target", "chip", "torch_npu_version", "mindspore_version", "fix_style"):
+        if getattr(args, key, None):
             out[key] = getattr(args, key)
     for key in ("select", "extend_select", "ignore"):
         if getattr(args, key):

@@ -389,7 +389,7 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
     source = index if index is not None and index.text is text else SourceText(text)
     tables = tables_for(settings, rules)
     if kind is not None:  # a packaging file or a launch script (DESIGN: those are documents too)
-        findings, errors, no_comment = packaging_findings(source, settings, tables, path, kind, rules)
+        findings, errors, no_comment = packaging_findings(source, settings, tables, path, kind, rules, project)
         span = Span(0, max(len(source.lines) - 1, 0), findings, False)
         analysis = _finish(source, settings, tables, path, [span], [], errors, None, 1, rules)
         analysis.references = []  # no Python API is named in a packaging file

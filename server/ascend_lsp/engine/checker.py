@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import traceback
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .config import Settings
@@ -138,11 +138,9 @@ class Checker:
                 message = text + (CUDA_MODULE.format(module=self.cuda_module) if self.cuda_module
                                   else OFF_NPU if _within(rng, self.off_npu) else OTHER_BACKEND)
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
-                fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
+                fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
-                severity = lowered
-                # nor a top-level `import torch_npu`, which the other backends' hosts lack
-                fixes = tuple(Fix(f.title, f.edits, Applicability.DISPLAY) for f in fixes)
+                return  # the branch's test (`is_torch_npu_available()`, a device of type "npu") loaded torch_npu
             elif guard is not None and code[3] == "1" and lowered != (severity or rule.severity):
                 # the test is the finding to act on; the fix stays, to apply with the test's. Only
                 # CUDA names (NPU1xx), ported with the test: what is unsupported or differs on the

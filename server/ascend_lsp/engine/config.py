@@ -11,7 +11,7 @@ from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
 from ..knowledge.chips import load_chips
-from .model import Severity
+from .model import FIX_STYLES, Severity
 from ..knowledge.api_tables import TableError, available_versions, mindspore_table
 
 TARGETS = ("torch_npu", "mindspore")
@@ -39,6 +39,7 @@ class Settings:
     exclude: tuple[str, ...] = ()
     root: str = ""  # folder of the config file: base for per-file-ignores and exclude
     docs_url: str = ""  # where diagnostics link the rule pages; "" is $ASCEND_LSP_DOCS_URL or the default
+    fix_style: str = "npu"  # what a fix writes: torch_npu's names, or torch.accelerator's (FIX_STYLES)
 
     @property
     def support_chip(self) -> str:
@@ -139,6 +140,10 @@ def from_mapping(data: dict, codes: frozenset[str], base: Settings | None = None
         elif key == "extra-mappings":
             paths = _strings(key, value)
             changes["extra_mappings"] = tuple(str((Path(root) / p).resolve()) if root else p for p in paths)
+        elif key == "fix-style":
+            if value not in FIX_STYLES:
+                raise ConfigError(f"`fix-style` must be one of {', '.join(FIX_STYLES)}, got {value!r}")
+            changes["fix_style"] = value
         elif key == "docs-url":
             changes["docs_url"] = check_docs_url("`docs-url`", value)
         elif key == "severity":

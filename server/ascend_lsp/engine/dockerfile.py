@@ -12,13 +12,16 @@ import re
 from dataclasses import dataclass
 
 from .model import Range
-from .shell_script import Assignment, ShellScript
+from .shell_script import Assignment, ShellScript, shell_shebang
 from .text import SourceText
 
 DIRECTIVE = re.compile(r"#[ \t]*([A-Za-z]+)[ \t]*=[ \t]*(\S+)[ \t]*$")
 KEYWORD = re.compile(r"[ \t]*([A-Za-z]+)(?:[ \t]+|$)")
 WORD = re.compile(r"\S+")
 HEREDOC = re.compile(r"<<(-?)[ \t]*([\"']?)([A-Za-z_]\w*)\2")
+# a RUN that is only a heredoc, or a shell (with its options) reading one: the body is the script
+SHELL_HEREDOC = re.compile(r"(?:(?:/[\w/]*/)?(?:ba|z|da|k)?sh(?:[ \t]+-[A-Za-z]+)*[ \t]+)?"
+                           r"<<(?P<strip>-?)[ \t]*([\"']?)(?P<word>[A-Za-z_]\w*)\2")
 LEGACY_ENV = re.compile(r"(\S+)[ \t]+(.*\S)")  # `ENV NAME value with spaces`
 FLAG = re.compile(r"--[A-Za-z-]+(?:=\S*)?[ \t]*")  # `RUN --mount=type=cache,target=/root/.cache`
 # `$NAME`, `${NAME}`, `${NAME:-default}`, `${NAME:+alternative}`
@@ -51,7 +54,7 @@ class Dockerfile:
         self.instructions = self._instructions()
         self.images = self._images()
         self.script, shell_ends = self._script()
-        # Lines a trailing `# noqa` would change: all but those that end a RUN's shell (Docker
+        # Lines a trailing noqa comment would change: all but those that end a RUN's shell (Docker
         # reads a `#` after an instruction's start as one of its arguments)
         self.no_comment = frozenset(range(len(source.lines))) - shell_ends
 
@@ -147,6 +150,12 @@ class Dockerfile:
                     flags = FLAG.match(body)
                 if self.escape != "\\" or body.lstrip().startswith("["):
                     continue
+                script_lines = self._shell_heredoc(instruction, start)
+                if script_lines is not None:  # `RUN <<EOF`: the body is the script
+                    for line in script_lines:
+                        masked[line] = self.source.lines[line]
+                    ends.update(script_lines)
+                    continue
                 if not instruction.heredoc:
                     ends.add(instruction.parts[-1][0])
             elif instruction.keyword == "ENV":
@@ -161,6 +170,25 @@ class Dockerfile:
         script.assignments = sorted([*script.assignments, *legacy],
                                     key=lambda a: (a.range.start_line, a.range.start_col))
         return script, frozenset(ends - script.no_comment)
+
+    def _shell_heredoc(self, instruction: Instruction, start: int) -> list[int] | None:
+        """The body lines of a RUN whose one heredoc is its shell script (`RUN <<EOF`, `RUN bash -e
+        <<EOF`: Docker runs the body with the shell), unless the body's `#!` names another program;
+        None for any other RUN."""
+        line, _, end = instruction.parts[0]
+        if not instruction.heredoc or len(instruction.parts) > 1:
+            return None
+        marker = SHELL_HEREDOC.fullmatch(self.source.line(line)[start:end].strip())
+        if marker is None:
+            return None
+        body = list(instruction.heredoc)
+        last = self.source.line(body[-1])
+        if (last.lstrip("\t") if marker["strip"] else last) == marker["word"]:
+            body.pop()  # the closing delimiter
+        head = self.source.line(body[0]) if body else ""
+        if head.startswith("#!") and not shell_shebang(head):
+            return None
+        return body
 
     def _unmask(self, masked: list[str], instruction: Instruction, start: int) -> None:
         parts = list(instruction.parts)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from .analyzer import Analysis, analyze_with
 from .registry import RuleSet
 from .config import Settings
+from .guards import NPU_WORD
 from .model import Applicability, Edit, Finding, Fix
 from .text import SourceText
 
@@ -19,8 +20,18 @@ if TYPE_CHECKING:
 MAX_PASSES = 10
 
 
-def applicable(fix: Fix | None, unsafe: bool) -> bool:
+def writes_npu(fix: Fix) -> bool:
+    """Whether the fix writes something only the NPU has: torch_npu, `npu`, HCCL, an ASCEND_ variable."""
+    return any(NPU_WORD.search(e.new_text.lower()) for e in fix.edits)
+
+
+def applicable(fix: Fix | None, unsafe: bool, fix_style: str = "npu") -> bool:
+    """Whether fix-all applies `fix`. In the portable style it writes nothing NPU-only: a fix
+    offered in one style only (no `style`: rules/portable_fixes.py orders the fixes of the
+    findings fixed in both) that would, is shown, not applied."""
     if fix is None or not fix.edits:
+        return False
+    if fix_style == "portable" and not fix.style and writes_npu(fix):
         return False
     return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
 
@@ -84,7 +95,7 @@ def fix_text_with(text: str, settings: Settings, path: str | None = None, unsafe
     errors = dict.fromkeys(analysis.errors)  # a rule that failed on any pass failed
     for _ in range(MAX_PASSES):
         fixes = [f.fix for f in analysis.findings
-                 if applicable(f.fix, unsafe) and (codes is None or f.code in codes)]
+                 if applicable(f.fix, unsafe, settings.fix_style) and (codes is None or f.code in codes)]
         if not fixes:
             break
         new_text, count = apply_edits(text, fixes)
@@ -98,4 +109,4 @@ def fix_text_with(text: str, settings: Settings, path: str | None = None, unsafe
     return FixResult(text, total, analysis, analysis.findings)
 
 
-__all__ = ["Edit", "FixResult", "apply_edits", "applicable", "fix_text_with"]
+__all__ = ["Edit", "FixResult", "apply_edits", "applicable", "fix_text_with", "writes_npu"]

@@ -3,10 +3,12 @@
 In an `if`/`elif` chain (or a conditional expression) with a branch that tests for the NPU
 (`elif is_npu_available():`, `if device_type == "npu":`, `torch.npu.is_available()`), that
 branch runs on the NPU and the branches after it never do; a CUDA-testing branch before it
-(`if torch.cuda.is_available():`, `device.type == "cuda"`) does not either. A branch that
-tests for another backend (`if torch.version.hip:`, `device.type == "mps"`) never runs on the
-NPU, with or without an NPU branch beside it. Findings about CUDA code there are advice at
-most, and `torch.npu` code in the NPU branch is the port already done.
+(`if torch.cuda.is_available():`, `device.type == "cuda"`) does not either. The operands of an
+`and` after one that tests for the NPU (`is_npu_available() and torch.npu.device_count()`)
+run only there too. A branch that tests for another backend (`if torch.version.hip:`,
+`device.type == "mps"`) never runs on the NPU, with or without an NPU branch beside it.
+Findings about CUDA code there are advice at most, and `torch.npu` code in the NPU branch is
+the port already done.
 
 Without an NPU branch, a branch that tests for CUDA (`if torch.cuda.is_available():`,
 `backend == "nccl"`, `args.device == "cuda"`) runs on an NPU host only once its test is
@@ -158,6 +160,18 @@ def backend_branches(node: ast.If | ast.IfExp, links: set) -> Branches | None:
     if first_npu is None:
         return Branches([], [], other_backend, guarded) if other_backend or guarded else None
     return Branches(off, [branches[first_npu][1]], other_backend, [])
+
+
+def and_branches(node: ast.BoolOp) -> Branches | None:
+    """`is_npu_available() and torch.npu.device_count()`: the operands after one that tests
+    for the NPU run only there, as backend_branches gives them; None for other operations."""
+    if type(node.op) is not ast.And:
+        return None
+    for i, value in enumerate(node.values[:-1]):
+        npu, cuda, _other = _mentions(value)
+        if npu and not cuda:
+            return Branches([], [node.values[i + 1:]], [], [])
+    return None
 
 
 # --- a class per backend ---------------------------------------------------------------------

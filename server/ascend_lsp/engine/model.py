@@ -43,11 +43,17 @@ class Edit:
     new_text: str
 
 
+FIX_STYLES = ("npu", "portable")
+
+
 @dataclass(frozen=True, slots=True)
 class Fix:
     title: str
     edits: tuple[Edit, ...]
     applicability: Applicability
+    # "npu" (torch_npu's names) or "portable" (torch.accelerator's) where a finding's fixes
+    # come in both styles (rules/portable_fixes.py); "" where there is one way to fix it
+    style: str = ""
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@ environment.yml, Dockerfiles and shell launch scripts, each read by a small pars
 own into the items the NPU5xx rules check (a requirement, a wheel index URL, a base image),
 with exact positions. (`setup.py` is Python: its `install_requires` strings reach the same
 rules through the ordinary walk. A launch script's assignments and commands are
-shell_script.py's.)"""
+shell_script.py's; the settings of YAML and JSON configs and compose files are config_files.py's.)"""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ else:  # pragma: no cover
 
 from .model import Range
 from .dockerfile import Dockerfile
-from .shell_script import ShellScript
+from .shell_script import ShellScript, shell_shebang
 from .text import SourceText
 
 REQUIREMENT = re.compile(
@@ -36,7 +36,8 @@ LINE_END = re.compile(r"\r\n|\r|\n")
 HEAD_CHARS = 4096
 DOCKER_START = re.compile(r"[ \t]*(?:FROM|ARG)[ \t]+\S", re.IGNORECASE)
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".sbatch", ".slurm")
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+COMPOSE_SUFFIXES = (".yml", ".yaml")
+CONFIG_SUFFIXES = (".yml", ".yaml", ".json", ".jsonc")  # a framework's config when its keys say so (config_files.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,10 @@ def document_kind(path: str | None, start: str = "") -> str | None:
     if lower in ("environment.yml", "environment.yaml") or (lower.startswith("environment") and
                                                            lower.endswith((".yml", ".yaml"))):
         return "environment"
+    if lower.endswith(COMPOSE_SUFFIXES) and lower.startswith(("docker-compose", "compose")):
+        return "compose"
+    if lower.endswith(CONFIG_SUFFIXES):
+        return "config"
     if name == "Dockerfile" or name.startswith("Dockerfile.") or lower.endswith(".dockerfile") \
             or lower == "containerfile":
         return "dockerfile"
@@ -95,17 +100,6 @@ def _head_line(text: str) -> str:
     if lines[0].startswith("#!"):
         return lines[0]
     return next((line for line in lines if line.strip() and not line.lstrip().startswith("#")), "")
-
-
-def shell_shebang(head: str) -> bool:
-    """Whether a file's first line, `head`, runs it with sh, bash, zsh, dash or ksh:
-    `#!/bin/bash`, `#! /bin/sh`, `#!/usr/bin/env -S bash -e` (the interpreter's own name decides)."""
-    if not head.startswith("#!"):
-        return False
-    words = [w.rpartition("/")[2] for w in head[2:].split()]
-    if words[:1] == ["env"]:
-        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
-    return bool(words) and words[0] in SHELLS
 
 
 def normalise(name: str) -> str:

@@ -23,6 +23,7 @@ RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while",
 WRAPPERS = frozenset({"sudo", "nohup", "exec", "command", "nice", "stdbuf", "watch", "srun"})
 DECLARATIONS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 REDIRECTIONS = frozenset({"<", ">", ">>", "<<<", "&>", ">&", "<&", ">|", "<<", "<<-"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +204,17 @@ class _Lexer:
         while j < end and (text[j].isalnum() or text[j] == "_"):
             j += 1
         return j + 1 if j == i + 1 and j < end and text[j] in "@*#?$!-0123456789" else j
+
+
+def shell_shebang(head: str) -> bool:
+    """Whether a file's first line, `head`, runs it with sh, bash, zsh, dash or ksh:
+    `#!/bin/bash`, `#! /bin/sh`, `#!/usr/bin/env -S bash -e` (the interpreter's own name decides)."""
+    if not head.startswith("#!"):
+        return False
+    words = [w.rpartition("/")[2] for w in head[2:].split()]
+    if words[:1] == ["env"]:
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    return bool(words) and words[0] in SHELLS
 
 
 def _after_break(text: str, i: int) -> int:

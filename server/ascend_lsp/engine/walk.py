@@ -14,7 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
-from .guards import backend_branches, backend_class, class_branches
+from .guards import and_branches, backend_branches, backend_class, class_branches
 
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
@@ -353,6 +353,10 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collec
         if kind not in _OWN_BRANCHES:  # one test instead of a test per branch below
             if npu_tests and (kind is ast.If or kind is ast.IfExp) and node not in elifs:
                 branches = backend_branches(node, elifs)
+                if branches is not None:
+                    events.backends.append(branches)
+            elif npu_tests and kind is ast.BoolOp:
+                branches = and_branches(node)
                 if branches is not None:
                     events.backends.append(branches)
             if kind is ast.BinOp and type(node.op) in _PRODUCTS:

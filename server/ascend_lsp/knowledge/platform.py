@@ -68,3 +68,27 @@ def load_platform(torch_npu_version: str) -> Platform:
                     tuple(packaging.get("index", ())), tuple(packaging.get("image", ())), arguments,
                     fallbacks, tuple(packaging.get("autoload", ())), tuple(packaging.get("cann-image", ())),
                     tuple(packaging.get("cuda-path", ())))
+
+
+@dataclass(frozen=True, slots=True)
+class Configs:
+    """mappings/platform/configs.toml: how a YAML or JSON file is recognised as a framework's
+    config, the settings that differ on the NPU, and docker run's NVIDIA options."""
+
+    frameworks: tuple[dict, ...]
+    settings: tuple[dict, ...]
+    docker_options: tuple[dict, ...]
+    markers: frozenset[str]  # every key a framework row needs: a file naming none is no config
+
+    def recognise(self, keys: frozenset[str]) -> frozenset[str]:
+        """The frameworks whose rows the top-level `keys` match."""
+        return frozenset(row["name"] for row in self.frameworks
+                         if keys.issuperset(row["all"]) and (not row.get("any") or keys.intersection(row["any"])))
+
+
+@functools.cache
+def load_configs() -> Configs:
+    data = read_table(mappings_root() / "platform" / "configs.toml")
+    frameworks = tuple(data.get("framework", ()))
+    return Configs(frameworks, tuple(data.get("setting", ())), tuple(data.get("docker-option", ())),
+                   frozenset(key for row in frameworks for key in row["all"]))

@@ -1,6 +1,7 @@
 """Code actions: each diagnostic's fixes and its `# noqa` edit, read from
 `Diagnostic.data`; "Fix all ascend-lsp findings" (`source.fixAll.ascend-lsp`, safe fixes
-only), computed on `codeAction/resolve` when the client can resolve edits."""
+only, in the `fix-style` the settings name), computed on `codeAction/resolve` when the client
+can resolve edits. A finding fixed in both styles offers both: "Fix for NPU", "Fix portably"."""
 
 from __future__ import annotations
 
@@ -81,6 +82,16 @@ def can_resolve_edits(server: AscendLanguageServer) -> bool:
     return bool(support and "edit" in support.properties)
 
 
+# A finding fixed in both styles (rules/portable_fixes.py) names each action's style.
+STYLE_TITLES = {"npu": "Fix for NPU: ", "portable": "Fix portably: "}
+
+
+def titled(fix: dict) -> str:
+    prefix = STYLE_TITLES.get(fix.get("style", ""), "")
+    title = fix["title"]
+    return title if not prefix or title.startswith(prefix) else prefix + title
+
+
 def quick_fixes(server: AscendLanguageServer, uri: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
     actions = []
     preferred = True
@@ -88,7 +99,7 @@ def quick_fixes(server: AscendLanguageServer, uri: str, diagnostic: types.Diagno
         edits: dict[str, list[types.TextEdit]] = {}
         for edit in fix["edits"]:
             edits.setdefault(edit.get("uri", uri), []).append(types.TextEdit(range_from_json(edit["range"]), edit["newText"]))
-        actions.append(types.CodeAction(fix["title"], kind=QUICK_FIX, diagnostics=[diagnostic],
+        actions.append(types.CodeAction(titled(fix), kind=QUICK_FIX, diagnostics=[diagnostic],
                                         is_preferred=fix["safe"] and preferred, edit=workspace_edit(server, edits)))
         preferred = preferred and not fix["safe"]  # one preferred fix per diagnostic
     noqa = diagnostic.data.get("noqa")

@@ -57,9 +57,11 @@ def register(server: AscendLanguageServer) -> None:
             registrations.append(types.Registration(
                 id="ascend-lsp-config-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    # pyproject.toml and the extra mapping tables it names; C++/CUDA operator registrations
+                    # pyproject.toml and the extra mapping tables it names; C++/CUDA operator
+                    # registrations; the files that pin versions
                     watchers=[types.FileSystemWatcher(glob_pattern="**/*.toml"),
-                              types.FileSystemWatcher(glob_pattern=project_ops.WATCHED)])))
+                              types.FileSystemWatcher(glob_pattern=project_ops.WATCHED),
+                              types.FileSystemWatcher(glob_pattern=project_ops.WATCHED_PINS)])))
         if client_supports("workspace.did_change_configuration.dynamic_registration"):
             registrations.append(types.Registration(id="ascend-lsp-configuration",
                                                     method=types.WORKSPACE_DID_CHANGE_CONFIGURATION))

@@ -124,7 +124,7 @@ def _fix_data(fix, view: View, snapshot: Snapshot, lines: Lines) -> dict | None:
         if target.uri != view.uri:
             entry["uri"] = target.uri
         edits.append(entry)
-    return {"title": fix.title, "safe": fix.applicability is Applicability.SAFE, "edits": edits}
+    return {"title": fix.title, "safe": fix.applicability is Applicability.SAFE, "edits": edits, "style": fix.style}
 
 
 def _place(edit, snapshot: Snapshot, lines: Lines) -> tuple[View, dict] | None:

@@ -13,6 +13,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import Workspace
 
 from ..engine.analyzer import Analysis, TextEdit
+from ..engine.packaging import document_kind
 from ..sources import MAX_BYTES
 from .edits import compose
 from .notebooks import join_cells
@@ -102,12 +103,20 @@ class Documents:
 
 # Language ids that make a document one of the engine's kinds whatever its name (`.bashrc`,
 # a script without a suffix or a `#!`, `docker/cuda`); any other is read by its path (packaging.document_kind).
-LANGUAGE_KINDS = {"shellscript": "shell", "dockerfile": "dockerfile"}
+# A YAML or JSON document is a config (one only when its keys make it a framework's, config_files.py)
+# unless its name makes it an environment.yml or a compose file.
+LANGUAGE_KINDS = {"shellscript": "shell", "dockerfile": "dockerfile", "dockercompose": "compose", "yaml": "config",
+                  "json": "config", "jsonc": "config"}
 
 
 def language_kind(workspace: Workspace, uri: str) -> str | None:
     document = workspace.text_documents.get(uri)
-    return LANGUAGE_KINDS.get(document.language_id or "") if document is not None else None
+    kind = LANGUAGE_KINDS.get(document.language_id or "") if document is not None else None
+    if kind == "config":
+        path = to_fs_path(uri)
+        named = document_kind(path) if path else None
+        return named if named in ("environment", "compose") else kind
+    return kind
 
 
 def subject_path(uri: str) -> str | None:

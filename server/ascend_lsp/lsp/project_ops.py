@@ -1,4 +1,4 @@
-"""The project's own operators (custom_ops.py, rule NPU308) in the language server: the
+"""The project's own operators (custom_ops.py, rule NPU308) and pinned versions in the language server: the
 workspace folder's project (project.py) is scanned off the event loop when the client is
 ready, and again when a saved or changed C++/CUDA or Python file registers operators (or
 did); open documents are then analysed again, in full."""
@@ -13,14 +13,17 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from .. import custom_ops
-from ..project import ProjectContext
+from ..project import ProjectContext, pins_versions
 from ..sources import SourceError, read_regular
 
 if TYPE_CHECKING:
     from .language_server import AscendLanguageServer
 
 # The client watches these (workspace/didChangeWatchedFiles); Python files come as saves too.
+# Operator registrations, then the files that may pin versions (requirements, setup.cfg,
+# environment.yml; pyproject.toml is watched with the settings' *.toml).
 WATCHED = "**/*.{cpp,cc,cxx,cu,cuh,hip}"
+WATCHED_PINS = "**/*.{txt,cfg,yml,yaml}"
 
 
 def _root(server: AscendLanguageServer) -> str | None:
@@ -56,16 +59,20 @@ def _concerns(project: ProjectContext, path: str) -> bool:
 
 
 def changed(server: AscendLanguageServer, paths: list[str]) -> None:
-    """Files changed on disk: rescan their projects if they concern registrations."""
+    """Files changed on disk: read their projects' pins again if they may pin versions (some
+    findings' severity follows the pins), rescan their operators if they concern registrations."""
     # on the loop: finding the settings may report
     real = {os.path.realpath(p): server.settings.for_path(p) for p in paths}
     projects = {(path, server.projects.for_path(path, settings)) for path, settings in real.items()}
+    repinned = {project for path, project in projects if project is not None and pins_versions(path)}
+    for project in repinned:
+        project.forget_pins()
 
     def rescan() -> bool:
         stale = {project for path, project in projects if project is not None and _concerns(project, path)}
         for project in stale:
             project.rescan_ops()
-        return bool(stale)
+        return bool(stale or repinned)
 
     def done(future: asyncio.Future) -> None:
         if future.exception() is None and future.result():

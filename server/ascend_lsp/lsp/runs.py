@@ -3,7 +3,9 @@ arguments, the `ascend-lsp.run` command (a function, or a selection), progress t
 be cancelled, and the graded result as a RUN001 diagnostic on the function's name with
 the per-output table in its hover. "Find the layer" (`ascend-lsp.runLayers`, a second lens)
 records every module call too: the first divergent module is a RUN002 diagnostic on the
-line that constructs it, with the per-layer table in its hover.
+line that constructs it, with the per-layer table in its hover; its answer names the run's
+page (`ascend-lsp.runView`: the table and a plot of the error along the network, run_view.py),
+which the VS Code extension opens beside the code.
 
 The runner's worker runs the code in its own process; this server only talks to it
 (`ascend_lsp.runner` imports neither torch nor mindspore here). Nothing runs without an
@@ -16,6 +18,7 @@ import ast
 import asyncio
 import fnmatch
 import os
+import secrets
 import threading
 import uuid
 from pathlib import Path
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
 
 RUN_COMMAND = "ascend-lsp.run"
 LAYERS_COMMAND = "ascend-lsp.runLayers"
+VIEW_COMMAND = "ascend-lsp.runView"
 SEVERITY = {"passed": Severity.INFO, "warning": Severity.WARNING, "error": Severity.ERROR, "failed": Severity.ERROR}
 
 
@@ -54,6 +58,7 @@ def enclosing_function(text: str, line: int) -> str | None:
 
 def register(server: AscendLanguageServer) -> None:
     runs = server.runs
+    layer_results: dict[str, dict] = {}  # uri → the document's last per-layer result, for its view
 
     def allowed() -> str | None:
         options = server.settings.options
@@ -93,6 +98,18 @@ def register(server: AscendLanguageServer) -> None:
         request = run_request(LAYERS_COMMAND, args)
         return await execute({**request, "layers": request.get("layers") if request.get("layers") == "api" else "module"})
 
+    @server.command(VIEW_COMMAND)
+    def run_view(*args) -> dict:
+        """The page of a per-layer run (`view` in a "find the layer" answer): {title, html}."""
+        request = args[0] if len(args) == 1 and isinstance(args[0], dict) else {}
+        result = layer_results.get(request.get("uri"))
+        if result is None or result["entry"] != request.get("entry"):
+            raise JsonRpcInvalidParams(f"{VIEW_COMMAND}: no per-layer run of {request.get('entry')!r} in "
+                                       f"{request.get('uri')!r}; the argument is the `view` of a run's answer")
+        from .run_view import run_view_html
+
+        return {"title": f"Layers: {result['entry']}", "html": run_view_html(result, secrets.token_urlsafe(18))}
+
     @server.command(RUN_COMMAND)
     async def run(*args) -> dict:
         """Arguments: {uri, function} (a lens), or {uri, range} (a selection; an empty range
@@ -122,7 +139,11 @@ def register(server: AscendLanguageServer) -> None:
                 function, SEVERITY.get(result.status, Severity.ERROR), summary, format_markdown(result),
                 run_data(result), layer_mark(result, job.path))
             server.scheduler.runs_changed(document.uri)
-        return {"status": result.status, "message": summary}
+        answer = {"status": result.status, "message": summary}
+        if result.layers is not None:
+            layer_results[document.uri] = result.to_dict()
+            answer["view"] = {"uri": document.uri, "entry": job.entry}
+        return answer
 
 
 def run_request(command: str, args: tuple) -> dict:

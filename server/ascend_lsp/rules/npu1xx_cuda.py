@@ -17,10 +17,12 @@ from ..engine.registry import TableRef, handles, rule
 from ..engine.shell_script import Assignment, Command, ShellScript
 from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
+from ..project import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .harmless_calls import CPU_ONLY
+from .portable_fixes import PORTABLY, form_of
 from .table import REAL_WORLD_TABLE, is_prose, report as report_entry
 
 rule(
@@ -185,12 +187,16 @@ rule(
     code="NPU109", name="torch-npu-not-imported", severity=Severity.ERROR, fix="always",
     message="`{name}` needs `import torch_npu`.",
     doc=dict(
-        what="Finds uses of `torch.npu` in a file that never imports `torch_npu`.",
+        what="Finds uses of `torch.npu` in a file that never imports `torch_npu`. Not in a function that imports "
+             "it, nor inside a branch that tests for the NPU (`if is_torch_npu_available(): torch.npu...`, "
+             "`if device.type == \"npu\":`, the NPU class of a per-backend scheme): that test loaded torch_npu.",
         why="`torch.npu` is registered by `import torch_npu`; without it, `torch.npu` raises `AttributeError`. "
             "torch_npu 2.5.1 and later declare a `torch.backends` entry point, so `import torch` (2.5+) loads "
-            "them by itself unless `TORCH_DEVICE_BACKEND_AUTOLOAD=0`: for such a `torch-npu-version` the "
-            "finding is info. It is info too inside a branch that tests for the NPU "
-            "(`if is_torch_npu_available(): torch.npu...`).",
+            "them by itself unless `TORCH_DEVICE_BACKEND_AUTOLOAD=0`. Which applies is read from the versions the "
+            "project pins (its requirements files, pyproject.toml, setup.py, setup.cfg, environment.yml): an "
+            "error where the torch-npu pin allows a release before 2.5.1, or, with no torch-npu pin, where the "
+            "torch pin allows one before 2.5; info where the pins exclude those. With no pin, the configured "
+            "`torch-npu-version` decides, and the message says that no pin was found.",
         example="torch.npu.set_device(0)  # AttributeError\n\n# becomes\n\nimport torch_npu\ntorch.npu.set_device(0)",
         fix="Safe: adds `import torch_npu` below the file's imports.",
         source="Ascend/pytorch README: `import torch_npu` registers the `npu` device and `torch.npu`; "
@@ -221,6 +227,11 @@ rule(
 )
 
 
+# The torch release that loads device backends' `torch.backends` entry points on `import torch`
+# (torch 2.13 `torch/__init__.py` `_import_device_backends`; pytorch/pytorch#127074, torch 2.5).
+AUTOLOAD_TORCH = "2.5"
+
+
 @handles("reference", "NPU109")
 def check_torch_npu_import(checker: Checker, ref: Reference) -> None:
     if not ref.qualname.startswith("torch.npu") or checker.module.imports_module("torch_npu"):
@@ -230,14 +241,38 @@ def check_torch_npu_import(checker: Checker, ref: Reference) -> None:
     if ref.qualname != "torch.npu" and not ref.qualname.startswith("torch.npu."):
         return
     fix = checker.fix("Add `import torch_npu`", Applicability.SAFE, checker.require_module("torch_npu"))
-    autoload = load_platform(checker.settings.torch_npu_version).autoloaded(checker.settings.torch_npu_version)
-    if autoload is None:
-        checker.report("NPU109", ref.node, name=ref.qualname, fixes=(fix,))
-        return
-    message = (f"`{ref.qualname}` relies on `import torch` loading torch_npu {checker.settings.torch_npu_version} "
-               "(device-backend autoload, its `torch.backends` entry point), which TORCH_DEVICE_BACKEND_AUTOLOAD=0 "
-               "turns off; `import torch_npu` says it.")
-    checker.report("NPU109", ref.node, message, (fix,), severity=Severity.INFO)
+    message, severity = autoload_verdict(checker, ref.qualname)
+    checker.report("NPU109", ref.node, message, (fix,), severity=severity)
+
+
+def autoload_verdict(checker: Checker, qualname: str) -> tuple[str, Severity]:
+    """What the versions the project pins (else the configured torch-npu-version) say about
+    `import torch` loading torch_npu: an error where it may not, info where it does."""
+    platform = load_platform(checker.settings.torch_npu_version)
+    first = min((row["torch-npu"] for row in platform.autoload if row["autoload"]), key=release)
+    project = checker.project
+    npu_pin = project.pin("torch-npu") if project is not None else None
+    torch_pin = project.pin("torch") or project.pin("pytorch") if project is not None else None
+    missing = f"`{qualname}` needs `import torch_npu`: "
+    relies = (f"`{qualname}` relies on `import torch` loading torch_npu (its `torch.backends` entry point, from "
+              f"torch_npu {first}), which TORCH_DEVICE_BACKEND_AUTOLOAD=0 turns off; `import torch_npu` says it. ")
+    if npu_pin is not None:
+        if allows_before(npu_pin, first):
+            return (missing + f"the project pins torch-npu `{npu_pin}`, and `import torch` does not load torch_npu "
+                    f"before {first} (`torch.npu` raises AttributeError).", Severity.ERROR)
+        return relies + f"The project pins torch-npu `{npu_pin}`.", Severity.INFO
+    if torch_pin is not None:
+        if allows_before(torch_pin, AUTOLOAD_TORCH):
+            return (missing + f"the project pins torch `{torch_pin}`, and `import torch` loads no device backend "
+                    f"before torch {AUTOLOAD_TORCH} (`torch.npu` raises AttributeError).", Severity.ERROR)
+        return relies + f"The project pins torch `{torch_pin}` (and no torch-npu).", Severity.INFO
+    version = checker.settings.torch_npu_version
+    unpinned = "no torch-npu or torch pin found in the project" if project is not None else "no project read"
+    if platform.autoloaded(version) is None:
+        return (missing + f"torch_npu {version} (torch-npu-version; {unpinned}) is not loaded by `import torch` "
+                "(`torch.npu` raises AttributeError).", Severity.ERROR)
+    return (relies + f"torch-npu-version is {version}; {unpinned}, and a torch_npu before {first} would need the "
+            "import.", Severity.INFO)
 
 
 # --- compilation (docs/real-world-rules.md, item 2) ------------------------------------------
@@ -328,23 +363,37 @@ rule(
     code="NPU112", name="integer-device", severity=Severity.INFO, fix="never",
     message="Device `{name}` is an integer: it means the current accelerator only from torch 2.5 on.",
     doc=dict(
-        what="Finds integer devices: `.to(0)`, `torch.device(0)`, `device=0`, `device_map={\"\": 0}`.",
+        what="Finds integer devices: `.to(0)`, `torch.device(0)`, `device=0`, `device_map={\"\": 0}`, FSDP's "
+             "`device_id=0`. An error where the project's torch pin (requirements files, pyproject.toml, setup.py, "
+             "setup.cfg, environment.yml) allows a release before 2.5; info otherwise, saying which pin (or that "
+             "none was found), in a `device_map`, which the loading library places, and in a test that expects the "
+             "call to fail (`with self.assertRaises(...)`, `with pytest.raises(...)`). Only literal integers: a "
+             "variable (`device_map={\"\": local_rank}`) is not read.",
         why="Before torch 2.5 an integer device was a CUDA ordinal (\"Torch not compiled with CUDA enabled\" on "
             "an NPU host, Ascend/pytorch#16; DeepSpeed#3933 on torch 2.1). From torch 2.5 (pytorch/pytorch#129119) "
             "it means that index of the current accelerator, so with torch_npu loaded it is the NPU; torch 2.13 "
             "raises \"Cannot access accelerator device when none is available\" where there is none (checked). "
             "Libraries still turn integers into `cuda:N` themselves (transformers#38468, "
-            "insanely-fast-whisper#287). The torch_npu versions this checker has tables for (2.7.1, 2.13.0) pair "
-            "with torch ≥ 2.5, so this is advice: a device string says what it means on every version.",
+            "insanely-fast-whisper#287); accelerate (1.15) turns an integer into `npu:N` where the NPU is "
+            "available, and FSDP in torch 2.13 passes `device_id` to `torch.device`. With torch 2.5 or later it "
+            "is advice: a device string says what it means on every version.",
         example='x = x.to(0)\n\n# explicit\n\nx = x.to("npu:0")',
         fix="None automatic.",
         source=real_world_citation(5, "NPU112", "Ascend/pytorch#16; huggingface/transformers#38468; m-bain/whisperX#1482; "
                                     "Vaibhavs10/insanely-fast-whisper#287; Comfy-Org/ComfyUI#6483; "
                                     "vllm-project/vllm-ascend#516") +
         "; pytorch/pytorch#129119 (device index alone → current accelerator); torch 2.13.0 `torch.device(0)` "
-        "checked on a CPU host.",
+        "checked on a CPU host; torch 2.13 `torch/distributed/fsdp/_init_utils.py` (`_get_device_from_device_id`); "
+        "accelerate 1.15.0.dev0 `utils/modeling.py` (`set_module_tensor_to_device`: an integer becomes "
+        "`npu:{device}` when `is_npu_available()`).",
     ),
 )
+
+
+# From this torch release an integer device is that index of the current accelerator
+# (pytorch/pytorch#129119); before it, a CUDA ordinal.
+ACCELERATOR_INDEX_TORCH = "2.5"
+FSDP = "torch.distributed.fsdp.FullyShardedDataParallel"  # its `device_id=` is a device
 
 
 def integer(node: ast.expr | None) -> TypeGuard[ast.Constant]:
@@ -357,16 +406,55 @@ def check_integer_device(checker: Checker, call: ast.Call, qualname: str | None)
         candidates.append(call.args[0])
     elif type(call.func) is ast.Attribute and call.func.attr == "to" and len(call.args) == 1 and not call.keywords:
         candidates.append(call.args[0])
-    device = keyword(call, "device")
+    device = keyword(call, "device_id" if qualname == FSDP else "device")
     if device is not None:
         candidates.append(device.value)
+    mapped: list[ast.expr] = []  # a device_map's: the loading library places the weights
     device_map = keyword(call, "device_map")
     if device_map is not None:
         value = device_map.value
-        candidates.extend(value.values if type(value) is ast.Dict else [value])
-    for node in candidates:
+        mapped.extend(value.values if type(value) is ast.Dict else [value])
+    for node in (*candidates, *mapped):
         if integer(node):
-            checker.report("NPU112", node, name=repr(node.value))
+            message, severity = integer_device_verdict(checker, repr(node.value), node in mapped)
+            if severity is Severity.ERROR and expects_error(checker, node):
+                severity = Severity.INFO  # a test that the call fails
+            checker.report("NPU112", node, message, severity=severity)
+
+
+EXPECTS_ERROR = re.compile(r"with\s+(?:self\.assertRaises\w*|pytest\.raises)\(")
+
+
+def expects_error(checker: Checker, node: ast.AST) -> bool:
+    """Whether the block holding `node`'s line is a `with self.assertRaises(...)` or
+    `with pytest.raises(...)`: the header of the nearest line above indented less."""
+    index = checker.range(node).start_line
+    line = checker.source.line(index)
+    indent = len(line) - len(line.lstrip())
+    for above in range(index - 1, max(-1, index - 50), -1):
+        text = checker.source.line(above)
+        if text.strip() and len(text) - len(text.lstrip()) < indent:
+            return EXPECTS_ERROR.match(text.lstrip()) is not None
+    return False
+
+
+def integer_device_verdict(checker: Checker, name: str, mapped: bool) -> tuple[str, Severity]:
+    """An error where the project's torch pin allows a release before 2.5, which reads an
+    integer device as a CUDA ordinal; info otherwise, and for a device_map, whose integers
+    accelerate turns into `npu:N` itself."""
+    project = checker.project
+    pin = project.pin("torch") or project.pin("pytorch") if project is not None else None
+    if mapped:
+        return (checker.rules["NPU112"].message.format(name=name) + " In a device_map accelerate turns it into "
+                "`npu:N` where the NPU is available.", Severity.INFO)
+    if pin is not None and allows_before(pin, ACCELERATOR_INDEX_TORCH):
+        return (f"Device `{name}` is an integer: the project pins torch `{pin}`, and before torch "
+                f"{ACCELERATOR_INDEX_TORCH} an integer device is a CUDA ordinal (\"Torch not compiled with CUDA "
+                "enabled\" on an NPU host); `\"npu:N\"` says the NPU.", Severity.ERROR)
+    message = checker.rules["NPU112"].message.format(name=name)
+    if pin is not None:
+        return f"{message} The project pins torch `{pin}`.", Severity.INFO
+    return f"{message} No torch pin found in the project." if project is not None else message, Severity.INFO
 
 
 rule(
@@ -565,6 +653,7 @@ def check_compile_mode(checker: Checker, facts: dict) -> None:
 CALLEE_CHECKS = {
     "torch.compile": check_torch_compile,
     "torch.device": check_integer_device,
+    FSDP: check_integer_device,
 }
 KEYWORD_CHECKS = {
     "device": check_integer_device,
@@ -660,11 +749,15 @@ def check_launch_variable(checker: Checker, found: Assignment) -> None:
         # ASCEND_RT_VISIBLE_DEVICES should say unasked
         if found.name == "CUDA_VISIBLE_DEVICES" and found.literal and found.value.strip() in CPU_ONLY:
             return
-        fix = None
+        fix = portable = None
+        form = form_of("env", found.name)
         if entry.replacement and entry.fix is not None:
             fix = checker.fix(f"Replace `{found.name}` with `{entry.replacement}`", Applicability(entry.fix),
                               checker.replace(found.name_range, entry.replacement))
-        report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix)
+            if form is not None:
+                portable = checker.fix(f"{PORTABLY}Replace `{found.name}` with `{form.replacement}`",
+                                       Applicability(entry.fix), checker.replace(found.name_range, form.replacement))
+        report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix, portable, form)
         return
     row = load_launch().variable(found.name, found.value if found.literal else "")
     if row is None:

@@ -9,7 +9,7 @@ import ast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Severity
-from ..engine.walk import Scope, StringContext
+from ..engine.walk import Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
@@ -69,11 +69,13 @@ rule(
     code="NPU304", name="bitsandbytes", severity=Severity.WARNING, fix="never", table=THIRD_PARTY,
     message="`{name}` is bitsandbytes, whose NPU support is partial.",
     doc=dict(
-        what="Finds imports and uses of `bitsandbytes` and `BitsAndBytesConfig(load_in_8bit=True)`; as errors, "
-             "bitsandbytes' 8-bit and paged optimizers: calls of `bitsandbytes.optim.*8bit` and `Paged*` classes "
-             "and transformers' `optim=` names for them (`adamw_bnb_8bit`, `adamw_8bit`, `paged_adamw_32bit`, "
+        what="Finds imports and uses of `bitsandbytes`, `BitsAndBytesConfig(load_in_8bit=True)` and "
+             "`from_pretrained(..., load_in_8bit=True)`; as errors, bitsandbytes' 8-bit and paged optimizers: calls "
+             "of `bitsandbytes.optim.*8bit` and `Paged*` classes (and of its base classes with `optim_bits=8` or "
+             "`is_paged=True`) and transformers' `optim=` names for them (`adamw_bnb_8bit`, `adamw_8bit`, `paged_adamw_32bit`, "
              "`paged_adamw_8bit`, `lion_8bit`, `paged_lion_*`, `*ademamix_8bit`, `paged_ademamix_32bit`, "
-             "`rmsprop_bnb_8bit`)." + FALLBACK,
+             "`rmsprop_bnb_8bit`). Not `load_in_4bit`: its NF4 and FP4 ops fall back like the int8 ones, and "
+             "the import (or the config's `load_in_8bit`) already says where bitsandbytes stands." + FALLBACK,
         why="bitsandbytes (0.50.2 checked) lists the NPU as a device but ships no NPU kernels. Its int8 and "
             "4-bit ops (LLM.int8, NF4 and FP4 quantise, dequantise, matmul) have pure-PyTorch \"default\" "
             "kernels, to which NPU tensors dispatch (a generic fallback, not NPU kernels); its 8-bit optimizers (blockwise update) and "
@@ -285,7 +287,16 @@ def check_quantisation_string(checker: Checker, node: ast.AST, value: str, conte
         checker.report("NPU311", node, name=f"{context.keyword}={value!r}")
 
 
-def check_bitsandbytes_config(checker: Checker, call: ast.Call, qualname: str | None) -> None:
+# classes whose from_pretrained loads no bitsandbytes weights: tokenizers and processors, optimum's ONNX Runtime models
+NOT_MODELS = ("Tokenizer", "Processor", "FeatureExtractor", "ORTModel")
+
+
+def check_load_in_8bit(checker: Checker, call: ast.Call) -> None:
+    """`BitsAndBytesConfig(load_in_8bit=True)` and transformers' shorthand for it,
+    `from_pretrained(..., load_in_8bit=True)`. Not `load_in_4bit`: its NF4/FP4 ops fall back to
+    the same generic code, which is where bitsandbytes' NPU support stands."""
+    if type(call.func) is ast.Attribute and any(word in last_name(call.func.value) for word in NOT_MODELS):
+        return  # `AutoTokenizer.from_pretrained(..., load_in_8bit=True)` quantises nothing
     eight_bit = passed(call, "load_in_8bit")
     if constant(eight_bit) is True:
         checker.report("NPU304", eight_bit, "`load_in_8bit=True` runs bitsandbytes' int8 ops, which have no NPU "
@@ -311,11 +322,17 @@ def report_bitsandbytes_optimizer(checker: Checker, node: ast.AST, name: str, ei
                    f"not run on the NPU (bitsandbytes 0.50.2). {BNB_OPTIMIZER_FIX}", severity=Severity.ERROR)
 
 
-def check_bitsandbytes_optimizer_class(checker: Checker, ref: Reference) -> None:
-    """`bnb.optim.PagedAdamW8bit(...)`: the class names say 8-bit (`…8bit`) and paged (`Paged…`) state."""
+def check_bitsandbytes_optimizer_class(checker: Checker, ref: Reference, call: ast.Call) -> None:
+    """`bnb.optim.PagedAdamW8bit(...)`: the class names say 8-bit (`…8bit`) and paged (`Paged…`) state,
+    and so do the base classes' `optim_bits=8` and `is_paged=True` (bitsandbytes 0.50.2 `optim/*.py`)."""
     name = ref.qualname.rpartition(".")[2]
-    if name.endswith("8bit") or name.startswith("Paged"):
-        report_bitsandbytes_optimizer(checker, ref.node, ref.qualname, name.endswith("8bit"), name.startswith("Paged"))
+    chosen = [kw for kw, on in (("optim_bits=8", constant(passed(call, "optim_bits")) == 8),
+                                ("is_paged=True", constant(passed(call, "is_paged")) is True)) if on]
+    eight_bit = name.endswith("8bit") or "optim_bits=8" in chosen
+    paged = name.startswith("Paged") or "is_paged=True" in chosen
+    if eight_bit or paged:
+        shown = f"{ref.qualname}({', '.join(chosen)})" if chosen else ref.qualname
+        report_bitsandbytes_optimizer(checker, ref.node, shown, eight_bit, paged)
 
 
 rule(
@@ -367,12 +384,19 @@ def on_reference(checker: Checker, ref: Reference) -> None:
         return
     check_library_call(checker, ref)
     qualname = ref.qualname
-    if qualname.endswith(".BitsAndBytesConfig"):
-        check_bitsandbytes_config(checker, call, qualname)
+    if qualname.endswith((".BitsAndBytesConfig", ".from_pretrained")):
+        check_load_in_8bit(checker, call)
     elif qualname.startswith("bitsandbytes.optim."):
-        check_bitsandbytes_optimizer_class(checker, ref)
+        check_bitsandbytes_optimizer_class(checker, ref, call)
     if any(kw.arg == "use_flash_attention_2" for kw in call.keywords):
         check_use_flash_attention_2(checker, call, qualname)
+
+
+@handles("attribute", "NPU304", names=("from_pretrained",))
+def on_from_pretrained(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call | None) -> None:
+    """`model_class.from_pretrained(...)` on a value no import names (a resolved one is a reference)."""
+    if call is not None and call.func is node:
+        check_load_in_8bit(checker, call)
 
 
 @handles("string", "NPU304", "NPU307", "NPU311", "NPU313")

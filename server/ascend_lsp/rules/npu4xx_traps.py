@@ -1,14 +1,16 @@
 """NPU4xx: NPU semantic traps — code that runs on the NPU but silently does something else;
 with what real migrations trip over (docs/real-world-rules.md): attention masks the NPU
-reads otherwise, forced CUDA attention kernels, HCCL's collective gaps and timeouts, and
+reads otherwise, fused-attention arguments that torch_npu reads otherwise (NPU416),
+forced CUDA attention kernels, HCCL's collective gaps and timeouts, and
 IEEE inf/nan on the chips that run float16 in saturation mode (chip_features)."""
 
 from __future__ import annotations
 
 import ast
+import re
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Severity
+from ..engine.model import Applicability, Fix, Severity
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import constant, passed
@@ -161,6 +163,159 @@ def check_attention_mask(checker: Checker, call: ast.Call, qualname: str | None)
         if is_float_cast(mask):
             checker.report("NPU407", mask, name="`atten_mask` is a float mask: npu_fusion_attention reads it as a bool "
                                                 "mask where True means masked out.")
+
+
+rule(
+    code="NPU416", name="fused-attention-arguments", severity=Severity.WARNING, fix="never",
+    message="`{api}`: {problem}.",
+    doc=dict(
+        what="Finds literal arguments of torch_npu's fused attention that give a wrong result or fail. "
+             "`npu_fusion_attention`: no `scale=`; `sparse_mode=1`…`8` without `atten_mask`; `keep_prob=` given a "
+             "value named as a dropout probability (`dropout_p`, `self.attn_drop`); an `input_layout` other than "
+             "`BSH`, `SBH`, `BSND`, `BNSD`, `TND` (an error), and `TND` without `actual_seq_qlen` and `actual_seq_kvlen` (an error). "
+             "`npu_fused_infer_attention_score`: no `scale=`; `sparse_mode=5`…`8` (an error); `sparse_mode=2`, `3` "
+             "or `4` without `atten_mask`. Only what the call itself says: not values computed elsewhere, nor the "
+             "head dimension, which is in the tensors' shapes (16-aligned for float16/bfloat16 in "
+             "`npu_fused_infer_attention_score`), nor a call that passes `*args` or `**kwargs`.",
+        why="Both default `scale` to 1.0, not 1/√head_dim as flash-attn and SDPA do: unscaled attention unless the "
+            "query was scaled before. In `npu_fusion_attention`, \"when atten_mask is None, sparse_mode, "
+            "pre_tockens and next_tockens have no effect: full computation\", so `sparse_mode=2`/`3` meant as causal "
+            "attends to the future, silently; `keep_prob` is the probability to keep (1 − dropout), so a dropout "
+            "rate there drops most values; the layout must be one of its five, and TND (varlen) needs the "
+            "cumulative `actual_seq_qlen`/`actual_seq_kvlen`. In `npu_fused_infer_attention_score`, modes 5–8 "
+            "\"are not implemented, do not use\", and modes 2, 3 and 4 need the 2048×2048 optimised mask: without "
+            "it the call fails when the query has more than one token.",
+        example='out = torch_npu.npu_fusion_attention(q, k, v, n, "BSND", sparse_mode=3)  # NPU416 twice\n\n'
+                '# becomes\n\nmask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), diagonal=1)\n'
+                'out = torch_npu.npu_fusion_attention(q, k, v, n, "BSND", atten_mask=mask, sparse_mode=3,\n'
+                '                                     scale=1 / math.sqrt(q.shape[-1]))',
+        fix="None automatic: the head dimension and the mask are the code's.",
+        source="torch_npu-2.13.0 wheel (PyPI): `torch_npu/_op_plugin_docs.py` — `npu_fusion_attention` l.1600-1692 "
+               "(signature: `scale=1.`, `keep_prob=1.`; `input_layout` l.1607; `sparse_mode` without `atten_mask` "
+               "l.1689), `npu_fused_infer_attention_score` l.8053-8330 (`scale` default 1.0 l.8109, `sparse_mode` "
+               "5–8 not implemented l.8117, modes 2–4 need the 2048×2048 mask l.8214).",
+    ),
+)
+
+FUSION = "npu_fusion_attention"
+INFER = "npu_fused_infer_attention_score"
+# npu_fusion_attention's positional parameters (query, key, value, head_num, input_layout, pse,
+# padding_mask, atten_mask, scale, keep_prob, …); npu_fused_infer_attention_score takes these by keyword.
+FUSION_POSITIONS = {"input_layout": 4, "atten_mask": 7, "scale": 8, "keep_prob": 9}
+FUSION_LAYOUTS = ("BSH", "SBH", "BSND", "BNSD", "TND")
+
+
+@handles("reference", "NPU416", names=(FUSION, INFER))
+def check_fused_attention(checker: Checker, ref: Reference) -> None:
+    call = ref.call
+    if type(call) is not ast.Call or call.func is not ref.node or \
+            not ref.qualname.startswith(("torch_npu.", "torch.ops.npu.")):
+        return
+    if any(kw.arg is None for kw in call.keywords) or any(type(a) is ast.Starred for a in call.args):
+        return  # `**options` may pass any of them
+    api = ref.qualname.rpartition(".")[2]
+    positions = FUSION_POSITIONS if api == FUSION else {}
+
+    def given(name: str) -> ast.expr | None:
+        return passed(call, name, positions.get(name))
+
+    if given("scale") is None:
+        checker.report("NPU416", call.func, api=api, problem="no `scale=`, so it is 1.0, not 1/√head_dim as in "
+                       "flash-attn and SDPA: attention is unscaled unless the query was scaled before; pass "
+                       "`scale=1 / math.sqrt(head_dim)`")
+    mode_node = given("sparse_mode")
+    mode = constant(mode_node)
+    if type(mode) is int and mode_node is not None:
+        if api == INFER and 5 <= mode <= 8:
+            checker.report("NPU416", mode_node, api=api, problem=f"`sparse_mode={mode}` is not implemented (modes "
+                           "5–8: \"do not use\"); it supports 0–4 and 9", severity=Severity.ERROR)
+        elif given("atten_mask") is None and (1 <= mode <= 8 if api == FUSION else 2 <= mode <= 4):
+            effect = ("is ignored: the attention is full (not causal); pass the mask the mode needs (for the causal "
+                      "modes the 2048×2048 `torch.triu(torch.ones(2048, 2048, dtype=torch.bool), diagonal=1)`)"
+                      if api == FUSION else "fails when the query has more than one token; pass the 2048×2048 mask "
+                      "the mode needs")
+            checker.report("NPU416", mode_node, api=api, problem=f"`sparse_mode={mode}` without `atten_mask` {effect}")
+    if api == FUSION:
+        check_fusion_layout(checker, call, given)
+
+
+def check_fusion_layout(checker: Checker, call: ast.Call, given) -> None:
+    """npu_fusion_attention's `keep_prob` and `input_layout`."""
+    keep = given("keep_prob")
+    if keep is not None and type(keep) in (ast.Name, ast.Attribute) and "drop" in last_name(keep).lower():
+        text = checker.source.segment(checker.range(keep))
+        checker.report("NPU416", keep, api=FUSION, problem=f"`keep_prob={text}` is a dropout rate, but keep_prob "
+                       f"is the probability to keep (1 − dropout): most values are dropped; pass `keep_prob=1 - {text}`")
+    layout_node = given("input_layout")
+    layout = constant(layout_node)
+    if type(layout) is not str or layout_node is None:
+        return
+    if layout not in FUSION_LAYOUTS:
+        checker.report("NPU416", layout_node, api=FUSION, problem=f"`input_layout={layout!r}` is none of "
+                       f"{', '.join(FUSION_LAYOUTS)}", severity=Severity.ERROR)
+    elif layout == "TND" and (given("actual_seq_qlen") is None or given("actual_seq_kvlen") is None):
+        checker.report("NPU416", layout_node, api=FUSION, problem="`input_layout='TND'` (varlen) needs "
+                       "`actual_seq_qlen` and `actual_seq_kvlen` (cumulative lengths, no leading 0)",
+                       severity=Severity.ERROR)
+
+
+rule(
+    code="NPU417", name="cuda-oom-text", severity=Severity.WARNING, fix="sometimes",
+    message="`{name}` is CUDA's out-of-memory text: on the NPU the message reads \"NPU out of memory\", so this test "
+            "never matches there.",
+    doc=dict(
+        what="Finds out-of-memory handling that matches CUDA's message: `if \"CUDA out of memory\" in str(e):`, "
+             "`str(e).startswith(\"CUDA out of memory\")`, `re.search(\"CUDA error: out of memory\", msg)` (in any "
+             "case). Not in an `assert`, which checks text a test recorded.",
+        why="torch_npu's allocator raises the same exception class as CUDA's, `torch.OutOfMemoryError` (a "
+            "`RuntimeError`; `torch.cuda.OutOfMemoryError` is that class), with the text \"NPU out of memory. Tried "
+            "to allocate …\". A test of the text for CUDA's words is never true on the NPU: the batch-size back-off "
+            "or cache clearing it guards never runs, and the error propagates.",
+        example='except RuntimeError as e:\n    if "CUDA out of memory" in str(e):  # NPU417\n        ...\n\n'
+                '# becomes\n\nexcept torch.OutOfMemoryError:\n    ...',
+        fix="Unsafe, where the text is searched for anywhere (`in`, `find`, `re.search`): matches `out of memory`, "
+            "which both messages contain. None where it is anchored (`startswith`, `re.match`). Catching "
+            "`torch.OutOfMemoryError` is the better change.",
+        source="torch_npu-2.13.0 wheel (PyPI): `torch_npu/lib/libtorch_npu.so` (strings \"NPU out of memory. Tried to "
+               "allocate \", \"NPU out of memory. device id: \"; it constructs `c10::OutOfMemoryError`); torch 2.13 "
+               "(`torch.OutOfMemoryError` subclasses `RuntimeError`, `torch.cuda.OutOfMemoryError is "
+               "torch.OutOfMemoryError`).",
+    ),
+)
+
+CUDA_OOM = re.compile(r"cuda(?: error:)? out of memory", re.IGNORECASE)
+# str methods and `re` functions that look for the text anywhere (an unsafe fix can shorten it), and
+# those that anchor it (no fix: "NPU out of memory" starts otherwise)
+SEARCHES = frozenset({"find", "index", "count", "search", "findall"})
+ANCHORED = frozenset({"startswith", "endswith", "match", "fullmatch"})
+
+
+@handles("string", "NPU417")
+def check_oom_text(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
+    """The literal is the text searched for: an operand of `in`, or what a str method or `re`
+    function looks for."""
+    if "out of memory" not in value.lower() or type(node) is not ast.Constant:
+        return
+    match = CUDA_OOM.search(value)
+    if match is None:
+        return
+    if context.kind == "compare":
+        compare = context.node
+        if type(compare) is not ast.Compare or compare.left is not node or \
+                not any(type(op) in (ast.In, ast.NotIn) for op in compare.ops):
+            return
+        if checker.source.line(checker.range(compare).start_line).lstrip().startswith("assert"):
+            return  # a test that a recorded CUDA error text is kept, not handling of one
+    elif context.kind != "arg" or context.call is None or last_name(context.call.func) not in SEARCHES | ANCHORED:
+        return
+    where = checker.range(node)
+    source = checker.source.segment(where)
+    fixes: tuple[Fix, ...] = ()
+    anchored = context.kind == "arg" and context.call is not None and last_name(context.call.func) in ANCHORED
+    if match.group() in source and not anchored:  # written as it reads (no escapes in the way)
+        fixes = (checker.fix("Match `out of memory`", Applicability.UNSAFE,
+                             checker.replace(where, source.replace(match.group(), "out of memory", 1))),)
+    checker.report("NPU417", node, fixes=fixes, name=match.group())
 
 
 rule(

@@ -220,6 +220,8 @@ def _image(checker: Checker, item: Item) -> None:
 
 @handles("packaging", "NPU501", "NPU502", "NPU503", "NPU504")
 def check_item(checker: Checker, item: Item, items: list[Item]) -> None:
+    if not isinstance(item, Item):
+        return  # a config's settings are NPU8xx's
     if item.kind == "requirement":
         _requirement(checker, item, items)
     elif item.kind == "index":

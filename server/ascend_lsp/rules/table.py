@@ -12,8 +12,12 @@ from ..engine.model import Applicability, Fix, Range, Severity
 from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
+from ..knowledge.portable import Form
 from .device_strings import at_device_argument, device_place
 from .harmless_calls import FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, reference_place
+from .literal_text import literal_text_spans
+from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
+                             styled, switch_branch, unused_import_fix, variable_branch)
 
 # The lookups of the rules real migrations trip over, in NPU1xx, NPU3xx and NPU4xx (docs/real-world-rules.md).
 REAL_WORLD_TABLE = TableRef("mappings/torch_npu/realworld.toml", ("api",))
@@ -101,10 +105,15 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
 
 
 def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None,
+           portable: Fix | None = None, form: Form | None = None,
            lowered: tuple[Severity, str] | None = None) -> None:
-    """`lowered`: (severity, the reason said after the message) where the code shows the finding matters less."""
-    text = message(checker, entry, name, replacement) + (lowered[1] if lowered else "")
-    checker.report(entry.rule, where, text, (fix,) if fix else (), severity=lowered[0] if lowered else None,
+    """Report the entry with its fix and, where it has one, its portable fix (`form`: the
+    portable row), in the order the `fix-style` setting prefers (portable_fixes.styled).
+    `lowered`: (severity, the reason said after the message) where the code shows the finding
+    matters less."""
+    fixes, note = styled(checker, fix, portable, form)
+    text = message(checker, entry, name, replacement) + note + (lowered[1] if lowered else "")
+    checker.report(entry.rule, where, text, fixes, severity=lowered[0] if lowered else None,
                    origin=entry.origin, deprecated=entry.deprecated,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
 
@@ -130,22 +139,22 @@ def applies_to_call(entry: Entry, call: ast.Call | ast.ClassDef | None) -> bool:
 
 
 # --- qualified names ---------------------------------------------------------------------
-def rename_fix(checker: Checker, entry: Entry, ref: Reference, new: str) -> Fix:
-    """Rewrite the reference as written: keep the file's alias for the unchanged head
-    (`t.cuda.x` → `t.npu.x`), else spell the new name out and import its root."""
-    node = ref.node
-    root = node
+def written_name(checker: Checker, ref: Reference, new: str) -> tuple[str, list]:
+    """`new` as the file can write it in place of the reference, and the import that needs:
+    the file's alias for the unchanged head (`t.cuda.x` → `t.npu.x`), else the name spelled
+    out, its root imported."""
+    root = ref.node
     while type(root) is ast.Attribute:
         root = root.value
-    edits = []
     if new.startswith(ref.binding + ".") and type(root) is ast.Name:
-        text = root.id + new[len(ref.binding):]
-    else:
-        text = new
-        head = new.partition(".")[0]
-        if ref.scope.lookup(head) != head:
-            edits.append(checker.require_name(head))
-    edits.append(checker.replace(node, text))
+        return root.id + new[len(ref.binding):], []
+    head = new.partition(".")[0]
+    return new, [checker.require_name(head)] if ref.scope.lookup(head) != head else []
+
+
+def rename_fix(checker: Checker, entry: Entry, ref: Reference, new: str) -> Fix:
+    text, edits = written_name(checker, ref, new)
+    edits.append(checker.replace(ref.node, text))
     edits.extend(with_torch_npu(checker, new))
     return checker.fix(f"Replace `{ref.qualname}` with `{new}`", Applicability(entry.fix), *edits)
 
@@ -170,13 +179,22 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     # it reaches a more specific entry that needs a person (`cuda.nvtx` after
     # `from torch import cuda`) or one the import's rename does not cover
     # (`ProfilerActivity.CUDA` becomes `ProfilerActivity.NPU`).
+    # In the portable style a call the import's rename cannot fix (`GradScaler()` needs
+    # the device's type) gets its own finding, with the call's portable fix.
     new = replacement_for(entry, ref.qualname)
-    if carried_by_import(checker, entry, ref, new):
+    carried = carried_by_import(checker, entry, ref, new)
+    if carried and not needs_own_fix(checker, ref.qualname):
         return
-    fix = None
-    if new and entry.fix is not None:
+    fix = portable = None
+    if new and entry.fix is not None and not carried:
         fix = rename_fix(checker, entry, ref, new)
-    report(checker, entry, ref.node, ref.qualname, new, fix, reference_place(checker, entry.rule, ref))
+    form = form_of("api", ref.qualname)
+    if form is not None and entry.fix is not None:
+        portable = api_fix(checker, ref, *written_name(checker, ref, form.replacement), Applicability(entry.fix))
+    elif new and entry.fix is not None and (form := form_of("branch", ref.qualname)) is not None:
+        module = written_name(checker, ref, form.replacement.partition("(")[0])
+        portable = switch_branch(checker, ref, new, module, Applicability(entry.fix))
+    report(checker, entry, ref.node, ref.qualname, new, fix, portable, form, reference_place(checker, entry.rule, ref))
 
 
 def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias, entry: Entry,
@@ -215,10 +233,13 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
         return
     new = replacement_for(entry, qualname)
     fix = import_fix(checker, stmt, alias, entry, new) if new and entry.fix is not None else None
+    form = form_of("api", qualname)
+    portable = unused_import_fix(checker, stmt, Applicability(entry.fix)) \
+        if form is not None and entry.fix is not None else None
     lowered = None
     if entry.rule.startswith("NPU3") and import_with_fallback(checker, stmt):
         lowered = (Severity.INFO, FALLBACK_IMPORT)
-    report(checker, entry, alias, qualname, new, fix, lowered)
+    report(checker, entry, alias, qualname, new, fix, portable, form, lowered)
 
 
 # --- methods and attributes by shape ------------------------------------------------------
@@ -252,34 +273,13 @@ def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Cal
                           checker.replace(attr_range, entry.replacement),
                           *with_torch_npu(checker, "torch_npu"))
     new = f".{entry.replacement}{'()' if entry.call else ''}" if entry.replacement else None
-    report(checker, entry, attr_range, shown, new, fix)
+    form = form_of("method", attr)
+    portable = method_fix(checker, attr, attr_range, call, Applicability(entry.fix)) \
+        if form is not None and entry.fix is not None else None
+    report(checker, entry, attr_range, shown, new, fix, portable, form)
 
 
 # --- strings: devices, backends, environment variables ------------------------------------
-def literal_text_spans(segment: str, fstring: bool) -> list[tuple[int, int]]:
-    """The (start, end) spans of `segment` that are literal text: all of it, or in an
-    f-string the parts outside replacement fields (`{{` and `}}` are literal braces)."""
-    if not fstring:
-        return [(0, len(segment))]
-    spans, start, depth, i = [], 0, 0, 0
-    while i < len(segment):
-        char = segment[i]
-        if depth == 0 and char in "{}" and segment[i + 1:i + 2] == char:
-            i += 2
-            continue
-        if char == "{":
-            if depth == 0:
-                spans.append((start, i))
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                start = i + 1
-        i += 1
-    spans.append((start, len(segment)))
-    return spans
-
-
 def word_fix(checker: Checker, node: ast.AST, words: list[tuple[str, str]], applicability: Applicability,
              title: str) -> Fix | None:
     """Replace each (old, new) word in the literal text of the string's source (never
@@ -311,11 +311,18 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
     if env is not None:
         if hides_every_gpu(checker, node, value):
             return
-        fix = None
+        fix = portable = None
+        form = form_of("env", value)
         if env.replacement and env.fix is not None:
             fix = word_fix(checker, node, [(value, env.replacement)], Applicability(env.fix),
                            f"Replace `{value}` with `{env.replacement}`")
-        report(checker, env, node, value, env.replacement, fix)
+            if form is not None:
+                portable = word_fix(checker, node, [(value, form.replacement)], Applicability(env.fix),
+                                    f"{PORTABLY}Replace `{value}` with `{form.replacement}`")
+            else:
+                portable = variable_branch(checker, node, value, env.replacement, Applicability(env.fix))
+                form = form_of("branch", value)
+        report(checker, env, node, value, env.replacement, fix, portable, form)
         return
     if "cuda" not in value and "nccl" not in value:
         return
@@ -329,14 +336,17 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
                                                           if d.kind == "device" and d.name in value]
             new = _replace_words(value, words)
             fix = word_fix(checker, node, words, Applicability(entry.fix), f"Replace `{value}` with `{new}`") if entry.fix else None
-            report(checker, entry, node, value, new, fix)
+            portable = backend_fix(checker, node, context, Applicability(entry.fix)) if entry.fix else None
+            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind))
             return
         if entry.kind == "device" and DEVICE_STRING.fullmatch(value.strip()) and entry.name in value:
             new = value.replace(entry.name, entry.replacement)
             applicability = Applicability(entry.fix) if selects_device(context) else Applicability.UNSAFE
             fix = word_fix(checker, node, [(entry.name, entry.replacement)], applicability,
                            f"Replace `{value}` with `{new}`") if entry.fix else None
-            report(checker, entry, node, value, new, fix, device_place(checker, node, context))
+            portable = device_string_fix(checker, node, value, context, applicability) if entry.fix else None
+            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind),
+                   device_place(checker, node, context))
             return
 
 

@@ -23,6 +23,7 @@ from typing import Callable
 from ..limits import address_space
 from .command import Launch, local_launch, template_launch, worker_source_line
 from .job import Job, JobError
+from .remote_host import explain_missing_project_module
 from .result import RunResult, failed, from_worker
 
 POLL_S = 0.05
@@ -129,10 +130,11 @@ class RunnerPool:
             slot = self._locks.setdefault(key, threading.Lock())
         try:
             with slot:
-                return self._run_on(key, launch, job, wire, started, cancel, on_progress)
+                result = self._run_on(key, launch, job, wire, started, cancel, on_progress)
         except Exception as exc:  # never take the caller down
             self._discard(key)
             return failed(job, "internal", f"runner error: {type(exc).__name__}: {exc}")
+        return result if launch.local else explain_missing_project_module(job, result)
 
     def _run_on(self, key, launch: Launch, job: Job, wire: dict, started: float, cancel, on_progress) -> RunResult:
         deadline = started + job.timeout

@@ -1,0 +1,117 @@
+"""The portable style's fixes where the fixture files do not reach: exact texts after
+`fix-style = "portable"`, and what is left unfixed, and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_lsp.analysis import analyze, fix_text
+from ascend_lsp.engine.config import Settings
+from ascend_lsp.rules.portable_fixes import lowest_allowed
+
+PORTABLE = Settings(fix_style="portable")
+BOUND = 'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
+
+
+def fixed(text: str) -> str:
+    result = fix_text(text, PORTABLE, "train.py", unsafe=True)
+    again = fix_text(result.text, PORTABLE, "train.py", unsafe=True)
+    assert again.text == result.text
+    return result.text
+
+
+def test_variables_behind_a_backend_check_only_where_the_statement_sets_them() -> None:
+    text = ('import os\nimport torch\n\nos.environ["NCCL_ALGO"] = "Ring"  # tuned\n'
+            'os.environ.setdefault("NCCL_SOCKET_IFNAME", "eth0")\nvisible = os.getenv("CUDA_VISIBLE_DEVICES")\n'
+            'subprocess.run(["x"], env={"CUDA_VISIBLE_DEVICES": "0"})\n')
+    assert fixed(text) == (
+        'import os\nimport torch\n' + BOUND + '\n'
+        'if accelerator_device.type == "cuda":\n    os.environ["NCCL_ALGO"] = "Ring"\n'
+        'elif accelerator_device.type == "npu":\n    os.environ["HCCL_ALGO"] = "Ring"  # tuned\n'
+        'if accelerator_device.type == "cuda":\n    os.environ.setdefault("NCCL_SOCKET_IFNAME", "eth0")\n'
+        'elif accelerator_device.type == "npu":\n    os.environ.setdefault("HCCL_SOCKET_IFNAME", "eth0")\n'
+        # a name bound in neither branch on the CPU; a subprocess that must run everywhere: left as they are
+        'visible = os.getenv("CUDA_VISIBLE_DEVICES")\nsubprocess.run(["x"], env={"CUDA_VISIBLE_DEVICES": "0"})\n')
+
+
+def test_a_file_that_imports_no_torch_at_its_top_is_not_made_to() -> None:
+    for text in ('import os\n\nos.environ["NCCL_ALGO"] = "Ring"\n',
+                 'DEVICE = "cuda"\n',
+                 'def main():\n    import torch\n    return torch.ones(1).cuda()\n'):
+        assert fixed(text) == text
+    assert fixed('from torch import nn\n\nm = nn.Linear(1, 1).cuda()\n') == (
+        'from torch import nn\nimport torch\n' + BOUND + '\nm = nn.Linear(1, 1).to(accelerator_device)\n')
+
+
+def test_device_strings() -> None:
+    text = ('import torch\n\nx = torch.device("cuda:{}".format(0))\ny = torch.device(u"cuda")\n'
+            'z = torch.device(r"cuda:0")\nstate = torch.load("m.pt", map_location="cuda:0")\n'
+            'kernels = {"cuda": 1, "cpu": 2}\nw = torch.device("cuda" ":0")\n')
+    assert fixed(text) == (
+        'import torch\n' + BOUND + '\nx = torch.device(f"{accelerator_device.type}:{{}}".format(0))\n'
+        'y = torch.device(u"cuda")\n'  # a u-string cannot become an f-string
+        'z = torch.device(fr"{accelerator_device.type}:0")\n'
+        'state = torch.load("m.pt", map_location=accelerator_device)\n'  # torch.load cannot restore to "cpu:0"
+        'kernels = {"cuda": 1, "cpu": 2}\n'  # a key among others: no expression there
+        'w = torch.device("cuda" ":0")\n')  # implicitly concatenated pieces
+
+
+def test_guards_inside_expressions_and_blocks() -> None:
+    text = ('import torch\n\ntotal = (\n    torch.cuda.memory_allocated()\n)\n'
+            'stats = [torch.cuda.memory_stats(),\n         torch.cuda.empty_cache()]\n'
+            'if True:\n    torch.cuda.synchronize()  # wait\n')
+    assert fixed(text) == (
+        'import torch\n\ntotal = (\n    (torch.accelerator.memory_allocated() if torch.accelerator.is_available() else 0)\n)\n'
+        'stats = [(torch.accelerator.memory_stats() if torch.accelerator.is_available() else {}),\n'
+        '         (torch.accelerator.empty_cache() if torch.accelerator.is_available() else None)]\n'
+        'if True:\n    if torch.accelerator.is_available():\n        torch.accelerator.synchronize()  # wait\n')
+
+
+def test_amp_arguments_and_keywords() -> None:
+    text = ('import torch\n\nwith torch.autocast("cuda", enabled=False):\n    pass\n'
+            'scaler = torch.cuda.amp.GradScaler(\n    init_scale=1024,\n)\n')
+    assert fixed(text) == (
+        'import torch\n' + BOUND + '\nwith torch.autocast(accelerator_device.type, enabled=False):\n    pass\n'
+        'scaler = torch.amp.GradScaler(accelerator_device.type,\n'
+        '    init_scale=1024, enabled=accelerator_device.type != "cpu",\n)\n')
+
+
+def test_an_imported_name_used_otherwise_keeps_its_import() -> None:
+    text = 'import torch\nfrom torch.cuda.amp import autocast\n\nctx = autocast\nwith autocast():\n    pass\n'
+    assert fixed(text) == (
+        'import torch\nfrom torch.cuda.amp import autocast\n' + BOUND + '\nctx = autocast\n'
+        'with torch.amp.autocast(accelerator_device.type, enabled=accelerator_device.type != "cpu"):\n    pass\n')
+
+
+def test_a_name_the_file_uses_already_gets_no_device() -> None:
+    text = 'import torch\naccelerator_device = "mine"\n\nx = torch.ones(1).cuda()\ny = torch.cuda.device_count()\n'
+    assert fixed(text) == ('import torch\naccelerator_device = "mine"\n\nx = torch.ones(1).cuda()\n'
+                           'y = torch.accelerator.device_count()\n')  # a rename needs no device
+
+
+def test_the_file_alias_for_torch() -> None:
+    text = 'import torch as t\n\nt.cuda.manual_seed_all(3)\ny = t.ones(1).cuda()\n'
+    assert fixed(text) == (
+        'import torch as t\naccelerator_device = t.accelerator.current_accelerator() or t.device("cpu")\n\n'
+        'if t.accelerator.is_available():\n    t.get_device_module(accelerator_device).manual_seed_all(3)\n'
+        'y = t.ones(1).to(accelerator_device)\n')
+
+
+def test_both_styles_are_offered_and_the_setting_orders_them() -> None:
+    text = "import torch\n\ntorch.cuda.synchronize()\n"
+    for style, first in (("npu", "npu"), ("portable", "portable")):
+        finding = analyze(text, Settings(fix_style=style)).findings[0]
+        assert [f.style for f in finding.fixes] == [first, "portable" if first == "npu" else "npu"]
+    npu, portable = analyze(text, Settings()).findings[0].fixes
+    assert npu.title == "Replace `torch.cuda.synchronize` with `torch.npu.synchronize`"
+    assert portable.title == ("Fix portably: Replace `torch.cuda.synchronize` with `torch.accelerator.synchronize`, "
+                              "run only where there is an accelerator (without one it raises, where "
+                              "`torch.cuda.synchronize` did not)")
+
+
+@pytest.mark.parametrize(("spec", "lowest"), [
+    (">=2.1,<2.8", (2, 1)), ("==2.8.*", (2, 8)), ("=2.9", (2, 9)), ("~=2.7.0", (2, 7, 0)), ("<2.3", (0,)),
+    ("!=2.0", (0,)), (">2.6", (2, 6)), ("==v2.10.1+cpu", (2, 10, 1)),
+])
+def test_lowest_allowed(spec: str, lowest: tuple[int, ...]) -> None:
+    assert lowest_allowed(spec) == lowest

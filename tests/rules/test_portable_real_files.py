@@ -1,0 +1,64 @@
+"""The portable style on the bundled example and on real files read from pinned registry
+archives (tests/port/sources.py; nothing of them is committed): every finding with a portable
+form is fixed, nothing NPU-only is written, the text parses and is stable, and what is left of
+the CUDA-only warnings is exactly what has no portable form."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from ascend_lsp.analysis import fix_text
+from ascend_lsp.engine.config import Settings
+from ascend_lsp.engine.model import Severity
+
+from ..port.sources import IGNITE, LIGHTNING, Archive, Unreachable
+
+PORTABLE = Settings(fix_style="portable")
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_cuda.py"
+NPU_NAMES = ("torch_npu", "torch.npu", '"hccl"', "'hccl'")  # "npu" names a backend branch's device type
+
+FILES = [
+    (IGNITE, "examples/cifar10/main.py", [
+        ("NPU101", 'if "cuda" in device.type:'),  # a test for CUDA stays one
+        ("NPU126", 'logger.info(f"- CUDA version: {torch.version.cuda}")'),
+    ]),
+    (IGNITE, "ignite/distributed/comp_models/native.py", [
+        ("NPU107", 'backend: str = "nccl",'),  # a parameter's default, not a backend being chosen
+    ]),
+    (LIGHTNING, "lightning/fabric/accelerators/cuda.py", []),
+]
+
+
+def left_after_portable_fixes(text: str, name: str) -> list[tuple[str, str]]:
+    """(code, the line) of each CUDA-only warning or error the portable fixes leave in `text`."""
+    result = fix_text(text, PORTABLE, name, unsafe=True)
+    assert result.applied
+    ast.parse(result.text)
+    for npu_name in NPU_NAMES:
+        assert result.text.count(npu_name) <= text.count(npu_name), f"the portable fixes wrote {npu_name}"
+    again = fix_text(result.text, PORTABLE, name, unsafe=True)
+    assert again.applied == 0 and again.text == result.text
+    lines = result.text.splitlines()
+    left = [f for f in result.remaining if f.code.startswith("NPU1") and f.severity <= Severity.WARNING]
+    assert not any(fix.style == "portable" for f in left for fix in f.fixes)  # each portable fix was applied
+    return [(f.code, lines[f.range.start_line].strip()) for f in left]
+
+
+def test_the_bundled_example() -> None:
+    assert left_after_portable_fixes(EXAMPLE.read_text(encoding="utf-8"), "train_cuda.py") == [
+        # torch.cuda.Event has no device-agnostic form that runs where it did
+        ("NPU103", "start = torch.cuda.Event(enable_timing=True)"),
+        ("NPU103", "end = torch.cuda.Event(enable_timing=True)"),
+    ]
+
+
+@pytest.mark.parametrize(("archive", "member", "left"), FILES, ids=[member for _, member, _ in FILES])
+def test_real_files(archive: Archive, member: str, left: list[tuple[str, str]]) -> None:
+    try:
+        text = archive.read(member)
+    except Unreachable as exc:
+        pytest.skip(str(exc))
+    assert left_after_portable_fixes(text, Path(member).name) == left
