@@ -10,12 +10,9 @@ import ast
 from ..engine.checker import Checker
 from ..engine.model import Severity
 from ..engine.walk import StringContext, last_name
-from .harmless_calls import SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu, in_skip_condition, inside
+from .harmless_calls import SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu
+from .statement_facts import DEVICE_CALLS, device_keyword, statement_facts
 
-# calls whose first argument is a device or its type: torch.device(...), x.to(...),
-# torch.autocast(...), torch.amp.GradScaler("cuda"), torch.Generator("cuda"), torch.get_device_module("cuda")
-DEVICE_CALLS = frozenset({"device", "to", "autocast", "GradScaler", "Generator", "get_device_module"})
-DEVICE_KEYWORDS = frozenset({"map_location", "device_type", "output_device"})  # and any keyword naming `device`
 # `getattr(args, "device", "cuda")`, `config.get("device", "cuda")`, `os.getenv("DEVICE", "cuda")`: the fallback
 FALLBACK_POSITION = {"getattr": 2, "get": 1, "getenv": 1, "pop": 1, "setdefault": 1}
 
@@ -26,24 +23,6 @@ NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`
                 "variable takes it, and as a mode, key or marker name it stays `cuda`; `npu` there may raise.)")
 COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host the test is False and the other "
             "branch runs.)")
-
-
-def device_keyword(name: str | None) -> bool:
-    return name is not None and ("device" in name or name in DEVICE_KEYWORDS)
-
-
-def device_name(target: ast.expr) -> bool:
-    """A variable, attribute or key that holds a device: `device`, `self.device`, `cfg["device"]`, `dev`."""
-    if isinstance(target, ast.Name):
-        name = target.id
-    elif isinstance(target, ast.Attribute):
-        name = target.attr
-    elif isinstance(target, ast.Subscript) and type(target.slice) is ast.Constant and type(target.slice.value) is str:
-        name = target.slice.value
-    else:
-        return False
-    name = name.lower()
-    return "device" in name or name in ("dev", "map_location") or name.startswith("dev_") or name.endswith("_dev")
 
 
 def at_device_argument(context: StringContext) -> bool:
@@ -73,35 +52,7 @@ def is_default(checker: Checker, node: ast.AST, context: StringContext) -> bool:
         if context.keyword == "default":
             return True
         return context.keyword is None and FALLBACK_POSITION.get(last_name(call.func)) == context.position
-    if context.kind == "value":
-        for func, _scope in checker.events.functions:
-            args = func.args
-            if any(default is node for default in (*args.defaults, *args.kw_defaults)):
-                return True
-    return False
-
-
-def flows_to_device(checker: Checker, node: ast.AST) -> bool:
-    """A value that reaches a device position in its statement: assigned to a device variable
-    (`device = "cuda" if ok else "cpu"`), inside a device argument (`torch.device("cuda:{}".format(i))`),
-    or returned by a function that names a device (`def get_device(): return "cuda"`)."""
-    events = checker.events
-    for stmt, _scope in events.assigns:
-        targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target]
-        if any(device_name(t) for t in targets) and inside(node, stmt.value):
-            return True
-    for call, _scope in events.calls:
-        if not inside(node, call):
-            continue
-        if call.args and last_name(call.func) in DEVICE_CALLS and inside(node, call.args[0]):
-            return True
-        if any(device_keyword(kw.arg) and inside(node, kw.value) for kw in call.keywords):
-            return True
-    for func, _scope in events.functions:
-        if "device" in func.name.lower() and inside(node, func):
-            return any(type(s) is ast.Return and s.value is not None and inside(node, s.value)
-                       for s in ast.walk(func))
-    return False
+    return context.kind == "value" and id(node) in statement_facts(checker).parameter_defaults
 
 
 def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity, str] | None:
@@ -109,7 +60,8 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     and the reason, for the message."""
     if at_device_argument(context):
         return None
-    if in_skip_condition(checker, node):
+    facts = statement_facts(checker)
+    if id(node) in facts.in_skip_condition:
         return Severity.INFO, SKIP_CONDITION
     if compared_with_device(context):
         return (Severity.INFO, TESTED_BESIDE_NPU) if handles_npu(checker) else None
@@ -117,6 +69,9 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
         return (Severity.HINT, DEFAULT_BESIDE_NPU) if handles_npu(checker) else (Severity.INFO, DEFAULT)
     if context.kind == "compare":
         return Severity.INFO, COMPARED
-    if context.kind == "value" and flows_to_device(checker, node):
+    # a value that reaches a device position in its statement: assigned to a device variable
+    # (`device = "cuda" if ok else "cpu"`), inside a device argument (`torch.device("cuda:{}".format(i))`),
+    # or returned by a function that names a device (`def get_device(): return "cuda"`)
+    if context.kind == "value" and id(node) in facts.in_device_position:
         return None
     return Severity.INFO, NOT_A_DEVICE

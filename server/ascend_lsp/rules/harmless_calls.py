@@ -13,14 +13,13 @@ from pathlib import PurePath
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import NPU_WORD
-from ..engine.walk import Events, last_name
+from ..engine.walk import Events
+from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
 NPU_STRING = re.compile(r"(?:npu|hccl)(?::|$)")
 
-# torch.random's manual_seed seeds every device: CUDA's, and through `_seed_custom_device`
-# the privateuse1 backend's, which is the NPU once torch_npu is loaded (torch 2.13 random.py)
-SEEDS_ALL = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
+# a seed of every device beside these (statement_facts.SEEDS_ALL) seeds the NPU too
 CUDA_SEEDS = frozenset({"torch.cuda.manual_seed", "torch.cuda.manual_seed_all"})
 SEEDED_BESIDE = (" (`torch.manual_seed` beside it seeds every device, the NPU too; without CUDA this call is "
                  "queued and never runs.)")
@@ -41,15 +40,12 @@ TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its impo
                      "host it is False and the code takes the path its authors gave other devices.)")
 SKIP_CONDITION = (" (A test's skip condition: on an NPU host the test is skipped, as on any host without CUDA; "
                   "a test meant for the NPU needs its own condition.)")
-# unittest.skipIf / skipUnless, pytest.mark.skipif, and the helpers named like them
-SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skipif", "skip_if", "skip_unless"})
 # what tests for CUDA: in a file that handles `npu` too, the authors chose the NPU's path
 CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
 
-# what an environment report is called: collect_env.py (torch's), env.py (LLaMA-Factory's,
-# accelerate's `accelerate env`), `print_env()`, `get_env_info()`, `collect_system_info()`
+# the files of an environment report: collect_env.py (torch's), env.py (LLaMA-Factory's,
+# accelerate's `accelerate env`); its functions: statement_facts.ENV_FUNCTION
 ENV_FILES = frozenset({"collect_env", "env", "env_info", "envinfo", "sys_info", "system_info"})
-ENV_FUNCTION = re.compile(r"(?:collect|print|get|show|report|dump|log)_?(?:env|environment|sys|system)(?:_?info)?$")
 
 
 def handles_npu(checker: Checker) -> bool:
@@ -82,11 +78,8 @@ def _names_npu(events: Events) -> bool:
     return any(NPU_STRING.match(string.value.lower()) for string in events.strings)
 
 
-def in_skip_condition(checker: Checker, node: ast.AST) -> bool:
-    """`node` is in the arguments of a test's skip condition: `@pytest.mark.skipif(not
-    torch.cuda.is_available(), ...)`, `unittest.skipUnless(torch_device == "cuda", ...)`."""
-    return any(last_name(call.func) in SKIP_CALLS and any(inside(node, arg) for arg in call.args)
-               for call, _scope in checker.events.calls)
+def _within_any(node: ast.AST, outers: list) -> bool:
+    return any(inside(node, outer) for outer in outers)
 
 
 def inside(node: ast.AST, outer: ast.AST) -> bool:
@@ -95,62 +88,18 @@ def inside(node: ast.AST, outer: ast.AST) -> bool:
             and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]
 
 
-def innermost_function(checker: Checker, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The innermost function of the statement being run that holds `node`."""
-    found = None
-    line = node.lineno  # type: ignore[attr-defined]
-    for func, _scope in checker.events.functions:
-        if func.lineno <= line <= func.end_lineno and (found is None or func.lineno >= found.lineno):
-            found = func
-    return found
-
-
-def seeds_all_beside(checker: Checker, node: ast.AST) -> bool:
-    """`torch.manual_seed(...)` in the same function (or statement) as `node`."""
-    func = innermost_function(checker, node)
+def seeds_all_beside(facts: StatementFacts, node: ast.AST) -> bool:
+    """`torch.manual_seed(...)` in the innermost function holding `node` (or its statement's lines)."""
+    holding = [f for f in facts.functions if inside(node, f)]
+    func = max(holding, key=lambda f: f.lineno) if holding else None  # type: ignore[attr-defined]
     first, last = (func.lineno, func.end_lineno) if func is not None else (node.lineno, node.end_lineno)  # type: ignore[attr-defined]
-    for name in checker.events.names:
-        root = name.root
-        if root is None or not first <= name.node.lineno <= last or not name.attrs or name.attrs[-1] != "manual_seed":
-            continue
-        binding = name.scope.lookup(root.id)
-        if binding is not None and ".".join((binding, *name.attrs)) in SEEDS_ALL:
-            return True
-    return False
+    return seeded_between(facts, first, last)
 
 
-def is_getattr_fallback(checker: Checker, node: ast.AST) -> bool:
-    """`node` is the default of a `getattr(...)` in the statement being run."""
-    return any(len(call.args) == 3 and call.args[2] is node and type(call.func) is ast.Name
-               and call.func.id == "getattr" for call, _scope in checker.events.calls)
-
-
-def under_cuda_key(checker: Checker, node: ast.AST) -> bool:
-    """`node` is (in) the value of a `"cuda"` key of a dict display: `{"cuda": torch.cuda.synchronize, ...}`.
-    The walk gives a dict's keys as the siblings of each key string; its value follows its key,
-    before the next key (the last key's value: on its line or the next)."""
-    where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-    for string in checker.events.strings:
-        keys = string.context.siblings
-        if string.value != "cuda" or not keys or any(k is node for k in keys):
-            continue
-        key = string.node
-        if (key.end_lineno, key.end_col_offset) > where:
-            continue
-        later = [k for k in keys if k is not None and (k.lineno, k.col_offset) > (key.lineno, key.col_offset)]
-        if later:
-            if where < min((k.lineno, k.col_offset) for k in later):
-                return True
-        elif node.lineno <= key.end_lineno + 1:  # type: ignore[attr-defined]
-            return True
-    return False
-
-
-def in_environment_report(checker: Checker, node: ast.AST) -> bool:
+def in_environment_report(checker: Checker, facts: StatementFacts, node: ast.AST) -> bool:
     if checker.path is not None and PurePath(checker.path).stem.lower() in ENV_FILES:
         return True
-    func = innermost_function(checker, node)
-    return func is not None and ENV_FUNCTION.search(func.name.lower()) is not None
+    return _within_any(node, facts.env_reports)
 
 
 def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severity, str] | None:
@@ -161,16 +110,17 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return None
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
-    if ref.call is None and qualname == "torch.cuda" and is_getattr_fallback(checker, ref.node):
+    facts = statement_facts(checker)
+    if ref.call is None and qualname == "torch.cuda" and id(ref.node) in facts.getattr_defaults:
         return Severity.INFO, FALLBACK
-    if in_skip_condition(checker, ref.node):
+    if id(ref.node) in facts.in_skip_condition:
         return Severity.INFO, SKIP_CONDITION
     if qualname in CUDA_PROBES and handles_npu(checker):
         return Severity.INFO, TESTED_BESIDE_NPU
-    if under_cuda_key(checker, ref.node):
+    if under_cuda_key(facts, ref.node):
         return Severity.INFO, PER_DEVICE
     if qualname in CUDA_SEEDS:
-        if seeds_all_beside(checker, ref.node):
+        if seeds_all_beside(facts, ref.node):
             return Severity.INFO, SEEDED_BESIDE
         return checker.rules[rule].severity, SEED_ONLY
     if qualname == "torch.cuda.empty_cache":
@@ -178,32 +128,14 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if rule in SWITCH_RULES and ref.call is None and type(ref.node) is ast.Attribute \
             and type(ref.node.ctx) is ast.Load:
         return Severity.INFO, READ_SWITCH
-    if in_environment_report(checker, ref.node):
+    if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
 
 
-# `CUDA_VISIBLE_DEVICES=""` or `-1` hides every GPU to force the CPU: nothing to move to the NPU
-CPU_ONLY = frozenset({"", "-1"})
-ENV_SETTERS = frozenset({"setdefault", "putenv"})
-
-
 def hides_every_gpu(checker: Checker, node: ast.AST, name: str) -> bool:
     """`os.environ["CUDA_VISIBLE_DEVICES"] = "-1"`, `os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")`."""
-    if name != "CUDA_VISIBLE_DEVICES":
-        return False
-    for stmt, _scope in checker.events.assigns:
-        value = stmt.value
-        if type(value) is ast.Constant and value.value in CPU_ONLY and any(
-                type(t) is ast.Subscript and t.slice is node for t in
-                (stmt.targets if type(stmt) is ast.Assign else [stmt.target])):
-            return True
-    for call, _scope in checker.events.calls:
-        if len(call.args) == 2 and call.args[0] is node and type(call.func) is ast.Attribute \
-                and call.func.attr in ENV_SETTERS:
-            value = call.args[1]
-            return type(value) is ast.Constant and value.value in CPU_ONLY
-    return False
+    return name == "CUDA_VISIBLE_DEVICES" and id(node) in statement_facts(checker).cpu_only_names
 
 
 FALLBACK_IMPORT = (" (Imported under `try:` whose `except ImportError` goes on without it, or under a test that "
@@ -230,6 +162,8 @@ def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:
     a bare `except:`) whose body does not raise, or of an `if is_<package>_available():`. Read
     from the lines, as Python reads the blocks: only for the imports the tables name."""
     lines, first, indent = checker.source.lines, stmt.lineno - 1, stmt.col_offset
+    if indent == 0:
+        return False  # a top-level import: in no block
     opening = next(((i, line) for i, line, _ in _code_lines(lines, range(first - 1, -1, -1))
                     if _indent(line) < indent), None)
     if opening is not None and AVAILABILITY_TEST.match(opening[1].strip()):

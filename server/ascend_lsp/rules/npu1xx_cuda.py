@@ -21,7 +21,7 @@ from ..project import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
-from .harmless_calls import CPU_ONLY
+from .statement_facts import CPU_ONLY
 from .portable_fixes import PORTABLY, form_of
 from .table import REAL_WORLD_TABLE, is_prose, report as report_entry
 
