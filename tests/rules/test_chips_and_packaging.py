@@ -106,7 +106,7 @@ def clear(device_type):
 
 
 def plain():
-    torch.cuda.empty_cache()
+    torch.cuda.synchronize()
     if not is_npu_available():
         torch.cuda.synchronize()
     return "npu" if is_npu_available() else "cuda"

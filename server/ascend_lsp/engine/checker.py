@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .config import Settings
+from .guards import backend_module
 from .model import Applicability, Edit, Finding, Fix, Range, Severity
 from .registry import RuleSet
 from ..knowledge.api_tables import Tables
@@ -33,6 +34,11 @@ class Reference:
 
 
 OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
+CUDA_MODULE = " (In {module}, the CUDA module of a per-backend scheme: it runs only where CUDA was chosen.)"
+OTHER_BACKEND = " (On a branch for another backend, ROCm, XPU or MPS: it does not run on the NPU.)"
+# the test as written, not its line: findings keep their text when lines move above them
+GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
+           "needs the change too.)")
 
 
 def _within(rng: Range, regions: list[Range]) -> bool:
@@ -73,14 +79,22 @@ class Checker:
         self.references: list[Reference] | None = None  # every resolved reference, when asked for
         self.in_type_only = False  # while handling a reference that is only a type (a hint, isinstance())
         # per-object facts handlers derive once, not once per element (id → (object, fact)):
-        # the strings of a 10,000-element list each ask about the same list
-        self.derived: dict[int, tuple[object, object]] = {}
-        # the current statement's multi-backend branches (engine/guards.py): never / only on the NPU
+        # the strings of a 10,000-element list each ask about the same list. A second fact
+        # about the same object is keyed (purpose, id).
+        self.derived: dict[object, tuple[object, object]] = {}
+        # the current statement's backend branches (engine/guards.Branches): never / only on the NPU,
+        # another backend's, and (branch, its test) of the CUDA tests of chains without an NPU branch
         self.off_npu: list[Range] = []
         self.on_npu: list[Range] = []
+        self.other_backend: list[Range] = []
+        self.guarded: list[tuple[Range, Range]] = []
+        # the statement's Branches, their ranges made at its first NPU1xx-4xx finding (most have none)
+        self.branches: list = []
+        self.ranged = False
+        self.cuda_module = backend_module(path)  # `accelerators/cuda.py`: the whole file is off the NPU
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
-        self.npu_tests: bool | None = None  # whether the text can test for the NPU (guards.may_test_npu), once asked
+        self.npu_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_npu), once asked
 
     def named(self, node: ast.stmt | ast.expr, *words: str) -> bool:
         """Whether the statement being run names one of `words` (gate words of the handler
@@ -113,14 +127,28 @@ class Checker:
         if self.in_type_only and not rule.on_type_only:
             return
         rng = where if isinstance(where, Range) else self.source.range_of(where)
-        if (self.off_npu or self.on_npu) and code[:3] == "NPU" and code[3:4] in "12345":
-            if _within(rng, self.off_npu):
-                severity = Severity.INFO
-                message = (message if message is not None else rule.message.format(**fmt)) + OFF_NPU
+        # (a launch script's or Dockerfile's arms come as off_npu/on_npu ranges, packaging_analysis.py)
+        if (self.branches or self.cuda_module or self.off_npu or self.on_npu) and code[:3] == "NPU" \
+                and code[3:4] in "12345":
+            if self.branches and not self.ranged:
+                self._range_branches()
+            text = message if message is not None else rule.message.format(**fmt)
+            lowered = max(severity or rule.severity, Severity.INFO)
+            guard = next((test for branch, test in self.guarded if _within(rng, [branch])), None)
+            if self.cuda_module or _within(rng, self.off_npu) or _within(rng, self.other_backend):
+                severity = lowered
+                message = text + (CUDA_MODULE.format(module=self.cuda_module) if self.cuda_module
+                                  else OFF_NPU if _within(rng, self.off_npu) else OTHER_BACKEND)
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
                 fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
                 return  # the branch's test (`is_torch_npu_available()`, a device of type "npu") loaded torch_npu
+            elif guard is not None and code[3] == "1" and lowered != (severity or rule.severity):
+                # the test is the finding to act on; the fix stays, to apply with the test's. Only
+                # CUDA names (NPU1xx), ported with the test: what is unsupported or differs on the
+                # NPU (NPU2xx-4xx) fails there once the test passes
+                severity = lowered
+                message = text + GUARDED.format(test=self._test_text(guard))
         self.findings.append(Finding(
             code=code,
             range=rng,
@@ -159,15 +187,28 @@ class Checker:
     # --- running -----------------------------------------------------------------------
     def run(self, events: Events) -> None:
         backends = events.backends + self.enclosing if self.enclosing else events.backends
-        self.off_npu = [self._branch(b) for never, _ in backends for b in never]
-        self.on_npu = [self._branch(b) for _, only in backends for b in only]
+        self.branches, self.ranged = backends, False
         if self.seen:
             self.seen = {}
         self.events = events
         try:
             self._run(events)
         finally:
-            self.off_npu, self.on_npu = [], []
+            if self.ranged:
+                self.off_npu, self.on_npu, self.other_backend, self.guarded = [], [], [], []
+            self.branches, self.ranged = [], False
+
+    def _range_branches(self) -> None:
+        backends = self.branches
+        self.off_npu = [self._branch(b) for found in backends for b in found.never]
+        self.on_npu = [self._branch(b) for found in backends for b in found.only]
+        self.other_backend = [self._branch(b) for found in backends for b in found.other]
+        self.guarded = [(self._branch(b), self.range(test)) for found in backends for test, b in found.guarded]
+        self.ranged = True
+
+    def _test_text(self, test: Range) -> str:
+        text = " ".join(self.source.segment(test).split())
+        return text if len(text) <= 60 else text[:57] + "..."
 
     def _branch(self, branch: ast.AST | list[ast.stmt]) -> Range:
         if not isinstance(branch, list):

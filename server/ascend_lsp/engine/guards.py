@@ -1,37 +1,60 @@
-"""Code already written for several backends: in an `if`/`elif` chain (or a conditional
-expression) with a branch that tests for the NPU (`elif is_npu_available():`,
-`if device_type == "npu":`, `torch.npu.is_available()`), that branch runs on the NPU and
-the branches after it never do; a CUDA-testing branch before it (`if
-torch.cuda.is_available():`, `device.type == "cuda"`) does not either. The operands of an
+"""Code already written for several backends, or only for CUDA.
+
+In an `if`/`elif` chain (or a conditional expression) with a branch that tests for the NPU
+(`elif is_npu_available():`, `if device_type == "npu":`, `torch.npu.is_available()`), that
+branch runs on the NPU and the branches after it never do; a CUDA-testing branch before it
+(`if torch.cuda.is_available():`, `device.type == "cuda"`) does not either. The operands of an
 `and` after one that tests for the NPU (`is_npu_available() and torch.npu.device_count()`)
-run only there too. Findings about CUDA code there are advice at most, and `torch.npu` code
-in the NPU branch is the port already done."""
+run only there too. A branch that tests for another backend (`if torch.version.hip:`,
+`device.type == "mps"`) never runs on the NPU, with or without an NPU branch beside it.
+Findings about CUDA code there are advice at most, and `torch.npu` code in the NPU branch is
+the port already done.
+
+Without an NPU branch, a branch that tests for CUDA (`if torch.cuda.is_available():`,
+`backend == "nccl"`, `args.device == "cuda"`) runs on an NPU host only once its test is
+changed: the test is what to report, and the CUDA code inside follows from it."""
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
 NPU_WORD = re.compile(r"(?<![a-z])(?:npu|hccl|ascend)(?![a-z])")
 CUDA_WORD = re.compile(r"(?<![a-z])(?:cuda|nccl)(?![a-z])")
+# backends that are neither: ROCm (`torch.version.hip`), Intel GPUs, Apple's MPS
+OTHER_WORD = re.compile(r"(?<![a-z])(?:hip|rocm|xpu|mps)(?![a-z])")
+
+
+class Branches(NamedTuple):
+    """The branches of one backend chain (or class), each a node or a list of statements."""
+
+    never: list  # never run on the NPU: the code beside them handles it
+    only: list  # run only there
+    other: list  # run only on another backend (ROCm, Intel's XPU, Apple's MPS)
+    guarded: list  # (test, branch): run only when a CUDA test passes, in a chain without an NPU branch
 
 
 def may_test_npu(text: str) -> bool:
-    """Whether code with this text can hold a test for the NPU (the words _mentions looks
-    for, in any case); without one its `if`s need not be read. An `npu` after an `i` is
-    never one (`input`, in most files): an identifier or a string holding it has the `i`
-    before it too. (A regex with IGNORECASE reads text ten times slower than lowering it.)"""
+    """Whether code with this text can hold a backend test (the words _mentions looks for, in
+    any case); without one its `if`s need not be read. An `npu` after an `i` is never one
+    (`input`, in most files): an identifier or a string holding it has the `i` before it
+    too. (A regex with IGNORECASE reads text ten times slower than lowering it.)"""
     lowered = text.lower()
-    return lowered.count("npu") > lowered.count("inpu") or "hccl" in lowered or "ascend" in lowered
+    return (lowered.count("npu") > lowered.count("inpu") or "cuda" in lowered or "hccl" in lowered
+            or "nccl" in lowered or "ascend" in lowered)
 
 
-def _mentions(test: ast.expr) -> tuple[bool, bool]:
-    """(tests for the NPU, tests for CUDA): names, attributes, calls and compared strings;
-    a negated test (`not is_npu_available()`, `!= "npu"`) tests for neither. Runs for every
-    `if` in a file, so it walks by hand and looks at a word twice only when it may match."""
-    npu = cuda = False
+NOTHING = (False, False, False)
+
+
+def _mentions(test: ast.expr) -> tuple[bool, bool, bool]:
+    """(tests for the NPU, for CUDA, for another backend): names, attributes, calls and
+    compared strings; a negated test (`not is_npu_available()`, `!= "npu"`) tests for none.
+    Runs for every `if` in a file, so it walks by hand and looks at a word twice only when
+    it may match."""
+    npu = cuda = other = False
     stack: list[Any] = [test]  # AST nodes, read by their exact type
     while stack:
         node = stack.pop()
@@ -51,10 +74,10 @@ def _mentions(test: ast.expr) -> tuple[bool, bool]:
             stack.extend(kw.value for kw in node.keywords)
             continue
         elif kind is ast.UnaryOp and type(node.op) is ast.Not:
-            return False, False
+            return NOTHING
         elif kind is ast.Compare:
             if any(type(op) in (ast.NotEq, ast.IsNot, ast.NotIn) for op in node.ops):
-                return False, False
+                return NOTHING
             stack.append(node.left)
             stack.extend(node.comparators)
             continue
@@ -65,7 +88,21 @@ def _mentions(test: ast.expr) -> tuple[bool, bool]:
             npu = NPU_WORD.search(word) is not None
         if not cuda and ("cuda" in word or "nccl" in word):
             cuda = CUDA_WORD.search(word) is not None
-    return npu, cuda
+        if not other and ("hip" in word or "rocm" in word or "xpu" in word or "mps" in word):
+            other = OTHER_WORD.search(word) is not None
+    return npu, cuda, other
+
+
+def _gates(test: ast.expr) -> tuple[bool, bool, bool]:
+    """_mentions of a test, conjunct by conjunct: `torch.cuda.is_available() and not
+    args.cpu` tests for CUDA, the negated part for nothing."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        npu = cuda = other = False
+        for value in test.values:
+            n, c, o = _gates(value)
+            npu, cuda, other = npu or n, cuda or c, other or o
+        return npu, cuda, other
+    return _mentions(test)
 
 
 def _chain(node: ast.If | ast.IfExp, links: set) -> list[tuple[ast.expr | None, object]]:
@@ -94,34 +131,46 @@ def _chain(node: ast.If | ast.IfExp, links: set) -> list[tuple[ast.expr | None, 
             return out
 
 
-def backend_branches(node: ast.If | ast.IfExp, links: set) -> tuple[list, list] | None:
-    """(branches that never run on the NPU, branches that run only there), each a node or a
-    list of statements; None when the chain has no NPU branch. The chain's later links go
-    into `links`, so that the walker does not read them again."""
+def backend_branches(node: ast.If | ast.IfExp, links: set) -> Branches | None:
+    """The Branches of a chain; None when no branch tests for a backend. The chain's later
+    links go into `links`, so that the walker does not read them again."""
     branches = _chain(node, links)
-    tests = [(_mentions(test) if test is not None else (False, False)) for test, _ in branches]
-    first_npu = next((i for i, (npu, cuda) in enumerate(tests) if npu and not cuda), None)
-    if first_npu is None:
+    tests = [(_gates(test) if test is not None else NOTHING) for test, _ in branches]
+    if not any(npu or cuda or other for npu, cuda, other in tests):
         return None
+    first_npu = next((i for i, (npu, cuda, _) in enumerate(tests) if npu and not cuda), None)
     off: list = []
+    other_backend: list = []
+    guarded: list = []
     for i, (test, branch) in enumerate(branches):
-        npu, cuda = tests[i]
-        if i > first_npu or (i < first_npu and cuda and not npu):
+        npu, cuda, other = tests[i]
+        if test is None or npu:
+            if first_npu is not None and i > first_npu:
+                off.append(branch)
+            continue
+        if other and not cuda:
+            other_backend.append(branch)  # `if torch.version.hip:`: ROCm's branch
+        elif first_npu is None:
+            if cuda and not (type(test) is ast.BoolOp and type(test.op) is ast.Or):
+                guarded.append((test, branch))  # `use_cuda or force` may pass without CUDA
+        elif cuda or i > first_npu:
             off.append(branch)
-        if test is not None and cuda and not npu and i != first_npu:
-            off.append(test)  # `device_type == "cuda"` beside `== "npu"` is not a device being chosen
-    return off, [branches[first_npu][1]]
+            if cuda:
+                off.append(test)  # `device_type == "cuda"` beside `== "npu"` is not a device being chosen
+    if first_npu is None:
+        return Branches([], [], other_backend, guarded) if other_backend or guarded else None
+    return Branches(off, [branches[first_npu][1]], other_backend, [])
 
 
-def and_branches(node: ast.BoolOp) -> tuple[list, list] | None:
+def and_branches(node: ast.BoolOp) -> Branches | None:
     """`is_npu_available() and torch.npu.device_count()`: the operands after one that tests
     for the NPU run only there, as backend_branches gives them; None for other operations."""
     if type(node.op) is not ast.And:
         return None
     for i, value in enumerate(node.values[:-1]):
-        npu, cuda = _mentions(value)
+        npu, cuda, _other = _mentions(value)
         if npu and not cuda:
-            return [], [node.values[i + 1:]]
+            return Branches([], [node.values[i + 1:]], [], [])
     return None
 
 
@@ -133,6 +182,9 @@ _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # `CudaPlatformBase`, `…DeviceInterface`. Not "backend": an `AttentionBackend` is a choice of
 # kernels, and its CUDA one may be the one an NPU run picks (ColossalAI's `use_cuda_kernel`).
 _SCHEME_WORDS = frozenset({"accelerator", "platform", "device"})
+# a base that is a choice of kernels: its CUDA variant (`CudaAttentionBackend(AttentionBackend)`)
+# may be what an NPU run picks
+_KERNEL_WORDS = frozenset({"backend", "kernel", "attention", "impl"})
 
 
 def _words(name: str) -> set[str]:
@@ -144,24 +196,47 @@ def _base_name(base: ast.expr) -> str:
 
 
 def backend_class(node: ast.ClassDef) -> str | None:
-    """"cuda" or "npu" for a class that is one backend of a per-backend scheme: its name
-    says CUDA (or the NPU) and it subclasses an accelerator / platform / device
-    base (`class CUDA_Accelerator(DeepSpeedAccelerator)`, `class CudaPlatform(Platform)`).
-    Such a class runs only where its backend was chosen. Runs for every class, so the name
-    is tested with a substring first."""
+    """"cuda" or "npu" for a class that is one backend of a per-backend scheme: its name says
+    CUDA or GPU (or the NPU) and it subclasses an accelerator / platform / device base (`class
+    CUDA_Accelerator(DeepSpeedAccelerator)`, `class CudaPlatform(Platform)`) or the base it
+    names (`class CUDAOpBuilder(OpBuilder)`). Such a class runs only where its backend was
+    chosen; not so a class built on a CUDA one (`class DSVAE(CUDAGraph, torch.nn.Module)` is a
+    model that captures CUDA graphs, and runs wherever the model does). Runs for every class, so
+    the name is tested with a substring first."""
     lowered = node.name.lower()
-    if "cuda" not in lowered and "npu" not in lowered:
+    if "cuda" not in lowered and "gpu" not in lowered and "npu" not in lowered:
         return None
     words = _words(node.name)
-    cuda, npu = "cuda" in words, "npu" in words
-    if cuda == npu or not any(_SCHEME_WORDS & _words(_base_name(base)) for base in node.bases):
+    cuda, npu = "cuda" in words or "gpu" in words, "npu" in words
+    if cuda == npu:
         return None
-    return "cuda" if cuda else "npu"
+    for base in node.bases:
+        named = _words(_base_name(base))
+        if _SCHEME_WORDS & named or (named and named < words and not _KERNEL_WORDS & named):
+            return "cuda" if cuda else "npu"
+    return None
 
 
-def class_branches(backend: str | None, body: list[ast.stmt]) -> list[tuple[list, list]]:
-    """The multi-backend branches (as backend_branches gives them) of a backend class's
-    body statements `body`: never on the NPU for CUDA's, only there for the NPU's."""
+# the folders of a per-backend scheme, one module per backend: Lightning's `accelerators/cuda.py`,
+# vLLM's `platforms/cuda.py`, DeepSpeed's `accelerator/cuda_accelerator.py`
+_SCHEME_FOLDERS = frozenset({"accelerator", "accelerators", "platform", "platforms", "device", "devices", "backends"})
+
+
+def backend_module(path: str | None) -> str | None:
+    """`folder/module.py` for a module that is the CUDA backend of such a scheme: its name says
+    CUDA or GPU and not the NPU, in a folder named for the scheme."""
+    if not path:
+        return None
+    parts = path.replace("\\", "/").rsplit("/", 2)  # read for every file: no PurePath
+    if len(parts) < 2 or parts[-2].lower() not in _SCHEME_FOLDERS:
+        return None
+    words = set(re.split(r"[_\W]+", parts[-1].rpartition(".")[0].lower()))
+    return f"{parts[-2]}/{parts[-1]}" if words & {"cuda", "gpu"} and "npu" not in words else None
+
+
+def class_branches(backend: str | None, body: list[ast.stmt]) -> list[Branches]:
+    """The Branches of a backend class's body statements `body`: never on the NPU for
+    CUDA's, only there for the NPU's."""
     if backend is None or not body:
         return []
-    return [([body], [])] if backend == "cuda" else [([], [body])]
+    return [Branches([body], [], [], [])] if backend == "cuda" else [Branches([], [body], [], [])]

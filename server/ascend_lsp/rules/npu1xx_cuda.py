@@ -15,12 +15,13 @@ from ..engine.model import Applicability, Fix, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
 from ..engine.shell_script import Assignment, Command, ShellScript
-from ..engine.walk import Scope, StringContext, last_name
+from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..project import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
+from .statement_facts import CPU_ONLY
 from .portable_fixes import PORTABLY, form_of
 from .table import REAL_WORLD_TABLE, is_prose, report as report_entry
 
@@ -33,7 +34,15 @@ rule(
              "`\"cuda:%d\" % rank`, in `torch.device(...)`, `device=`, `.to(...)`, `map_location=`, comparisons, "
              "assignments and device-keyed dicts. Not where the string chooses no device: an attribute name "
              "(`getattr(torch.version, \"cuda\")`), text searched with `str` methods, a `Literal[...]` type, or "
-             "one option in a list or dict that already has `\"npu\"`.",
+             "one option in a list or dict that already has `\"npu\"`. A warning only where the string is a "
+             "device: a device argument or keyword, a comparison with a device or its type, a value assigned to "
+             "a device variable (`device`, `self.device`, `dev`) or returned by a function named for one. A "
+             "default (`add_argument(..., default=\"cuda\")`, `getattr(args, \"device\", \"cuda\")`, a "
+             "parameter's) is info, a hint where the code handles `npu` too (a top-level import such as "
+             "`torch_npu` or `is_torch_npu_available`, or the same statement); anywhere else (a mode or timer "
+             "name, a key, a test marker or skip condition, a comparison with a setting) info, since `\"npu\"` "
+             "there may raise. A comparison with a device's type is info too where the code handles `npu`. "
+             "The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -69,7 +78,17 @@ rule(
     message="`{name}` is a CUDA API.",
     doc=dict(
         what="Finds every use of a `torch.cuda` API that has a `torch.npu` counterpart: AMP `autocast` and "
-             "`GradScaler`, streams and events, memory statistics, seeds, `set_device`, `device_count`, ….",
+             "`GradScaler`, streams and events, memory statistics, seeds, `set_device`, `device_count`, …. "
+             "Info where it is harmless on an NPU host (torch 2.13 without CUDA checked): "
+             "`torch.cuda.manual_seed(_all)` beside `torch.manual_seed`, which seeds the NPU too; "
+             "`torch.cuda.empty_cache()`; a name only in a type hint or `isinstance()`; `torch.cuda` as the "
+             "fallback of `getattr(torch, device_type, torch.cuda)`; an environment report (`collect_env.py`, "
+             "`env.py`, `print_env()`); a test's skip condition; the value of a per-device dict's `\"cuda\"` key; "
+             "`torch.cuda.is_available()` and `device_count()` where the code handles `npu` too (as NPU101 "
+             "says). A CUDA seed alone stays a warning: its message says the NPU's generator "
+             "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
+             "\"cuda\":`) with no NPU branch beside it runs on an NPU host only once that test is changed: the "
+             "test keeps its finding, and the NPU1xx findings under it are info that names the test.",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
@@ -117,7 +136,7 @@ rule(
     message="`{name}` is a CUDA TF32 switch.",
     doc=dict(
         what="Finds the TF32 switches `torch.backends.cuda.matmul.allow_tf32`, `torch.backends.cudnn.allow_tf32` "
-             "and `torch.set_float32_matmul_precision`.",
+             "and `torch.set_float32_matmul_precision`. A switch only read (to log it) is info.",
         why="The NPU's reduced-precision fp32 mode is HF32, switched by `torch.npu.matmul.allow_hf32` and "
             "`torch.npu.conv.allow_hf32` — with different defaults: matmul HF32 is off, convolution HF32 is "
             "**on**, so fp32 convolutions on A2/A3 already run in HF32.",
@@ -151,7 +170,8 @@ rule(
              "`os.getenv(...)`, `os.environ.setdefault(...)`, `env={...}`; in shell launch scripts, `export NAME=`, "
              "`NAME=... cmd` and `env NAME=... cmd`, where mappings/platform/launch.toml adds the legacy NCCL names, "
              "the NCCL variables HCCL ignores (info), `TORCH_CUDA_ARCH_LIST` and `FORCE_CUDA=1` (info). "
-             "`CUDA_VISIBLE_DEVICES=\"\"` or `=-1` (forcing the CPU) is not reported.",
+             "`CUDA_VISIBLE_DEVICES=\"\"` or `=-1` (forcing the CPU) is not reported, in a script or in Python "
+             "(`os.environ[...] = \"-1\"`, `os.environ.setdefault(...)`).",
         why="The Ascend runtime and HCCL read their own variables (`ASCEND_RT_VISIBLE_DEVICES`, "
             "`HCCL_BUFFSIZE`, …); the CUDA ones are ignored.",
         example='os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n\n# becomes\n\n'
@@ -263,7 +283,8 @@ rule(
     doc=dict(
         what="Finds `torch.compile(...)` calls (and `@torch.compile`) that use the default `inductor` backend: "
              "no `backend=`, or `backend=\"inductor\"`. Not when the backend is chosen elsewhere (a variable, "
-             "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed.",
+             "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed. Info "
+             "where a function binds the result to a name the file never reads again: nothing is compiled.",
         why="torch_npu registers inductor's code generation for the NPU only when it finds Triton "
             "(`torch.utils._triton.has_triton()`), which on an Ascend host means triton-ascend (it installs the "
             "`triton` package in place of community Triton). Without it torch_npu warns \"triton-ascend is not installed. Please install it first.\" "
@@ -290,9 +311,28 @@ def compile_uses_inductor(call: ast.Call) -> bool:
     return backend is None or constant(backend) == "inductor"
 
 
+UNUSED_COMPILE = " (Its result `{name}` is never read in this file: nothing is compiled until it is called.)"
+
+
+def unused_result(checker: Checker, call: ast.Call) -> str | None:
+    """The local name `compiled = torch.compile(model)` binds, if the file never reads it again."""
+    for stmt, scope in checker.events.assigns:
+        if stmt.value is call and scope.kind == FUNCTION and type(stmt) is ast.Assign and len(stmt.targets) == 1 \
+                and type(stmt.targets[0]) is ast.Name:
+            name = stmt.targets[0].id
+            uses = re.findall(rf"(?<![\w.]){re.escape(name)}\b", checker.source.text)
+            return name if len(uses) == 1 else None
+    return None
+
+
 def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname == "torch.compile" and compile_uses_inductor(call):
-        checker.report("NPU111", call.func, name="torch.compile")
+        unused = unused_result(checker, call)
+        if unused is None:
+            checker.report("NPU111", call.func, name="torch.compile")
+        else:
+            message = checker.rules["NPU111"].message.format(name="torch.compile") + UNUSED_COMPILE.format(name=unused)
+            checker.report("NPU111", call.func, message, severity=Severity.INFO)
 
 
 def check_compile_decorator(checker: Checker, ref: Reference) -> None:
@@ -676,9 +716,6 @@ def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) 
 
 # --- shell launch scripts ---------------------------------------------------------------------
 LAUNCH_TABLE = TableRef("mappings/platform/launch.toml", ("variable",))
-# `CUDA_VISIBLE_DEVICES=""` and `=-1` hide every GPU to force the CPU: harmless where torch_npu
-# ignores the variable, and not what ASCEND_RT_VISIBLE_DEVICES should say unasked.
-CPU_ONLY = frozenset({"", "-1"})
 
 rule(
     code="NPU127", name="cuda-accelerator-variable", severity=Severity.WARNING, fix="always", table=LAUNCH_TABLE,
@@ -708,6 +745,8 @@ def check_launch_variable(checker: Checker, found: Assignment, script: ShellScri
     """The same env.toml rows as `os.environ[...]` in Python, then launch.toml's."""
     entry = checker.tables.env.get(found.name)
     if entry is not None:
+        # forcing the CPU is harmless where torch_npu ignores the variable, and not what
+        # ASCEND_RT_VISIBLE_DEVICES should say unasked
         if found.name == "CUDA_VISIBLE_DEVICES" and found.literal and found.value.strip() in CPU_ONLY:
             return
         if not entry.replacement and hccl_twin_set(found.name, script):

@@ -16,13 +16,17 @@ from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
+# the imports of every table-driven rule here (rules/harmless_calls.import_with_fallback)
+FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without the package, or under "
+            "`if is_<package>_available():`, is info: where it is missing, as on an NPU host, the code goes on "
+            "without it.")
 
 rule(
     code="NPU301", name="apex", severity=Severity.ERROR, fix="sometimes", table=THIRD_PARTY,
     message="`{name}` is NVIDIA apex, built on CUDA kernels.",
     doc=dict(
         what="Finds imports and uses of NVIDIA apex (`apex.amp`, `apex.optimizers.Fused*`, "
-             "`apex.normalization`, `amp_C`).",
+             "`apex.normalization`, `amp_C`)." + FALLBACK,
         why="apex's fused kernels are CUDA code. torch_npu ships fused optimizers "
             "(`torch_npu.optim.NpuFused*`) and native AMP (`torch.npu.amp`).",
         example="from apex.optimizers import FusedAdam\n\n# becomes\n\nfrom torch_npu.optim import NpuFusedAdam as FusedAdam",
@@ -36,7 +40,7 @@ rule(
     code="NPU302", name="flash-attn", severity=Severity.ERROR, fix="never", table=THIRD_PARTY,
     message="`{name}` is the CUDA flash-attention library.",
     doc=dict(
-        what="Finds imports and uses of `flash_attn`.",
+        what="Finds imports and uses of `flash_attn`." + FALLBACK,
         why="flash-attention's kernels are CUDA-only. On the NPU the fused attention is "
             "`torch_npu.npu_fusion_attention`, with a different signature: `head_num`, `input_layout`, "
             "`keep_prob = 1 - dropout_p`, and a 2048×2048 mask plus `sparse_mode` for causal attention.",
@@ -52,7 +56,7 @@ rule(
     code="NPU303", name="xformers", severity=Severity.ERROR, fix="never", table=THIRD_PARTY,
     message="`{name}` is xformers, built on CUDA kernels.",
     doc=dict(
-        what="Finds imports and uses of `xformers`.",
+        what="Finds imports and uses of `xformers`." + FALLBACK,
         why="xformers' memory-efficient attention is CUDA code; there is no official NPU mapping.",
         example="from xformers.ops import memory_efficient_attention  # NPU303",
         fix="None automatic: port to `torch.nn.functional.scaled_dot_product_attention` or "
@@ -71,7 +75,7 @@ rule(
              "`is_paged=True`) and transformers' `optim=` names for them (`adamw_bnb_8bit`, `adamw_8bit`, `paged_adamw_32bit`, "
              "`paged_adamw_8bit`, `lion_8bit`, `paged_lion_*`, `*ademamix_8bit`, `paged_ademamix_32bit`, "
              "`rmsprop_bnb_8bit`). Not `load_in_4bit`: its NF4 and FP4 ops fall back like the int8 ones, and "
-             "the import (or the config's `load_in_8bit`) already says where bitsandbytes stands.",
+             "the import (or the config's `load_in_8bit`) already says where bitsandbytes stands." + FALLBACK,
         why="bitsandbytes (0.50.2 checked) lists the NPU as a device but ships no NPU kernels. Its int8 and "
             "4-bit ops (LLM.int8, NF4 and FP4 quantise, dequantise, matmul) have pure-PyTorch \"default\" "
             "kernels, to which NPU tensors dispatch (a generic fallback, not NPU kernels); its 8-bit optimizers (blockwise update) and "
@@ -91,7 +95,7 @@ rule(
     code="NPU305", name="triton", severity=Severity.ERROR, fix="never", table=THIRD_PARTY,
     message="`{name}` is Triton, whose kernels target NVIDIA GPUs.",
     doc=dict(
-        what="Finds imports and uses of `triton`.",
+        what="Finds imports and uses of `triton`." + FALLBACK,
         why="Community Triton generates CUDA code. On Ascend A2/A3 use `triton-ascend` "
             "(`pip install triton-ascend`, which replaces the `triton` package); kernels may need tuning.",
         example="import triton\n\n@triton.jit\ndef kernel(...): ...  # NPU305",

@@ -8,11 +8,13 @@ import re
 from typing import cast
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Fix, Range
+from ..engine.model import Applicability, Fix, Range, Severity
 from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
+from .device_strings import at_device_argument, device_place
+from .harmless_calls import FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, reference_place
 from .literal_text import literal_text_spans
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
                              styled, switch_branch, unused_import_fix, variable_branch)
@@ -26,8 +28,6 @@ ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 SEARCH_METHODS = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "split", "rsplit",
                           "partition", "rpartition", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix"})
 BACKEND_STRING = re.compile(r"(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc)(?:,(?:(?:cpu|cuda):)?(?:gloo|nccl|mpi|ucc))*")
-DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location", "output_device"})
-DEVICE_CALLS = frozenset({"device", "to", "autocast"})  # torch.device(...), x.to(...), torch.autocast(...)
 FROM_MODULE = re.compile(r"from\s+(?P<module>[\w.]+)\s+import")
 
 
@@ -71,10 +71,8 @@ def selects_device(context: StringContext) -> bool:
     name, a key looked up elsewhere), so its rewrite needs review."""
     if context.siblings:
         return False
-    if context.kind == "arg" and context.call is not None:
-        if context.keyword is not None:
-            return context.keyword in DEVICE_KEYWORDS
-        return context.position == 0 and last_name(context.call.func) in DEVICE_CALLS
+    if context.kind == "arg":
+        return at_device_argument(context)
     if context.kind == "compare" and type(context.node) is ast.Compare:
         operands = (context.node.left, *context.node.comparators)
         return any(type(o) is not ast.Constant and last_name(o) in ("type", "device") for o in operands)
@@ -107,11 +105,15 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
 
 
 def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None,
-           portable: Fix | None = None, form: Form | None = None) -> None:
+           portable: Fix | None = None, form: Form | None = None,
+           lowered: tuple[Severity, str] | None = None) -> None:
     """Report the entry with its fix and, where it has one, its portable fix (`form`: the
-    portable row), in the order the `fix-style` setting prefers (portable_fixes.styled)."""
+    portable row), in the order the `fix-style` setting prefers (portable_fixes.styled).
+    `lowered`: (severity, the reason said after the message) where the code shows the finding
+    matters less."""
     fixes, note = styled(checker, fix, portable, form)
-    checker.report(entry.rule, where, message(checker, entry, name, replacement) + note, fixes,
+    text = message(checker, entry, name, replacement) + note + (lowered[1] if lowered else "")
+    checker.report(entry.rule, where, text, fixes, severity=lowered[0] if lowered else None,
                    origin=entry.origin, deprecated=entry.deprecated,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
 
@@ -192,7 +194,7 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     elif new and entry.fix is not None and (form := form_of("branch", ref.qualname)) is not None:
         module = written_name(checker, ref, form.replacement.partition("(")[0])
         portable = switch_branch(checker, ref, new, module, Applicability(entry.fix))
-    report(checker, entry, ref.node, ref.qualname, new, fix, portable, form)
+    report(checker, entry, ref.node, ref.qualname, new, fix, portable, form, reference_place(checker, entry.rule, ref))
 
 
 def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias, entry: Entry,
@@ -234,7 +236,10 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
     form = form_of("api", qualname)
     portable = unused_import_fix(checker, stmt, Applicability(entry.fix)) \
         if form is not None and entry.fix is not None else None
-    report(checker, entry, alias, qualname, new, fix, portable, form)
+    lowered = None
+    if entry.rule.startswith("NPU3") and import_with_fallback(checker, stmt):
+        lowered = (Severity.INFO, FALLBACK_IMPORT)
+    report(checker, entry, alias, qualname, new, fix, portable, form, lowered)
 
 
 # --- methods and attributes by shape ------------------------------------------------------
@@ -304,6 +309,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
     tables = checker.tables
     env = tables.env.get(value)
     if env is not None:
+        if hides_every_gpu(checker, node, value):
+            return
         fix = portable = None
         form = form_of("env", value)
         if env.replacement and env.fix is not None:
@@ -338,7 +345,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             fix = word_fix(checker, node, [(entry.name, entry.replacement)], applicability,
                            f"Replace `{value}` with `{new}`") if entry.fix else None
             portable = device_string_fix(checker, node, value, context, applicability) if entry.fix else None
-            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind))
+            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind),
+                   device_place(checker, node, context))
             return
 
 

@@ -1,0 +1,77 @@
+"""Where a `"cuda"` string stands (NPU101): a device position, a default that a caller may
+override, or no device at all (a mode or timer name, a key, a test marker's argument, a
+setting compared with it). Only a device position is a warning: `"npu"` put anywhere else may
+raise ("unknown mode") or change nothing."""
+
+from __future__ import annotations
+
+import ast
+
+from ..engine.checker import Checker
+from ..engine.model import Severity
+from ..engine.walk import StringContext, last_name
+from .harmless_calls import SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu
+from .statement_facts import DEVICE_CALLS, device_keyword, statement_facts
+
+# `getattr(args, "device", "cuda")`, `config.get("device", "cuda")`, `os.getenv("DEVICE", "cuda")`: the fallback
+FALLBACK_POSITION = {"getattr": 2, "get": 1, "getenv": 1, "pop": 1, "setdefault": 1}
+
+DEFAULT_BESIDE_NPU = " (A default: the code around it handles `npu` too, so a run on the NPU passes its own device.)"
+DEFAULT = (" (A default, used where no device is passed: on an NPU host pass `npu` or change the default; a caller "
+           "that passes its device is unaffected.)")
+NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`, `map_location=` or `device` "
+                "variable takes it, and as a mode, key or marker name it stays `cuda`; `npu` there may raise.)")
+COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host the test is False and the other "
+            "branch runs.)")
+
+
+def at_device_argument(context: StringContext) -> bool:
+    """Passed where a device goes: `torch.device("cuda")`, `.to("cuda")`, `device="cuda"`."""
+    call = context.call
+    if context.kind != "arg" or call is None:
+        return False
+    if context.keyword is not None:
+        return device_keyword(context.keyword)
+    return context.position == 0 and last_name(call.func) in DEVICE_CALLS
+
+
+def compared_with_device(context: StringContext) -> bool:
+    """`x.device.type == "cuda"`, `args.device == "cuda"`, `device == "cuda"`."""
+    if context.kind != "compare" or type(context.node) is not ast.Compare:
+        return False
+    operands = (context.node.left, *context.node.comparators)
+    return any(type(o) is not ast.Constant and (last_name(o) == "type" or "device" in last_name(o).lower())
+               for o in operands)
+
+
+def is_default(checker: Checker, node: ast.AST, context: StringContext) -> bool:
+    """A fallback or default: `add_argument(..., default="cuda")`, `getattr(args, "device",
+    "cuda")`, `.get("device", "cuda")`, `def f(device="cuda")`."""
+    call = context.call
+    if context.kind == "arg" and call is not None:
+        if context.keyword == "default":
+            return True
+        return context.keyword is None and FALLBACK_POSITION.get(last_name(call.func)) == context.position
+    return context.kind == "value" and id(node) in statement_facts(checker).parameter_defaults
+
+
+def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity, str] | None:
+    """None for a string in a device position (the rule's warning); else the lower severity
+    and the reason, for the message."""
+    if at_device_argument(context):
+        return None
+    facts = statement_facts(checker)
+    if id(node) in facts.in_skip_condition:
+        return Severity.INFO, SKIP_CONDITION
+    if compared_with_device(context):
+        return (Severity.INFO, TESTED_BESIDE_NPU) if handles_npu(checker) else None
+    if is_default(checker, node, context):
+        return (Severity.HINT, DEFAULT_BESIDE_NPU) if handles_npu(checker) else (Severity.INFO, DEFAULT)
+    if context.kind == "compare":
+        return Severity.INFO, COMPARED
+    # a value that reaches a device position in its statement: assigned to a device variable
+    # (`device = "cuda" if ok else "cpu"`), inside a device argument (`torch.device("cuda:{}".format(i))`),
+    # or returned by a function that names a device (`def get_device(): return "cuda"`)
+    if context.kind == "value" and id(node) in facts.in_device_position:
+        return None
+    return Severity.INFO, NOT_A_DEVICE
