@@ -206,14 +206,14 @@ OPEN_SET = [
     Model("sam_two_way_transformer", (Part(SEGMENT_ANYTHING, _SAM + "common.py", ("MLPBlock",)),
                                       Part(SEGMENT_ANYTHING, _SAM + "transformer.py", _SAM_TRANSFORMER)),
           "TwoWayTransformer(depth=2, embedding_dim=32, num_heads=4, mlp_dim=64)",
-          _arrays(_floats((2, 32, 4, 4)), _floats((2, 32, 4, 4)), _floats((2, 5, 32))), stage="loads"),
+          _arrays(_floats((2, 32, 4, 4)), _floats((2, 32, 4, 4)), _floats((2, 5, 32))), stage="PASS"),
     # its mask decoder: ConvTranspose2d upscaling, hypernetwork MLPs
     Model("sam_mask_decoder", (Part(SEGMENT_ANYTHING, _SAM + "common.py", ("MLPBlock", "LayerNorm2d")),
                                Part(SEGMENT_ANYTHING, _SAM + "transformer.py", _SAM_TRANSFORMER),
                                Part(SEGMENT_ANYTHING, _SAM + "mask_decoder.py", ("MaskDecoder", "MLP"))),
           "MaskDecoder(transformer_dim=32, transformer=TwoWayTransformer(depth=1, embedding_dim=32, num_heads=4, "
           "mlp_dim=64), iou_head_hidden_dim=16)", _arrays(_floats((1, 32, 4, 4)), _floats((1, 32, 4, 4)),
-                                                         _floats((2, 3, 32)), _floats((2, 32, 4, 4)), True), stage="loads"),
+                                                         _floats((2, 3, 32)), _floats((2, 32, 4, 4)), True), stage="PASS"),
     # torchtune's rotary embeddings: a cos/sin cache built into a non-persistent buffer
     Model("torchtune_rope", (Part(TORCHTUNE, "torchtune/modules/position_embeddings.py",
                                   ("RotaryPositionalEmbeddings",)),),
