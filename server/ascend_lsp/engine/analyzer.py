@@ -265,7 +265,8 @@ def _binds(stmt: ast.stmt) -> bool:
 # --- the analysis --------------------------------------------------------------------------
 def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> Span:
     before = len(checker.findings)
-    checker.facts = {}
+    if checker.facts:  # an empty one is not kept (below): the next statement may use it
+        checker.facts = {}
     if checker.npu_tests is None:
         checker.npu_tests = may_test_npu(checker.source.text)
     checker.run(walk(items, checker.module.scope, checker.npu_tests, checker.attribute_names))

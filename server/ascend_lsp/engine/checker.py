@@ -159,11 +159,14 @@ class Checker:
     # --- running -----------------------------------------------------------------------
     def run(self, events: Events) -> None:
         backends = events.backends + self.enclosing if self.enclosing else events.backends
-        self.off_npu = [self._branch(b) for never, _ in backends for b in never]
-        self.on_npu = [self._branch(b) for _, only in backends for b in only]
         if self.seen:
             self.seen = {}
         self.events = events
+        if not backends:  # most statements: off_npu and on_npu stay empty
+            self._run(events)
+            return
+        self.off_npu = [self._branch(b) for never, _ in backends for b in never]
+        self.on_npu = [self._branch(b) for _, only in backends for b in only]
         try:
             self._run(events)
         finally:
@@ -257,7 +260,12 @@ class Checker:
                     self.errors.append(rule_failure(func, args[0], exc))
 
     def _call(self, handlers, *args) -> None:
-        self._each(handlers, [args])
+        """Call the handlers with `args` (one event: _each without a list to hold it)."""
+        for func in handlers:
+            try:
+                func(self, *args)
+            except Exception as exc:  # as in _each
+                self.errors.append(rule_failure(func, args[0], exc))
 
 
 _BUILT: dict[tuple[object, int, int], tuple[object, Tables | None, Any]] = {}
