@@ -265,7 +265,8 @@ def _binds(stmt: ast.stmt) -> bool:
 # --- the analysis --------------------------------------------------------------------------
 def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> Span:
     before = len(checker.findings)
-    checker.facts = {}
+    if checker.facts:  # an empty one is not kept (below): the next statement may use it
+        checker.facts = {}
     if checker.npu_tests is None:
         checker.npu_tests = may_test_npu(checker.source.text)
     checker.run(walk(items, checker.module.scope, checker.npu_tests, checker.attribute_names))
@@ -302,7 +303,8 @@ def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> lis
             continue
         first, last = _span_start(stmt), stmt.end_lineno - 1
         inside = [b for b in blocks if b.member and first < b.start <= last]
-        body = [child for child in stmt.body if not any(b.start <= child.lineno - 1 < b.end for b in inside)]
+        body = [child for child in stmt.body if not any(b.start <= child.lineno - 1 < b.end for b in inside)] \
+            if inside else stmt.body
         end = max([last] + [b.end - 1 for b in inside])
         header = _walk(checker, class_header(stmt, module_scope), first, end, False)
         scope = Scope(module_scope, CLASS, class_members(body))
@@ -310,9 +312,11 @@ def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> lis
         checker.enclosing = class_branches(backend, body)
         children = [_member(checker, child, scope) for child in body] + [_broken(checker, b) for b in inside]
         checker.enclosing = []
-        children.sort(key=lambda span: span.start)
+        if inside:  # else in the body's order already
+            children.sort(key=lambda span: span.start)
         spans.append(_class(header, children, backend))
-    spans.sort(key=lambda span: span.start)
+    if blocks:  # else in the module's order already
+        spans.sort(key=lambda span: span.start)
     return spans
 
 

@@ -187,10 +187,13 @@ class Checker:
     # --- running -----------------------------------------------------------------------
     def run(self, events: Events) -> None:
         backends = events.backends + self.enclosing if self.enclosing else events.backends
-        self.branches, self.ranged = backends, False
         if self.seen:
             self.seen = {}
         self.events = events
+        if not backends:  # most statements: no branch to range
+            self._run(events)
+            return
+        self.branches, self.ranged = backends, False
         try:
             self._run(events)
         finally:
@@ -298,7 +301,12 @@ class Checker:
                     self.errors.append(rule_failure(func, args[0], exc))
 
     def _call(self, handlers, *args) -> None:
-        self._each(handlers, [args])
+        """Call the handlers with `args` (one event: _each without a list to hold it)."""
+        for func in handlers:
+            try:
+                func(self, *args)
+            except Exception as exc:  # as in _each
+                self.errors.append(rule_failure(func, args[0], exc))
 
 
 _BUILT: dict[tuple[object, int, int], tuple[object, Tables | None, Any]] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple, cast
 
 from .guards import and_branches, backend_branches, backend_class, class_branches
@@ -214,20 +214,23 @@ class StringEvent(NamedTuple):
     context: StringContext
 
 
-@dataclass(slots=True)
 class Events:
-    """What one statement contains, in source order per kind."""
+    """What one statement contains, in source order per kind. (A plain class: one is made for
+    every statement, and a dataclass's default factories cost twice as much.)"""
 
-    imports: list[ImportEvent] = field(default_factory=list)
-    names: list[NameEvent] = field(default_factory=list)
-    calls: list = field(default_factory=list)  # (Call, scope)
-    strings: list[StringEvent] = field(default_factory=list)
-    assigns: list = field(default_factory=list)  # (Assign | AnnAssign with a value, scope)
-    # branches of multi-backend code (engine/guards.py): (never on the NPU, only on the NPU)
-    backends: list = field(default_factory=list)
-    functions: list = field(default_factory=list)  # (FunctionDef | AsyncFunctionDef, its own scope)
-    loops: list = field(default_factory=list)  # (For | AsyncFor | While, scope)
-    products: list = field(default_factory=list)  # (BinOp of `*` or `@`, scope): what fused operators multiply
+    __slots__ = ("imports", "names", "calls", "strings", "assigns", "backends", "functions", "loops", "products")
+
+    def __init__(self) -> None:
+        self.imports: list[ImportEvent] = []
+        self.names: list[NameEvent] = []
+        self.calls: list = []  # (Call, scope)
+        self.strings: list[StringEvent] = []
+        self.assigns: list = []  # (Assign | AnnAssign with a value, scope)
+        # branches of multi-backend code (engine/guards.py): (never on the NPU, only on the NPU)
+        self.backends: list = []
+        self.functions: list = []  # (FunctionDef | AsyncFunctionDef, its own scope)
+        self.loops: list = []  # (For | AsyncFor | While, scope)
+        self.products: list = []  # (BinOp of `*` or `@`, scope): what fused operators multiply
 
 
 def last_name(node: ast.expr) -> str:
@@ -287,7 +290,7 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collec
     stack: list = list(reversed(items))
     push = stack.append
     Attribute, Name, Call, Constant, JoinedStr = ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.JoinedStr
-    Load, AST = ast.Load, ast.AST
+    Load, AST, BinOp, Assign, AnnAssign = ast.Load, ast.AST, ast.BinOp, ast.Assign, ast.AnnAssign
     while stack:
         node, scope, sctx, parent_call = stack.pop()
         kind = type(node)
@@ -359,7 +362,7 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collec
                 branches = and_branches(node)
                 if branches is not None:
                     events.backends.append(branches)
-            if kind is ast.BinOp and type(node.op) in _PRODUCTS:
+            if kind is BinOp and type(node.op) in _PRODUCTS:
                 products.append((node, scope))
             fields, statement = _SHAPES.get(kind) or _shape(kind)
             if statement:
@@ -374,6 +377,21 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collec
                             push((child, scope, sctx, None))
                 elif isinstance(value, AST):
                     push((value, scope, sctx, None))
+            continue
+        if kind is Assign or kind is AnnAssign:
+            # pushed in source order (targets, annotation, value), so popped value first
+            for target in node.targets if kind is Assign else (node.target,):
+                push((target, scope, VALUE, None))
+            if kind is AnnAssign:
+                push((node.annotation, scope, TYPE_ONLY, None))
+            value = node.value
+            if value is not None:
+                assigns.append((node, scope))
+                member = scope.kind == CLASS and value in scope.members
+                if kind is Assign and _assigns_all(node.targets):
+                    push((value, scope, MESSAGE, None))  # names of the module's attributes, not values
+                else:
+                    push((value, scope, StringContext("value", siblings=scope.members) if member else VALUE, None))
             continue
         if kind is JoinedStr:
             strings.append(StringEvent(node, _fstring_value(node), sctx))
@@ -469,21 +487,6 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collec
                 push((base, scope, VALUE, node))
             for child in reversed(node.body):
                 push((child, inner, VALUE, None))
-            continue
-        if kind is ast.Assign or kind is ast.AnnAssign:
-            # pushed in source order (targets, annotation, value), so popped value first
-            for target in node.targets if kind is ast.Assign else (node.target,):
-                push((target, scope, VALUE, None))
-            if kind is ast.AnnAssign:
-                push((node.annotation, scope, TYPE_ONLY, None))
-            value = node.value
-            if value is not None:
-                assigns.append((node, scope))
-                member = scope.kind == CLASS and value in scope.members
-                if kind is ast.Assign and _assigns_all(node.targets):
-                    push((value, scope, MESSAGE, None))  # names of the module's attributes, not values
-                else:
-                    push((value, scope, StringContext("value", siblings=scope.members) if member else VALUE, None))
             continue
         if kind is ast.Global or kind is ast.Nonlocal:
             scope.globals.update(node.names)
