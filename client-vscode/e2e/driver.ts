@@ -67,50 +67,13 @@ function shot(name: string): Promise<Buffer> {
     return page!.screenshot({ path: path.join(output, name) });
 }
 
-/** A model and its MindSpore port with a planted wrong default: the LeakyReLU's slope. */
-const PORT_WITH_A_WRONG_DEFAULT = `import numpy as np
-import torch
-from torch import nn
-
-
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(16, 32)
-        self.act = nn.LeakyReLU()
-        self.fc2 = nn.Linear(32, 8)
-
-    def forward(self, x):
-        return self.fc2(self.act(self.fc1(x)))
-
-
-def head():
-    return Head()(torch.randn(4, 16))
-
-
-def head_ms():
-    import mindspore as ms
-    from mindspore import nn as msnn
-
-    class HeadMS(msnn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.fc1 = msnn.Dense(16, 32)
-            self.act = msnn.LeakyReLU()  # MindSpore's default slope is 0.2, torch's 0.01
-            self.fc2 = msnn.Dense(32, 8)
-
-        def construct(self, x):
-            return self.fc2(self.act(self.fc1(x)))
-
-    return HeadMS()(ms.Tensor(np.zeros((4, 16), np.float32)))
-`;
-
 function makeWorkspace(): string {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'ascend-lsp-e2e-ws-'));
     for (const name of ['train_cuda.py', 'precision.py']) {
         fs.copyFileSync(path.join(repo, 'examples', name), path.join(folder, name));
     }
-    fs.writeFileSync(path.join(folder, 'head.py'), PORT_WITH_A_WRONG_DEFAULT);
+    // a model and its MindSpore port with a planted wrong default (the LeakyReLU's slope)
+    fs.copyFileSync(path.join(repo, 'tests', 'lsp', 'run_view_head.py'), path.join(folder, 'head.py'));
     // Files a migration starts with: a launch script, a Dockerfile and a training config.
     fs.writeFileSync(path.join(folder, 'train.sh'), '#!/bin/bash\nnvidia-smi\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 train_cuda.py\n');
     fs.writeFileSync(path.join(folder, 'Dockerfile'), 'FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN pip install torch && nvidia-smi -L\n');

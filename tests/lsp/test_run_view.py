@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 
 import pytest
 import pytest_lsp
@@ -24,42 +25,9 @@ async def client(lsp_client: LanguageClient, request):
     yield
     await lsp_client.shutdown_session()
 
-SOURCE = '''import numpy as np
-import torch
-from torch import nn
-
-
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(16, 32)
-        self.act = nn.LeakyReLU()
-        self.fc2 = nn.Linear(32, 8)
-
-    def forward(self, x):
-        return self.fc2(self.act(self.fc1(x)))
-
-
-def head():
-    return Head()(torch.randn(4, 16))
-
-
-def head_ms():
-    import mindspore as ms
-    from mindspore import nn as msnn
-
-    class HeadMS(msnn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.fc1 = msnn.Dense(16, 32)
-            self.act = msnn.LeakyReLU()  # MindSpore's default slope is 0.2, torch's 0.01
-            self.fc2 = msnn.Dense(32, 8)
-
-        def construct(self, x):
-            return self.fc2(self.act(self.fc1(x)))
-
-    return HeadMS()(ms.Tensor(np.zeros((4, 16), np.float32)))
-'''
+# a model and its MindSpore port with a planted wrong default (the LeakyReLU's slope), shared with the
+# end-to-end test (client-vscode/e2e/driver.ts)
+SOURCE = (Path(__file__).parent / "run_view_head.py").read_text(encoding="utf-8")
 
 
 async def test_a_layers_run_names_its_page_and_the_page_marks_the_divergence(client, tmp_path):
