@@ -96,6 +96,19 @@ def evaluate(torch, mindspore, model, source: Path, port: Path, strict: bool) ->
             "reason": worst.get("reason", "")}
 
 
+def port_ours(model, scratch: Path):
+    """The model's source written to its own folder under `scratch`, and our port of it beside it in
+    `ours/`: (folder, source, PortResult, port)."""
+    work = scratch / model.name
+    (work / "ours").mkdir(parents=True)
+    source = work / f"{model.name}.py"
+    source.write_text(model.source(), encoding="utf-8")
+    ours = port_source(source.read_text(encoding="utf-8"), str(source))
+    our_port = work / "ours" / source.name
+    our_port.write_text(ours.text, encoding="utf-8")
+    return work, source, ours, our_port
+
+
 def open_set(torch, mindspore, folder: Path) -> list[dict]:
     """Per open-set file: the stage our port reaches, its calls converted, MindConverter's rate and run."""
     import numpy
@@ -103,13 +116,7 @@ def open_set(torch, mindspore, folder: Path) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for model in OPEN_SET:
-            work = Path(scratch) / model.name
-            (work / "ours").mkdir(parents=True)
-            source = work / f"{model.name}.py"
-            source.write_text(model.source(), encoding="utf-8")
-            ours = port_source(source.read_text(encoding="utf-8"), str(source))
-            our_port = work / "ours" / source.name
-            our_port.write_text(ours.text, encoding="utf-8")
+            work, source, ours, our_port = port_ours(model, Path(scratch))
             stage, why = stage_reached(torch, mindspore, source, our_port, model.build,
                                        model.inputs(numpy.random.default_rng(0)))
             mc_port, mc_rate, mc_converted, mc_unconverted, refused = run_mindconverter(folder, source,
@@ -156,13 +163,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for model in MODELS:
-            work = Path(scratch) / model.name
-            (work / "ours").mkdir(parents=True)
-            source = work / f"{model.name}.py"
-            source.write_text(model.source(), encoding="utf-8")
-            ours = port_source(source.read_text(encoding="utf-8"), str(source))
-            our_port = work / "ours" / source.name
-            our_port.write_text(ours.text, encoding="utf-8")
+            work, source, ours, our_port = port_ours(model, Path(scratch))
             mc_port, mc_rate, mc_converted, mc_unconverted, refused = run_mindconverter(args.mindconverter, source,
                                                                                         work / "mindconverter")
             mc_result = {"runs": False, "error": f"no port written: {refused}"} if refused else \

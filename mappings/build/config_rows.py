@@ -49,6 +49,16 @@ FRAMEWORKS = [
 
 TRAINERS = ["training-args", "llamafactory", "fine-tuning"]
 
+# FlashAttention-2 by the pinned transformers (NPU803), the same for LLaMA-Factory's key and transformers'
+FLASH_ATTENTION_2 = {
+    "note": "transformers routes FlashAttention-2 to torch_npu.npu_fusion_attention on the NPU from 4.51.0, "
+            "but before 4.51.0 it raises ImportError (\"flash_attn seems to be not installed\") and from 4.54.0 "
+            "to 4.55.2 it looks up the flash_attn distribution and raises PackageNotFoundError. Pin "
+            "transformers>=4.55.3 (or 4.51–4.53), or use `sdpa`.",
+    "replacement": "sdpa", "fix": "unsafe",
+    "source": "transformers 4.50.0, 4.51.0, 4.53.0, 4.54.0, 4.55.0, 4.55.3 and 4.56.0 wheels: modeling_utils.py "
+              "(_flash_attn_2_can_dispatch; 4.55.3: l.2487-2494); huggingface/transformers#39844"}
+
 SETTINGS = [
     # accelerate (issue26-facts §4.1)
     {"frameworks": ["accelerate"], "key": "mixed_precision", "values": ["fp8"], "rule": "NPU801", "severity": "error",
@@ -146,22 +156,10 @@ SETTINGS = [
     # flash attention 2 by the pinned transformers (NPU803)
     {"frameworks": ["llamafactory"], "key": "flash_attn", "values": ["fa2", "flash_attention_2"], "rule": "NPU803",
      "severity": "warning", "pin": "transformers", "broken": ["<4.51.0", ">=4.54.0,<=4.55.2"],
-     "note": "transformers routes FlashAttention-2 to torch_npu.npu_fusion_attention on the NPU from 4.51.0, "
-             "but before 4.51.0 it raises ImportError (\"flash_attn seems to be not installed\") and from 4.54.0 "
-             "to 4.55.2 it looks up the flash_attn distribution and raises PackageNotFoundError. Pin "
-             "transformers>=4.55.3 (or 4.51–4.53), or use `sdpa`.",
-     "replacement": "sdpa", "fix": "unsafe",
-     "source": "transformers 4.50.0, 4.51.0, 4.53.0, 4.54.0, 4.55.0, 4.55.3 and 4.56.0 wheels: modeling_utils.py "
-               "(_flash_attn_2_can_dispatch; 4.55.3: l.2487-2494); huggingface/transformers#39844"},
+     **FLASH_ATTENTION_2},
     {"frameworks": TRAINERS, "key": "attn_implementation", "values": ["flash_attention_2"], "rule": "NPU803",
      "severity": "warning", "pin": "transformers", "broken": ["<4.51.0", ">=4.54.0,<=4.55.2"],
-     "note": "transformers routes FlashAttention-2 to torch_npu.npu_fusion_attention on the NPU from 4.51.0, "
-             "but before 4.51.0 it raises ImportError (\"flash_attn seems to be not installed\") and from 4.54.0 "
-             "to 4.55.2 it looks up the flash_attn distribution and raises PackageNotFoundError. Pin "
-             "transformers>=4.55.3 (or 4.51–4.53), or use `sdpa`.",
-     "replacement": "sdpa", "fix": "unsafe",
-     "source": "transformers 4.50.0, 4.51.0, 4.53.0, 4.54.0, 4.55.0, 4.55.3 and 4.56.0 wheels: modeling_utils.py "
-               "(_flash_attn_2_can_dispatch; 4.55.3: l.2487-2494); huggingface/transformers#39844"},
+     **FLASH_ATTENTION_2},
 ]
 
 # Compose files (recognised by their names) and `docker run`: the NVIDIA runtime's requests (NPU804)
