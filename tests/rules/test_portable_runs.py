@@ -1,6 +1,6 @@
 """The portable style's promise, run for real: a CUDA training script (`.cuda()`,
 `device("cuda")`, `device_count`, `torch.cuda.amp.GradScaler`, `autocast`, `synchronize`,
-memory statistics, `empty_cache`, `map_location="cuda:0"`, TF32 and cuDNN switches, NCCL and
+memory statistics, `empty_cache`, timing `Event`s, `map_location="cuda:0"`, TF32 and cuDNN switches, NCCL and
 allocator variables, seeds) fixed with
 `lsp-check --fix --unsafe-fixes --fix-style portable` writes no torch_npu, leaves no CUDA-only
 warning or error, and still runs on the CPU-only torch 2.13 here, to the loss of the same
