@@ -37,9 +37,9 @@ HCCL_REGISTRATION = ("torch_npu 2.13.0 wheel: torch_npu/_init/registry/distribut
                      "(Backend.register_backend(\"hccl\", ..., devices=[\"npu\"]))")
 
 EVENT = ("pytorch/pytorch#123611 (2024-04, \"Build device generic torch.Stream and torch.Event based on "
-         "c10::Stream/Event\": enable_timing from the start); docs.pytorch.org/docs/2.9/generated/torch.Event.html "
-         "(\"If not given, the current accelerator type will be used\"); 2.7 for the guard's torch.accelerator and "
-         "the binding every portable file gets (the first release with torch.Event is not pinned here)")
+         "c10::Stream/Event\": enable_timing from the start), in main by 2024-07 (pytorch/pytorch#129363 documents "
+         "torch.Event.record), before 2.6 branched; docs.pytorch.org/docs/2.9/generated/torch.Event.html (\"If not "
+         "given, the current accelerator type will be used\"); 2.6 for the guard's torch.accelerator.is_available")
 EVENT_CPU = ("torch.Event(enable_timing=True) is a cpu event; record() raises RuntimeError \"cpu backend doesn't "
              "support events.\"; synchronize() returns None; elapsed_time() of unrecorded events raises ValueError "
              "\"Both events must be recorded before calculating elapsed time.\" (" + MEASURED + ")")
@@ -111,10 +111,11 @@ APIS = [
         f"raises AttributeError: torch.get_device_module(\"cpu\") is torch.cpu, which has no get_device_name "
         f"({MEASURED})", "raises AssertionError \"Torch not compiled with CUDA enabled\""),
     # the events' timing runs only where there is an accelerator: without one record() raises
-    api("torch.cuda.Event", "torch.Event", "2.7", EVENT, EVENT_CPU,
+    api("torch.cuda.Event", "torch.Event", "2.6", EVENT, EVENT_CPU,
         "raises RuntimeError \"Tried to instantiate dummy base class Event\"",
         methods={"record": "None", "synchronize": "None", "elapsed_time": "0.0"},
-        note="Without an accelerator the events are made but not recorded, and the elapsed time is 0.0 ms."),
+        note="without one `record()` raises; the events are then made but not recorded, and the elapsed time "
+             "is 0.0 ms"),
     api("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "2.7", AMP + "; 2.7 for the device binding",
         "torch.amp.GradScaler(\"cpu\", enabled=False) is a disabled scaler",
         "warns that CUDA is not available and disables itself",

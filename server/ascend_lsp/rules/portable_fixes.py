@@ -181,9 +181,8 @@ def api_fix(checker: Checker, ref: Reference, written: str, edits: list[Edit | N
         if method_edits is None:
             return None
         edits = [*edits, checker.replace(node_range, written), *method_edits]
-        title += (", and call its " + " and ".join(f"`{name}()`" for name, _ in form.methods) +
-                  " only where there is an accelerator (without one `record()` raises; the elapsed time is then "
-                  "0.0 ms)")
+        *others, last = [f"`{name}()`" for name, _ in form.methods]
+        title += f", and call its {', '.join(others)} and {last} only where there is an accelerator ({form.note})"
     elif form.guard is not None:
         edit, title = guarded(checker, ref, call, written, form, title)
         edits = [*edits, edit]
