@@ -78,7 +78,8 @@ def test_events_time_only_where_there_is_an_accelerator() -> None:
         '    if torch.accelerator.is_available():\n        end.record()\n    if torch.accelerator.is_available():\n        end.synchronize()\n'
         '    print((start.elapsed_time(end) if torch.accelerator.is_available() else 0.0))\n')
     # an event used otherwise (passed on, or bound again) keeps torch.cuda: its uses cannot all be guarded
-    for other in ('    stream.wait_event(start)\n', '    start = None\n'):
+    # and so is one in a file with a broken block, whose uses are not all known
+    for other in ('    stream.wait_event(start)\n', '    start = None\n', 'def broken(:\n'):
         text = 'import torch\n\ndef run(stream):\n    start = torch.cuda.Event()\n    start.record()\n' + other
         assert fixed(text) == text
 

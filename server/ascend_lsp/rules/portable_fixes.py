@@ -253,7 +253,11 @@ def binding_scope(checker: Checker, rng: Range) -> tuple[ast.AST, str | None, di
     """The function (or module) whose statement `name = <the call at rng>` is, the name (None
     when the call is not alone on the right of such an assignment), and each node's parent, in
     a parse of the file's text of its own (the checker's walk keeps no parents)."""
-    tree = ast.parse(checker.source.text)
+    try:
+        tree = ast.parse(checker.source.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # a file the analyzer checks around a broken block (one being typed): its uses are not all known
+        return ast.Module(body=[], type_ignores=[]), None, {}
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     scope: ast.AST = tree
     found = None
