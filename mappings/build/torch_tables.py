@@ -36,6 +36,13 @@ NPU_REGISTRATION = ("torch_npu 2.13.0 wheel: torch_npu/_init/registry/backend.py
 HCCL_REGISTRATION = ("torch_npu 2.13.0 wheel: torch_npu/_init/registry/distributed.py:37-45 "
                      "(Backend.register_backend(\"hccl\", ..., devices=[\"npu\"]))")
 
+EVENT = ("pytorch/pytorch#123611 (2024-04, \"Build device generic torch.Stream and torch.Event based on "
+         "c10::Stream/Event\": enable_timing from the start), in main by 2024-07 (pytorch/pytorch#129363 documents "
+         "torch.Event.record), before 2.6 branched; docs.pytorch.org/docs/2.9/generated/torch.Event.html (\"If not "
+         "given, the current accelerator type will be used\"); 2.6 for the guard's torch.accelerator.is_available")
+EVENT_CPU = ("torch.Event(enable_timing=True) is a cpu event; record() raises RuntimeError \"cpu backend doesn't "
+             "support events.\"; synchronize() returns None; elapsed_time() of unrecorded events raises ValueError "
+             "\"Both events must be recorded before calculating elapsed time.\" (" + MEASURED + ")")
 DEVICE_MODULE = ("torch.get_device_module: in torch 2.13 (checked); pytorch/pytorch#149207 (2025-03) caches it, before "
                  "the 2.7 release")
 DEVICE_MODULE_CALL = "torch.get_device_module({device})"
@@ -62,12 +69,14 @@ AMP_KEYWORDS = {"enabled": '{device}.type != "cpu"'}
 
 def api(name: str, replacement: str, torch: str, source: str, cpu: str, cuda_cpu: str, *,
         guard: str | None = None, arguments: str | None = None, keywords: dict | None = None,
-        note: str | None = None) -> dict:
+        methods: dict | None = None, note: str | None = None) -> dict:
     """One `torch.cuda` name and its portable form. `guard`: the value the call stands for
     where there is no accelerator (what the CUDA call returned there), given when the
-    portable call raises there and the CUDA one did not."""
+    portable call raises there and the CUDA one did not; `methods`: likewise for the methods
+    of the object it makes (a name bound to it is used only through them)."""
     return {"name": name, "replacement": replacement, "torch": torch, "guard": guard, "arguments": arguments,
-            "keywords": keywords, "cpu": cpu, "cuda-cpu": cuda_cpu, "note": note, "source": source}
+            "keywords": keywords, "methods": methods, "cpu": cpu, "cuda-cpu": cuda_cpu, "note": note,
+            "source": source}
 
 
 MEMORY = [
@@ -101,6 +110,12 @@ APIS = [
         f"{DEVICE_MODULE}; torch_npu's torch.npu.get_device_name (mappings/torch_npu/cuda.toml)",
         f"raises AttributeError: torch.get_device_module(\"cpu\") is torch.cpu, which has no get_device_name "
         f"({MEASURED})", "raises AssertionError \"Torch not compiled with CUDA enabled\""),
+    # the events' timing runs only where there is an accelerator: without one record() raises
+    api("torch.cuda.Event", "torch.Event", "2.6", EVENT, EVENT_CPU,
+        "raises RuntimeError \"Tried to instantiate dummy base class Event\"",
+        methods={"record": "None", "synchronize": "None", "elapsed_time": "0.0"},
+        note="without one `record()` raises; the events are then made but not recorded, and the elapsed time "
+             "is 0.0 ms"),
     api("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "2.7", AMP + "; 2.7 for the device binding",
         "torch.amp.GradScaler(\"cpu\", enabled=False) is a disabled scaler",
         "warns that CUDA is not available and disables itself",
@@ -183,7 +198,7 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
     sections = [("binding", [BINDING]), ("api", APIS), ("literal", LITERALS), ("method", METHODS),
                 ("branch", rows), ("env", ENVIRONMENT)]
     table = {"meta": {"title": "Portable forms: torch.accelerator and torch.amp instead of torch.cuda and torch.npu",
-                      "sources": sorted({DOCS_26, DOCS_27, DOCS_29, AMP, NPU_REGISTRATION, HCCL_REGISTRATION})}}
+                      "sources": sorted({DOCS_26, DOCS_27, DOCS_29, AMP, EVENT, NPU_REGISTRATION, HCCL_REGISTRATION})}}
     for section, rows in sections:
         table[section] = [{k: v for k, v in row.items() if v is not None} for row in rows]
     schema = json.loads((MAPPINGS / "schema" / "torch.json").read_text(encoding="utf-8"))

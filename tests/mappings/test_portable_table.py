@@ -55,3 +55,20 @@ def test_guards_stand_where_the_portable_call_raises(row: dict) -> None:
             return
     assert row["cuda-cpu"].startswith("returns")
     assert returned == eval(row["guard"])
+
+
+@pytest.mark.skipif(torch.accelerator.is_available(), reason="measures a machine without an accelerator")
+def test_the_event_guards_stand_where_the_portable_event_raises() -> None:
+    [row] = [row for row in TABLE["api"] if "methods" in row]
+    # the CUDA object is not made on a CPU-only torch at all; the portable one is, but
+    # record() raises, and elapsed_time() then has nothing recorded to measure
+    with pytest.raises(RuntimeError, match="dummy base class"):
+        resolve(row["name"])(enable_timing=True)
+    assert row["cuda-cpu"].startswith("raises")
+    event = resolve(row["replacement"])(enable_timing=True)
+    with pytest.raises(RuntimeError, match="cpu backend doesn't support events"):
+        event.record()
+    with pytest.raises(ValueError, match="Both events must be recorded"):
+        event.elapsed_time(resolve(row["replacement"])(enable_timing=True))
+    assert event.synchronize() is None
+    assert row["methods"] == {"record": "None", "synchronize": "None", "elapsed_time": "0.0"}

@@ -67,6 +67,23 @@ def test_guards_inside_expressions_and_blocks() -> None:
         'if True:\n    if torch.accelerator.is_available():\n        torch.accelerator.synchronize()  # wait\n')
 
 
+def test_events_time_only_where_there_is_an_accelerator() -> None:
+    # torch.Event(...).record() raises "cpu backend doesn't support events." without an accelerator
+    text = ('import torch\n\ndef run():\n    start = torch.cuda.Event(enable_timing=True)\n'
+            '    end = torch.cuda.Event(enable_timing=True)\n    start.record()\n    end.record()\n'
+            '    end.synchronize()\n    print(start.elapsed_time(end))\n')
+    assert fixed(text) == (
+        'import torch\n\ndef run():\n    start = torch.Event(enable_timing=True)\n'
+        '    end = torch.Event(enable_timing=True)\n    if torch.accelerator.is_available():\n        start.record()\n'
+        '    if torch.accelerator.is_available():\n        end.record()\n    if torch.accelerator.is_available():\n        end.synchronize()\n'
+        '    print((start.elapsed_time(end) if torch.accelerator.is_available() else 0.0))\n')
+    # an event used otherwise (passed on, or bound again) keeps torch.cuda: its uses cannot all be guarded
+    # and so is one in a file with a broken block, whose uses are not all known
+    for other in ('    stream.wait_event(start)\n', '    start = None\n', 'def broken(:\n'):
+        text = 'import torch\n\ndef run(stream):\n    start = torch.cuda.Event()\n    start.record()\n' + other
+        assert fixed(text) == text
+
+
 def test_amp_arguments_and_keywords() -> None:
     text = ('import torch\n\nwith torch.autocast("cuda", enabled=False):\n    pass\n'
             'scaler = torch.cuda.amp.GradScaler(\n    init_scale=1024,\n)\n')

@@ -29,6 +29,7 @@ class Form:
     arguments: str = ""
     keywords: tuple[tuple[str, str], ...] = ()
     guard: str | None = None
+    methods: tuple[tuple[str, str], ...] = ()  # an api's: the guard of each method of what it makes
     calls: frozenset[str] = frozenset()  # a literal's: only as an argument of these
     parameters: frozenset[str] = frozenset()  # a method's: the keywords its call may pass
     by_call: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # a literal's keywords per call
@@ -61,6 +62,7 @@ def _form(row: dict, replacement_key: str = "replacement") -> Form:
     by_call = {call: tuple(kw.items()) for call, kw in row.get("keywords", {}).items()} if "kind" in row else {}
     return Form(replacement=row[replacement_key], torch=row["torch"], source=row["source"], note=row.get("note", ""),
                 arguments=row.get("arguments", ""), keywords=keywords, guard=row.get("guard"),
+                methods=tuple(row.get("methods", {}).items()),
                 calls=frozenset(row.get("calls", ())), parameters=frozenset(row.get("parameters", ())),
                 by_call=by_call)
 

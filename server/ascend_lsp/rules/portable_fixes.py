@@ -171,12 +171,19 @@ def api_fix(checker: Checker, ref: Reference, written: str, edits: list[Edit | N
     if form is None:
         return None
     call = ref.call if type(ref.call) is ast.Call and ref.call.func is ref.node else None
-    if call is None and (form.guard is not None or form.arguments or form.keywords):
+    if call is None and (form.guard is not None or form.arguments or form.keywords or form.methods):
         return None  # a reference that is not called: nothing to guard or to pass
     written = portable.fill(written)
     node_range = checker.range(ref.node)
     title = f"Replace `{ref.qualname}` with `{portable.fill(form.replacement)}`"
-    if form.guard is not None:
+    if form.methods:
+        method_edits = guarded_methods(checker, call, written, form)
+        if method_edits is None:
+            return None
+        edits = [*edits, checker.replace(node_range, written), *method_edits]
+        *others, last = [f"`{name}()`" for name, _ in form.methods]
+        title += f", and call its {', '.join(others)} and {last} only where there is an accelerator ({form.note})"
+    elif form.guard is not None:
         edit, title = guarded(checker, ref, call, written, form, title)
         edits = [*edits, edit]
     else:
@@ -194,18 +201,74 @@ def api_fix(checker: Checker, ref: Reference, written: str, edits: list[Edit | N
 def guarded(checker: Checker, ref: Reference, call: ast.Call, written: str, form: Form, title: str) -> tuple[Edit, str]:
     """The call where there is an accelerator, else the value the CUDA call gave on the CPU:
     `torch.accelerator.empty_cache()` raises without one where `torch.cuda.empty_cache()` did
-    nothing. A call alone on its line becomes an `if`; elsewhere a conditional expression."""
+    nothing."""
     rng = checker.range(call)
     head = checker.range(ref.node)
     new_call = written + checker.source.segment(Range(head.end_line, head.end_col, rng.end_line, rng.end_col))
-    available = written.partition(".")[0] + ".accelerator.is_available()"  # the file's name for torch
-    line = checker.source.line(rng.start_line)
-    if form.guard == "None" and rng.start_line == rng.end_line and statement_alone(checker, rng):
-        text = f"if {available}:\n{line[:rng.start_col]}    {new_call}"
-    else:
-        text = f"({new_call} if {available} else {form.guard})"
     title += f", run only where there is an accelerator (without one it raises, where `{ref.qualname}` did not)"
-    return checker.replace(rng, text), title
+    return guard_edit(checker, rng, new_call, written.partition(".")[0], form.guard), title
+
+
+def guard_edit(checker: Checker, rng: Range, new_call: str, torch_name: str, value: str) -> Edit:
+    """`new_call` (at `rng`) only where there is an accelerator, else `value`: a call alone on
+    its line becomes an `if`; elsewhere a conditional expression."""
+    available = torch_name + ".accelerator.is_available()"
+    line = checker.source.line(rng.start_line)
+    if value == "None" and rng.start_line == rng.end_line and statement_alone(checker, rng):
+        return checker.replace(rng, f"if {available}:\n{line[:rng.start_col]}    {new_call}")
+    return checker.replace(rng, f"({new_call} if {available} else {value})")
+
+
+def guarded_methods(checker: Checker, call: ast.Call, written: str, form: Form) -> list[Edit] | None:
+    """The guards of the methods (`form.methods`) of what `call` makes: `start =
+    torch.cuda.Event(...)`, then `start.record()` and `start.elapsed_time(end)` only where there
+    is an accelerator. None unless `call` is bound to a name that its function (or the module)
+    binds once and uses only through those methods, or as the argument of one of them."""
+    rng = checker.range(call)
+    scope, name, parents = binding_scope(checker, rng)
+    if name is None:
+        return None
+    methods = dict(form.methods)
+    edits = []
+    for node in ast.walk(scope):
+        if type(node) is not ast.Name or node.id != name:
+            continue
+        if type(node.ctx) is not ast.Load:
+            if checker.range(node).start_line != rng.start_line:
+                return None  # bound again
+            continue
+        owner = parents[node]
+        method = parents.get(owner)
+        if type(owner) is ast.Attribute and owner.attr in methods and type(method) is ast.Call and \
+                method.func is owner:
+            edits.append(guard_edit(checker, checker.range(method), checker.source.segment(checker.range(method)),
+                                    written.partition(".")[0], methods[owner.attr]))
+        elif not (type(owner) is ast.Call and node in owner.args and type(owner.func) is ast.Attribute
+                  and owner.func.attr in methods):
+            return None
+    return edits
+
+
+def binding_scope(checker: Checker, rng: Range) -> tuple[ast.AST, str | None, dict[ast.AST, ast.AST]]:
+    """The function (or module) whose statement `name = <the call at rng>` is, the name (None
+    when the call is not alone on the right of such an assignment), and each node's parent, in
+    a parse of the file's text of its own (the checker's walk keeps no parents)."""
+    try:
+        tree = ast.parse(checker.source.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # a file the analyzer checks around a broken block (one being typed): its uses are not all known
+        return ast.Module(body=[], type_ignores=[]), None, {}
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    scope: ast.AST = tree
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno - 1 <= rng.start_line <= rng.end_line <= (node.end_lineno or node.lineno) - 1:
+            scope = node  # the innermost one: ast.walk reaches the outer first
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name and \
+                checker.range(node.value) == rng:
+            found = node.targets[0].id
+    return scope, found, parents
 
 
 def needs_own_fix(checker: Checker, qualname: str) -> bool:

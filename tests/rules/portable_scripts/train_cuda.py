@@ -20,6 +20,9 @@ def main():
     scaler = torch.cuda.amp.GradScaler()
     x = torch.randn(64, 8).to(device)
     y = torch.randn(64, 1).to("cuda:0")
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
     for _ in range(20):
         opt.zero_grad()
         with autocast():
@@ -27,7 +30,9 @@ def main():
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
+    end.record()
     torch.cuda.synchronize()
+    assert start.elapsed_time(end) >= 0
     assert torch.cuda.max_memory_allocated() >= 0
     torch.cuda.empty_cache()
     torch.save(model.state_dict(), "model.pt")
