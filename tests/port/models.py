@@ -178,7 +178,7 @@ OPEN_SET = [
                                        "_get_relative_position_index", "MBConv", "RelativePositionalMultiHeadAttention",
                                        "SwapAxes", "WindowPartition", "WindowDepartition", "PartitionAttentionLayer",
                                        "MaxVitLayer", "MaxVitBlock", "MaxVit"))),
-          "MaxVit((32, 32), 8, 2, [16, 32], [1, 1], 8, 0.0, num_classes=10)", _images((2, 3, 32, 32)), stage="imports"),
+          "MaxVit((32, 32), 8, 2, [16, 32], [1, 1], 8, 0.0, num_classes=10)", _images((2, 3, 32, 32)), stage="loads"),
     # torchvision's ConvNeXt: a LayerNorm subclass over channels, Permute, layer scale
     Model("torchvision_convnext", (_LOG, Part(TORCHVISION, _MISC, ("ConvNormActivation", "Conv2dNormActivation",
                                                                    "Permute")), _DEPTH,

@@ -506,3 +506,33 @@ def test_comments_and_layout_inside_a_converted_call_are_kept():
                                         "    3,\n"
                                         "    pad_mode='valid', has_bias=False,  # no bias\n"
                                         ")\n")
+
+
+def test_a_sequence_of_tensors_is_spread_and_a_mapping_of_dropped_parameters_left_out():
+    source = '''import torch
+import torch.nn as nn
+
+
+def grid(h, w, drop, params):
+    layers = [nn.Dropout(drop, **params)]
+    return torch.meshgrid([torch.arange(h), torch.arange(w)], indexing="ij"), layers
+
+
+def rate(params):
+    return nn.Dropout(**params), torch.atleast_2d((torch.arange(3),))
+'''
+    result = port_source(source)
+    assert result.text == '''import mindspore
+from mindspore import nn, ops
+
+
+def grid(h, w, drop, params):
+    layers = [nn.Dropout(p=drop)]
+    return ops.meshgrid(ops.arange(h), ops.arange(w), indexing='ij' if "ij" is None else "ij"), layers
+
+
+def rate(params):
+    # MS301 port: `torch.nn.Dropout` → `nn.Dropout`: `**params` may set `p`: the arguments cannot be mapped one by one
+    return nn.Dropout(**params), ops.atleast_2d((ops.arange(3),))
+'''
+    assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == (8, 1, 0)

@@ -696,11 +696,13 @@ def _arguments(given: Sequence[cst.Arg], built: Out) -> list[cst.Arg]:
 
 
 def _bind(call: cst.Call, spec: Spec) -> dict[str, cst.BaseExpression]:
-    """torch's arguments by parameter name; dropped parameters removed."""
+    """torch's arguments by parameter name; dropped parameters removed. A `**mapping` is left out
+    when it can only set dropped parameters (`nn.Dropout(p, **params)`: `inplace` at most)."""
     args: dict[str, cst.BaseExpression] = {}
     params = spec.params
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in call.args):
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    mappings = [a for a in call.args if a.star == "**"]
+    if any(a.star == "*" for a in call.args) or len(mappings) > 1:
         raise Manual("*args / **kwargs: the arguments cannot be mapped one by one")
     if params and params[0].startswith("*"):
         values = [a.value for a in positional]
@@ -718,6 +720,10 @@ def _bind(call: cst.Call, spec: Spec) -> dict[str, cst.BaseExpression]:
             if arg.keyword.value not in params:
                 raise Manual(f"keyword `{arg.keyword.value}` is not handled")
             args[arg.keyword.value] = arg.value
+    settable = [p for p in params if p not in args and p not in spec.dropped and not p.startswith("*")]
+    if mappings and settable:
+        raise Manual(f"`**{source(mappings[0].value)}` may set `{settable[0]}`: the arguments cannot be mapped "
+                     "one by one")
     for name in spec.dropped:
         args.pop(name, None)
     return args
