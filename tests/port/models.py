@@ -151,12 +151,12 @@ OPEN_SET = [
     Model("torchvision_swin", (_LOG, Part(TORCHVISION, _MISC, ("MLP", "Permute")), _DEPTH,
                                Part(TORCHVISION, "torchvision/models/swin_transformer.py", _SWIN)),
           "SwinTransformer([4, 4], 16, [2, 2], [2, 4], [4, 4], num_classes=10)", _images((2, 3, 32, 32)),
-          stage="imports"),
+          stage="loads"),
     # Swin V2: cosine attention, continuous position bias MLP, log-spaced coordinates table
     Model("torchvision_swin_v2", (_LOG, Part(TORCHVISION, _MISC, ("MLP", "Permute")), _DEPTH,
                                   Part(TORCHVISION, "torchvision/models/swin_transformer.py", _SWIN)),
           "SwinTransformer([4, 4], 16, [2, 2], [2, 4], [4, 4], num_classes=10, block=SwinTransformerBlockV2, "
-          "downsample_layer=PatchMergingV2)", _images((2, 3, 32, 32)), stage="imports"),
+          "downsample_layer=PatchMergingV2)", _images((2, 3, 32, 32)), stage="loads"),
     # Video Swin (3-D windows) on the 2-D blocks
     Model("torchvision_swin3d", (_LOG, Part(TORCHVISION, _MISC, ("MLP", "Permute")), _DEPTH,
                                  Part(TORCHVISION, "torchvision/models/swin_transformer.py",
@@ -169,7 +169,7 @@ OPEN_SET = [
                                        "shifted_window_attention_3d", "ShiftedWindowAttention3d", "PatchEmbed3d",
                                        "SwinTransformer3d"))),
           "SwinTransformer3d([2, 4, 4], 16, [2, 2], [2, 4], [2, 4, 4], num_classes=10)", _images((2, 3, 4, 32, 32)),
-          stage="imports"),
+          stage="builds"),
     # torchvision's MaxViT: MBConv, block and grid attention, relative position index
     Model("torchvision_maxvit", (_LOG, Part(TORCHVISION, _MISC, ("ConvNormActivation", "Conv2dNormActivation",
                                                                  "SqueezeExcitation")), _DEPTH,

@@ -536,3 +536,32 @@ def rate(params):
     return nn.Dropout(**params), ops.atleast_2d((ops.arange(3),))
 '''
     assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == (8, 1, 0)
+
+
+def test_a_childs_modules_are_its_cells():
+    source = '''import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        for m in self.mlp.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.bias)
+'''
+    result = port_source(source)
+    assert result.text == '''import mindspore
+from mindspore import nn, ops
+from mindspore.common.initializer import Zero, initializer
+
+
+class Block(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.SequentialCell(nn.Dense(4, 4), nn.ReLU())
+        for m in (cell for _, cell in self.mlp.cells_and_names()):
+            if isinstance(m, nn.Dense):
+                m.bias.set_data(initializer(Zero(), m.bias.shape, m.bias.dtype))
+'''
+    assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == (8, 0, 0)

@@ -603,9 +603,9 @@ class Porter(cst.CSTTransformer):
             mode = updated.args[0].value if updated.args else cst.Name(str(method == "train"))
             self.converted(original, f"`.{method}()` → `.set_train({source(mode)})`")
             return updated.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(mode)])
-        if method == "modules" and _is_self(receiver) and not updated.args and self.in_module_class():
-            self.converted(original, "`self.modules()` → `self.cells_and_names()`")
-            return cst.parse_expression("(cell for _, cell in self.cells_and_names())")
+        if method == "modules" and _is_self_or_child(receiver) and not updated.args and self.in_module_class():
+            self.converted(original, f"`{source(receiver)}.modules()` → `{source(receiver)}.cells_and_names()`")
+            return cst.parse_expression(f"(cell for _, cell in {source(receiver)}.cells_and_names())")
         if method == "register_buffer" and _is_self(receiver):
             return updated  # the statement handler rewrites it
         if method in DEVICE_METHODS and self.in_module_class() and method != "to":
@@ -783,6 +783,11 @@ def _is_super(node: cst.BaseExpression) -> bool:
 
 def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _is_self_or_child(node: cst.BaseExpression) -> bool:
+    """`self` or `self.mlp`: in a module class, a cell (no tensor has `.modules()`)."""
+    return _is_self(node) or (isinstance(node, cst.Attribute) and _is_self(node.value))
 
 
 def _imports_torch(statement: cst.Import | cst.ImportFrom) -> bool:
