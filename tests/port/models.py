@@ -169,7 +169,7 @@ OPEN_SET = [
                                        "shifted_window_attention_3d", "ShiftedWindowAttention3d", "PatchEmbed3d",
                                        "SwinTransformer3d"))),
           "SwinTransformer3d([2, 4, 4], 16, [2, 2], [2, 4], [2, 4, 4], num_classes=10)", _images((2, 3, 4, 32, 32)),
-          stage="builds"),
+          stage="loads"),
     # torchvision's MaxViT: MBConv, block and grid attention, relative position index
     Model("torchvision_maxvit", (_LOG, Part(TORCHVISION, _MISC, ("ConvNormActivation", "Conv2dNormActivation",
                                                                  "SqueezeExcitation")), _DEPTH,

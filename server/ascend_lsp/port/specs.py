@@ -122,9 +122,9 @@ def _padding(args: Args) -> Out:
         raise Manual("padding='same' with a kernel that is not a literal odd size: check which side is padded")
     if isinstance(value, int):
         return [("pad_mode", expr("pad")), ("padding", padding)]
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        # torch (height, width) → MindSpore (top, bottom, left, right)
-        return [("pad_mode", expr("pad")), ("padding", expr((value[0], value[0], value[1], value[1])))]
+    if isinstance(value, tuple) and len(value) in (2, 3) and all(isinstance(v, int) for v in value):
+        # torch ([depth,] height, width) → MindSpore ([head, tail,] top, bottom, left, right)
+        return [("pad_mode", expr("pad")), ("padding", expr(tuple(p for v in value for p in (v, v))))]
     if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], int):
         return [("pad_mode", expr("pad")), ("padding", expr(value[0]))]
     if value is _UNSET:
@@ -138,7 +138,7 @@ PADDING = "_pad_sides"
 PADDING_SOURCE = '''
 
 def _pad_sides(padding):
-    """torch's convolution padding, an int or (height, width), as MindSpore's pad_mode='pad' padding."""
+    """torch's convolution padding, an int or ([depth,] height, width), as MindSpore's pad_mode='pad' padding."""
     return padding if isinstance(padding, int) else tuple(p for side in padding for p in (side, side))
 '''
 
@@ -328,6 +328,8 @@ LAYERS = [
     Spec(R + "Conv1d", "nn.Conv1d", ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
                                       "groups", "bias", "padding_mode"), _conv, ("P07", "P08", "P49")),
     Spec(R + "Conv2d", "nn.Conv2d", ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
+                                      "groups", "bias", "padding_mode"), _conv, ("P07", "P08")),
+    Spec(R + "Conv3d", "nn.Conv3d", ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
                                       "groups", "bias", "padding_mode"), _conv, ("P07", "P08")),
     Spec(R + "Linear", "nn.Dense", ("in_features", "out_features", "bias"), _linear, ("P11",)),
     *(Spec(R + f"BatchNorm{d}", f"nn.BatchNorm{d}", ("num_features", "eps", "momentum", "affine",
@@ -558,7 +560,8 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
 _CONV_DEFAULTS: dict[str, object] = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1, "bias": True, "padding_mode": "zeros"}
 _NORM_DEFAULTS: dict[str, object] = {"eps": 1e-05, "momentum": 0.1, "affine": True, "track_running_stats": True}
 TORCH_DEFAULTS: dict[str, dict[str, object]] = {
-    R + "Conv1d": _CONV_DEFAULTS, R + "Conv2d": _CONV_DEFAULTS, R + "Linear": {"bias": True},
+    R + "Conv1d": _CONV_DEFAULTS, R + "Conv2d": _CONV_DEFAULTS, R + "Conv3d": _CONV_DEFAULTS,
+    R + "Linear": {"bias": True},
     R + "BatchNorm1d": _NORM_DEFAULTS, R + "BatchNorm2d": _NORM_DEFAULTS,
     R + "GroupNorm": {"eps": 1e-05, "affine": True},
     R + "LayerNorm": {"eps": 1e-05, "elementwise_affine": True, "bias": True},
