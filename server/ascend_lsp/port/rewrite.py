@@ -628,6 +628,7 @@ class Porter(cst.CSTTransformer):
         except Manual as exc:
             self.flag(original, NEEDS_PERSON, f"`{name}` → `{row.mindspore}`: {exc}")
             return updated
+        self.helpers.update(text for helper, text in HELPERS.items() if _names(new, helper))
         self.converted(original, f"{name} → {source(new)} (API table)")
         return new
 

@@ -530,6 +530,24 @@ def _view_as_complex(input):
     return ops.Complex()(input[..., 0], input[..., 1])
 '''
 
+ROLL = "_roll"
+ROLL_SOURCE = '''
+
+def _roll(input, shifts, dims=None):
+    """torch.roll on operations with CPU kernels (ops.roll has none): one index_select per shifted
+    dim; without dims, of the flattened tensor."""
+    if dims is None:
+        return _roll(input.flatten(), shifts, 0).reshape(input.shape)
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(shifts) != len(dims):
+        raise ValueError(f"torch.roll: {len(shifts)} shifts for {len(dims)} dims")
+    for shift, dim in zip(shifts, dims):
+        size = input.shape[dim]
+        input = ops.index_select(input, dim, (ops.arange(size) - shift) % size)
+    return input
+'''
+
 SDPA = "_scaled_dot_product_attention"
 SDPA_SOURCE = '''
 
@@ -661,7 +679,7 @@ FIXED_CALLS = {"torch.jit.is_scripting": "False", "torch.jit.is_tracing": "False
                "torch.onnx.is_in_onnx_export": "False"}
 CONSTANTS = {"torch.pi": "3.141592653589793", "torch.e": "2.718281828459045", "torch.inf": 'float("inf")',
              "torch.nan": 'float("nan")'}
-HELPERS = {PADDING: PADDING_SOURCE, SDPA: SDPA_SOURCE, VIEW_AS_COMPLEX: VIEW_AS_COMPLEX_SOURCE, INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
+HELPERS = {PADDING: PADDING_SOURCE, ROLL: ROLL_SOURCE, SDPA: SDPA_SOURCE, VIEW_AS_COMPLEX: VIEW_AS_COMPLEX_SOURCE, INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
 # torch names that are only referred to (annotations, isinstance), never called, by the port
 REFERENCES = {"torch.Tensor": "mindspore.Tensor"} | CONSTANTS
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
