@@ -565,3 +565,11 @@ class Block(nn.Cell):
                 m.bias.set_data(initializer(Zero(), m.bias.shape, m.bias.dtype))
 '''
     assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == (8, 0, 0)
+
+
+def test_new_zeros_of_a_starred_size_takes_one_sequence():
+    result = port_source("import torch\n\n\ndef f(x, s):\n    return x.new_zeros(*s), x.new_ones(2, *s)\n")
+    assert result.text.endswith("def f(x, s):\n    return x.new_zeros((*s,)), x.new_ones((2, *s))\n")
+    assert [(item.line, item.what) for item in result.items] == [
+        (1, "torch import → mindspore"), (5, "`.new_zeros(*size)` → `.new_zeros(size)`"),
+        (5, "`.new_ones(*size)` → `.new_ones(size)`")]

@@ -593,10 +593,11 @@ class Porter(cst.CSTTransformer):
             if not updated.args:
                 return shape
             return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated.args[0].value))])
-        if method in ("new_zeros", "new_ones", "new_empty") and len(updated.args) > 1 and \
-                all(a.keyword is None and a.star == "" for a in updated.args):
+        if method in ("new_zeros", "new_ones", "new_empty") and \
+                (len(updated.args) > 1 or any(a.star == "*" for a in updated.args)) and \
+                all(a.keyword is None and a.star != "**" for a in updated.args):
             self.converted(original, f"`.{method}(*size)` → `.{method}(size)`")
-            size = cst.Tuple([cst.Element(a.value) for a in updated.args])
+            size = cst.Tuple([cst.StarredElement(a.value) if a.star else cst.Element(a.value) for a in updated.args])
             return updated.with_changes(args=[cst.Arg(size)])
         if method in ("eval", "train") and len(updated.args) <= (method == "train") and \
                 all(a.keyword is None and a.star == "" for a in updated.args):
