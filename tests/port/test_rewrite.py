@@ -573,3 +573,16 @@ def test_new_zeros_of_a_starred_size_takes_one_sequence():
     assert [(item.line, item.what) for item in result.items] == [
         (1, "torch import → mindspore"), (5, "`.new_zeros(*size)` → `.new_zeros(size)`"),
         (5, "`.new_ones(*size)` → `.new_ones(size)`")]
+
+
+def test_an_in_place_fill_of_a_slice_becomes_an_item_assignment():
+    source = "import torch\n\n\ndef f(b, n, i):\n    b[n : 2 * n].zero_()\n    b[0, ..., 1:].fill_(2.5)\n    b[i].zero_()\n    return b[1:].zero_()\n"
+    result = port_source(source)
+    assert result.text.split("\n")[4:] == [
+        "def f(b, n, i):", "    b[n : 2 * n] = 0", "    b[0, ..., 1:] = 2.5",
+        "    # MS301 port: `torch.Tensor.zero_` → `{self}.copy_(ops.zeros_like({self}))`: `b[i]` is no variable: MindSpore's CPU writes an in-place result into a copy of it (a slice, a transpose), not into the tensor it came from",
+        "    b[i].zero_()",
+        "    # MS301 port: `torch.Tensor.zero_` → `{self}.copy_(ops.zeros_like({self}))`: `b[1:]` is no variable: MindSpore's CPU writes an in-place result into a copy of it (a slice, a transpose), not into the tensor it came from",
+        "    return b[1:].zero_()", ""]
+    assert [(item.line, item.what) for item in result.items if item.status == "converted"][1:] == [
+        (5, "`b[n : 2 * n].zero_(…)` → `b[n : 2 * n] = 0`"), (6, "`b[0, ..., 1:].fill_(…)` → `b[0, ..., 1:] = 2.5`")]

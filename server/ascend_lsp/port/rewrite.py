@@ -166,6 +166,8 @@ class Porter(cst.CSTTransformer):
         self.header_marks: list[list[str]] = []  # per enclosing function: the marks its signature raised
         self.initializers: set[str] = set()
         self.helpers: set[str] = set()
+        # `x[a:b].zero_()` statements (original call) → the item assignment they become
+        self.slice_writes: dict[cst.Call, cst.Assign] = {}
         self.class_stack: list[str] = []
         self.method_stack: list[str] = []
         self.narrowed: list[dict[str, list[str]]] = []  # isinstance() narrowing: name → torch layers
@@ -607,6 +609,15 @@ class Porter(cst.CSTTransformer):
         if method == "modules" and _is_self_or_child(receiver) and not updated.args and self.in_module_class():
             self.converted(original, f"`{source(receiver)}.modules()` → `{source(receiver)}.cells_and_names()`")
             return cst.parse_expression(f"(cell for _, cell in {source(receiver)}.cells_and_names())")
+        if method in ("zero_", "fill_") and isinstance(receiver, cst.Subscript) and _basic_index(receiver) \
+                and len(updated.args) == (method == "fill_") and all(not a.keyword and not a.star for a in updated.args) \
+                and isinstance(self.get_metadata(ParentNodeProvider, original), cst.Expr):
+            # a slice is a view in torch: its in-place fill writes into x, as x[a:b] = v does here
+            # (MindSpore's CPU would fill a copy); leave_Expr writes the statement
+            value = updated.args[0].value if updated.args else cst.Integer("0")
+            self.slice_writes[original] = cst.Assign(targets=[cst.AssignTarget(receiver)], value=value)
+            self.converted(original, f"`{source(receiver)}.{method}(…)` → `{source(receiver)} = {source(value)}`")
+            return updated
         if method == "register_buffer" and _is_self(receiver):
             return updated  # the statement handler rewrites it
         if method in DEVICE_METHODS and self.in_module_class() and method != "to":
@@ -635,6 +646,8 @@ class Porter(cst.CSTTransformer):
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         call = updated_node.value
+        if original_node.value in self.slice_writes:
+            return self.slice_writes[original_node.value]  # type: ignore[index]
         effect = NO_EFFECT.get(self.qualname(original_node.value.func) or "") \
             if isinstance(original_node.value, cst.Call) else None
         if effect:
@@ -785,6 +798,13 @@ def _is_super(node: cst.BaseExpression) -> bool:
 
 def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _basic_index(node: cst.Subscript) -> bool:
+    """`x[a:b]`, `x[0, :2]`, `x[..., 1:]`: slices and int literals only, which index a view in torch
+    (a tensor or list index gives a copy)."""
+    return all(isinstance(e.slice, cst.Slice) or isinstance(e.slice.value, cst.Ellipsis)
+               or isinstance(literal(e.slice.value), int) for e in node.slice)
 
 
 def _is_self_or_child(node: cst.BaseExpression) -> bool:
