@@ -548,6 +548,22 @@ def _roll(input, shifts, dims=None):
     return input
 '''
 
+RMS_NORM = "_rms_norm"
+RMS_NORM_SOURCE = '''
+
+def _rms_norm(input, normalized_shape, weight=None, eps=None):
+    """torch.nn.functional.rms_norm on operations with CPU kernels (RmsNorm has none): the input over
+    the root mean square of its trailing normalized_shape dims plus eps (the dtype's epsilon without one)."""
+    shape = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)
+    if tuple(input.shape[len(input.shape) - len(shape):]) != shape:
+        raise ValueError(f"rms_norm: normalized_shape {shape} is not the input's trailing shape {input.shape}")
+    if eps is None:
+        eps = {mindspore.float16: 2.0 ** -10, mindspore.bfloat16: 2.0 ** -7, mindspore.float32: 2.0 ** -23,
+               mindspore.float64: 2.0 ** -52}[input.dtype]
+    out = input * ops.rsqrt((input * input).mean(axis=tuple(range(-len(shape), 0)), keep_dims=True) + eps)
+    return out if weight is None else out * weight
+'''
+
 SDPA = "_scaled_dot_product_attention"
 SDPA_SOURCE = '''
 
@@ -679,7 +695,7 @@ FIXED_CALLS = {"torch.jit.is_scripting": "False", "torch.jit.is_tracing": "False
                "torch.onnx.is_in_onnx_export": "False"}
 CONSTANTS = {"torch.pi": "3.141592653589793", "torch.e": "2.718281828459045", "torch.inf": 'float("inf")',
              "torch.nan": 'float("nan")'}
-HELPERS = {PADDING: PADDING_SOURCE, ROLL: ROLL_SOURCE, SDPA: SDPA_SOURCE, VIEW_AS_COMPLEX: VIEW_AS_COMPLEX_SOURCE, INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
+HELPERS = {PADDING: PADDING_SOURCE, ROLL: ROLL_SOURCE, RMS_NORM: RMS_NORM_SOURCE, SDPA: SDPA_SOURCE, VIEW_AS_COMPLEX: VIEW_AS_COMPLEX_SOURCE, INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
 # torch names that are only referred to (annotations, isinstance), never called, by the port
 REFERENCES = {"torch.Tensor": "mindspore.Tensor"} | CONSTANTS
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
