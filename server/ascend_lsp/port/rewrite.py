@@ -803,8 +803,8 @@ def _is_self(node: cst.BaseExpression) -> bool:
 def _basic_index(node: cst.Subscript) -> bool:
     """`x[a:b]`, `x[0, :2]`, `x[..., 1:]`: slices and int literals only, which index a view in torch
     (a tensor or list index gives a copy)."""
-    return all(isinstance(e.slice, cst.Slice) or isinstance(e.slice.value, cst.Ellipsis)
-               or isinstance(literal(e.slice.value), int) for e in node.slice)
+    return all(isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and (
+        isinstance(e.slice.value, cst.Ellipsis) or isinstance(literal(e.slice.value), int))) for e in node.slice)
 
 
 def _is_self_or_child(node: cst.BaseExpression) -> bool:
