@@ -528,7 +528,7 @@ from mindspore import nn, ops
 
 def grid(h, w, drop, params):
     layers = [nn.Dropout(p=drop)]
-    return ops.meshgrid(ops.arange(h), ops.arange(w), indexing='ij' if "ij" is None else "ij"), layers
+    return ops.meshgrid(ops.arange(h), ops.arange(w), indexing="ij" or 'ij'), layers
 
 
 def rate(params):
