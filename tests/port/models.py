@@ -151,12 +151,12 @@ OPEN_SET = [
     Model("torchvision_swin", (_LOG, Part(TORCHVISION, _MISC, ("MLP", "Permute")), _DEPTH,
                                Part(TORCHVISION, "torchvision/models/swin_transformer.py", _SWIN)),
           "SwinTransformer([4, 4], 16, [2, 2], [2, 4], [4, 4], num_classes=10)", _images((2, 3, 32, 32)),
-          stage="imports"),
+          stage="PASS"),
     # Swin V2: cosine attention, continuous position bias MLP, log-spaced coordinates table
     Model("torchvision_swin_v2", (_LOG, Part(TORCHVISION, _MISC, ("MLP", "Permute")), _DEPTH,
                                   Part(TORCHVISION, "torchvision/models/swin_transformer.py", _SWIN)),
           "SwinTransformer([4, 4], 16, [2, 2], [2, 4], [4, 4], num_classes=10, block=SwinTransformerBlockV2, "
-          "downsample_layer=PatchMergingV2)", _images((2, 3, 32, 32)), stage="imports"),
+          "downsample_layer=PatchMergingV2)", _images((2, 3, 32, 32)), stage="PASS"),
     # Video Swin (3-D windows) on the 2-D blocks
     Model("torchvision_swin3d", (_LOG, Part(TORCHVISION, _MISC, ("MLP", "Permute")), _DEPTH,
                                  Part(TORCHVISION, "torchvision/models/swin_transformer.py",
@@ -169,7 +169,7 @@ OPEN_SET = [
                                        "shifted_window_attention_3d", "ShiftedWindowAttention3d", "PatchEmbed3d",
                                        "SwinTransformer3d"))),
           "SwinTransformer3d([2, 4, 4], 16, [2, 2], [2, 4], [2, 4, 4], num_classes=10)", _images((2, 3, 4, 32, 32)),
-          stage="imports"),
+          stage="loads"),
     # torchvision's MaxViT: MBConv, block and grid attention, relative position index
     Model("torchvision_maxvit", (_LOG, Part(TORCHVISION, _MISC, ("ConvNormActivation", "Conv2dNormActivation",
                                                                  "SqueezeExcitation")), _DEPTH,
@@ -178,7 +178,7 @@ OPEN_SET = [
                                        "_get_relative_position_index", "MBConv", "RelativePositionalMultiHeadAttention",
                                        "SwapAxes", "WindowPartition", "WindowDepartition", "PartitionAttentionLayer",
                                        "MaxVitLayer", "MaxVitBlock", "MaxVit"))),
-          "MaxVit((32, 32), 8, 2, [16, 32], [1, 1], 8, 0.0, num_classes=10)", _images((2, 3, 32, 32)), stage="imports"),
+          "MaxVit((32, 32), 8, 2, [16, 32], [1, 1], 8, 0.0, num_classes=10)", _images((2, 3, 32, 32)), stage="loads"),
     # torchvision's ConvNeXt: a LayerNorm subclass over channels, Permute, layer scale
     Model("torchvision_convnext", (_LOG, Part(TORCHVISION, _MISC, ("ConvNormActivation", "Conv2dNormActivation",
                                                                    "Permute")), _DEPTH,
@@ -220,7 +220,7 @@ OPEN_SET = [
           "RotaryPositionalEmbeddings(8, max_seq_len=16)", _images((2, 6, 4, 8)), stage="imports"),
     # torchtune's RMSNorm
     Model("torchtune_rms_norm", (Part(TORCHTUNE, "torchtune/modules/rms_norm.py"),), "RMSNorm(32)",
-          _images((2, 5, 32)), stage="loads"),
+          _images((2, 5, 32)), stage="PASS"),
     # diffusers' sinusoidal timestep embedding of the UNets
     Model("diffusers_timesteps", (Part(DIFFUSERS, "diffusers/models/embeddings.py",
                                        ("get_timestep_embedding", "Timesteps")),),

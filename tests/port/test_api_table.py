@@ -196,8 +196,16 @@ def test_table_driven_calls_are_ported_and_run(tmp_path):
 
 
 def test_a_row_its_test_did_not_prove_is_left_to_a_person_with_the_reason():
-    unproven = next(row for row in load_port_api().rows if not row.proven and row.torch == "torch.roll")
-    result = port_source("import torch\n\n\ndef f(x):\n    return torch.roll(x, 1, 0)\n", "f.py")
+    unproven = next(row for row in load_port_api().rows if not row.proven and row.torch == "torch.logspace")
+    result = port_source("import torch\n\n\ndef f():\n    return torch.logspace(0.0, 2.0, 5)\n", "f.py")
     assert [(item.line, item.code, item.what) for item in result.items if item.status != "converted"] == \
-        [(5, "MS301", f"`torch.roll`: {unproven.left}")]
-    assert "torch.roll(x, 1, 0)" in result.text
+        [(5, "MS301", f"`torch.logspace`: {unproven.left}")]
+    assert "torch.logspace(0.0, 2.0, 5)" in result.text
+
+
+def test_a_helper_a_row_names_is_written_into_the_port_once():
+    result = port_source("import torch\n\n\ndef f(x):\n    return torch.roll(x, (1, -2), (0, 1)) + x.roll(3)\n",
+                         "f.py")
+    assert result.complete, result.to_dict()
+    assert result.text.count("def _roll(") == 1
+    assert result.text.endswith("def f(x):\n    return _roll(x, (1, -2), dims=(0, 1)) + _roll(x, 3)\n")

@@ -16,11 +16,12 @@ torch = pytest.importorskip("torch", reason="torch is not installed")
 mindspore = pytest.importorskip("mindspore", reason="mindspore is not installed")
 numpy = pytest.importorskip("numpy")
 
-IMAGE, SEQ, FLAT = (2, 3, 8, 8), (2, 3, 10), (2, 8)
+IMAGE, SEQ, FLAT, VOLUME = (2, 3, 8, 8), (2, 3, 10), (2, 8), (2, 3, 4, 8, 8)
 LAYER_CASES = [  # torch layer (after `nn.`), input shape ("int" inputs are token ids)
     ("Conv2d(3, 4, 3, padding=1)", IMAGE), ("Conv2d(3, 4, (3, 5), padding=(1, 2), bias=False)", IMAGE),
     ("Conv2d(3, 3, 3, stride=2, groups=3)", IMAGE), ("Conv2d(3, 4, 3, padding='same', dilation=2)", IMAGE),
-    ("Conv1d(3, 4, 3, padding=1)", SEQ), ("Linear(8, 4)", FLAT), ("Linear(8, 4, bias=False)", FLAT),
+    ("Conv1d(3, 4, 3, padding=1)", SEQ), ("Conv3d(3, 4, (2, 4, 4), stride=(2, 4, 4))", VOLUME),
+    ("Conv3d(3, 4, 3, padding=(1, 0, 2), bias=False)", VOLUME), ("Linear(8, 4)", FLAT), ("Linear(8, 4, bias=False)", FLAT),
     ("BatchNorm1d(8, momentum=0.3)", (4, 8)), ("BatchNorm2d(3, eps=1e-3)", IMAGE),
     ("InstanceNorm2d(3, affine=True)", IMAGE), ("InstanceNorm2d(3)", IMAGE), ("InstanceNorm1d(3, affine=True)", SEQ),
     ("GroupNorm(2, 4)", (2, 4, 5, 5)), ("LayerNorm(8)", (2, 5, 8)), ("LayerNorm([8], eps=1e-6)", (2, 5, 8)),

@@ -506,3 +506,83 @@ def test_comments_and_layout_inside_a_converted_call_are_kept():
                                         "    3,\n"
                                         "    pad_mode='valid', has_bias=False,  # no bias\n"
                                         ")\n")
+
+
+def test_a_sequence_of_tensors_is_spread_and_a_mapping_of_dropped_parameters_left_out():
+    source = '''import torch
+import torch.nn as nn
+
+
+def grid(h, w, drop, params):
+    layers = [nn.Dropout(drop, **params)]
+    return torch.meshgrid([torch.arange(h), torch.arange(w)], indexing="ij"), layers
+
+
+def rate(params):
+    return nn.Dropout(**params), torch.atleast_2d((torch.arange(3),))
+'''
+    result = port_source(source)
+    assert result.text == '''import mindspore
+from mindspore import nn, ops
+
+
+def grid(h, w, drop, params):
+    layers = [nn.Dropout(p=drop)]
+    return ops.meshgrid(ops.arange(h), ops.arange(w), indexing="ij" or 'ij'), layers
+
+
+def rate(params):
+    # MS301 port: `torch.nn.Dropout` → `nn.Dropout`: `**params` may set `p`: the arguments cannot be mapped one by one
+    return nn.Dropout(**params), ops.atleast_2d((ops.arange(3),))
+'''
+    assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == (8, 1, 0)
+
+
+def test_a_childs_modules_are_its_cells():
+    source = '''import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        for m in self.mlp.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.bias)
+'''
+    result = port_source(source)
+    assert result.text == '''import mindspore
+from mindspore import nn, ops
+from mindspore.common.initializer import Zero, initializer
+
+
+class Block(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.SequentialCell(nn.Dense(4, 4), nn.ReLU())
+        for m in (cell for _, cell in self.mlp.cells_and_names()):
+            if isinstance(m, nn.Dense):
+                m.bias.set_data(initializer(Zero(), m.bias.shape, m.bias.dtype))
+'''
+    assert (result.count("converted"), result.count("manual"), result.count("unsupported")) == (8, 0, 0)
+
+
+def test_new_zeros_of_a_starred_size_takes_one_sequence():
+    result = port_source("import torch\n\n\ndef f(x, s):\n    return x.new_zeros(*s), x.new_ones(2, *s)\n")
+    assert result.text.endswith("def f(x, s):\n    return x.new_zeros((*s,)), x.new_ones((2, *s))\n")
+    assert [(item.line, item.what) for item in result.items] == [
+        (1, "torch import → mindspore"), (5, "`.new_zeros(*size)` → `.new_zeros(size)`"),
+        (5, "`.new_ones(*size)` → `.new_ones(size)`")]
+
+
+def test_an_in_place_fill_of_a_slice_becomes_an_item_assignment():
+    source = "import torch\n\n\ndef f(b, n, i):\n    b[n : 2 * n].zero_()\n    b[0, ..., 1:].fill_(2.5)\n    b[i].zero_()\n    return b[1:].zero_()\n"
+    result = port_source(source)
+    assert result.text.split("\n")[4:] == [
+        "def f(b, n, i):", "    b[n : 2 * n] = 0", "    b[0, ..., 1:] = 2.5",
+        "    # MS301 port: `torch.Tensor.zero_` → `{self}.copy_(ops.zeros_like({self}))`: `b[i]` is no variable: MindSpore's CPU writes an in-place result into a copy of it (a slice, a transpose), not into the tensor it came from",
+        "    b[i].zero_()",
+        "    # MS301 port: `torch.Tensor.zero_` → `{self}.copy_(ops.zeros_like({self}))`: `b[1:]` is no variable: MindSpore's CPU writes an in-place result into a copy of it (a slice, a transpose), not into the tensor it came from",
+        "    return b[1:].zero_()", ""]
+    assert [(item.line, item.what) for item in result.items if item.status == "converted"][1:] == [
+        (5, "`b[n : 2 * n].zero_(…)` → `b[n : 2 * n] = 0`"), (6, "`b[0, ..., 1:].fill_(…)` → `b[0, ..., 1:] = 2.5`")]

@@ -5,8 +5,8 @@ template over them: `{name}` is the argument given for `name` (torch's default w
 given, except as a keyword argument of the template, which is then left out: MindSpore's
 default is torch's there, as the "defaults omitted" calling style of the row's test proves),
 `{name!}` always writes the argument or torch's default, `{*name}` spreads the arguments a
-`*name` parameter gathered, and `{name}` of such a parameter is them as one sequence (`f(2, 3)`
-and `f((2, 3))` both give `(2, 3)`). A parameter the template does not name must keep torch's default
+`*name` parameter gathered (or the elements of the one literal sequence it gathered), and
+`{name}` of such a parameter is them as one sequence (`f(2, 3)` and `f((2, 3))` both give `(2, 3)`). A parameter the template does not name must keep torch's default
 unless the row drops it (torch-only parameters without effect: device, inplace); otherwise a
 person decides (Manual).
 """
@@ -175,6 +175,16 @@ def _sizes(values: list[cst.BaseExpression]) -> cst.BaseExpression:
     return cst.Tuple([cst.Element(v) for v in values])
 
 
+def _spread(values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    """What a `*tensors` parameter gathered, as arguments: torch also takes them as one sequence
+    (`torch.meshgrid([a, b])`), which MindSpore's spread counterparts do not. A sequence of one stays
+    one argument: `torch.atleast_2d((x,))` gives a tuple, `atleast_2d(x)` a tensor."""
+    if len(values) == 1 and isinstance(values[0], (cst.Tuple, cst.List)) and len(values[0].elements) > 1 \
+            and not any(isinstance(e, cst.StarredElement) for e in values[0].elements):
+        return [e.value for e in values[0].elements]
+    return values
+
+
 def _placeholder(node: cst.BaseExpression) -> tuple[str, str] | None:
     found = re.fullmatch(r"__([saf])_(\w+?)__", node.value) if isinstance(node, cst.Name) else None
     return (found.group(1), found.group(2)) if found else None
@@ -190,7 +200,7 @@ class _Arguments(_Fill):
             if found is None:
                 args.append(arg)
             elif found[0] == "s":
-                args += [cst.Arg(v) for v in self.gathered]
+                args += [cst.Arg(v) for v in _spread(self.gathered)]
             elif found[0] == "a" and arg.keyword is not None and found[1] not in self.bound:
                 continue  # MindSpore's default is torch's
             else:

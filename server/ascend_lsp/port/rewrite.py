@@ -166,6 +166,8 @@ class Porter(cst.CSTTransformer):
         self.header_marks: list[list[str]] = []  # per enclosing function: the marks its signature raised
         self.initializers: set[str] = set()
         self.helpers: set[str] = set()
+        # `x[a:b].zero_()` statements (original call) → the item assignment they become
+        self.slice_writes: dict[cst.Call, cst.Assign] = {}
         self.class_stack: list[str] = []
         self.method_stack: list[str] = []
         self.narrowed: list[dict[str, list[str]]] = []  # isinstance() narrowing: name → torch layers
@@ -593,19 +595,29 @@ class Porter(cst.CSTTransformer):
             if not updated.args:
                 return shape
             return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated.args[0].value))])
-        if method in ("new_zeros", "new_ones", "new_empty") and len(updated.args) > 1 and \
-                all(a.keyword is None and a.star == "" for a in updated.args):
+        if method in ("new_zeros", "new_ones", "new_empty") and \
+                (len(updated.args) > 1 or any(a.star == "*" for a in updated.args)) and \
+                all(a.keyword is None and a.star != "**" for a in updated.args):
             self.converted(original, f"`.{method}(*size)` → `.{method}(size)`")
-            size = cst.Tuple([cst.Element(a.value) for a in updated.args])
+            size = cst.Tuple([cst.StarredElement(a.value) if a.star else cst.Element(a.value) for a in updated.args])
             return updated.with_changes(args=[cst.Arg(size)])
         if method in ("eval", "train") and len(updated.args) <= (method == "train") and \
                 all(a.keyword is None and a.star == "" for a in updated.args):
             mode = updated.args[0].value if updated.args else cst.Name(str(method == "train"))
             self.converted(original, f"`.{method}()` → `.set_train({source(mode)})`")
             return updated.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(mode)])
-        if method == "modules" and _is_self(receiver) and not updated.args and self.in_module_class():
-            self.converted(original, "`self.modules()` → `self.cells_and_names()`")
-            return cst.parse_expression("(cell for _, cell in self.cells_and_names())")
+        if method == "modules" and _is_self_or_child(receiver) and not updated.args and self.in_module_class():
+            self.converted(original, f"`{source(receiver)}.modules()` → `{source(receiver)}.cells_and_names()`")
+            return cst.parse_expression(f"(cell for _, cell in {source(receiver)}.cells_and_names())")
+        if method in ("zero_", "fill_") and isinstance(receiver, cst.Subscript) and _basic_index(receiver) \
+                and len(updated.args) == (method == "fill_") and all(not a.keyword and not a.star for a in updated.args) \
+                and isinstance(self.get_metadata(ParentNodeProvider, original), cst.Expr):
+            # a slice is a view in torch: its in-place fill writes into x, as x[a:b] = v does here
+            # (MindSpore's CPU would fill a copy); leave_Expr writes the statement
+            value = updated.args[0].value if updated.args else cst.Integer("0")
+            self.slice_writes[original] = cst.Assign(targets=[cst.AssignTarget(receiver)], value=value)
+            self.converted(original, f"`{source(receiver)}.{method}(…)` → `{source(receiver)} = {source(value)}`")
+            return updated
         if method == "register_buffer" and _is_self(receiver):
             return updated  # the statement handler rewrites it
         if method in DEVICE_METHODS and self.in_module_class() and method != "to":
@@ -628,11 +640,14 @@ class Porter(cst.CSTTransformer):
         except Manual as exc:
             self.flag(original, NEEDS_PERSON, f"`{name}` → `{row.mindspore}`: {exc}")
             return updated
+        self.helpers.update(text for helper, text in HELPERS.items() if _names(new, helper))
         self.converted(original, f"{name} → {source(new)} (API table)")
         return new
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         call = updated_node.value
+        if original_node.value in self.slice_writes:
+            return self.slice_writes[original_node.value]  # type: ignore[index]
         effect = NO_EFFECT.get(self.qualname(original_node.value.func) or "") \
             if isinstance(original_node.value, cst.Call) else None
         if effect:
@@ -696,11 +711,13 @@ def _arguments(given: Sequence[cst.Arg], built: Out) -> list[cst.Arg]:
 
 
 def _bind(call: cst.Call, spec: Spec) -> dict[str, cst.BaseExpression]:
-    """torch's arguments by parameter name; dropped parameters removed."""
+    """torch's arguments by parameter name; dropped parameters removed. A `**mapping` is left out
+    when it can only set dropped parameters (`nn.Dropout(p, **params)`: `inplace` at most)."""
     args: dict[str, cst.BaseExpression] = {}
     params = spec.params
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in call.args):
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    mappings = [a for a in call.args if a.star == "**"]
+    if any(a.star == "*" for a in call.args) or len(mappings) > 1:
         raise Manual("*args / **kwargs: the arguments cannot be mapped one by one")
     if params and params[0].startswith("*"):
         values = [a.value for a in positional]
@@ -718,6 +735,10 @@ def _bind(call: cst.Call, spec: Spec) -> dict[str, cst.BaseExpression]:
             if arg.keyword.value not in params:
                 raise Manual(f"keyword `{arg.keyword.value}` is not handled")
             args[arg.keyword.value] = arg.value
+    settable = [p for p in params if p not in args and p not in spec.dropped and not p.startswith("*")]
+    if mappings and settable:
+        raise Manual(f"`**{source(mappings[0].value)}` may set `{settable[0]}`: the arguments cannot be mapped "
+                     "one by one")
     for name in spec.dropped:
         args.pop(name, None)
     return args
@@ -777,6 +798,18 @@ def _is_super(node: cst.BaseExpression) -> bool:
 
 def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _basic_index(node: cst.Subscript) -> bool:
+    """`x[a:b]`, `x[0, :2]`, `x[..., 1:]`: slices and int literals only, which index a view in torch
+    (a tensor or list index gives a copy)."""
+    return all(isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and (
+        isinstance(e.slice.value, cst.Ellipsis) or isinstance(literal(e.slice.value), int))) for e in node.slice)
+
+
+def _is_self_or_child(node: cst.BaseExpression) -> bool:
+    """`self` or `self.mlp`: in a module class, a cell (no tensor has `.modules()`)."""
+    return _is_self(node) or (isinstance(node, cst.Attribute) and _is_self(node.value))
 
 
 def _imports_torch(statement: cst.Import | cst.ImportFrom) -> bool:

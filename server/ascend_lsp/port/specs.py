@@ -122,9 +122,9 @@ def _padding(args: Args) -> Out:
         raise Manual("padding='same' with a kernel that is not a literal odd size: check which side is padded")
     if isinstance(value, int):
         return [("pad_mode", expr("pad")), ("padding", padding)]
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        # torch (height, width) → MindSpore (top, bottom, left, right)
-        return [("pad_mode", expr("pad")), ("padding", expr((value[0], value[0], value[1], value[1])))]
+    if isinstance(value, tuple) and len(value) in (2, 3) and all(isinstance(v, int) for v in value):
+        # torch ([depth,] height, width) → MindSpore ([head, tail,] top, bottom, left, right)
+        return [("pad_mode", expr("pad")), ("padding", expr(tuple(p for v in value for p in (v, v))))]
     if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], int):
         return [("pad_mode", expr("pad")), ("padding", expr(value[0]))]
     if value is _UNSET:
@@ -138,7 +138,7 @@ PADDING = "_pad_sides"
 PADDING_SOURCE = '''
 
 def _pad_sides(padding):
-    """torch's convolution padding, an int or (height, width), as MindSpore's pad_mode='pad' padding."""
+    """torch's convolution padding, an int or ([depth,] height, width), as MindSpore's pad_mode='pad' padding."""
     return padding if isinstance(padding, int) else tuple(p for side in padding for p in (side, side))
 '''
 
@@ -328,6 +328,8 @@ LAYERS = [
     Spec(R + "Conv1d", "nn.Conv1d", ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
                                       "groups", "bias", "padding_mode"), _conv, ("P07", "P08", "P49")),
     Spec(R + "Conv2d", "nn.Conv2d", ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
+                                      "groups", "bias", "padding_mode"), _conv, ("P07", "P08")),
+    Spec(R + "Conv3d", "nn.Conv3d", ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
                                       "groups", "bias", "padding_mode"), _conv, ("P07", "P08")),
     Spec(R + "Linear", "nn.Dense", ("in_features", "out_features", "bias"), _linear, ("P11",)),
     *(Spec(R + f"BatchNorm{d}", f"nn.BatchNorm{d}", ("num_features", "eps", "momentum", "affine",
@@ -528,6 +530,40 @@ def _view_as_complex(input):
     return ops.Complex()(input[..., 0], input[..., 1])
 '''
 
+ROLL = "_roll"
+ROLL_SOURCE = '''
+
+def _roll(input, shifts, dims=None):
+    """torch.roll on operations with CPU kernels (ops.roll has none): one index_select per shifted
+    dim; without dims, of the flattened tensor."""
+    if dims is None:
+        return _roll(input.flatten(), shifts, 0).reshape(input.shape)
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(shifts) != len(dims):
+        raise ValueError(f"torch.roll: {len(shifts)} shifts for {len(dims)} dims")
+    for shift, dim in zip(shifts, dims):
+        size = input.shape[dim]
+        input = ops.index_select(input, dim, (ops.arange(size) - shift) % size)
+    return input
+'''
+
+RMS_NORM = "_rms_norm"
+RMS_NORM_SOURCE = '''
+
+def _rms_norm(input, normalized_shape, weight=None, eps=None):
+    """torch.nn.functional.rms_norm on operations with CPU kernels (RmsNorm has none): the input over
+    the root mean square of its trailing normalized_shape dims plus eps (the dtype's epsilon without one)."""
+    shape = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)
+    if tuple(input.shape[len(input.shape) - len(shape):]) != shape:
+        raise ValueError(f"rms_norm: normalized_shape {shape} is not the input's trailing shape {input.shape}")
+    if eps is None:
+        eps = {mindspore.float16: 2.0 ** -10, mindspore.bfloat16: 2.0 ** -7, mindspore.float32: 2.0 ** -23,
+               mindspore.float64: 2.0 ** -52}[input.dtype]
+    out = input * ops.rsqrt((input * input).mean(axis=tuple(range(-len(shape), 0)), keep_dims=True) + eps)
+    return out if weight is None else out * weight
+'''
+
 SDPA = "_scaled_dot_product_attention"
 SDPA_SOURCE = '''
 
@@ -558,7 +594,8 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
 _CONV_DEFAULTS: dict[str, object] = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1, "bias": True, "padding_mode": "zeros"}
 _NORM_DEFAULTS: dict[str, object] = {"eps": 1e-05, "momentum": 0.1, "affine": True, "track_running_stats": True}
 TORCH_DEFAULTS: dict[str, dict[str, object]] = {
-    R + "Conv1d": _CONV_DEFAULTS, R + "Conv2d": _CONV_DEFAULTS, R + "Linear": {"bias": True},
+    R + "Conv1d": _CONV_DEFAULTS, R + "Conv2d": _CONV_DEFAULTS, R + "Conv3d": _CONV_DEFAULTS,
+    R + "Linear": {"bias": True},
     R + "BatchNorm1d": _NORM_DEFAULTS, R + "BatchNorm2d": _NORM_DEFAULTS,
     R + "GroupNorm": {"eps": 1e-05, "affine": True},
     R + "LayerNorm": {"eps": 1e-05, "elementwise_affine": True, "bias": True},
@@ -658,7 +695,7 @@ FIXED_CALLS = {"torch.jit.is_scripting": "False", "torch.jit.is_tracing": "False
                "torch.onnx.is_in_onnx_export": "False"}
 CONSTANTS = {"torch.pi": "3.141592653589793", "torch.e": "2.718281828459045", "torch.inf": 'float("inf")',
              "torch.nan": 'float("nan")'}
-HELPERS = {PADDING: PADDING_SOURCE, SDPA: SDPA_SOURCE, VIEW_AS_COMPLEX: VIEW_AS_COMPLEX_SOURCE, INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
+HELPERS = {PADDING: PADDING_SOURCE, ROLL: ROLL_SOURCE, RMS_NORM: RMS_NORM_SOURCE, SDPA: SDPA_SOURCE, VIEW_AS_COMPLEX: VIEW_AS_COMPLEX_SOURCE, INSTANCE_NORM: INSTANCE_NORM_SOURCE, CONTAINER_DICT: CONTAINER_DICT_SOURCE, LAYER_NORM: LAYER_NORM_SOURCE}
 # torch names that are only referred to (annotations, isinstance), never called, by the port
 REFERENCES = {"torch.Tensor": "mindspore.Tensor"} | CONSTANTS
 BY_TORCH = {spec.torch: spec for spec in (*LAYERS, *FUNCTIONS)}
