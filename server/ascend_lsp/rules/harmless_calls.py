@@ -14,6 +14,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import NPU_WORD
 from ..engine.walk import Events
+from .npu2xx_support import dtype_test
 from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
@@ -34,6 +35,7 @@ ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU 
               "NPU's facts beside it if the report should show them.)")
 FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
+DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no float64 tensor.)"
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
@@ -106,6 +108,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     """The lower severity and the reason for a `torch.cuda` reference the code shows harmless;
     for a CUDA-only seed without a seed of every device, its severity and what happens; else None."""
     qualname = ref.qualname
+    if rule == "NPU405" and dtype_test(checker, ref.node):
+        return Severity.INFO, DTYPE_ASKED
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
         return None
     if ref.type_only:
