@@ -34,7 +34,8 @@ rule(
             "of what works.",
         example="rnn = torch.nn.RNN(10, 20)  # NPU201 on A2 with torch_npu 2.13.0",
         fix="None automatic. Hover shows the list's limitation text; APIs the list does not mention are "
-            "\"not verified\" by Ascend and are not flagged.",
+            "\"not verified\" by Ascend and are not flagged. `torch.compiler`'s functions (`disable`, "
+            "`allow_in_graph`, …) are info: they only steer what `torch.compile` traces.",
         source=SUPPORT_LIST,
     ),
 )
