@@ -109,7 +109,10 @@ rule(
     message="`{name}` builds CUDA code.",
     doc=dict(
         what="Finds CUDA extensions: `torch.utils.cpp_extension.CUDAExtension`, "
-             "`load_inline(cuda_sources=...)`, and `.cu`/`.cuh` source files named in the code.",
+             "`load_inline(cuda_sources=...)`, and `.cu`/`.cuh` source files named in the code. A file named in "
+             "`setup(package_data=...)` / `data_files=` is info (installed, not compiled there), and so are the "
+             "sources of a builder built on CUDA's (`class FusedAdamBuilder(CUDAOpBuilder)`: DeepSpeed builds "
+             "each op once per accelerator).",
         why="CUDA kernels do not run on the NPU. torch_npu's `NpuExtension` builds C++ only; custom "
             "operators go through OpPlugin/aclnn (AscendC).",
         example='CUDAExtension("ops", ["ops.cpp", "kernel.cu"])  # NPU306 twice',
@@ -119,11 +122,27 @@ rule(
 )
 
 
+# setup()'s keywords that install files as they are: a source named there is copied, not built
+SHIPPING_KEYWORDS = frozenset({"package_data", "data_files", "exclude_package_data"})
+SHIPPED = (" (Named as a file to install, not compiled here: where the project builds it, that place is reported; on the "
+           "NPU nothing loads it unless that build runs.)")
+
+
 @handles("string", "NPU306")
 def check_cuda_source(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     # A file name, not a sentence that happens to end in ".cu".
     if not is_prose(context) and value.endswith((".cu", ".cuh")) and " " not in value and type(node) is ast.Constant:
-        checker.report("NPU306", node, name=value)
+        if _shipped(checker, node):
+            checker.report("NPU306", node, checker.rules["NPU306"].message.format(name=value) + SHIPPED,
+                           severity=Severity.INFO)
+        else:
+            checker.report("NPU306", node, name=value)
+
+
+def _shipped(checker: Checker, node: ast.AST) -> bool:
+    """`node` stands in a keyword of SHIPPING_KEYWORDS (`package_data={"pkg": ["kernel.cu"]}`)."""
+    return any(kw.arg in SHIPPING_KEYWORDS and any(inner is node for inner in ast.walk(kw.value))
+               for call, _scope in checker.events.calls for kw in call.keywords)
 
 
 rule(
