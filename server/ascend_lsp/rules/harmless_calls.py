@@ -108,6 +108,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     """The lower severity and the reason for a `torch.cuda` reference the code shows harmless;
     for a CUDA-only seed without a seed of every device, its severity and what happens; else None."""
     qualname = ref.qualname
+    if rule.startswith("NPU3"):
+        return opt_in_reference(checker, ref)
     if rule == "NPU405" and dtype_test(checker, ref.node):
         return Severity.INFO, DTYPE_ASKED
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
@@ -159,6 +161,48 @@ def _code_lines(lines: list[str], indices: range):
         stripped = lines[i].strip()
         if stripped and not stripped.startswith("#"):
             yield i, lines[i], stripped
+
+
+OPT_IN = (" (Under `{test}`, which names `{word}`: it runs only where the user turns that feature on; on an NPU "
+          "host leave it off.)")
+
+
+def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str] | None:
+    """(the test, the word) of an `if`/`elif` around `node`, in its function, whose test names
+    one of `words` (a package and the name it is imported as) as a word: `if self.use_apex:`,
+    `if args.quant_method == "awq":`. Read from the lines, as import_with_fallback reads them."""
+    lines, first = checker.source.lines, node.lineno - 1
+    indent = _indent(lines[first])
+    for _i, line, stripped in _code_lines(lines, range(first - 1, -1, -1)):
+        if indent == 0:
+            break
+        if _indent(line) >= indent:
+            continue
+        indent = _indent(line)
+        if stripped.startswith(("def ", "async def ", "class ")):
+            break  # what calls the function may be anything
+        if stripped.startswith(("if ", "elif ")):
+            test = stripped.partition(" ")[2].rpartition(":")[0].strip()
+            lowered = test.lower()
+            word = next((w for w in words if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)), None)
+            if word is not None:
+                return test, word
+    return None
+
+
+def opt_in_place(checker: Checker, node: ast.stmt | ast.expr, qualname: str, local: str) -> tuple[Severity, str] | None:
+    """Info and the reason for a third-party package's finding under a test of the feature that
+    uses it (feature_test)."""
+    found = feature_test(checker, node, {qualname.partition(".")[0].lower(), local.lower()})
+    return (Severity.INFO, OPT_IN.format(test=found[0], word=found[1])) if found else None
+
+
+def opt_in_reference(checker: Checker, ref: Reference) -> tuple[Severity, str] | None:
+    """opt_in_place for a reference: the package and the first name of its chain (`amp` in `amp.scale_loss`)."""
+    first = ref.node
+    while type(first) is ast.Attribute:
+        first = first.value
+    return opt_in_place(checker, ref.node, ref.qualname, getattr(first, "id", ""))
 
 
 def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:

@@ -13,13 +13,16 @@ from ..engine.walk import Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
+from .harmless_calls import opt_in_reference
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
-# the imports of every table-driven rule here (rules/harmless_calls.import_with_fallback)
+# the imports and uses of every table-driven rule here (rules/harmless_calls)
 FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without the package, or under "
             "`if is_<package>_available():`, is info: where it is missing, as on an NPU host, the code goes on "
-            "without it.")
+            "without it. So is a use or an import under an `if` (in the same function) whose test names the "
+            "package or the name it is imported as (`if self.use_apex:`, `if args.quant_method == \"awq\":`): "
+            "the feature runs only where the user turns it on (rules/harmless_calls.feature_test).")
 
 rule(
     code="NPU301", name="apex", severity=Severity.ERROR, fix="sometimes", table=THIRD_PARTY,
@@ -214,7 +217,7 @@ def check_library_call(checker: Checker, ref: Reference) -> None:
         return
     new = replacement_for(entry, ref.qualname)
     if carried_by_import(checker, entry, ref, new):
-        report(checker, entry, ref.node, ref.qualname, new, None)
+        report(checker, entry, ref.node, ref.qualname, new, None, lowered=opt_in_reference(checker, ref))
 
 
 rule(
