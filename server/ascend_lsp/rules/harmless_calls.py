@@ -170,7 +170,7 @@ OPT_IN = (" (Under `{test}`, which names `{word}`: it runs only where the user t
 def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str] | None:
     """(the test, the word) of an `if`/`elif` around `node`, in its function, whose test names
     one of `words` (a package and the name it is imported as) as a word: `if self.use_apex:`,
-    `if args.quant_method == "awq":`. Read from the lines, as import_with_fallback reads them."""
+    `if args.quant_method == "awq":`; not a test of its version. Read from the lines, as import_with_fallback reads them."""
     lines, first = checker.source.lines, node.lineno - 1
     indent = _indent(lines[first])
     for _i, line, stripped in _code_lines(lines, range(first - 1, -1, -1)):
@@ -184,6 +184,8 @@ def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -
         if stripped.startswith(("if ", "elif ")):
             test = stripped.partition(" ")[2].rpartition(":")[0].strip()
             lowered = test.lower()
+            if "version" in lowered:
+                continue  # `if flash_attn_version >= ...`: which release, not whether it is used
             word = next((w for w in words if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)), None)
             if word is not None:
                 return test, word

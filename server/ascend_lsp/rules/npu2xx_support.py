@@ -169,11 +169,16 @@ def check_dtype_reference(checker: Checker, ref: Reference) -> None:
     report_chip(checker, code, feature, ref.node, ref.qualname)
 
 
+# `for dtype in (torch.float64, ...)`, `[f(d) for d in (...)]`: a loop over dtypes, each one used
+LOOP = re.compile(r"\bfor\b")
+
+
 def dtype_test(checker: Checker, node: ast.AST) -> bool:
     """The dtype is an operand of a comparison on its line (`==`, `!=`, `in`, `is`), alone or
-    in the display it is compared with."""
+    in the display it is compared with; not the display a `for` walks."""
     where = checker.range(node)
-    return DTYPE_TEST.search(checker.source.line(where.start_line)[:where.start_col]) is not None
+    before = checker.source.line(where.start_line)[:where.start_col]
+    return DTYPE_TEST.search(before) is not None and LOOP.search(before) is None
 
 
 @handles("call", "NPU204", when=lacking("bf16"))
