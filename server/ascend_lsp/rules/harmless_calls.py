@@ -165,30 +165,50 @@ def _code_lines(lines: list[str], indices: range):
 
 OPT_IN = (" (Under `{test}`, which names `{word}`: it runs only where the user turns that feature on; on an NPU "
           "host leave it off.)")
+LEFT_EARLY = (" (After `if {test}:` leaves early, which names `{word}`: it runs only where that feature is there "
+              "and on; on an NPU host leave it off.)")
+# what ends a block at once: `if not HAS_BNB: pytest.skip(...)` keeps the code after it from running
+EARLY_EXITS = ("pytest.skip(", "self.skipTest(", "return", "raise ", "continue")
 
 
-def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str] | None:
-    """(the test, the word) of an `if`/`elif` around `node`, in its function, whose test names
-    one of `words` (a package and the name it is imported as) as a word: `if self.use_apex:`,
-    `if args.quant_method == "awq":`; not a test of its version. Read from the lines, as import_with_fallback reads them."""
+def _names(test: str, words: set[str]) -> str | None:
+    """The word of `words` that `test` names as a word, not in a test of a version
+    (`if flash_attn_version >= ...`: which release, not whether it is used)."""
+    lowered = test.lower()
+    if "version" in lowered:
+        return None
+    return next((w for w in words if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)), None)
+
+
+def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str, bool] | None:
+    """(the test, the word, whether it leaves early) of an `if`/`elif` around `node`, in its
+    function, whose test names one of `words` (a package and the name it is imported as) as a
+    word: `if self.use_apex:`, `if args.quant_method == "awq":`; or of an `if not ...:` before
+    it in the same block whose body leaves at once (`if not HAS_BNB: pytest.skip(...)`). Read
+    from the lines, as import_with_fallback reads them."""
     lines, first = checker.source.lines, node.lineno - 1
     indent = _indent(lines[first])
-    for _i, line, stripped in _code_lines(lines, range(first - 1, -1, -1)):
+    for i, line, stripped in _code_lines(lines, range(first - 1, -1, -1)):
         if indent == 0:
             break
-        if _indent(line) >= indent:
+        level = _indent(line)
+        if level == indent and stripped.startswith("if not ") and stripped.endswith(":"):
+            body = next(_code_lines(lines, range(i + 1, first)), None)
+            test = stripped[3:-1].strip()
+            word = _names(test, words)
+            if word is not None and body is not None and _indent(body[1]) > level \
+                    and body[2].startswith(EARLY_EXITS):
+                return test, word, True
+        if level >= indent:
             continue
-        indent = _indent(line)
+        indent = level
         if stripped.startswith(("def ", "async def ", "class ")):
             break  # what calls the function may be anything
         if stripped.startswith(("if ", "elif ")):
             test = stripped.partition(" ")[2].rpartition(":")[0].strip()
-            lowered = test.lower()
-            if "version" in lowered:
-                continue  # `if flash_attn_version >= ...`: which release, not whether it is used
-            word = next((w for w in words if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)), None)
+            word = _names(test, words)
             if word is not None:
-                return test, word
+                return test, word, False
     return None
 
 
@@ -196,7 +216,9 @@ def opt_in_place(checker: Checker, node: ast.stmt | ast.expr, qualname: str, loc
     """Info and the reason for a third-party package's finding under a test of the feature that
     uses it (feature_test)."""
     found = feature_test(checker, node, {qualname.partition(".")[0].lower(), local.lower()})
-    return (Severity.INFO, OPT_IN.format(test=found[0], word=found[1])) if found else None
+    if found is None:
+        return None
+    return Severity.INFO, (LEFT_EARLY if found[2] else OPT_IN).format(test=found[0], word=found[1])
 
 
 def opt_in_reference(checker: Checker, ref: Reference) -> tuple[Severity, str] | None:

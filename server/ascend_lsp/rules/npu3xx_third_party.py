@@ -22,7 +22,8 @@ FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without
             "`if is_<package>_available():`, is info: where it is missing, as on an NPU host, the code goes on "
             "without it. So is a use or an import under an `if` (in the same function) whose test names the "
             "package or the name it is imported as (`if self.use_apex:`, `if args.quant_method == \"awq\":`): "
-            "the feature runs only where the user turns it on (rules/harmless_calls.feature_test).")
+            "the feature runs only where the user turns it on; and one after an `if not ...:` naming it that leaves "
+            "at once (`if not HAS_BNB: pytest.skip(...)`) (rules/harmless_calls.feature_test).")
 
 rule(
     code="NPU301", name="apex", severity=Severity.ERROR, fix="sometimes", table=THIRD_PARTY,
