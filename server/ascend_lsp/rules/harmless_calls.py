@@ -171,13 +171,18 @@ LEFT_EARLY = (" (After `if {test}:` leaves early, which names `{word}`: it runs 
 EARLY_EXITS = ("pytest.skip(", "self.skipTest(", "return", "raise ", "continue")
 
 
+CAMEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
 def _names(test: str, words: set[str]) -> str | None:
     """The word of `words` that `test` names as a word, not in a test of a version
     (`if flash_attn_version >= ...`: which release, not whether it is used)."""
     lowered = test.lower()
     if "version" in lowered:
         return None
-    return next((w for w in words if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)), None)
+    camel = {part.lower() for part in CAMEL_WORD.findall(test)}  # `BitsandbytesPrecision`
+    return next((w for w in words if w in camel or re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)),
+                None)
 
 
 def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str, bool] | None:
