@@ -201,11 +201,12 @@ def backend_class(node: ast.ClassDef) -> str | None:
     CUDA_Accelerator(DeepSpeedAccelerator)`, `class CudaPlatform(Platform)`) or the base it
     names (`class CUDAOpBuilder(OpBuilder)`). Such a class runs only where its backend was
     chosen; not so a class built on a CUDA one (`class DSVAE(CUDAGraph, torch.nn.Module)` is a
-    model that captures CUDA graphs, and runs wherever the model does). Runs for every class, so
-    the name is tested with a substring first."""
+    model that captures CUDA graphs, and runs wherever the model does). A class whose name says no
+    backend is one if its base is a backend's variant of its own kind (_backend_variant_base).
+    Runs for every class, so the name is tested with a substring first."""
     lowered = node.name.lower()
     if "cuda" not in lowered and "gpu" not in lowered and "npu" not in lowered:
-        return None
+        return _backend_variant_base(node)
     words = _words(node.name)
     cuda, npu = "cuda" in words or "gpu" in words, "npu" in words
     if cuda == npu:
@@ -214,6 +215,23 @@ def backend_class(node: ast.ClassDef) -> str | None:
         named = _words(_base_name(base))
         if _SCHEME_WORDS & named or (named and named < words and not _KERNEL_WORDS & named):
             return "cuda" if cuda else "npu"
+    return None
+
+
+def _backend_variant_base(node: ast.ClassDef) -> str | None:
+    """"cuda" or "npu" for a class whose name says no backend, built on one backend's variant of
+    its own kind: `class FusedAdamBuilder(CUDAOpBuilder)` is a builder on CUDA's builder
+    (DeepSpeed builds each op once per accelerator, the NPU's in op_builder/npu/). Not `class
+    DSVAE(CUDAGraph, nn.Module)`: a VAE is no graph, and it runs wherever the model does."""
+    kind = _NAME_WORD.findall(node.name)[-1:]
+    for base in node.bases:
+        name = _base_name(base)
+        lowered = name.lower()
+        if kind and ("cuda" in lowered or "gpu" in lowered or "npu" in lowered):
+            words = _NAME_WORD.findall(name)
+            backends = {w.lower() for w in words[:-1]} & {"cuda", "gpu", "npu"}
+            if len(backends) == 1 and words[-1].lower() == kind[0].lower():
+                return "npu" if backends == {"npu"} else "cuda"
     return None
 
 

@@ -14,6 +14,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import NPU_WORD
 from ..engine.walk import Events
+from .npu2xx_support import dtype_test
 from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
@@ -34,6 +35,7 @@ ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU 
               "NPU's facts beside it if the report should show them.)")
 FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
+DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no float64 tensor.)"
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
@@ -106,6 +108,10 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     """The lower severity and the reason for a `torch.cuda` reference the code shows harmless;
     for a CUDA-only seed without a seed of every device, its severity and what happens; else None."""
     qualname = ref.qualname
+    if rule.startswith("NPU3"):
+        return opt_in_reference(checker, ref)
+    if rule == "NPU405" and dtype_test(checker, ref.node):
+        return Severity.INFO, DTYPE_ASKED
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
         return None
     if ref.type_only:
@@ -155,6 +161,77 @@ def _code_lines(lines: list[str], indices: range):
         stripped = lines[i].strip()
         if stripped and not stripped.startswith("#"):
             yield i, lines[i], stripped
+
+
+OPT_IN = (" (Under `{test}`, which names `{word}`: it runs only where the user turns that feature on; on an NPU "
+          "host leave it off.)")
+LEFT_EARLY = (" (After `if {test}:` leaves early, which names `{word}`: it runs only where that feature is there "
+              "and on; on an NPU host leave it off.)")
+# what ends a block at once: `if not HAS_BNB: pytest.skip(...)` keeps the code after it from running
+EARLY_EXITS = ("pytest.skip(", "self.skipTest(", "return", "raise ", "continue")
+
+
+CAMEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def _names(test: str, words: set[str]) -> str | None:
+    """The word of `words` that `test` names as a word, not in a test of a version
+    (`if flash_attn_version >= ...`: which release, not whether it is used)."""
+    lowered = test.lower()
+    if "version" in lowered:
+        return None
+    camel = {part.lower() for part in CAMEL_WORD.findall(test)}  # `BitsandbytesPrecision`
+    return next((w for w in words if w in camel or re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)),
+                None)
+
+
+def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str, bool] | None:
+    """(the test, the word, whether it leaves early) of an `if`/`elif` around `node`, in its
+    function, whose test names one of `words` (a package and the name it is imported as) as a
+    word: `if self.use_apex:`, `if args.quant_method == "awq":`; or of an `if not ...:` before
+    it in the same block whose body leaves at once (`if not HAS_BNB: pytest.skip(...)`). Read
+    from the lines, as import_with_fallback reads them."""
+    lines, first = checker.source.lines, node.lineno - 1
+    indent = _indent(lines[first])
+    for i, line, stripped in _code_lines(lines, range(first - 1, -1, -1)):
+        if indent == 0:
+            break
+        level = _indent(line)
+        if level == indent and stripped.startswith("if not ") and stripped.endswith(":"):
+            body = next(_code_lines(lines, range(i + 1, first)), None)
+            test = stripped[3:-1].strip()
+            word = _names(test, words)
+            if word is not None and body is not None and _indent(body[1]) > level \
+                    and body[2].startswith(EARLY_EXITS):
+                return test, word, True
+        if level >= indent:
+            continue
+        indent = level
+        if stripped.startswith(("def ", "async def ", "class ")):
+            break  # what calls the function may be anything
+        if stripped.startswith(("if ", "elif ")):
+            test = stripped.partition(" ")[2].rpartition(":")[0].strip()
+            word = _names(test, words)
+            if word is not None:
+                return test, word, False
+    return None
+
+
+def opt_in_place(checker: Checker, node: ast.stmt | ast.expr, qualname: str, local: str) -> tuple[Severity, str] | None:
+    """Info and the reason for a third-party package's finding under a test of the feature that
+    uses it (feature_test)."""
+    found = feature_test(checker, node, {qualname.partition(".")[0].lower(), local.lower()})
+    if found is None:
+        return None
+    return Severity.INFO, (LEFT_EARLY if found[2] else OPT_IN).format(test=found[0], word=found[1])
+
+
+def opt_in_reference(checker: Checker, ref: Reference) -> tuple[Severity, str] | None:
+    """opt_in_place for a reference: the package and the first name of its chain (`amp` in `amp.scale_loss`)."""
+    first = ref.node
+    while type(first) is ast.Attribute:
+        first = first.value
+    return opt_in_place(checker, ref.node, ref.qualname, getattr(first, "id", ""))
 
 
 def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:

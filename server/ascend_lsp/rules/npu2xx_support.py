@@ -34,7 +34,8 @@ rule(
             "of what works.",
         example="rnn = torch.nn.RNN(10, 20)  # NPU201 on A2 with torch_npu 2.13.0",
         fix="None automatic. Hover shows the list's limitation text; APIs the list does not mention are "
-            "\"not verified\" by Ascend and are not flagged.",
+            "\"not verified\" by Ascend and are not flagged. `torch.compiler`'s functions (`disable`, "
+            "`allow_in_graph`, …) are info: they only steer what `torch.compile` traces.",
         source=SUPPORT_LIST,
     ),
 )
@@ -81,6 +82,14 @@ def support_extra(entry: Support, chip: str) -> dict:
     }
 
 
+# torch.compiler's functions steer only what Dynamo traces (skip a function, keep it whole in
+# the graph, clear or list its caches and backends): without torch.compile they do nothing, and under it the code
+# they mark runs eagerly, which the NPU does (checked in torch 2.13's torch/compiler/__init__.py)
+COMPILE_STEERING = "torch.compiler."
+STEERS_COMPILE = (" (It only steers what `torch.compile` traces: the code it marks runs eagerly, on any device; "
+                  "nothing to change unless the project compiles for the NPU.)")
+
+
 def check_support(checker: Checker, node: ast.AST, qualname: str) -> None:
     tables = checker.tables
     entry = tables.support.get(qualname)
@@ -91,7 +100,9 @@ def check_support(checker: Checker, node: ast.AST, qualname: str) -> None:
         message = checker.rules["NPU201"].message.format(name=qualname, chip=chip, version=version)
         if entry.limitations:
             message += f" Ascend notes: {entry.limitations}"
-        checker.report("NPU201", node, message, origin=entry.origin, extra=support_extra(entry, chip))
+        steering = qualname.startswith(COMPILE_STEERING)
+        checker.report("NPU201", node, message + (STEERS_COMPILE if steering else ""), origin=entry.origin,
+                       extra=support_extra(entry, chip), severity=Severity.INFO if steering else None)
     elif entry.cpu_fallback:
         checker.report("NPU203", node, origin=entry.origin, extra=support_extra(entry, chip), name=qualname)
 
@@ -152,17 +163,22 @@ DTYPES = {**{name: ("NPU204", "bf16") for name in BF16_NAMES}, **{name: ("NPU205
 @handles("reference", "NPU204", "NPU205", names=frozenset(name.rpartition(".")[2] for name in DTYPES))
 def check_dtype_reference(checker: Checker, ref: Reference) -> None:
     hit = DTYPES.get(ref.qualname)
-    if hit is None or _dtype_test(checker, ref.node):
+    if hit is None or dtype_test(checker, ref.node):
         return  # `x.dtype == torch.bfloat16`, `dtype in [torch.float8_e4m3fn, ...]`: asks, makes nothing
     code, feature = hit
     report_chip(checker, code, feature, ref.node, ref.qualname)
 
 
-def _dtype_test(checker: Checker, node: ast.AST) -> bool:
+# `for dtype in (torch.float64, ...)`, `[f(d) for d in (...)]`: a loop over dtypes, each one used
+LOOP = re.compile(r"\bfor\b")
+
+
+def dtype_test(checker: Checker, node: ast.AST) -> bool:
     """The dtype is an operand of a comparison on its line (`==`, `!=`, `in`, `is`), alone or
-    in the display it is compared with."""
+    in the display it is compared with; not the display a `for` walks."""
     where = checker.range(node)
-    return DTYPE_TEST.search(checker.source.line(where.start_line)[:where.start_col]) is not None
+    before = checker.source.line(where.start_line)[:where.start_col]
+    return DTYPE_TEST.search(before) is not None and LOOP.search(before) is None
 
 
 @handles("call", "NPU204", when=lacking("bf16"))

@@ -13,13 +13,17 @@ from ..engine.walk import Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
+from .harmless_calls import opt_in_reference
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
-# the imports of every table-driven rule here (rules/harmless_calls.import_with_fallback)
+# the imports and uses of every table-driven rule here (rules/harmless_calls)
 FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without the package, or under "
             "`if is_<package>_available():`, is info: where it is missing, as on an NPU host, the code goes on "
-            "without it.")
+            "without it. So is a use or an import under an `if` (in the same function) whose test names the "
+            "package or the name it is imported as (`if self.use_apex:`, `if args.quant_method == \"awq\":`): "
+            "the feature runs only where the user turns it on; and one after an `if not ...:` naming it that leaves "
+            "at once (`if not HAS_BNB: pytest.skip(...)`) (rules/harmless_calls.feature_test).")
 
 rule(
     code="NPU301", name="apex", severity=Severity.ERROR, fix="sometimes", table=THIRD_PARTY,
@@ -109,7 +113,10 @@ rule(
     message="`{name}` builds CUDA code.",
     doc=dict(
         what="Finds CUDA extensions: `torch.utils.cpp_extension.CUDAExtension`, "
-             "`load_inline(cuda_sources=...)`, and `.cu`/`.cuh` source files named in the code.",
+             "`load_inline(cuda_sources=...)`, and `.cu`/`.cuh` source files named in the code. A file named in "
+             "`setup(package_data=...)` / `data_files=` is info (installed, not compiled there), and so are the "
+             "sources of a builder built on CUDA's (`class FusedAdamBuilder(CUDAOpBuilder)`: DeepSpeed builds "
+             "each op once per accelerator).",
         why="CUDA kernels do not run on the NPU. torch_npu's `NpuExtension` builds C++ only; custom "
             "operators go through OpPlugin/aclnn (AscendC).",
         example='CUDAExtension("ops", ["ops.cpp", "kernel.cu"])  # NPU306 twice',
@@ -119,11 +126,27 @@ rule(
 )
 
 
+# setup()'s keywords that install files as they are: a source named there is copied, not built
+SHIPPING_KEYWORDS = frozenset({"package_data", "data_files", "exclude_package_data"})
+SHIPPED = (" (Named as a file to install, not compiled here: where the project builds it, that place is reported; on the "
+           "NPU nothing loads it unless that build runs.)")
+
+
 @handles("string", "NPU306")
 def check_cuda_source(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     # A file name, not a sentence that happens to end in ".cu".
     if not is_prose(context) and value.endswith((".cu", ".cuh")) and " " not in value and type(node) is ast.Constant:
-        checker.report("NPU306", node, name=value)
+        if _shipped(checker, node):
+            checker.report("NPU306", node, checker.rules["NPU306"].message.format(name=value) + SHIPPED,
+                           severity=Severity.INFO)
+        else:
+            checker.report("NPU306", node, name=value)
+
+
+def _shipped(checker: Checker, node: ast.AST) -> bool:
+    """`node` stands in a keyword of SHIPPING_KEYWORDS (`package_data={"pkg": ["kernel.cu"]}`)."""
+    return any(kw.arg in SHIPPING_KEYWORDS and any(inner is node for inner in ast.walk(kw.value))
+               for call, _scope in checker.events.calls for kw in call.keywords)
 
 
 rule(
@@ -195,7 +218,7 @@ def check_library_call(checker: Checker, ref: Reference) -> None:
         return
     new = replacement_for(entry, ref.qualname)
     if carried_by_import(checker, entry, ref, new):
-        report(checker, entry, ref.node, ref.qualname, new, None)
+        report(checker, entry, ref.node, ref.qualname, new, None, lowered=opt_in_reference(checker, ref))
 
 
 rule(

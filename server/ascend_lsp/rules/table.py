@@ -14,7 +14,7 @@ from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .device_strings import at_device_argument, device_place
-from .harmless_calls import FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, reference_place
+from .harmless_calls import FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, opt_in_place, reference_place
 from .literal_text import literal_text_spans
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
                              styled, switch_branch, unused_import_fix, variable_branch)
@@ -239,6 +239,8 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
     lowered = None
     if entry.rule.startswith("NPU3") and import_with_fallback(checker, stmt):
         lowered = (Severity.INFO, FALLBACK_IMPORT)
+    elif entry.rule.startswith("NPU3"):
+        lowered = opt_in_place(checker, stmt, qualname, (alias.asname or alias.name).partition(".")[0])
     report(checker, entry, alias, qualname, new, fix, portable, form, lowered)
 
 
