@@ -16,6 +16,7 @@ from ..engine.registry import TableRef, handles, rule
 from .call_arguments import constant, passed
 from .chip_features import CHIP_TABLE, INF_CHECKS, INF_CONSTANTS, INF_METHODS, chip_doc, lacking, report_chip
 from .citations import THIRD_PARTY_REPLACEMENTS, TRANSFER_TO_NPU, real_world_citation
+from .portable_fixes import PORTABLY, styled
 from .table import REAL_WORLD_TABLE, backend_spec, word_fix
 
 CUDA_TABLE = TableRef("mappings/torch_npu/cuda.toml", ("api",))
@@ -113,8 +114,27 @@ rule(
 def check_backend_comparison(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind != "compare" or not backend_spec(value):
         return
+    npu = value.replace("nccl", "hccl")
+    if any(type(other) is ast.Constant and other.value == npu for other in context.siblings):
+        return  # `in ("nccl", "hccl")`: the NPU's backend is tested too
     fix = word_fix(checker, node, [("nccl", "hccl")], Applicability.UNSAFE, f"Compare with `{value.replace('nccl', 'hccl')}`")
-    checker.report("NPU401", node, fixes=(fix,) if fix else (), name=value)
+    fixes, _ = styled(checker, fix, either_accelerator(checker, node, value, context.node), None)
+    checker.report("NPU401", node, fixes=fixes, name=value)
+
+
+def either_accelerator(checker: Checker, node: ast.AST, value: str, compare: ast.AST | None) -> Fix | None:
+    """The portable form of `backend == "nccl"`: `backend in ("nccl", "hccl")`, true where
+    either accelerator's collective backend runs and, as before, false for gloo on a CPU."""
+    if value != "nccl" or type(compare) is not ast.Compare or len(compare.ops) != 1 \
+            or type(compare.ops[0]) not in (ast.Eq, ast.NotEq):
+        return None
+    other = compare.comparators[0] if compare.left is node else compare.left
+    if type(other) is ast.Constant:
+        return None
+    test = "in" if type(compare.ops[0]) is ast.Eq else "not in"
+    text = f'{checker.source.segment(checker.range(other))} {test} ("nccl", "hccl")'
+    return checker.fix(f'{PORTABLY}Compare with both accelerators\' backends: `{test} ("nccl", "hccl")`',
+                       Applicability.UNSAFE, checker.replace(compare, text))
 
 
 # --- attention semantics (docs/real-world-rules.md, item 7) ----------------------------------
