@@ -77,11 +77,17 @@ def test_events_time_only_where_there_is_an_accelerator() -> None:
         '    end = torch.Event(enable_timing=True)\n    if torch.accelerator.is_available():\n        start.record()\n'
         '    if torch.accelerator.is_available():\n        end.record()\n    if torch.accelerator.is_available():\n        end.synchronize()\n'
         '    print((start.elapsed_time(end) if torch.accelerator.is_available() else 0.0))\n')
-    # an event used otherwise (passed on, or bound again) keeps torch.cuda: its uses cannot all be guarded
-    # and so is one in a file with a broken block, whose uses are not all known
-    for other in ('    stream.wait_event(start)\n', '    start = None\n', 'def broken(:\n'):
+    # an event used otherwise (passed on, or bound again) keeps torch.cuda: its uses cannot all be guarded;
+    # so does one bound at module level, whose uses are in statements analysed apart
+    for other in ('    stream.wait_event(start)\n', '    start = None\n'):
         text = 'import torch\n\ndef run(stream):\n    start = torch.cuda.Event()\n    start.record()\n' + other
         assert fixed(text) == text
+    text = 'import torch\n\nstart = torch.cuda.Event()\nstart.record()\n'
+    assert fixed(text) == text
+    # a broken block elsewhere in the file leaves the function whole: its uses are all known
+    text = 'import torch\n\ndef run():\n    start = torch.cuda.Event()\n    start.record()\n\ndef broken(:\n'
+    assert fixed(text) == ('import torch\n\ndef run():\n    start = torch.Event()\n'
+                           '    if torch.accelerator.is_available():\n        start.record()\n\ndef broken(:\n')
 
 
 def test_amp_arguments_and_keywords() -> None:

@@ -222,8 +222,8 @@ def guard_edit(checker: Checker, rng: Range, new_call: str, torch_name: str, val
 def guarded_methods(checker: Checker, call: ast.Call, written: str, form: Form) -> list[Edit] | None:
     """The guards of the methods (`form.methods`) of what `call` makes: `start =
     torch.cuda.Event(...)`, then `start.record()` and `start.elapsed_time(end)` only where there
-    is an accelerator. None unless `call` is bound to a name that its function (or the module)
-    binds once and uses only through those methods, or as the argument of one of them."""
+    is an accelerator. None unless `call` is bound to a name that its function binds once and
+    uses only through those methods, or as the argument of one of them."""
     rng = checker.range(call)
     scope, name, parents = binding_scope(checker, rng)
     if name is None:
@@ -250,21 +250,21 @@ def guarded_methods(checker: Checker, call: ast.Call, written: str, form: Form) 
 
 
 def binding_scope(checker: Checker, rng: Range) -> tuple[ast.AST, str | None, dict[ast.AST, ast.AST]]:
-    """The function (or module) whose statement `name = <the call at rng>` is, the name (None
-    when the call is not alone on the right of such an assignment), and each node's parent, in
-    a parse of the file's text of its own (the checker's walk keeps no parents)."""
-    try:
-        tree = ast.parse(checker.source.text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        # a file the analyzer checks around a broken block (one being typed): its uses are not all known
+    """The innermost function of the statement being run that holds the call at `rng`, the name
+    its statement `name = <the call>` binds (None when the call is not alone on the right of such
+    an assignment, or not in a function), and each node's parent in that function. Only a
+    function: the walk hands the checker one statement at a time, so the uses of a module-level
+    binding are in statements this one cannot see (and re-analysing an edit sees only its own)."""
+    scope = None
+    for func, _scope in checker.events.functions:
+        if func.lineno - 1 <= rng.start_line <= rng.end_line <= (func.end_lineno or func.lineno) - 1 and \
+                (scope is None or func.lineno >= scope.lineno):
+            scope = func  # the innermost: a nested function starts after the one holding it
+    if scope is None:
         return ast.Module(body=[], type_ignores=[]), None, {}
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    scope: ast.AST = tree
+    parents = {child: node for node in ast.walk(scope) for child in ast.iter_child_nodes(node)}
     found = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                node.lineno - 1 <= rng.start_line <= rng.end_line <= (node.end_lineno or node.lineno) - 1:
-            scope = node  # the innermost one: ast.walk reaches the outer first
+    for node in ast.walk(scope):
         if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name and \
                 checker.range(node.value) == rng:
             found = node.targets[0].id
