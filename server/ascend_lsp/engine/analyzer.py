@@ -26,7 +26,7 @@ from .packaging import document_kind
 from ..knowledge.api_tables import Tables, load_tables
 from .packaging_analysis import packaging_findings
 from .text import SourceText, split_lines
-from .guards import backend_class, class_branches, may_test_npu
+from .guards import backend_class, class_branches, may_test_backend
 from .walk import (CLASS, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
                    context_of, module_context, walk)
 
@@ -267,9 +267,9 @@ def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> S
     before = len(checker.findings)
     if checker.facts:  # an empty one is not kept (below): the next statement may use it
         checker.facts = {}
-    if checker.npu_tests is None:
-        checker.npu_tests = may_test_npu(checker.source.text)
-    checker.run(walk(items, checker.module.scope, checker.npu_tests, checker.attribute_names))
+    if checker.backend_tests is None:
+        checker.backend_tests = may_test_backend(checker.source.text)
+    checker.run(walk(items, checker.module.scope, checker.backend_tests, checker.attribute_names))
     # Most statements find nothing: they share one empty list and dict (a span per
     # statement is kept, 1.7 million of them in 10 MB of `x = 1` lines).
     findings = checker.findings[before:] if len(checker.findings) > before else NOTHING

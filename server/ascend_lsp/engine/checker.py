@@ -94,7 +94,7 @@ class Checker:
         self.cuda_module = backend_module(path)  # `accelerators/cuda.py`: the whole file is off the NPU
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
-        self.npu_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_npu), once asked
+        self.backend_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_backend), once asked
 
     def named(self, node: ast.stmt | ast.expr, *words: str) -> bool:
         """Whether the statement being run names one of `words` (gate words of the handler

@@ -36,7 +36,7 @@ class Branches(NamedTuple):
     guarded: list  # (test, branch): run only when a CUDA test passes, in a chain without an NPU branch
 
 
-def may_test_npu(text: str) -> bool:
+def may_test_backend(text: str) -> bool:
     """Whether code with this text can hold a backend test (the words _mentions looks for, in
     any case); without one its `if`s need not be read. An `npu` after an `i` is never one
     (`input`, in most files): an identifier or a string holding it has the `i` before it

@@ -274,9 +274,9 @@ def class_header(node: ast.ClassDef, module_scope: Scope) -> list:
     return items + [(base, module_scope, VALUE, node) for base in node.bases]
 
 
-def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collection[str] | None = None) -> Events:
+def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Collection[str] | None = None) -> Events:
     """Walk from `items`: (node, scope, string context, the Call/ClassDef it is the callee/base of).
-    `npu_tests`: whether an if/elif chain may test for the NPU (guards.may_test_npu of the
+    `backend_tests`: whether an if/elif chain may test for a backend (guards.may_test_backend of the
     file's text); else no `if` is read for one. `reads`: the attribute names the checker
     dispatches on (Checker.attribute_names); a name or chain that no import binds is an
     event only when it ends with one of them (none reaches a handler otherwise: `self.x`,
@@ -354,11 +354,11 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collec
                 push((value, scope, ctx, None))
             continue
         if kind not in _OWN_BRANCHES:  # one test instead of a test per branch below
-            if npu_tests and (kind is ast.If or kind is ast.IfExp) and node not in elifs:
+            if backend_tests and (kind is ast.If or kind is ast.IfExp) and node not in elifs:
                 branches = backend_branches(node, elifs)
                 if branches is not None:
                     events.backends.append(branches)
-            elif npu_tests and kind is ast.BoolOp:
+            elif backend_tests and kind is ast.BoolOp:
                 branches = and_branches(node)
                 if branches is not None:
                     events.backends.append(branches)
@@ -498,7 +498,7 @@ def walk(items: list, module_scope: Scope, npu_tests: bool = True, reads: Collec
     if len(bound) > binds:
         # An import in the statement bound a name anew: where it was read before the import,
         # it was left out. Rare (once per name a file imports inside a function or class).
-        return walk(items, module_scope, npu_tests, reads)
+        return walk(items, module_scope, backend_tests, reads)
     return events
 
 

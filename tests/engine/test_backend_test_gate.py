@@ -1,4 +1,4 @@
-"""guards.may_test_npu: a file's `if`s are read for NPU tests only when its text can hold
+"""guards.may_test_backend: a file's `if`s are read for backend tests only when its text can hold
 one. `input`, in most files, holds `npu` but never as a word."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine import analyzer
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.engine.guards import may_test_npu
+from ascend_lsp.engine.guards import may_test_backend
 from ascend_lsp.engine.model import Severity
 
 BRANCHES = '''import torch
@@ -33,14 +33,14 @@ def pick(inputs, device_type):
     ("print('ascend')\n", True),
 ])
 def test_the_gate(text: str, expected: bool) -> None:
-    assert may_test_npu(text) is expected
+    assert may_test_backend(text) is expected
 
 
 @pytest.mark.parametrize("npu", ["npu", "NPU"])
 def test_a_file_full_of_input_still_has_its_npu_branch_read(npu: str, monkeypatch) -> None:
     text = BRANCHES.replace("{npu}", npu)
     findings = [(f.code, f.range.start_line, f.severity) for f in analyze(text, Settings()).findings]
-    monkeypatch.setattr(analyzer, "may_test_npu", lambda text: True)
+    monkeypatch.setattr(analyzer, "may_test_backend", lambda text: True)
     assert findings == [(f.code, f.range.start_line, f.severity) for f in analyze(text, Settings()).findings]
     # the CUDA branch beside the NPU one is advice
     assert [(code, line) for code, line, severity in findings if severity == Severity.INFO][:2] == [
