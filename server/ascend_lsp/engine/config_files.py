@@ -137,7 +137,7 @@ class _Frame:
     scalar: bool  # a key whose value is on its own line: what is indented further continues it
 
 
-def _strip_comment(line: str) -> str:
+def _before_comment(line: str) -> str:
     """The line before a comment: a `#` at its start or after a blank, outside quotes."""
     quote = ""
     for index, char in enumerate(line):
@@ -186,7 +186,7 @@ def _yaml(source: SourceText) -> list[Setting]:
     flow = 0  # the bracket depth of a flow collection that goes on over lines, skipped
     for index in range(len(source.lines)):
         line = source.line(index)
-        code = _strip_comment(line).rstrip()
+        code = _before_comment(line).rstrip()
         if flow > 0:
             flow = max(_depth(code, flow), 0)
             continue

@@ -36,6 +36,7 @@ def explain_missing_project_module(job: Job, result: RunResult) -> RunResult:
                                            f"the project at the same path ({folder})")
     return result
 
+
 def project_module(folder: str, name: str) -> str | None:
     """The file or package folder under `folder` that `import name` finds first, if any."""
     head = os.path.join(folder, name.split(".")[0])
