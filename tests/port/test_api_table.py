@@ -6,14 +6,16 @@ person with the reason."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 
 import pytest
 
-from ascend_lsp.knowledge.port_api import ApiRow, load_port_api
+from ascend_lsp.knowledge.port_api import ApiRow, PortApi, load_port_api
 from ascend_lsp.port import port_source
 from ascend_lsp.port.api_table import counterpart, signature
+from ascend_lsp.port.rewrite import port
 from ascend_lsp.port.specs import HELPERS, Manual
 
 from .api_cases import load_rows, verdicts
@@ -196,10 +198,13 @@ def test_table_driven_calls_are_ported_and_run(tmp_path):
 
 
 def test_a_row_its_test_did_not_prove_is_left_to_a_person_with_the_reason():
-    unproven = next(row for row in load_port_api().rows if not row.proven and row.torch == "torch.logspace")
-    result = port_source("import torch\n\n\ndef f():\n    return torch.logspace(0.0, 2.0, 5)\n", "f.py")
+    table = load_port_api()
+    why = "#1 positional style `torch.logspace(0.0, 2.0, 5)`: fails on MindSpore's CPU: TypeError: …"
+    unproven = dataclasses.replace(table.by_name["torch.logspace"], proven=False, left=why)
+    result = port("import torch\n\n\ndef f():\n    return torch.logspace(0.0, 2.0, 5)\n", "f.py",
+                  PortApi(table.rows, {**table.by_name, "torch.logspace": unproven}))
     assert [(item.line, item.code, item.what) for item in result.items if item.status != "converted"] == \
-        [(5, "MS301", f"`torch.logspace`: {unproven.left}")]
+        [(5, "MS301", f"`torch.logspace`: {why}")]
     assert "torch.logspace(0.0, 2.0, 5)" in result.text
 
 
@@ -244,10 +249,15 @@ def _helper(name: str):
 
 
 def test_the_compositions_refuse_what_torch_refuses_with_a_clear_message():
+    x = mindspore.Tensor(numpy.ones((2, 8), numpy.float32))
     with pytest.raises(ValueError, match=r"einsum: 'ij' does not name the 3 dims of operand 0"):
         _helper("_einsum")("ij->i", mindspore.Tensor(numpy.ones((2, 3, 4), numpy.float32)))
     with pytest.raises(ValueError, match=r"einsum: 'ij,jk->ik' names 2 operands, 1 given"):
-        _helper("_einsum")("ij,jk->ik", mindspore.Tensor(numpy.ones((2, 8), numpy.float32)))
+        _helper("_einsum")("ij,jk->ik", x)
+    with pytest.raises(ValueError, match="unfold: windows of 9 every 1 along a dim of 8"):
+        _helper("_unfold")(x, 1, 9, 1)
+    with pytest.raises(ValueError, match="max is not a valid value for reduction"):
+        _helper("_reduced")(x, "max")
 
 
 def test_a_helper_a_row_names_is_written_into_the_port_once():
@@ -256,3 +266,7 @@ def test_a_helper_a_row_names_is_written_into_the_port_once():
     assert result.complete, result.to_dict()
     assert result.text.count("def _roll(") == 1
     assert result.text.endswith("def f(x):\n    return _roll(x, (1, -2), dims=(0, 1)) + _roll(x, 3)\n")
+    result = port_source("import torch.nn.functional as F\n\n\ndef f(a, p, n):\n"
+                         "    return F.triplet_margin_loss(a, p, n) + F.soft_margin_loss(a, p)\n", "f.py")
+    assert result.complete, result.to_dict()
+    assert (result.text.count("def _reduced("), result.text.count("def _triplet_margins(")) == (1, 1)

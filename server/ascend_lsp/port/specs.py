@@ -819,7 +819,66 @@ def _einsum_equation(args: Args, operands: list[cst.BaseExpression]) -> Args:
     return {**args, "equation": cst.SimpleString(f"{quote}{','.join(terms)}->{output}{quote}")}
 
 
-HELPERS.update({EINSUM: EINSUM_SOURCE})
+UNFOLD = "_unfold"
+UNFOLD_SOURCE = '''
+
+def _unfold(input, dimension, size, step):
+    """Tensor.unfold on operations with CPU kernels (MindSpore's Tensor.unfold is an im2col): the
+    windows of `size` every `step` along `dimension`, as a new last dim."""
+    dimension = dimension % input.ndim
+    length = input.shape[dimension]
+    if not 0 < size <= length or step < 1:
+        raise ValueError(f"unfold: windows of {size} every {step} along a dim of {length}")
+    count = (length - size) // step + 1
+    index = (ops.arange(count) * step).reshape(-1, 1) + ops.arange(size)
+    windows = ops.index_select(input, dimension, index.reshape(-1))
+    windows = windows.reshape(input.shape[:dimension] + (count, size) + input.shape[dimension + 1:])
+    return ops.movedim(windows, dimension + 1, -1)
+'''
+
+INDEX_COPY = "_index_copy"
+INDEX_COPY_SOURCE = '''
+
+def _index_copy(input, dim, index, source):
+    """Tensor.index_copy on operations with CPU kernels: source's slices along dim written at index."""
+    shape = [1] * source.ndim
+    shape[dim] = -1
+    return ops.tensor_scatter_elements(input, ops.broadcast_to(index.reshape(shape), source.shape), source, dim)
+'''
+
+REDUCED = "_reduced"
+REDUCED_SOURCE = '''
+
+def _reduced(loss, reduction):
+    """A loss of each element, reduced as torch's `reduction` asks."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+'''
+
+TRIPLET_MARGINS = "_triplet_margins"
+TRIPLET_MARGINS_SOURCE = '''
+
+def _triplet_margins(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False):
+    """torch's triplet margin loss of each sample (TripletMarginLoss has no CPU kernel): how much nearer
+    the anchor is to the negative than to the positive plus the margin, 0 where farther; distances are
+    p-norms over the last dim of the difference plus eps, as torch's pairwise_distance; swap takes the
+    positive's distance to the negative where it is smaller."""
+    def distance(x, y):
+        return ops.norm(x - y + eps, p, -1)
+
+    to_negative = distance(anchor, negative)
+    if swap:
+        to_negative = ops.minimum(to_negative, distance(positive, negative))
+    return ops.clamp(margin + distance(anchor, positive) - to_negative, min=0.0)
+'''
+
+HELPERS.update({EINSUM: EINSUM_SOURCE, UNFOLD: UNFOLD_SOURCE, INDEX_COPY: INDEX_COPY_SOURCE, REDUCED: REDUCED_SOURCE,
+                TRIPLET_MARGINS: TRIPLET_MARGINS_SOURCE})
 # a helper whose arguments the port reads when it writes the call: they come back as the helper takes
 # them (given the operands a `*` parameter gathered), or Manual says why the call needs a person
 READ_WHEN_PORTED: dict[str, Callable[[Args, list[cst.BaseExpression]], Args]] = {EINSUM: _einsum_equation}
