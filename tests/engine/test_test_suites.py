@@ -58,6 +58,13 @@ def test_without_a_root_only_the_name_tells() -> None:
     assert not is_test_file(None, ROOT)
 
 
+def test_a_relative_path_is_from_the_working_folder(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # lsp-check names files as they were given
+    assert is_test_file("tests/helpers.py", str(tmp_path))
+    assert is_test_file("./tests/helpers.py", str(tmp_path))
+    assert not is_test_file("pkg/helpers.py", str(tmp_path))
+
+
 def severities(text: str, settings: Settings, path: str) -> list[tuple[int, str, Severity, str]]:
     reasons = {CUDA_GATED: "cuda", IN_TEST_FILE: "test file"}
     return [(f.range.start_line + 1, f.code, f.severity,

@@ -17,6 +17,7 @@ a time, so that a syntax error elsewhere changes none of them."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import PurePosixPath
 
@@ -52,8 +53,8 @@ def is_test_file(path: str | None, root: str | None) -> bool:
         return True
     relative = PurePosixPath(posix)
     if root:
-        try:
-            relative = relative.relative_to(root.replace("\\", "/"))
+        try:  # lsp-check names a file as it was given: from the working folder
+            relative = PurePosixPath(os.path.abspath(path).replace("\\", "/")).relative_to(root.replace("\\", "/"))
         except ValueError:
             return False  # outside its project (a link's target): only its name tells
     return any(part in TEST_FOLDERS for part in relative.parts[:-1])
