@@ -32,6 +32,7 @@ TESTS_MODES = ("info", "check")  # the `tests` setting: test files' findings inf
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _CUDA_WORDS = frozenset({"cuda", "gpu", "gpus", "multigpu"})
+_OTHER_BACKENDS = frozenset({"xpu", "mps", "hip", "rocm"})  # neither is there on an NPU host
 _NEGATIONS = frozenset({"no", "not", "without", "cpu"})
 _REQUIRES = frozenset({"require", "requires", "required", "need", "needs", "only"})
 _SKIP_IF = frozenset({"skipif", "skipIf", "skip_if"})
@@ -64,9 +65,9 @@ def _words(name: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(name)}
 
 
-def _named_cuda(node: ast.expr) -> bool:
-    """A name or attribute chain (or a call of one) that says CUDA and no negation:
-    `torch.cuda.is_available`, `HAS_CUDA`, `TEST_MULTIGPU`; not `NO_CUDA`."""
+def _named_cuda(node: ast.expr, backends: frozenset[str] = _CUDA_WORDS) -> bool:
+    """A name or attribute chain (or a call of one) that says CUDA (or one of `backends`) and no
+    negation: `torch.cuda.is_available`, `HAS_CUDA`, `TEST_MULTIGPU`; not `NO_CUDA`."""
     words: set[str] = set()
     while True:
         if type(node) is ast.Call:
@@ -79,7 +80,7 @@ def _named_cuda(node: ast.expr) -> bool:
             break
         else:
             return False
-    return bool(words & _CUDA_WORDS) and not words & _NEGATIONS
+    return bool(words & backends) and not words & _NEGATIONS
 
 
 def _negated_cuda(node: ast.expr) -> bool:
@@ -101,7 +102,10 @@ def requires_cuda(node: ast.expr, gates: frozenset[str] | set[str]) -> bool:
     `torch.cuda.device_count() > 1`, `len(DEVICES)`, `device == "cuda"`, a name in `gates`."""
     if isinstance(node, ast.BoolOp):
         found = [requires_cuda(value, gates) for value in node.values]
-        return any(found) if type(node.op) is ast.And else all(found)
+        if type(node.op) is ast.And:
+            return any(found)
+        # `torch.cuda.is_available() or is_xpu_available()`: no NPU either way
+        return any(found) and all(cuda or _named_cuda(value, _OTHER_BACKENDS) for cuda, value in zip(found, node.values))
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         op, left, right = type(node.ops[0]), node.left, node.comparators[0]
         if op is ast.Eq:
