@@ -144,9 +144,9 @@ def skips_without_cuda(node: ast.expr, gates: frozenset[str] | set[str]) -> bool
 
 def _empty(node: ast.expr) -> bool:
     """A value that is false: `[]`, `()`, `0`, `None`, `False`, `""`."""
-    if type(node) in (ast.List, ast.Tuple, ast.Set):
-        return not node.elts  # type: ignore[attr-defined]
-    if type(node) is ast.Dict:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return not node.elts
+    if isinstance(node, ast.Dict):
         return not node.keys
     return type(node) is ast.Constant and not node.value
 
@@ -188,7 +188,7 @@ class SuiteFile:
                 self.marks.add(name)
         pytestmark = [v for v, _test in values.get("pytestmark", [])]
         self.module_gated = any(self.skip_mark(m) for v in pytestmark
-                                for m in (v.elts if type(v) in (ast.List, ast.Tuple) else [v]))  # type: ignore[attr-defined]
+                                for m in (v.elts if isinstance(v, (ast.List, ast.Tuple)) else [v]))
         self.classes = [(first, last) for first, last, cls in headers
                         if any(self.skip_mark(d) for d in cls.decorator_list)]
 
