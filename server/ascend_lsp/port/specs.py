@@ -379,7 +379,8 @@ LAYERS += [
                                                              "add_bias_kv", "add_zero_attn", "kdim", "vdim",
                                                              "batch_first", "device", "dtype"),
          keep_arguments("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim",
-                        "batch_first", rename={"bias": "has_bias"}, positional=2), dropped=("device", "dtype")),
+                        "batch_first", rename={"bias": "has_bias"}, positional=2), dropped=("device", "dtype"),
+         pick=lambda a: MULTIHEAD_ATTENTION),
     Spec(R + "GLU", "nn.GLU", ("dim",), keep_arguments("dim", rename={"dim": "axis"})),
     Spec(R + "Transformer", "nn.Transformer", (*_TRANSFORMER_MODEL, "bias", "device", "dtype"),
          lambda a: _transformer(a, *_TRANSFORMER_MODEL), dropped=("device", "dtype")),
@@ -464,6 +465,18 @@ def _sizes(args: Args) -> Out:
     return out
 
 
+def _filled(name: str, value: float) -> tuple[Callable[[Args], Out], Callable[[Args], str]]:
+    """torch.zeros / torch.ones: the build and the counterpart. MindSpore 2.10's CPU has no Zeros or Ones
+    kernel for a 0-d shape: a literal empty size (`torch.ones([])`) becomes `mindspore.tensor(1.0)`."""
+    def zero_d(args: Args) -> bool:
+        return literal(args["*size"]) in ((), [])
+
+    def build(args: Args) -> Out:
+        return [(None, expr(value)), *keep_arguments("dtype")(args)] if zero_d(args) else _sizes(args)
+
+    return build, lambda args: "mindspore.tensor" if zero_d(args) else f"ops.{name}"
+
+
 F = "torch.nn.functional."
 FUNCTIONS = [
     *(Spec(F + name, f"ops.{name}", ("input", "inplace"), keep_arguments("input", positional=1), dropped=("inplace",))
@@ -512,8 +525,9 @@ FUNCTIONS = [
     Spec("torch.matmul", "ops.matmul", ("input", "other"), keep_arguments("input", "other", positional=2)),
     Spec("torch.tril", "ops.tril", ("input", "diagonal"), keep_arguments("input", "diagonal", positional=2)),
     Spec("torch.triu", "ops.triu", ("input", "diagonal"), keep_arguments("input", "diagonal", positional=2)),
-    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
-           dropped=("device", "requires_grad", "layout")) for name in ("zeros", "ones")),
+    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"),
+           _filled(name, value)[0], dropped=("device", "requires_grad", "layout"), pick=_filled(name, value)[1])
+      for name, value in (("zeros", 0.0), ("ones", 1.0))),
     *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
            dropped=("device", "requires_grad", "layout"))
       for name in ("randn", "rand")),
@@ -706,3 +720,83 @@ EMITTED = sorted({spec.mindspore for spec in (*LAYERS, *FUNCTIONS)} | set(CONTAI
                  | {f"mindspore.{name}" for name in DTYPES.values()}
                  | {f"mindspore.common.initializer.{cls}" for cls, _ in INIT.values()}
                  | {"mindspore.common.initializer.initializer", "ops.stop_gradient"})
+
+
+# ------------------------------------------------------------------ compositions for the open set's models
+
+MULTIHEAD_ATTENTION = "_MultiheadAttention"
+MULTIHEAD_ATTENTION_SOURCE = '''
+
+class _MultiheadAttention(nn.MultiheadAttention):
+    """torch.nn.MultiheadAttention's result without weights: (output, None), where MindSpore's is (output,)."""
+
+    def construct(self, *args, **kwargs):
+        result = super().construct(*args, **kwargs)
+        return result if len(result) == 2 else (result[0], None)
+'''
+
+MHA_FORWARD = "_multi_head_attention_forward"
+MHA_FORWARD_SOURCE = '''
+
+def _multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                  use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                  v_proj_weight=None, average_attn_weights=True):
+    """torch.nn.functional.multi_head_attention_forward on the function MindSpore's nn.MultiheadAttention
+    calls (CPU kernels), with torch's need_weights: the attention weights, or None."""
+    output, weights = ops.function.nn_func.multi_head_attention_forward(
+        query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+        add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=training,
+        key_padding_mask=key_padding_mask, attn_mask=attn_mask, use_separate_proj_weight=use_separate_proj_weight,
+        q_proj_weight=q_proj_weight, k_proj_weight=k_proj_weight, v_proj_weight=v_proj_weight,
+        average_attn_weights=average_attn_weights, dtype=query.dtype)
+    return output, weights if need_weights else None
+'''
+_MHA_FORWARD = ("query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias",
+                "bias_k", "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight", "out_proj_bias", "training",
+                "key_padding_mask", "need_weights", "attn_mask", "use_separate_proj_weight", "q_proj_weight",
+                "k_proj_weight", "v_proj_weight", "static_k", "static_v", "average_attn_weights", "is_causal")
+
+
+def _mha_forward(args: Args) -> Out:
+    _not_default(args, "static_k", None, "static_k has no counterpart in the port's composition")
+    _not_default(args, "static_v", None, "static_v has no counterpart in the port's composition")
+    # torch takes is_causal as a hint about attn_mask, and differs by path (SDPA or not) in what it does
+    _not_default(args, "is_causal", False, "is_causal=True: pass the causal attn_mask instead")
+    return keep_arguments(*(p for p in _MHA_FORWARD if p not in ("static_k", "static_v", "is_causal")),
+                          positional=13)(args)
+
+
+SET_ITEMS = "_set_items"
+SET_ITEMS_SOURCE = '''
+
+def _set_items(tensor, index, value):
+    """tensor[index] = value for an index of slices and integers, skipped where it selects nothing:
+    MindSpore 2.10's CPU fails (a memcpy_s error) on an empty slice followed by another index."""
+    if all(not isinstance(part, slice) or len(range(*part.indices(size))) for part, size in zip(index, tensor.shape)):
+        tensor[index] = value
+'''
+
+NUMPY_SCALAR = "_numpy_scalar"
+NUMPY_SCALAR_SOURCE = '''
+
+def _numpy_scalar(value):
+    """A numpy scalar (np.log(10000)) as the Python number it holds, anything else as it is: numpy's
+    operator would make an array of a MindSpore tensor on its other side, where torch's tensor wins."""
+    import numpy
+
+    return value.item() if isinstance(value, numpy.generic) else value
+'''
+# numpy functions that give a numpy scalar of scalar arguments (or of any array: the reductions)
+NUMPY_SCALAR_FUNCTIONS = {
+    "log", "log2", "log10", "log1p", "exp", "exp2", "expm1", "sqrt", "power", "sin", "cos", "tan", "arcsin",
+    "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "floor", "ceil", "round", "abs", "absolute", "sign",
+    "maximum", "minimum", "float32", "float64", "int32", "int64", "prod", "sum", "mean", "max", "min"}
+
+FUNCTIONS.append(Spec(F + "multi_head_attention_forward", "ops.function.nn_func.multi_head_attention_forward",
+                      _MHA_FORWARD, _mha_forward, pick=lambda a: MHA_FORWARD))
+BY_TORCH[FUNCTIONS[-1].torch] = FUNCTIONS[-1]
+HELPERS.update({MULTIHEAD_ATTENTION: MULTIHEAD_ATTENTION_SOURCE, MHA_FORWARD: MHA_FORWARD_SOURCE,
+                SET_ITEMS: SET_ITEMS_SOURCE, NUMPY_SCALAR: NUMPY_SCALAR_SOURCE})
+EMITTED.append("ops.function.nn_func.multi_head_attention_forward")
