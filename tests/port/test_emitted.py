@@ -37,6 +37,11 @@ LAYER_CASES = [  # torch layer (after `nn.`), input shape ("int" inputs are toke
     ("GRU(4, 6, batch_first=True)", (2, 5, 4)), ("RNN(4, 6, nonlinearity='relu')", (5, 2, 4)),
     ("ConvTranspose2d(3, 4, 2, stride=2)", IMAGE),
     ("ConvTranspose2d(3, 6, 3, stride=2, padding=(1, 0), groups=3, bias=False)", IMAGE),
+    # output_padding: the cut by padding extended at the end, past the padding too, with dilation and groups
+    ("ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)", IMAGE),
+    ("ConvTranspose2d(3, 4, 2, stride=3, output_padding=(2, 1), bias=False)", IMAGE),
+    ("ConvTranspose2d(3, 6, (3, 2), stride=(2, 3), padding=(2, 0), output_padding=(1, 2), groups=3, dilation=2)",
+     IMAGE),
     ("GLU()", FLAT), ("GLU(dim=2)", IMAGE),
     ("MultiheadAttention(10, 2)", SEQ, "self.layer(x, x, x)"),
     ("MultiheadAttention(10, 2, batch_first=True, bias=False)", SEQ, "self.layer(x, x, x, need_weights=False)[0]"),
@@ -46,6 +51,17 @@ LAYER_CASES = [  # torch layer (after `nn.`), input shape ("int" inputs are toke
     ("TransformerEncoder(nn.TransformerEncoderLayer(10, 2, 16, 0.0), 2, nn.LayerNorm(10))", SEQ),
     ("TransformerDecoder(nn.TransformerDecoderLayer(10, 2, 16, 0.0), 2)", SEQ, "self.layer(x, x)"),
     ("Transformer(10, 2, 1, 1, 16, dropout=0.0, batch_first=True)", SEQ, "self.layer(x, x)"),
+    # torch's forward keywords: masks (float added, boolean True where not attended), the is_causal hints
+    ("Transformer(10, 2, 1, 1, 16, dropout=0.0, batch_first=True)", SEQ,
+     "self.layer(x, x[:, :2], src_mask=torch.triu(torch.full((3, 3), float('-inf')), 1), tgt_is_causal=True, "
+     "tgt_mask=torch.triu(torch.ones(2, 2), 1) > 0, src_key_padding_mask=x[:, :, 0] > 1.0, "
+     "memory_key_padding_mask=x[:, :, 1] > 1.0, tgt_key_padding_mask=x[:, :2, 2] > 1.0)"),
+    ("TransformerEncoder(nn.TransformerEncoderLayer(10, 2, 16, 0.0), 2)", SEQ,
+     "self.layer(x, mask=torch.triu(torch.full((2, 2), float('-inf')), 1), is_causal=True)"),
+    ("TransformerEncoderLayer(10, 2, 16, dropout=0.0, batch_first=True)", SEQ,
+     "self.layer(x, src_key_padding_mask=x[:, :, 0] > 1.0, is_causal=False)"),
+    ("TransformerDecoder(nn.TransformerDecoderLayer(10, 2, 16, 0.0, batch_first=True), 2)", SEQ,
+     "self.layer(x, x[:, :2], x[0, :3, :3], memory_key_padding_mask=x[:, :2, 0] > 1.0, tgt_is_causal=False)"),
 ]
 FUNCTION_CASES = [  # a torch expression of x (an image batch)
     "F.relu(x)", "F.relu6(x)", "F.elu(x)", "F.silu(x)", "F.hardswish(x)", "F.leaky_relu(x, 0.2)", "F.tanh(x)",
@@ -95,7 +111,7 @@ def _grade(reference, candidate):
 @pytest.mark.parametrize("layer,shape,call", [(*c, "self.layer(x)")[:3] for c in LAYER_CASES],
                          ids=[c[0] for c in LAYER_CASES])
 def test_layer_runs_on_the_cpu_and_matches_torch(layer, shape, call, tmp_path):
-    text = ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    text = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             f"        self.layer = nn.{layer}\n\n    def forward(self, x):\n        return {call}\n")
     torch_module, ms_module = _torch_modules(text, tmp_path, "layer")
     rng = numpy.random.default_rng(0)

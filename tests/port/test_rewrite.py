@@ -102,6 +102,13 @@ MANUAL_PORTED = '''import mindspore
 from mindspore import nn, ops
 
 
+class _TransformerEncoderLayer(nn.TransformerEncoderLayer):
+    """torch.nn.TransformerEncoderLayer's forward parameters (the is_causal hints dropped: the masks say it)."""
+
+    def construct(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        return super().construct(src, src_mask, src_key_padding_mask)
+
+
 class Net(nn.Cell):
     def __init__(self, name):
         super().__init__()
@@ -113,7 +120,7 @@ class Net(nn.Cell):
         self.sm = nn.Softmax()
         # MS301 port: `torch.nn.LayerNorm` → `nn.LayerNorm`: a normalized_shape of several axes needs begin_norm_axis=begin_params_axis=rank - 2 (MindSpore 2.10 refuses negative ones)
         self.ln = nn.LayerNorm([5, 8])
-        self.tf = nn.TransformerEncoderLayer(16, 2)
+        self.tf = _TransformerEncoderLayer(16, 2)
         # MS301 port: register_buffer: the name and `persistent` must be literals
         self.register_buffer(name, ops.zeros(3))
 
