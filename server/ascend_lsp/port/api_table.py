@@ -116,8 +116,8 @@ def bind(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
 def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None = None,
                 fresh: bool = False) -> cst.BaseExpression:
     """The MindSpore expression for this torch call (`receiver.method(...)` when receiver is given).
-    A `fresh` receiver is a new tensor no name refers to (`torch.empty(n).fill_(v)`), whose arguments
-    call nothing: its in-place method's value is the out-of-place result the row writes back."""
+    A `fresh` receiver is a new tensor no name refers to (`torch.empty(n).fill_(v)`), which may be
+    evaluated twice: its in-place method's value is the out-of-place result the row writes back."""
     text = row.mindspore
     if row.torch.endswith("_") and receiver is not None and not _written_in_place(receiver):
         if not fresh:

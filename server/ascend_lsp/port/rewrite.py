@@ -685,7 +685,7 @@ class Porter(cst.CSTTransformer):
             return updated
         if self.api_table.method(method) and may_be_a_tensor(receiver, method, self.facts.imported):
             return self._api_table(original, updated, f"torch.Tensor.{method}", receiver,
-                                   self._fresh(original.func.value))  # type: ignore[attr-defined]
+                                   self._fresh(cst.ensure_type(original.func, cst.Attribute).value))
         return updated
 
     def _fresh(self, node: cst.BaseExpression) -> bool:
