@@ -129,24 +129,24 @@ _LLAMA = "transformers/models/llama/modeling_llama.py"
 OPEN_SET = [
     # OpenAI Whisper's audio encoder: Conv1d subsampler, sinusoid buffer, SDPA attention, LayerNorm subclasses
     Model("whisper_encoder", (Part(WHISPER, "whisper/model.py", (*_WHISPER, "AudioEncoder")),),
-          "AudioEncoder(8, 16, 32, 4, 2)", _images((2, 8, 32)), stage="imports"),
+          "AudioEncoder(8, 16, 32, 4, 2)", _images((2, 8, 32)), stage="PASS"),
     # its text decoder: token embedding tied to the logits, a causal mask buffer, cross-attention
     Model("whisper_decoder", (Part(WHISPER, "whisper/model.py", (*_WHISPER, "TextDecoder")),),
-          "TextDecoder(64, 8, 32, 4, 2)", _arrays(_ints(64, (2, 6)), _floats((2, 16, 32))), stage="imports"),
+          "TextDecoder(64, 8, 32, 4, 2)", _arrays(_ints(64, (2, 6)), _floats((2, 16, 32))), stage="PASS"),
     # OpenAI CLIP's vision transformer: nn.MultiheadAttention, OrderedDict-built Sequential, QuickGELU
     Model("clip_vit", (Part(OPENAI_CLIP, "clip/model.py"),), "VisionTransformer(32, 8, 32, 2, 4, 16)",
           _images((2, 3, 32, 32)), stage="PASS"),
     # the whole CLIP with its text tower: causal mask, argmax pooling, logit scale
     Model("clip", (Part(OPENAI_CLIP, "clip/model.py"),), "CLIP(16, 32, 2, 64, 8, 8, 64, 32, 4, 2)",
-          _arrays(_floats((2, 3, 32, 32)), _ints(64, (2, 8))), stage="imports"),
+          _arrays(_floats((2, 3, 32, 32)), _ints(64, (2, 8))), stage="PASS"),
     # CLIP's ModifiedResNet: attention pooling through F.multi_head_attention_forward
     Model("clip_resnet", (Part(OPENAI_CLIP, "clip/model.py"),), "ModifiedResNet((1, 1, 1, 1), 16, 4, 64, 8)",
-          _images((2, 3, 64, 64)), stage="loads"),
+          _images((2, 3, 64, 64)), stage="PASS"),
     # torchvision's ViT: class token, nn.MultiheadAttention, a load_state_dict hook (MLPBlock)
     Model("torchvision_vit", (_LOG, Part(TORCHVISION, _MISC, ("ConvNormActivation", "Conv2dNormActivation", "MLP")),
                               Part(TORCHVISION, "torchvision/models/vision_transformer.py",
                                    ("ConvStemConfig", "MLPBlock", "EncoderBlock", "Encoder", "VisionTransformer"))),
-          "VisionTransformer(32, 8, 2, 4, 32, 64, num_classes=10)", _images((2, 3, 32, 32)), stage="imports"),
+          "VisionTransformer(32, 8, 2, 4, 32, 64, num_classes=10)", _images((2, 3, 32, 32)), stage="PASS"),
     # torchvision's Swin: shifted windows (torch.roll), relative position bias index buffer
     Model("torchvision_swin", (_LOG, Part(TORCHVISION, _MISC, ("MLP", "Permute")), _DEPTH,
                                Part(TORCHVISION, "torchvision/models/swin_transformer.py", _SWIN)),
@@ -169,7 +169,7 @@ OPEN_SET = [
                                        "shifted_window_attention_3d", "ShiftedWindowAttention3d", "PatchEmbed3d",
                                        "SwinTransformer3d"))),
           "SwinTransformer3d([2, 4, 4], 16, [2, 2], [2, 4], [2, 4, 4], num_classes=10)", _images((2, 3, 4, 32, 32)),
-          stage="loads"),
+          stage="PASS"),
     # torchvision's MaxViT: MBConv, block and grid attention, relative position index
     Model("torchvision_maxvit", (_LOG, Part(TORCHVISION, _MISC, ("ConvNormActivation", "Conv2dNormActivation",
                                                                  "SqueezeExcitation")), _DEPTH,

@@ -238,6 +238,28 @@ def test_port_verify_converts_loads_runs_and_grades_in_one_command(tmp_path, cap
     assert file["calls"] == {"converted": 9, "total": 9}
 
 
+def test_port_verify_draws_what_the_model_leaves_uninitialised(tmp_path, capsys):
+    """`nn.Parameter(torch.empty(…))` that nothing fills (Whisper's positional embedding) would hold whatever
+    memory held: the reference gets a seeded draw, the same in every run."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("mindspore")
+    from ascend_lsp.port.verify import torch_reference
+
+    source = tmp_path / "empty.py"
+    source.write_text("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+                      "        super().__init__()\n        self.table = nn.Parameter(torch.empty(64, 8))\n"
+                      "        self.register_buffer('mask', torch.empty(4, 4).fill_(-1.0).triu_(1))\n\n"
+                      "    def forward(self, x):\n        return x @ self.table[:8] + self.mask.sum()\n", encoding="utf-8")
+    x = pytest.importorskip("numpy").ones((2, 8), "float32")
+    first = torch_reference(torch, source, "Net()", [x])[1]
+    again = torch_reference(torch, source, "Net()", [x])[1]
+    assert torch.equal(first["table"], again["table"]) and 0.015 < float(first["table"].std()) < 0.025
+    assert torch.equal(first["mask"], torch.empty(4, 4).fill_(-1.0).triu_(1))  # what the model writes stays
+    assert main(["port", str(source), "-o", str(tmp_path / "empty_ms.py"), "--verify", "Net()", "--input",
+                 "randn:2,8"]) == 0
+    assert "PASS" in capsys.readouterr().out
+
+
 @pytest.mark.torch
 @pytest.mark.mindspore
 def test_port_verify_names_the_first_diverging_layer(tmp_path, capsys):

@@ -37,6 +37,11 @@ LAYER_CASES = [  # torch layer (after `nn.`), input shape ("int" inputs are toke
     ("GRU(4, 6, batch_first=True)", (2, 5, 4)), ("RNN(4, 6, nonlinearity='relu')", (5, 2, 4)),
     ("ConvTranspose2d(3, 4, 2, stride=2)", IMAGE),
     ("ConvTranspose2d(3, 6, 3, stride=2, padding=(1, 0), groups=3, bias=False)", IMAGE),
+    # output_padding: the cut by padding extended at the end, past the padding too, with dilation and groups
+    ("ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)", IMAGE),
+    ("ConvTranspose2d(3, 4, 2, stride=3, output_padding=(2, 1), bias=False)", IMAGE),
+    ("ConvTranspose2d(3, 6, (3, 2), stride=(2, 3), padding=(2, 0), output_padding=(1, 2), groups=3, dilation=2)",
+     IMAGE),
     ("GLU()", FLAT), ("GLU(dim=2)", IMAGE),
     ("MultiheadAttention(10, 2)", SEQ, "self.layer(x, x, x)"),
     ("MultiheadAttention(10, 2, batch_first=True, bias=False)", SEQ, "self.layer(x, x, x, need_weights=False)[0]"),
@@ -46,6 +51,17 @@ LAYER_CASES = [  # torch layer (after `nn.`), input shape ("int" inputs are toke
     ("TransformerEncoder(nn.TransformerEncoderLayer(10, 2, 16, 0.0), 2, nn.LayerNorm(10))", SEQ),
     ("TransformerDecoder(nn.TransformerDecoderLayer(10, 2, 16, 0.0), 2)", SEQ, "self.layer(x, x)"),
     ("Transformer(10, 2, 1, 1, 16, dropout=0.0, batch_first=True)", SEQ, "self.layer(x, x)"),
+    # torch's forward keywords: masks (float added, boolean True where not attended), the is_causal hints
+    ("Transformer(10, 2, 1, 1, 16, dropout=0.0, batch_first=True)", SEQ,
+     "self.layer(x, x[:, :2], src_mask=torch.triu(torch.full((3, 3), float('-inf')), 1), tgt_is_causal=True, "
+     "tgt_mask=torch.triu(torch.ones(2, 2), 1) > 0, src_key_padding_mask=x[:, :, 0] > 1.0, "
+     "memory_key_padding_mask=x[:, :, 1] > 1.0, tgt_key_padding_mask=x[:, :2, 2] > 1.0)"),
+    ("TransformerEncoder(nn.TransformerEncoderLayer(10, 2, 16, 0.0), 2)", SEQ,
+     "self.layer(x, mask=torch.triu(torch.full((2, 2), float('-inf')), 1), is_causal=True)"),
+    ("TransformerEncoderLayer(10, 2, 16, dropout=0.0, batch_first=True)", SEQ,
+     "self.layer(x, src_key_padding_mask=x[:, :, 0] > 1.0, is_causal=False)"),
+    ("TransformerDecoder(nn.TransformerDecoderLayer(10, 2, 16, 0.0, batch_first=True), 2)", SEQ,
+     "self.layer(x, x[:, :2], x[0, :3, :3], memory_key_padding_mask=x[:, :2, 0] > 1.0, tgt_is_causal=False)"),
 ]
 FUNCTION_CASES = [  # a torch expression of x (an image batch)
     "F.relu(x)", "F.relu6(x)", "F.elu(x)", "F.silu(x)", "F.hardswish(x)", "F.leaky_relu(x, 0.2)", "F.tanh(x)",
@@ -66,6 +82,12 @@ FUNCTION_CASES = [  # a torch expression of x (an image batch)
     "torch.view_as_real(torch.polar(x.abs(), x))", "(lambda f, g: g(f(x)))(F.gelu, torch.tanh)",
     "torch.repeat_interleave(x, 2, dim=1)", "torch.repeat_interleave(x, 3, 0, output_size=6)",
     "torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 8, 4, 2)) * torch.polar(x[..., :4].abs(), x[..., :4]))",
+]
+FUNCTION_CASES += [
+    # a fresh tensor's in-place methods used as a value: their out-of-place results
+    "x + torch.empty(8, 8).fill_(-float('inf')).triu_(1)", "x * torch.zeros(8).fill_(2.0).clamp_(0, 1.5)",
+    # a 0-d size: MindSpore's CPU has no Ones or Zeros kernel for it
+    "x * torch.ones([])", "x + torch.zeros((), dtype=torch.float32)", "x + torch.ones(()) * 2",
 ]
 SHAPE_ONLY = ["torch.randn(2, 3)", "torch.rand(2, 3)"]  # random draws: the shapes must agree
 DRAW = "import torch\n\n\ndef f():\n    torch.manual_seed(0)\n    return {}\n"
@@ -89,7 +111,7 @@ def _grade(reference, candidate):
 @pytest.mark.parametrize("layer,shape,call", [(*c, "self.layer(x)")[:3] for c in LAYER_CASES],
                          ids=[c[0] for c in LAYER_CASES])
 def test_layer_runs_on_the_cpu_and_matches_torch(layer, shape, call, tmp_path):
-    text = ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    text = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             f"        self.layer = nn.{layer}\n\n    def forward(self, x):\n        return {call}\n")
     torch_module, ms_module = _torch_modules(text, tmp_path, "layer")
     rng = numpy.random.default_rng(0)
@@ -138,7 +160,8 @@ def test_every_emitted_api_exists_in_the_installed_mindspore():
 
 
 def test_every_spec_is_run_here():
-    used = " ".join([case[0] for case in LAYER_CASES] + FUNCTION_CASES + [DRAW.format(e) for e in SHAPE_ONLY])
+    used = " ".join([case[0] for case in LAYER_CASES] + FUNCTION_CASES + [DRAW.format(e) for e in SHAPE_ONLY]
+                    + [MHA_FORWARD.format(c) for c in MHA_CASES])
     untested = [spec.torch for spec in (*LAYERS, *FUNCTIONS) if spec.torch.rsplit(".", 1)[1] + "(" not in used]
     assert untested == []
 
@@ -254,3 +277,104 @@ def test_the_language_around_the_calls_ports_converts_loads_and_matches_torch(tm
     assert verified.weights["dropped"] == [{"torch": "head.weight", "why": "tied to embed.weight (the source ties "
                                                                            "them): one MindSpore Parameter, named by "
                                                                            "its first path"}]
+
+
+# F.multi_head_attention_forward on (L, N, E) = (5, 2, 8) inputs with 2 heads: CLIP's call (separate projection
+# weights, need_weights=False), then the packed projection with the weights returned, masks, unbatched input
+MHA_FORWARD = """import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.v, self.out = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8)
+        self.packed = nn.Parameter(torch.randn(24, 8) / 3)
+        self.packed_bias = nn.Parameter(torch.randn(24) / 3)
+        self.bias_k = nn.Parameter(torch.randn(1, 1, 8))
+        self.bias_v = nn.Parameter(torch.randn(1, 1, 8))
+
+    def forward(self, x):
+        causal = torch.triu(torch.ones(5, 5), 1) > 0
+        scores = torch.stack([x[:, 0, :5], x[:, 1, :5], x[:, 0, 3:], x[:, 1, 3:]])
+        padding = x[0, :, :5] > 1.0
+        return {}
+"""
+CLIP_CALL = ("F.multi_head_attention_forward(query=x[:1], key=x, value=x, embed_dim_to_check=x.shape[-1], "
+             "num_heads=2, q_proj_weight=self.q.weight, k_proj_weight=self.k.weight, v_proj_weight=self.v.weight, "
+             "in_proj_weight=None, in_proj_bias=torch.cat([self.q.bias, self.k.bias, self.v.bias]), bias_k=None, "
+             "bias_v=None, add_zero_attn=False, dropout_p=0, out_proj_weight=self.out.weight, "
+             "out_proj_bias=self.out.bias, use_separate_proj_weight=True, training=self.training, "
+             "need_weights=False)")
+PACKED = "x, x, x, 8, 2, self.packed, self.packed_bias, None, None, False, 0.0, self.out.weight, self.out.bias"
+MHA_CASES = [
+    CLIP_CALL, f"F.multi_head_attention_forward({PACKED})",
+    f"F.multi_head_attention_forward({PACKED}, average_attn_weights=False)",
+    f"F.multi_head_attention_forward({PACKED}, attn_mask=causal)",
+    f"F.multi_head_attention_forward({PACKED}, attn_mask=scores, need_weights=False)",
+    f"F.multi_head_attention_forward({PACKED}, key_padding_mask=padding, attn_mask=causal)",
+    f"F.multi_head_attention_forward({PACKED}, training=False, key_padding_mask=padding.float() * -1e4)",
+    f"F.multi_head_attention_forward({PACKED.replace('x, x, x', 'x[:, 0], x[:, 0], x[:, 0]')})",
+    f"F.multi_head_attention_forward({PACKED.replace('None, None, False', 'self.bias_k, self.bias_v, True')})",
+]
+
+
+@pytest.mark.parametrize("call", MHA_CASES)
+def test_multi_head_attention_forward_matches_torch(call, tmp_path):
+    text = MHA_FORWARD.format(call)
+    torch_module, ms_module = _torch_modules(text, tmp_path, "mha")
+    x = numpy.random.default_rng(0).standard_normal((5, 2, 8)).astype("float32")
+    torch.manual_seed(0)
+    net = torch_module.Net().eval()
+    with torch.no_grad():
+        reference = net(torch.from_numpy(x))
+    conversion = convert_state({k: v.numpy() for k, v in net.state_dict().items()}, text)
+    cell = ms_module.Net()
+    params = {name: mindspore.Parameter(mindspore.Tensor(value), name=name)
+              for name, value in conversion.tensors.items()}
+    assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
+    cell.set_train(False)
+    candidate = cell(mindspore.Tensor(x))
+    assert (candidate[1] is None) == (reference[1] is None)
+    _grade([r for r in reference if r is not None], [c for c in candidate if c is not None])
+
+
+# an index empty at run time, followed by another index: skipped, as torch writes nothing there
+SET_ITEMS = """import torch
+
+
+def f(x):
+    mask = torch.zeros(4, 4, 4)
+    count = 1
+    for a, b in ((0, 2), (4, 4), (2, 2), (3, 1), (2, 4)):
+        for c, d in ((0, 0), (1, 3), (4, None)):
+            mask[a:b, c:d, 1:] = count
+            mask[c:d, 0, a:b].zero_()
+            count += 1
+    return mask + x[0, 0, :4, :4]
+"""
+
+NUMPY_SCALARS = """import numpy as np
+import torch
+
+
+def f(x):
+    increment = np.log(10000) / (x.shape[-1] // 2 - 1)
+    return torch.exp(-increment * torch.arange(8)) * x, x * np.float32(2) - -np.sqrt(2), np.prod(x.shape) * x
+"""
+
+
+@pytest.mark.parametrize("text", [SET_ITEMS, NUMPY_SCALARS], ids=["set_items", "numpy_scalars"])
+def test_what_mindspores_cpu_lacks_around_the_calls_is_written_another_way(text, tmp_path):
+    torch_module, ms_module = _torch_modules(text, tmp_path, "around")
+    x = numpy.random.default_rng(0).standard_normal(IMAGE).astype("float32")
+    _grade(torch_module.f(torch.from_numpy(x)), ms_module.f(mindspore.Tensor(x)))
+
+
+def test_a_fresh_tensors_normal_draw_keeps_its_shape_and_spread(tmp_path):
+    text = DRAW.format("torch.nn.Parameter(torch.empty(1, 400, 50).normal_(std=0.02))")
+    torch_module, ms_module = _torch_modules(text, tmp_path, "normal")
+    draw = ms_module.f().asnumpy()
+    assert draw.shape == tuple(torch_module.f().shape) == (1, 400, 50)
+    assert abs(draw.std() - 0.02) < 0.001 and abs(draw.mean()) < 0.001

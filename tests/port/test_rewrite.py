@@ -102,6 +102,13 @@ MANUAL_PORTED = '''import mindspore
 from mindspore import nn, ops
 
 
+class _TransformerEncoderLayer(nn.TransformerEncoderLayer):
+    """torch.nn.TransformerEncoderLayer's forward parameters (the is_causal hints dropped: the masks say it)."""
+
+    def construct(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        return super().construct(src, src_mask, src_key_padding_mask)
+
+
 class Net(nn.Cell):
     def __init__(self, name):
         super().__init__()
@@ -113,7 +120,7 @@ class Net(nn.Cell):
         self.sm = nn.Softmax()
         # MS301 port: `torch.nn.LayerNorm` → `nn.LayerNorm`: a normalized_shape of several axes needs begin_norm_axis=begin_params_axis=rank - 2 (MindSpore 2.10 refuses negative ones)
         self.ln = nn.LayerNorm([5, 8])
-        self.tf = nn.TransformerEncoderLayer(16, 2)
+        self.tf = _TransformerEncoderLayer(16, 2)
         # MS301 port: register_buffer: the name and `persistent` must be literals
         self.register_buffer(name, ops.zeros(3))
 
@@ -389,6 +396,14 @@ import mindspore
 from mindspore import nn, ops
 
 
+class _MultiheadAttention(nn.MultiheadAttention):
+    """torch.nn.MultiheadAttention's result without weights: (output, None), where MindSpore's is (output,)."""
+
+    def construct(self, *args, **kwargs):
+        result = super().construct(*args, **kwargs)
+        return result if len(result) == 2 else (result[0], None)
+
+
 class _TorchLayerNorm(nn.LayerNorm):
     """torch.nn.LayerNorm taking torch's arguments: the class is passed as a value and called with them."""
 
@@ -440,7 +455,7 @@ class Block(nn.Cell):
         self.ln = LayerNorm(dim)
         self.heads = nn.CellList([nn.Dense(dim, dim) for _ in range(2)])
         self.up = nn.Conv2dTranspose(dim, dim, 2, stride=2, pad_mode='valid', has_bias=True)
-        self.attn = nn.MultiheadAttention(dim, 2, batch_first=True)
+        self.attn = _MultiheadAttention(dim, 2, batch_first=True)
         self.extra = nn.Cell()
         self.extra.proj = nn.Dense(dim, dim)
         self.update_parameters_name()  # torch's state-dict names for children added late
@@ -586,3 +601,83 @@ def test_an_in_place_fill_of_a_slice_becomes_an_item_assignment():
         "    return b[1:].zero_()", ""]
     assert [(item.line, item.what) for item in result.items if item.status == "converted"][1:] == [
         (5, "`b[n : 2 * n].zero_(…)` → `b[n : 2 * n] = 0`"), (6, "`b[0, ..., 1:].fill_(…)` → `b[0, ..., 1:] = 2.5`")]
+
+
+def test_a_fresh_tensors_in_place_methods_used_as_a_value_are_their_out_of_place_results():
+    source = ("import torch\nfrom torch import nn\n\n\ndef f(n, d, x, shape):\n"
+              "    mask = torch.empty(n, n).fill_(float('-inf')).triu_(1)\n"
+              "    pos = nn.Parameter(torch.empty(1, n, d).normal_(std=0.02))\n"
+              "    drawn = torch.empty(shape(n)).normal_()\n"
+              "    return x.fill_(0.5), x[0].zero_(), torch.zeros(n).requires_grad_()\n")
+    lines = port_source(source).text.split("\n")
+    assert lines[lines.index("def f(n, d, x, shape):"):] == [
+        "def f(n, d, x, shape):",
+        "    mask = ops.triu(ops.full_like(ops.zeros((n, n), None), float('-inf')), 1)",
+        "    pos = mindspore.Parameter(ops.randn(ops.zeros((1, n, d), None).shape, dtype=ops.zeros((1, n, d), None).dtype)"
+        " * 0.02 + 0.0)",
+        # a size from a call: the template would evaluate the receiver twice
+        "    # MS301 port: `torch.empty` → `ops.zeros({size}, {dtype!})`: `shape(n)`: one size or a sequence of sizes? "
+        "(torch takes both)",
+        "    # MS301 port: `torch.Tensor.normal_` → `{self}.copy_(ops.randn({self}.shape, dtype={self}.dtype) * {std!} + "
+        "{mean!})`: `torch.empty(shape(n))` is no variable: MindSpore's CPU writes an in-place result into a copy "
+        "of it (a slice, a transpose), not into the tensor it came from",
+        "    drawn = torch.empty(shape(n)).normal_()",
+        "    # MS301 port: `torch.Tensor.zero_` → `{self}.copy_(ops.zeros_like({self}))`: `x[0]` is no variable: "
+        "MindSpore's CPU writes an in-place result into a copy of it (a slice, a transpose), not into the tensor it "
+        "came from",
+        # a row that is not the result written back: its test proves the receiver after the call, not the value
+        "    # MS301 port: `torch.Tensor.requires_grad_` → `{self}`: the value of an in-place method on a new tensor is "
+        "known from a row `{self}.copy_(result)` only: its test proves the result",
+        "    return x.copy_(ops.full_like(x, 0.5)), x[0].zero_(), ops.zeros(n).requires_grad_()", ""]
+
+
+def test_zero_d_sizes_numpy_scalars_and_item_writes_that_may_select_nothing():
+    source = ("import numpy as np\nimport torch\nfrom numpy import log\n\n\ndef f(x, n, m, d, h):\n"
+              "    scale = torch.ones([]) * np.log(1 / 0.07) + torch.zeros((), dtype=torch.int64)\n"
+              "    step = -log(n) / (n - 1) * torch.arange(n) + np.arange(3) * 2\n"
+              "    m[d[0] : d[1], h[0] : h[1], 1] = 3\n"
+              "    m[0, 0:2, :n] = 4\n"
+              "    m[n:, ..., 2] = 5\n"
+              "    m[2 * n :, 0:4].zero_()\n"
+              "    m[:2, 0:4] = m[-2:, 1] = m[0:n] = 6\n"
+              "    m[1:, 0] = 7\n    m[:0, 0] = 8\n    m[:-1, 0] = 9\n"
+              "    return scale, step\n")
+    result = port_source(source)
+    lines = result.text.split("\n")
+    assert lines[lines.index("def f(x, n, m, d, h):"):] == [
+        "def f(x, n, m, d, h):",
+        "    scale = mindspore.tensor(1.0) * _numpy_scalar(np.log(1 / 0.07)) + mindspore.tensor(0.0, dtype=mindspore.int64)",
+        "    step = -_numpy_scalar(log(n)) / (n - 1) * ops.arange(n) + np.arange(3) * 2",
+        "    _set_items(m, (slice(d[0], d[1]), slice(h[0], h[1]), 1), 3)",
+        "    m[0, 0:2, :n] = 4",  # the slice that may be empty is the last index: MindSpore's CPU takes it
+        "    m[n:, ..., 2] = 5",  # an Ellipsis: its axes are not one per element
+        "    _set_items(m, (slice(2 * n, None), slice(0, 4)), 0)",
+        "    m[:2, 0:4] = m[-2:, 1] = m[0:n] = 6",  # several targets (left as written)
+        # a start past 0 or an end at or before 0 may select nothing on an axis that is not empty
+        "    _set_items(m, (slice(1, None), 0), 7)", "    _set_items(m, (slice(None, 0), 0), 8)",
+        "    _set_items(m, (slice(None, -1), 0), 9)",
+        "    return scale, step", ""]
+    assert "def _numpy_scalar(value):" in result.text and "def _set_items(tensor, index, value):" in result.text
+    assert [(item.line, item.what) for item in result.items if "Python number" in item.what or "_set_items" in item.what] == [
+        (7, "`np.log(1 / 0.07)` in arithmetic → its Python number"), (8, "`log(n)` in arithmetic → its Python number"),
+        (9, "`m[d[0] : d[1], h[0] : h[1], 1] = …` → `_set_items(…)`: skipped where it selects nothing"),
+        (12, "`m[2 * n :, 0:4] = …` → `_set_items(…)`: skipped where it selects nothing"),
+        *((line, f"`m[{index}, 0] = …` → `_set_items(…)`: skipped where it selects nothing")
+          for line, index in ((14, "1:"), (15, ":0"), (16, ":-1")))]
+
+
+def test_multi_head_attention_forward_leaves_what_its_composition_lacks_to_a_person():
+    source = ("import torch.nn.functional as F\n\n\ndef f(q, w, b, o, ob, k):\n"
+              "    a = F.multi_head_attention_forward(q, q, q, 8, 2, w, b, None, None, False, 0.0, o, ob)\n"
+              "    c = F.multi_head_attention_forward(q, q, q, 8, 2, w, b, None, None, False, 0.0, o, ob, is_causal=True)\n"
+              "    return a, c, F.multi_head_attention_forward(q, q, q, 8, 2, w, b, None, None, False, 0.0, o, ob, "
+              "static_k=k)\n")
+    result = port_source(source)
+    assert [(item.line, item.code, item.what) for item in result.items if item.status != "converted"] == [
+        (6, "MS301", "`torch.nn.functional.multi_head_attention_forward` → "
+                     "`ops.function.nn_func.multi_head_attention_forward`: is_causal=True: pass the causal attn_mask "
+                     "instead"),
+        (7, "MS301", "`torch.nn.functional.multi_head_attention_forward` → "
+                     "`ops.function.nn_func.multi_head_attention_forward`: static_k has no counterpart in the port's "
+                     "composition")]
+    assert "    a = _multi_head_attention_forward(q, q, q, 8, 2, w, b, None, None, False, 0.0, o, ob)\n" in result.text

@@ -114,16 +114,22 @@ def bind(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
     return bound, gathered
 
 
-def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None = None) -> cst.BaseExpression:
-    """The MindSpore expression for this torch call (`receiver.method(...)` when receiver is given)."""
+def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None = None,
+                fresh: bool = False) -> cst.BaseExpression:
+    """The MindSpore expression for this torch call (`receiver.method(...)` when receiver is given).
+    A `fresh` receiver is a new tensor no name refers to (`torch.empty(n).fill_(v)`), which may be
+    evaluated twice: its in-place method's value is the out-of-place result the row writes back."""
+    text = row.mindspore
     if row.torch.endswith("_") and receiver is not None and not _written_in_place(receiver):
-        raise Manual(f"`{source(receiver)}` is no variable: MindSpore's CPU writes an in-place result into "
-                     "a copy of it (a slice, a transpose), not into the tensor it came from")
+        if not fresh:
+            raise Manual(f"`{source(receiver)}` is no variable: MindSpore's CPU writes an in-place result into "
+                         "a copy of it (a slice, a transpose), not into the tensor it came from")
+        text = _out_of_place(row)
     bound, gathered = bind(row, call, receiver)
     for helper, read in READ_WHEN_PORTED.items():
-        if re.search(rf"\b{helper}\(", row.mindspore):
+        if re.search(rf"\b{helper}\(", text):
             bound = read(bound, _spread(gathered))
-    tree, named = template(row.mindspore)
+    tree, named = template(text)
     sig = signature(row.params)
     if gathered and sig.star not in named:
         raise Manual(f"`{', '.join(source(v) for v in gathered)}` has no counterpart in `{row.mindspore}`")
@@ -133,10 +139,11 @@ def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
         if name not in sig.defaults or literal(value) != ast.literal_eval(sig.defaults[name]):
             raise Manual(f"`{name}={source(value)}` has no counterpart in `{row.mindspore}`")
     for name in named:
-        count = len(re.findall(r"\{\*?" + name + r"!?\}", row.mindspore))
+        count = len(re.findall(r"\{\*?" + name + r"!?\}", text))
         value = bound.get(name)
         if count > 1 and value is not None and not isinstance(value, (cst.Name, cst.Attribute)) \
-                and literal(value) is _UNSET:  # a name or a literal: evaluating it twice does no harm
+                and literal(value) is _UNSET and not (fresh and value is receiver):
+            # a name, a literal or a fresh receiver: evaluating it twice does no harm
             raise Manual(f"the counterpart uses `{name}` {count} times: bind `{source(value)}` to a name first")
     # the arguments of the template's calls first (spread, left out), then the placeholders left
     arguments = tree.visit(_Arguments(bound, gathered, sig))
@@ -144,6 +151,18 @@ def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
     filled = arguments.visit(_Names(bound, gathered, sig))
     assert isinstance(filled, cst.BaseExpression)
     return filled
+
+
+def _out_of_place(row: ApiRow) -> str:
+    """X of an in-place row's `{self}.copy_(X)`: the result it writes into the receiver."""
+    tree, _ = template(row.mindspore)
+    found = re.fullmatch(r"\{\w+\}\.copy_\((.*)\)", row.mindspore)
+    if not (found and isinstance(tree, cst.Call) and isinstance(tree.func, cst.Attribute)
+            and tree.func.attr.value == "copy_" and len(tree.args) == 1
+            and _placeholder(tree.func.value) == ("a", signature(row.params).positional[0])):
+        raise Manual("the value of an in-place method on a new tensor is known from a row `{self}.copy_(result)` "
+                     "only: its test proves the result")
+    return found.group(1)
 
 
 def _written_in_place(receiver: cst.BaseExpression) -> bool:

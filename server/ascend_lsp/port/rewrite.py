@@ -17,8 +17,8 @@ from ..knowledge.weights import load_weight_table
 from .api_table import counterpart, may_be_a_tensor
 from .port_result import PortItem, PortResult
 from .specs import (BY_TORCH, CONTAINER_CALLS, CONTAINER_DICT, CONTAINER_DICT_SOURCE, DTYPES, FIXED_CALLS, GAINS,
-                    HELPERS, INIT, LAYER_CLASSES, NO_EFFECT, REFERENCES, SCOPES, Manual, Out, Spec, adapter, expr,
-                    function_value, keep_arguments, literal, source)
+                    HELPERS, INIT, LAYER_CLASSES, NO_EFFECT, NUMPY_SCALAR, NUMPY_SCALAR_FUNCTIONS, REFERENCES, SCOPES,
+                    SET_ITEMS, _UNSET, Manual, Out, Spec, adapter, expr, function_value, keep_arguments, literal, source)
 
 HEADER = "import mindspore\nfrom mindspore import nn, ops\n"
 MARK = "# {code} port: {reason}"
@@ -35,6 +35,10 @@ HEADER_SLOT = "__ascend_lsp_port_header__"
 # the child's parameters then, without the container's name
 LATE_METHODS = {"append", "extend", "insert", "add_module", "register_module", "update"}
 RENAME_PARAMETERS = "self.update_parameters_name()"
+# torch functions whose result is a new tensor: an in-place method on it is seen by no alias
+FRESH_TENSORS = {f"torch.{name}" for name in (
+    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor",
+    "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like")}
 
 
 def consistent_functions() -> dict[str, str]:
@@ -59,11 +63,14 @@ class _Facts(cst.CSTVisitor):
         self.late_children: set[str] = set()  # classes whose __init__ adds children after the container is set
         self._class: list[str] = []
         self.imported: set[str] = set()  # every name an import binds (math, np): no tensor
+        self.numpy: dict[str, str] = {}  # local name → numpy's (np → numpy, log → numpy.log)
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             name = source(alias.name)
             self.imported.add(alias.asname.name.value if alias.asname else name.split(".")[0])  # type: ignore[union-attr]
+            if name == "numpy":
+                self.numpy[alias.asname.name.value if alias.asname else name] = name  # type: ignore[union-attr]
             if name.split(".")[0] in ("torch", "torchvision"):
                 local = alias.asname.name.value if alias.asname else name.split(".")[0]  # type: ignore[union-attr]
                 self.aliases[local] = name if alias.asname else name.split(".")[0]
@@ -73,6 +80,9 @@ class _Facts(cst.CSTVisitor):
         if not isinstance(node.names, cst.ImportStar):
             self.imported.update(a.asname.name.value if a.asname else source(a.name)  # type: ignore[union-attr]
                                  for a in node.names)
+            if module == "numpy":
+                self.numpy.update({a.asname.name.value if a.asname else source(a.name):  # type: ignore[union-attr]
+                                   f"numpy.{source(a.name)}" for a in node.names})
         if module.split(".")[0] not in ("torch", "torchvision") or isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
@@ -133,6 +143,14 @@ class _Facts(cst.CSTVisitor):
         if isinstance(node, cst.Attribute):
             head = self.qualname(node.value)
             return f"{head}.{node.attr.value}" if head else None
+        return None
+
+    def numpy_name(self, node: cst.BaseExpression) -> str | None:
+        """numpy's name for `np.log` or `log` (imported from numpy)."""
+        if isinstance(node, cst.Name):
+            return self.numpy.get(node.value)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in self.numpy:
+            return f"{self.numpy[node.value.value]}.{node.attr.value}"
         return None
 
     def module_classes(self) -> set[str]:
@@ -314,6 +332,48 @@ class Porter(cst.CSTTransformer):
         value = cst.BinaryOperation(left=updated_node.target, operator=operator(),
                                     right=updated_node.value)
         return cst.Assign(targets=[cst.AssignTarget(updated_node.target)], value=value)
+
+    def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation):
+        return updated_node.with_changes(**self._numpy_scalars(original_node, updated_node, ("left", "right")))
+
+    def leave_UnaryOperation(self, original_node: cst.UnaryOperation, updated_node: cst.UnaryOperation):
+        return updated_node.with_changes(**self._numpy_scalars(original_node, updated_node, ("expression",)))
+
+    def _numpy_scalars(self, original: cst.CSTNode, updated: cst.CSTNode, sides: tuple[str, ...]) -> dict:
+        """An operand that is a numpy call giving a scalar (`np.log(10000) / n * ops.arange(n)`) as the Python
+        number it holds: numpy's operator would make an array of a MindSpore tensor (torch's tensor wins)."""
+        changes = {}
+        for side in sides:
+            operand = getattr(original, side)
+            name = self.facts.numpy_name(operand.func) if isinstance(operand, cst.Call) else None
+            if name and name.removeprefix("numpy.") in NUMPY_SCALAR_FUNCTIONS:
+                changes[side] = cst.Call(cst.Name(NUMPY_SCALAR), [cst.Arg(getattr(updated, side))])
+                self.helpers.add(HELPERS[NUMPY_SCALAR])
+                self.converted(operand, f"`{source(operand)}` in arithmetic → its Python number")
+        return changes
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        target = updated_node.targets[0].target if len(updated_node.targets) == 1 else None
+        if isinstance(target, cst.Subscript):
+            return self._item_assignment(original_node, target, updated_node.value) or updated_node
+        return updated_node
+
+    def _item_assignment(self, original: cst.CSTNode, target: cst.Subscript, value: cst.BaseExpression
+                         ) -> cst.BaseSmallStatement | None:
+        """`x[a:b, c:d] = v` as `_set_items(x, (slice(a, b), slice(c, d)), v)`, which skips an index that
+        selects nothing: MindSpore 2.10's CPU fails (memcpy_s) on a slice empty at run time followed by
+        another index. None where no slice that may be empty comes before another index element."""
+        parts = [element.slice for element in target.slice]
+        if not all(isinstance(p, cst.Slice) or isinstance(p, cst.Index) and isinstance(literal(p.value), int)
+                   for p in parts):
+            return None  # an Ellipsis, None, a tensor or a name: the index's axes are not one per element
+        if not any(isinstance(p, cst.Slice) and _may_be_empty(p) for p in parts[:-1]):
+            return None
+        index = cst.Tuple([cst.Element(_slice_call(p) if isinstance(p, cst.Slice) else cst.ensure_type(p, cst.Index).value)
+                           for p in parts])
+        self.helpers.add(HELPERS[SET_ITEMS])
+        self.converted(original, f"`{source(target)} = …` → `{SET_ITEMS}(…)`: skipped where it selects nothing")
+        return cst.Expr(cst.Call(cst.Name(SET_ITEMS), [cst.Arg(target.value), cst.Arg(index), cst.Arg(value)]))
 
     # ------------------------------------------------------------------ names
 
@@ -624,11 +684,23 @@ class Porter(cst.CSTTransformer):
             self.flag(original, NEEDS_PERSON, f"`.{method}()`: MindSpore places tensors with mindspore.set_context")
             return updated
         if self.api_table.method(method) and may_be_a_tensor(receiver, method, self.facts.imported):
-            return self._api_table(original, updated, f"torch.Tensor.{method}", receiver)
+            return self._api_table(original, updated, f"torch.Tensor.{method}", receiver,
+                                   self._fresh(cst.ensure_type(original.func, cst.Attribute).value))
         return updated
 
+    def _fresh(self, node: cst.BaseExpression) -> bool:
+        """A new tensor no name refers to, made by calls whose arguments call nothing (so evaluating it
+        twice does no harm): a torch constructor's result (`torch.empty(n, n)`), or an in-place method's
+        on one, which returns its receiver (`torch.empty(n, n).fill_(v)`)."""
+        if not isinstance(node, cst.Call) or any(_calls(arg.value) for arg in node.args):
+            return False
+        if self.qualname(node.func) in FRESH_TENSORS:
+            return True
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value.endswith("_") \
+            and self._fresh(node.func.value)
+
     def _api_table(self, original: cst.Call, updated: cst.Call, name: str,
-                   receiver: cst.BaseExpression | None = None) -> cst.BaseExpression:
+                   receiver: cst.BaseExpression | None = None, fresh: bool = False) -> cst.BaseExpression:
         """The port's API table (api_table.py) for a call the specs above do not cover: a proven
         row's counterpart; a row its executed test did not prove, left to a person with the reason."""
         row = self.api_table.by_name[name]
@@ -636,7 +708,7 @@ class Porter(cst.CSTTransformer):
             self.flag(original, NEEDS_PERSON, f"`{name}`: {row.left}")
             return updated
         try:
-            new = counterpart(row, updated, receiver)
+            new = counterpart(row, updated, receiver, fresh)
         except Manual as exc:
             self.flag(original, NEEDS_PERSON, f"`{name}` → `{row.mindspore}`: {exc}")
             return updated
@@ -647,7 +719,8 @@ class Porter(cst.CSTTransformer):
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         call = updated_node.value
         if original_node.value in self.slice_writes:
-            return self.slice_writes[original_node.value]  # type: ignore[index]
+            write = self.slice_writes[original_node.value]  # type: ignore[index]
+            return self._item_assignment(original_node, write.targets[0].target, write.value) or write  # type: ignore[arg-type]
         effect = NO_EFFECT.get(self.qualname(original_node.value.func) or "") \
             if isinstance(original_node.value, cst.Call) else None
         if effect:
@@ -775,6 +848,38 @@ def _self_depth(node: cst.BaseExpression) -> int:
     while isinstance(node, cst.Attribute):
         node, depth = node.value, depth + 1
     return depth if _is_self(node) else 0
+
+
+def _may_be_empty(part: cst.Slice) -> bool:
+    """Whether `a:b` may select nothing along an axis that is not empty: a bound that is no literal, a start
+    past 0 (the axis may be that short), an end at or before 0."""
+    lower, upper = (literal(b) if b is not None else None for b in (part.lower, part.upper))
+    if lower is _UNSET or upper is _UNSET:
+        return True
+    return isinstance(lower, int) and lower > 0 or isinstance(upper, int) and upper <= 0
+
+
+def _slice_call(part: cst.Slice) -> cst.BaseExpression:
+    """`a:b` as `slice(a, b)`, `::2` as `slice(None, None, 2)`."""
+    bounds = [part.lower, part.upper, *([part.step] if part.step is not None else [])]
+    return cst.parse_expression(f"slice({', '.join(source(b) if b is not None else 'None' for b in bounds)})")
+
+
+def _calls(node: cst.CSTNode) -> bool:
+    """Whether `node` holds a call other than a number's from literals (`float("-inf")`)."""
+    finder = _CallInside()
+    node.visit(finder)
+    return finder.found
+
+
+class _CallInside(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        number = isinstance(node.func, cst.Name) and node.func.value in ("float", "int") \
+            and all(literal(arg.value) is not _UNSET for arg in node.args)
+        self.found = self.found or not number
 
 
 def _names(node: cst.CSTNode, name: str) -> bool:

@@ -76,6 +76,11 @@ def keep_arguments(*names: str, rename: dict[str, str] | None = None, positional
     return build
 
 
+def written(name: str) -> Callable[[Args], str]:
+    """A spec's `pick` for a counterpart the port writes into the file (a helper of HELPERS)."""
+    return lambda args: name
+
+
 # While an adapter is written (`adapter`), every argument is a parameter of its __init__, known at run
 # time only: a check of a default is collected here, and the adapter makes it when it is called.
 _RUN_TIME_CHECKS: ContextVar[list[tuple[str, object, str]] | None] = ContextVar("run_time_checks", default=None)
@@ -103,11 +108,19 @@ def _conv(args: Args) -> Out:
 
 
 def _conv_transpose(args: Args) -> Out:
-    # mindspore 2.10's output_padding does not extend the output where torch's does (measured on the CPU)
-    _not_default(args, "output_padding", 0, "output_padding: MindSpore's does not give torch's output")
     if literal(args.get("padding", expr(0))) == "same":
         raise Manual("padding='same' is not a torch ConvTranspose padding")
+    if _output_padding(args):
+        _not_default(args, "padding_mode", "zeros", "padding_mode other than 'zeros' has no `nn.Conv` counterpart")
+        return keep_arguments("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding",
+                              "groups", "bias", "dilation", positional=3)(args)
     return _conv(args)
+
+
+def _output_padding(args: Args) -> bool:
+    """mindspore 2.10's output_padding pads the output with zeros where torch's extends the convolution
+    (measured on the CPU): a ConvTranspose2d with one becomes the port's composition."""
+    return "output_padding" in args and literal(args["output_padding"]) not in (0, (0, 0))
 
 
 def _padding(args: Args) -> Out:
@@ -375,23 +388,27 @@ LAYERS = [
 LAYERS += [
     Spec(R + "ConvTranspose2d", "nn.Conv2dTranspose", ("in_channels", "out_channels", "kernel_size", "stride",
                                                        "padding", "output_padding", "groups", "bias", "dilation",
-                                                       "padding_mode"), _conv_transpose, ("P07", "P08")),
+                                                       "padding_mode"), _conv_transpose, ("P07", "P08"),
+         pick=lambda a: CONV_TRANSPOSE if _output_padding(a) else "nn.Conv2dTranspose"),
     Spec(R + "MultiheadAttention", "nn.MultiheadAttention", ("embed_dim", "num_heads", "dropout", "bias",
                                                              "add_bias_kv", "add_zero_attn", "kdim", "vdim",
                                                              "batch_first", "device", "dtype"),
          keep_arguments("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim",
-                        "batch_first", rename={"bias": "has_bias"}, positional=2), dropped=("device", "dtype")),
+                        "batch_first", rename={"bias": "has_bias"}, positional=2), dropped=("device", "dtype"),
+         pick=lambda a: MULTIHEAD_ATTENTION),
     Spec(R + "GLU", "nn.GLU", ("dim",), keep_arguments("dim", rename={"dim": "axis"})),
     Spec(R + "Transformer", "nn.Transformer", (*_TRANSFORMER_MODEL, "bias", "device", "dtype"),
-         lambda a: _transformer(a, *_TRANSFORMER_MODEL), dropped=("device", "dtype")),
+         lambda a: _transformer(a, *_TRANSFORMER_MODEL), dropped=("device", "dtype"), pick=written("_Transformer")),
     *(Spec(R + f"Transformer{kind}Layer", f"nn.Transformer{kind}Layer", _TRANSFORMER + ("bias", "device", "dtype"),
-           lambda a: _transformer(a, *_TRANSFORMER), dropped=("device", "dtype")) for kind in ("Encoder", "Decoder")),
+           lambda a: _transformer(a, *_TRANSFORMER), dropped=("device", "dtype"),
+           pick=written(f"_Transformer{kind}Layer")) for kind in ("Encoder", "Decoder")),
     Spec(R + "TransformerEncoder", "nn.TransformerEncoder", ("encoder_layer", "num_layers", "norm",
                                                              "enable_nested_tensor", "mask_check"),
          keep_arguments("encoder_layer", "num_layers", "norm", positional=2),
-         dropped=("enable_nested_tensor", "mask_check")),  # a fast path's switches: the result is the same
+         dropped=("enable_nested_tensor", "mask_check"),  # a fast path's switches: the result is the same
+         pick=written("_TransformerEncoder")),
     Spec(R + "TransformerDecoder", "nn.TransformerDecoder", ("decoder_layer", "num_layers", "norm"),
-         keep_arguments("decoder_layer", "num_layers", "norm", positional=2)),
+         keep_arguments("decoder_layer", "num_layers", "norm", positional=2), pick=written("_TransformerDecoder")),
 ]
 CONTAINERS = {R + "Sequential": "nn.SequentialCell", R + "ModuleList": "nn.CellList", R + "ModuleDict": "nn.CellDict",
               R + "Module": "nn.Cell", R + "Parameter": "mindspore.Parameter",
@@ -465,6 +482,18 @@ def _sizes(args: Args) -> Out:
     return out
 
 
+def _filled(name: str, value: float) -> tuple[Callable[[Args], Out], Callable[[Args], str]]:
+    """torch.zeros / torch.ones: the build and the counterpart. MindSpore 2.10's CPU has no Zeros or Ones
+    kernel for a 0-d shape: a literal empty size (`torch.ones([])`) becomes `mindspore.tensor(1.0)`."""
+    def zero_d(args: Args) -> bool:
+        return literal(args["*size"]) in ((), [])
+
+    def build(args: Args) -> Out:
+        return [(None, expr(value)), *keep_arguments("dtype")(args)] if zero_d(args) else _sizes(args)
+
+    return build, lambda args: "mindspore.tensor" if zero_d(args) else f"ops.{name}"
+
+
 F = "torch.nn.functional."
 FUNCTIONS = [
     *(Spec(F + name, f"ops.{name}", ("input", "inplace"), keep_arguments("input", positional=1), dropped=("inplace",))
@@ -513,8 +542,9 @@ FUNCTIONS = [
     Spec("torch.matmul", "ops.matmul", ("input", "other"), keep_arguments("input", "other", positional=2)),
     Spec("torch.tril", "ops.tril", ("input", "diagonal"), keep_arguments("input", "diagonal", positional=2)),
     Spec("torch.triu", "ops.triu", ("input", "diagonal"), keep_arguments("input", "diagonal", positional=2)),
-    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
-           dropped=("device", "requires_grad", "layout")) for name in ("zeros", "ones")),
+    *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"),
+           _filled(name, value)[0], dropped=("device", "requires_grad", "layout"), pick=_filled(name, value)[1])
+      for name, value in (("zeros", 0.0), ("ones", 1.0))),
     *(Spec(f"torch.{name}", f"ops.{name}", ("*size", "dtype", "device", "requires_grad", "layout"), _sizes,
            dropped=("device", "requires_grad", "layout"))
       for name in ("randn", "rand")),
@@ -882,3 +912,133 @@ HELPERS.update({EINSUM: EINSUM_SOURCE, UNFOLD: UNFOLD_SOURCE, INDEX_COPY: INDEX_
 # a helper whose arguments the port reads when it writes the call: they come back as the helper takes
 # them (given the operands a `*` parameter gathered), or Manual says why the call needs a person
 READ_WHEN_PORTED: dict[str, Callable[[Args, list[cst.BaseExpression]], Args]] = {EINSUM: _einsum_equation}
+# ------------------------------------------------------------------ compositions for the open set's models
+
+MULTIHEAD_ATTENTION = "_MultiheadAttention"
+MULTIHEAD_ATTENTION_SOURCE = '''
+
+class _MultiheadAttention(nn.MultiheadAttention):
+    """torch.nn.MultiheadAttention's result without weights: (output, None), where MindSpore's is (output,)."""
+
+    def construct(self, *args, **kwargs):
+        result = super().construct(*args, **kwargs)
+        return result if len(result) == 2 else (result[0], None)
+'''
+
+MHA_FORWARD = "_multi_head_attention_forward"
+MHA_FORWARD_SOURCE = '''
+
+def _multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                  use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                  v_proj_weight=None, average_attn_weights=True):
+    """torch.nn.functional.multi_head_attention_forward on the function MindSpore's nn.MultiheadAttention
+    calls (CPU kernels), with torch's need_weights: the attention weights, or None."""
+    output, weights = ops.function.nn_func.multi_head_attention_forward(
+        query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+        add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=training,
+        key_padding_mask=key_padding_mask, attn_mask=attn_mask, use_separate_proj_weight=use_separate_proj_weight,
+        q_proj_weight=q_proj_weight, k_proj_weight=k_proj_weight, v_proj_weight=v_proj_weight,
+        average_attn_weights=average_attn_weights, dtype=query.dtype)
+    return output, weights if need_weights else None
+'''
+_MHA_FORWARD = ("query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias",
+                "bias_k", "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight", "out_proj_bias", "training",
+                "key_padding_mask", "need_weights", "attn_mask", "use_separate_proj_weight", "q_proj_weight",
+                "k_proj_weight", "v_proj_weight", "static_k", "static_v", "average_attn_weights", "is_causal")
+
+
+def _mha_forward(args: Args) -> Out:
+    _not_default(args, "static_k", None, "static_k has no counterpart in the port's composition")
+    _not_default(args, "static_v", None, "static_v has no counterpart in the port's composition")
+    # torch takes is_causal as a hint about attn_mask, and differs by path (SDPA or not) in what it does
+    _not_default(args, "is_causal", False, "is_causal=True: pass the causal attn_mask instead")
+    return keep_arguments(*(p for p in _MHA_FORWARD if p not in ("static_k", "static_v", "is_causal")),
+                          positional=13)(args)
+
+
+SET_ITEMS = "_set_items"
+SET_ITEMS_SOURCE = '''
+
+def _set_items(tensor, index, value):
+    """tensor[index] = value for an index of slices and integers, skipped where it selects nothing:
+    MindSpore 2.10's CPU fails (a memcpy_s error) on an empty slice followed by another index."""
+    if all(not isinstance(part, slice) or len(range(*part.indices(size))) for part, size in zip(index, tensor.shape)):
+        tensor[index] = value
+'''
+
+NUMPY_SCALAR = "_numpy_scalar"
+NUMPY_SCALAR_SOURCE = '''
+
+def _numpy_scalar(value):
+    """A numpy scalar (np.log(10000)) as the Python number it holds, anything else as it is: numpy's
+    operator would make an array of a MindSpore tensor on its other side, where torch's tensor wins."""
+    import numpy
+
+    return value.item() if isinstance(value, numpy.generic) else value
+'''
+# numpy functions that give a numpy scalar of scalar arguments (or of any array: the reductions)
+NUMPY_SCALAR_FUNCTIONS = {
+    "log", "log2", "log10", "log1p", "exp", "exp2", "expm1", "sqrt", "power", "sin", "cos", "tan", "arcsin",
+    "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "floor", "ceil", "round", "abs", "absolute", "sign",
+    "maximum", "minimum", "float32", "float64", "int32", "int64", "prod", "sum", "mean", "max", "min"}
+
+CONV_TRANSPOSE = "_ConvTranspose2d"
+CONV_TRANSPOSE_SOURCE = '''
+
+class _ConvTranspose2d(nn.Conv2dTranspose):
+    """torch.nn.ConvTranspose2d with output_padding, which MindSpore's pads with zeros where torch's extends
+    the convolution: the whole transposed convolution, cut by padding and extended by output_padding at
+    the end (zeros only past what the kernel reaches), then the bias."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1):
+        super().__init__(in_channels, out_channels, kernel_size, stride=stride, pad_mode='valid', dilation=dilation,
+                         group=groups, has_bias=bias)
+        self.cut = (padding, padding) if isinstance(padding, int) else tuple(padding)
+        self.extra = (output_padding, output_padding) if isinstance(output_padding, int) else tuple(output_padding)
+
+    def construct(self, x):
+        n, _, h, w = x.shape
+        whole = [(size - 1) * stride + dilation * (kernel - 1) + 1 for size, stride, dilation, kernel
+                 in zip((h, w), self.stride, self.dilation, self.kernel_size)]
+        y = self.conv2d_transpose(x, self.weight, (n, self.out_channels, *whole))
+        (top, left), (bottom, right) = self.cut, self.extra
+        y = ops.pad(y, (0, max(0, right - left), 0, max(0, bottom - top)))
+        y = y[:, :, top:whole[0] - top + bottom, left:whole[1] - left + right]
+        return y + self.bias.reshape(1, -1, 1, 1) if self.has_bias else y
+'''
+
+# torch's forward parameters of the transformer layers: MindSpore's take the same masks in the same order
+# (torch's TransformerEncoder calls its src_mask `mask`), without the is_causal hints, which torch takes only
+# with the causal mask itself (F.multi_head_attention_forward: "Need attn_mask if specifying the is_causal hint")
+TRANSFORMER_FORWARD = {
+    "Transformer": "src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None, "
+                   "tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None, "
+                   "memory_is_causal=False",
+    "TransformerEncoder": "src, mask=None, src_key_padding_mask=None, is_causal=None",
+    "TransformerDecoder": "tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, "
+                          "memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False",
+    "TransformerEncoderLayer": "src, src_mask=None, src_key_padding_mask=None, is_causal=False",
+    "TransformerDecoderLayer": "tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, "
+                               "memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False",
+}
+
+
+def _forward_adapter(kind: str, params: str) -> str:
+    """A subclass of MindSpore's `kind` whose construct takes torch's forward parameters."""
+    passed = [p.split("=")[0].strip() for p in params.split(",") if not p.split("=")[0].strip().endswith("is_causal")]
+    return (f"\n\nclass _{kind}(nn.{kind}):\n"
+            f'    """torch.nn.{kind}\'s forward parameters (the is_causal hints dropped: the masks say it)."""\n\n'
+            f"    def construct(self, {params}):\n"
+            f"        return super().construct({', '.join(passed)})\n")
+
+
+FUNCTIONS.append(Spec(F + "multi_head_attention_forward", "ops.function.nn_func.multi_head_attention_forward",
+                      _MHA_FORWARD, _mha_forward, pick=written(MHA_FORWARD)))
+BY_TORCH[FUNCTIONS[-1].torch] = FUNCTIONS[-1]
+HELPERS.update({MULTIHEAD_ATTENTION: MULTIHEAD_ATTENTION_SOURCE, MHA_FORWARD: MHA_FORWARD_SOURCE,
+                SET_ITEMS: SET_ITEMS_SOURCE, NUMPY_SCALAR: NUMPY_SCALAR_SOURCE, CONV_TRANSPOSE: CONV_TRANSPOSE_SOURCE}
+               | {f"_{kind}": _forward_adapter(kind, params) for kind, params in TRANSFORMER_FORWARD.items()})
+EMITTED.append("ops.function.nn_func.multi_head_attention_forward")

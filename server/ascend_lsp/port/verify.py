@@ -76,12 +76,25 @@ def load_module(path: Path, name: str):
 def torch_reference(torch, source: Path, build: str, arrays: list, prepare: Callable | None = None):
     """The torch model's output on `arrays` (eval mode, seeded, no gradients) and its state dict;
     a function of the inputs (no state) gives an empty one. `prepare(torch, model, args)` runs
-    before eval mode (tests measure BatchNorm statistics there)."""
+    before eval mode (tests measure BatchNorm statistics there). A parameter or buffer the model leaves
+    uninitialised (`nn.Parameter(torch.empty(n, d))` that nothing fills: Whisper's, which loads a
+    checkpoint) gets a seeded normal draw (std 0.02): it would hold whatever memory held, NaN or garbage,
+    and the reference would change from run to run."""
     torch.manual_seed(0)
-    model = eval(build, vars(load_module(source, f"torch_{source.stem}")))
+    enabled, warn_only = torch.are_deterministic_algorithms_enabled(), \
+        torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)  # torch.empty's memory filled with NaN
+    try:
+        model = eval(build, vars(load_module(source, f"torch_{source.stem}")))
+    finally:
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
     args = [torch.from_numpy(a) if hasattr(a, "dtype") else a for a in arrays]
     if not isinstance(model, torch.nn.Module):
         return model(*args), {}
+    with torch.no_grad():
+        for tensor in (*model.parameters(), *model.buffers()):
+            if tensor.is_floating_point() and tensor.numel() and tensor.isnan().all():
+                tensor.copy_(torch.randn(tensor.shape) * 0.02)
     if prepare:
         prepare(torch, model, args)
     model.eval()
