@@ -75,9 +75,10 @@ def _mentions(test: ast.expr) -> tuple[bool, bool, bool]:
             word = node.value.lower()
         elif kind is ast.Call:
             if type(node.func) is ast.Name and node.func.id == "hasattr":
-                # the name asked for: `hasattr(torch, "npu")` tests for the NPU, `hasattr(torch.cuda.amp,
-                # "custom_fwd")` for a feature, true without CUDA too
-                stack.extend(node.args[1:])
+                # `hasattr(torch, "npu")` tests for torch_npu; `hasattr(torch, "cuda")` or
+                # `hasattr(torch.cuda.amp, "custom_fwd")` for nothing CUDA needs: every torch build has them
+                if not npu and len(node.args) > 1:
+                    npu = _mentions(node.args[1])[0]
                 continue
             stack.append(node.func)
             stack.extend(node.args)

@@ -10,7 +10,7 @@ import ast
 from ..engine.checker import Checker
 from ..engine.model import Severity
 from ..engine.walk import StringContext, last_name
-from .harmless_calls import SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu
+from .harmless_calls import REPORT_TEST, SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu, tests_a_report
 from .statement_facts import DEVICE_CALLS, device_keyword, statement_facts
 
 # `getattr(args, "device", "cuda")`, `config.get("device", "cuda")`, `os.getenv("DEVICE", "cuda")`: the fallback
@@ -64,6 +64,8 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     if id(node) in facts.in_skip_condition:
         return Severity.INFO, SKIP_CONDITION
     if compared_with_device(context):
+        if tests_a_report(checker, node):
+            return Severity.INFO, REPORT_TEST
         return (Severity.INFO, TESTED_BESIDE_NPU) if handles_npu(checker) else None
     if is_default(checker, node, context):
         return (Severity.HINT, DEFAULT_BESIDE_NPU) if handles_npu(checker) else (Severity.INFO, DEFAULT)

@@ -13,7 +13,7 @@ from pathlib import PurePath
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import NPU_WORD, leaves
-from ..engine.walk import Events
+from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
 
@@ -47,6 +47,13 @@ PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up
 SCRIPTED_FUNCTION = (" (A function scripted in place (a decorator, or `f = torch.jit.script(f)`): under "
                      "transfer_to_npu it stays plain Python with the same results; only code that needs the "
                      "TorchScript object (`torch.jit.save`, `.graph`, `.code`) changes.)")
+# CUDA's memory statistics: 0 without CUDA (torch 2.13 on a host without it, checked)
+MEMORY_STATS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated",
+                          "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
+                          "torch.cuda.memory_cached", "torch.cuda.max_memory_cached"})
+MEMORY_REPORT = (" (Read for a message: without CUDA it reads 0, so on an NPU host the report shows no memory; "
+                 "`torch.npu.memory_allocated()` and its siblings read the NPU's.)")
+REPORT_TEST = " (The test of a branch that only prints or logs: on an NPU host it is false, and only the report differs.)"
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
                      "host it is False and the code takes the path its authors gave other devices.)")
@@ -143,6 +150,10 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, TESTED_BESIDE_NPU
     if under_cuda_key(facts, ref.node):
         return Severity.INFO, PER_DEVICE
+    if qualname in MEMORY_STATS and in_message(checker, ref.node):
+        return Severity.INFO, MEMORY_REPORT
+    if rule.startswith("NPU1") and tests_a_report(checker, ref.node):
+        return Severity.INFO, REPORT_TEST
     if qualname in CUDA_SEEDS:
         if seeds_all_beside(facts, ref.node):
             return Severity.INFO, SEEDED_BESIDE
@@ -232,18 +243,47 @@ def _holding(node: ast.AST, body: list[ast.stmt]) -> list[tuple[list[ast.stmt], 
         body = next((block for block in _blocks(body[index]) if any(inside(node, stmt) for stmt in block)), [])
 
 
+def _path(checker: Checker, node: ast.AST) -> list[tuple[list[ast.stmt], int]]:
+    """_holding from the innermost function of the statement holding `node`, else from the statement."""
+    holders = [f for f in statement_facts(checker).functions if inside(node, f)]
+    if holders:
+        return _holding(node, max(holders, key=lambda f: f.lineno).body)  # type: ignore[attr-defined]
+    return _holding(node, [root for root in checker.events.roots if isinstance(root, ast.stmt)])
+
+
+def _reports(body: list[ast.stmt]) -> bool:
+    """The block prints or logs (`print(...)`, `logger.info(...)`, `fabric.print(...)`) and does nothing else."""
+    calls = [stmt.value for stmt in body if type(stmt) is ast.Expr and type(stmt.value) is ast.Call]
+    return len(calls) == len(body) and all(last_name(call.func) in MESSAGE_FUNCTIONS for call in calls) \
+        and bool(calls)
+
+
+def tests_a_report(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in the test of an `if` whose branches only print or log: `if fabric.device.type ==
+    "cuda": fabric.print(f"Memory used: ...")`."""
+    path = _path(checker, node)
+    if not path:
+        return False
+    block, index = path[-1]
+    stmt = block[index]
+    return type(stmt) is ast.If and inside(node, stmt.test) and _reports(stmt.body) \
+        and (not stmt.orelse or _reports(stmt.orelse))
+
+
+def in_message(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in what a print or log call of the statement is given."""
+    return any(last_name(call.func) in MESSAGE_FUNCTIONS
+               and any(inside(node, value) for value in (*call.args, *(kw.value for kw in call.keywords)))
+               for call, _scope in checker.events.calls)
+
+
 def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str, bool] | None:
     """(the test, the word, whether it leaves early) of an `if`/`elif` around `node`, in its
     function (else its statement), whose test names one of `words` (a package and the name it
     is imported as) as a word: `if self.use_apex:`, `if args.quant_method == "awq":`; or of an
     `if not ...:` before it in a block holding it, whose body leaves (`if not HAS_BNB:
     pytest.skip(...)`). Nearest first."""
-    holders = [f for f in statement_facts(checker).functions if inside(node, f)]
-    if holders:
-        body = max(holders, key=lambda f: f.lineno).body  # type: ignore[attr-defined]
-    else:
-        body = [root for root in checker.events.roots if isinstance(root, ast.stmt)]
-    for block, index in reversed(_holding(node, body)):
+    for block, index in reversed(_path(checker, node)):
         for before in reversed(block[:index]):
             if type(before) is ast.If and type(before.test) is ast.UnaryOp and type(before.test.op) is ast.Not \
                     and leaves(before.body):

@@ -43,7 +43,8 @@ rule(
              "name, a key, a test marker or skip condition, a comparison with a setting) info, since `\"npu\"` "
              "there may raise. A comparison with a device's type is info too where the code handles `npu`. "
              "Under a CUDA test (NPU103 says which) it is info, in a `pytest.param(...)` whose marks require CUDA "
-             "too. The message says which.",
+             "too, and so is the test of an `if` whose branches only print or log (`if fabric.device.type == "
+             "\"cuda\": fabric.print(...)`). The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -97,7 +98,9 @@ rule(
              "`monkeypatch.setattr` or `mock.patch.object` (`hasattr(torch.cuda.amp, \"custom_fwd\")` tests a "
              "feature, true without CUDA too, so the code under it keeps its findings); "
              "`torch.cuda.OutOfMemoryError`, which is `torch.OutOfMemoryError`, raised by torch_npu when the NPU "
-             "runs out of memory; code in another device's class of a per-backend scheme (`HPU_Accelerator`).",
+             "runs out of memory; code in another device's class of a per-backend scheme (`HPU_Accelerator`); "
+             "a memory statistic given to a print or a log (`torch.cuda.max_memory_allocated()` reads 0 without "
+             "CUDA); the test of an `if` whose branches only print or log.",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
