@@ -43,6 +43,7 @@ ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU 
 FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
 DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no float64 tensor.)"
+DTYPE_KEY = " (A key of a table, looked up, not made: no float64 tensor is created here.)"
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
 SCRIPTED_FUNCTION = (" (A function scripted in place (a decorator, or `f = torch.jit.script(f)`): under "
                      "transfer_to_npu it stays plain Python with the same results; only code that needs the "
@@ -129,6 +130,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return opt_in_reference(checker, ref)
     if rule == "NPU405" and dtype_test(checker, ref.node):
         return Severity.INFO, DTYPE_ASKED
+    if rule == "NPU405" and dict_key(checker, ref.node):
+        return Severity.INFO, DTYPE_KEY
     if rule.startswith("NPU2") and ref.call is None and not_called(checker, ref.node):
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
@@ -256,6 +259,19 @@ def _reports(body: list[ast.stmt]) -> bool:
     calls = [stmt.value for stmt in body if type(stmt) is ast.Expr and type(stmt.value) is ast.Call]
     return len(calls) == len(body) and all(last_name(call.func) in MESSAGE_FUNCTIONS for call in calls) \
         and bool(calls)
+
+
+def dict_key(checker: Checker, node: ast.AST) -> bool:
+    """`node` is a key of a dict display in the statement (`{torch.float64: 3.4e13, ...}`, a
+    table of peak FLOPs per dtype). The keys are gathered once per statement."""
+    events = checker.events
+    key = ("dict-keys", id(events))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not events:
+        keys = {id(k) for root in events.roots for d in ast.walk(root) if type(d) is ast.Dict for k in d.keys
+                if k is not None}
+        known = checker.derived[key] = (events, keys)
+    return id(node) in known[1]  # type: ignore[operator]
 
 
 def tests_a_report(checker: Checker, node: ast.AST) -> bool:
