@@ -48,12 +48,13 @@ PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up
 SCRIPTED_FUNCTION = (" (A function scripted in place (a decorator, or `f = torch.jit.script(f)`): under "
                      "transfer_to_npu it stays plain Python with the same results; only code that needs the "
                      "TorchScript object (`torch.jit.save`, `.graph`, `.code`) changes.)")
-# CUDA's memory statistics: 0 without CUDA (torch 2.13 on a host without it, checked)
-MEMORY_STATS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated",
-                          "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
-                          "torch.cuda.memory_cached", "torch.cuda.max_memory_cached"})
-MEMORY_REPORT = (" (Read for a message: without CUDA it reads 0, so on an NPU host the report shows no memory; "
-                 "`torch.npu.memory_allocated()` and its siblings read the NPU's.)")
+# what reads 0 or None without CUDA, not an error (torch 2.13 on a host without it, checked): CUDA's
+# memory statistics, the CUDA version torch was built with
+HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated",
+                            "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
+                            "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda"})
+MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0 or None, and "
+                "only the message says so.)")
 REPORT_TEST = " (The test of a branch that only prints or logs: on an NPU host it is false, and only the report differs.)"
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
@@ -153,8 +154,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, TESTED_BESIDE_NPU
     if under_cuda_key(facts, ref.node):
         return Severity.INFO, PER_DEVICE
-    if qualname in MEMORY_STATS and in_message(checker, ref.node):
-        return Severity.INFO, MEMORY_REPORT
+    if qualname in HARMLESS_READS and in_message(checker, ref.node):
+        return Severity.INFO, MESSAGE_READ
     if rule.startswith("NPU1") and tests_a_report(checker, ref.node):
         return Severity.INFO, REPORT_TEST
     if qualname in CUDA_SEEDS:
@@ -287,10 +288,16 @@ def tests_a_report(checker: Checker, node: ast.AST) -> bool:
 
 
 def in_message(checker: Checker, node: ast.AST) -> bool:
-    """`node` is in what a print or log call of the statement is given."""
-    return any(last_name(call.func) in MESSAGE_FUNCTIONS
-               and any(inside(node, value) for value in (*call.args, *(kw.value for kw in call.keywords)))
-               for call, _scope in checker.events.calls)
+    """`node` is in what a print or log call of the statement is given, or in the exception a
+    `raise` makes."""
+    if any(last_name(call.func) in MESSAGE_FUNCTIONS
+           and any(inside(node, value) for value in (*call.args, *(kw.value for kw in call.keywords)))
+           for call, _scope in checker.events.calls):
+        return True
+    path = _path(checker, node)
+    stmt = path[-1][0][path[-1][1]] if path else None
+    return type(stmt) is ast.Raise and type(stmt.exc) is ast.Call and inside(node, stmt.exc) \
+        and not inside(node, stmt.exc.func)
 
 
 def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str, bool] | None:

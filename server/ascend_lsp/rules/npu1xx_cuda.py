@@ -99,8 +99,8 @@ rule(
              "feature, true without CUDA too, so the code under it keeps its findings); "
              "`torch.cuda.OutOfMemoryError`, which is `torch.OutOfMemoryError`, raised by torch_npu when the NPU "
              "runs out of memory; code in another device's class of a per-backend scheme (`HPU_Accelerator`); "
-             "a memory statistic given to a print or a log (`torch.cuda.max_memory_allocated()` reads 0 without "
-             "CUDA); the test of an `if` whose branches only print or log.",
+             "a memory statistic given to a print, a log or an exception (`torch.cuda.max_memory_allocated()` "
+             "reads 0 without CUDA); the test of an `if` whose branches only print or log.",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
@@ -603,7 +603,8 @@ rule(
     code="NPU126", name="cuda-version-probe", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
     message="`{name}` is None on an NPU host.",
     doc=dict(
-        what="Finds `torch.version.cuda`.",
+        what="Finds `torch.version.cuda`. Info where it is only read for a message (a print, a log, an "
+             "exception's text), which then says None.",
         why="torch on an Ascend host is a CPU build: `torch.version.cuda` is None. A test of it takes the "
             "non-CUDA branch; parsing it (`float(torch.version.cuda)`) raises.",
         example="if torch.version.cuda >= \"11.8\": ...  # NPU126\n\n# on the NPU\n\n"
