@@ -13,7 +13,8 @@ the port already done.
 Without an NPU branch, a branch that tests for CUDA (`if torch.cuda.is_available():`,
 `backend == "nccl"`, `args.device == "cuda"`) runs on an NPU host only once its test is
 changed: the test is what to report, and the CUDA code inside follows from it. So does the
-rest of a function after `if not torch.cuda.is_available(): return` (exit_guards), and a test
+rest of a function after `if not torch.cuda.is_available(): return` (exit_guards; not after a
+test's skip, which is a skip condition), and a test
 case whose marks require CUDA (`pytest.param(..., marks=RunIf(min_cuda_gpus=1))`,
 case_branches). A `match` statement's cases are read as a chain (`case "cuda":`, `case "npu":`),
 and the class of another device in a per-backend scheme (`HPU_Accelerator`) as another backend's."""
@@ -197,7 +198,7 @@ def and_branches(node: ast.BoolOp) -> Branches | None:
 # what leaves a block at once: `return`, `raise`, `continue`, `break`, `pytest.skip(...)`,
 # `self.skipTest(...)`, `sys.exit(...)`
 _EXIT_STATEMENTS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-_EXIT_CALLS = frozenset({"skip", "skipTest", "exit"})
+_EXIT_CALLS = frozenset({"skip", "skipTest", "exit"})  # pytest.skip, self.skipTest, sys.exit
 
 
 def leaves(body: list[ast.stmt]) -> bool:
@@ -224,12 +225,35 @@ def _failed_cuda_test(test: ast.expr) -> ast.expr | None:
     return None
 
 
+_SKIP_CALLS = frozenset({"skip", "skipTest", "SkipTest"})
+
+
+def _skip_call(node: ast.expr | None) -> bool:
+    """`pytest.skip(...)`, `self.skipTest(...)`, `unittest.SkipTest(...)`, `unittest.skip(reason)(test)`."""
+    if type(node) is not ast.Call:
+        return False
+    func = node.func
+    if type(func) is ast.Call:
+        return _skip_call(func)
+    return (func.attr if type(func) is ast.Attribute else getattr(func, "id", "")) in _SKIP_CALLS
+
+
+def skips(body: list[ast.stmt]) -> bool:
+    """The block ends by skipping a test: `pytest.skip(...)`, `raise unittest.SkipTest(...)`, a
+    decorator's `return unittest.skip(reason)(test_case)`."""
+    last = body[-1]
+    value = last.exc if type(last) is ast.Raise else getattr(last, "value", None)
+    return type(last) in (ast.Expr, ast.Return, ast.Raise) and _skip_call(value)
+
+
 def exit_guards(body: list[ast.stmt]) -> list[Branches]:
     """`if not torch.cuda.is_available(): return` in a function's body: the statements after
-    it run only where the CUDA test passes, as under `if torch.cuda.is_available():`."""
+    it run only where the CUDA test passes, as under `if torch.cuda.is_available():`. Not after
+    a test's skip (`pytest.skip(...)`): that test is a skip condition, as in a skip decorator,
+    and what follows it is the test to port."""
     out = []
     for i, stmt in enumerate(body[:-1]):
-        if type(stmt) is ast.If and not stmt.orelse and leaves(stmt.body):
+        if type(stmt) is ast.If and not stmt.orelse and leaves(stmt.body) and not skips(stmt.body):
             test = _failed_cuda_test(stmt.test)
             if test is not None:
                 out.append(Branches([], [], [], [(test, body[i + 1:])]))

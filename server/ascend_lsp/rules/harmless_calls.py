@@ -12,7 +12,7 @@ from pathlib import PurePath
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from ..engine.guards import NPU_WORD, leaves
+from ..engine.guards import NPU_WORD, leaves, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
@@ -148,7 +148,7 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, ATTRIBUTE_OWNER
     if ref.call is None and qualname == "torch.cuda" and id(ref.node) in facts.getattr_defaults:
         return Severity.INFO, FALLBACK
-    if id(ref.node) in facts.in_skip_condition:
+    if id(ref.node) in facts.in_skip_condition or skip_test(checker, ref.node):
         return Severity.INFO, SKIP_CONDITION
     if qualname in CUDA_PROBES and handles_npu(checker):
         return Severity.INFO, TESTED_BESIDE_NPU
@@ -285,6 +285,17 @@ def tests_a_report(checker: Checker, node: ast.AST) -> bool:
     stmt = block[index]
     return type(stmt) is ast.If and inside(node, stmt.test) and _reports(stmt.body) \
         and (not stmt.orelse or _reports(stmt.orelse))
+
+
+def skip_test(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in the test of an `if` whose branch skips a test: `if not torch.cuda.is_available():
+    pytest.skip(...)`, a decorator's `return unittest.skip(reason)(test_case)`: a skip condition."""
+    path = _path(checker, node)
+    if not path:
+        return False
+    block, index = path[-1]
+    stmt = block[index]
+    return type(stmt) is ast.If and inside(node, stmt.test) and skips(stmt.body)
 
 
 def in_message(checker: Checker, node: ast.AST) -> bool:
