@@ -56,7 +56,7 @@ def test_a_guarded_finding_keeps_its_fix_and_the_rocm_branch_shows_its_fix_only(
     guarded, rocm = findings[1], findings[2]
     assert (guarded.range.start_line, guarded.fix.applicability.value) == (2, "safe")
     assert (rocm.range.start_line, rocm.severity, rocm.fix.applicability.value) == (4, INFO, "display")
-    assert rocm.message.endswith("(On a branch for another backend, ROCm, XPU or MPS: it does not run on the NPU.)")
+    assert rocm.message.endswith("(For another backend (ROCm, XPU, MPS, HPU, ...): it does not run on the NPU.)")
 
 
 DEVICE_STRINGS = '''import torch

@@ -67,6 +67,12 @@ def test_recognised_classes() -> None:
     assert kind("class Barracuda(Platform): pass") is None  # "cuda" inside a word
     assert kind("class CudaToNpuPlatform(Platform): pass") is None  # names both
     assert kind("class CudaAttentionBackend(AttentionBackend): pass") is None  # kernels, not a device
+    # another device's class of such a scheme, the NPU's sibling; not the CPU's, which a scheme
+    # that knows no NPU chooses on an NPU host
+    assert kind("class HPU_Accelerator(DeepSpeedAccelerator): pass") == "other"
+    assert kind("class XLAAccelerator(Accelerator): pass") == "other"
+    assert kind("class CPU_Accelerator(DeepSpeedAccelerator): pass") is None
+    assert kind("class HpuHelper: pass") is None
 
 
 def test_cuda_backend_class_is_advice() -> None:

@@ -56,7 +56,7 @@ class Span:
     broken: Broken | None = None  # lines recovery blanked out; `findings` are their syntax errors
     # A class body import: the class scope's imports after it, for re-walking a later member.
     class_imports: dict[str, str] | None = None
-    backend: str | None = None  # a class of one backend: "cuda" or "npu" (guards.backend_class)
+    backend: str | None = None  # a class of one backend: "cuda", "npu" or "other" (guards.backend_class)
 
 
 @dataclass(slots=True)

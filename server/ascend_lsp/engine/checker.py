@@ -36,7 +36,7 @@ class Reference:
 
 OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
 CUDA_MODULE = " (In {module}, the CUDA module of a per-backend scheme: it runs only where CUDA was chosen.)"
-OTHER_BACKEND = " (On a branch for another backend, ROCm, XPU or MPS: it does not run on the NPU.)"
+OTHER_BACKEND = " (For another backend (ROCm, XPU, MPS, HPU, ...): it does not run on the NPU.)"
 # the test as written, not its line: findings keep their text when lines move above them
 GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
            "needs the change too.)")

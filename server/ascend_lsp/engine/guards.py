@@ -12,7 +12,12 @@ the port already done.
 
 Without an NPU branch, a branch that tests for CUDA (`if torch.cuda.is_available():`,
 `backend == "nccl"`, `args.device == "cuda"`) runs on an NPU host only once its test is
-changed: the test is what to report, and the CUDA code inside follows from it."""
+changed: the test is what to report, and the CUDA code inside follows from it. So does the
+rest of a function after `if not torch.cuda.is_available(): return` (exit_guards; not after a
+test's skip, which is a skip condition), and a test
+case whose marks require CUDA (`pytest.param(..., marks=RunIf(min_cuda_gpus=1))`,
+case_branches). A `match` statement's cases are read as a chain (`case "cuda":`, `case "npu":`),
+and the class of another device in a per-backend scheme (`HPU_Accelerator`) as another backend's."""
 
 from __future__ import annotations
 
@@ -23,8 +28,9 @@ from typing import Any, NamedTuple
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
 NPU_WORD = re.compile(r"(?<![a-z])(?:npu|hccl|ascend)(?![a-z])")
 CUDA_WORD = re.compile(r"(?<![a-z])(?:cuda|nccl)(?![a-z])")
-# backends that are neither: ROCm (`torch.version.hip`), Intel GPUs, Apple's MPS
-OTHER_WORD = re.compile(r"(?<![a-z])(?:hip|rocm|xpu|mps)(?![a-z])")
+# backends that are neither: ROCm (`torch.version.hip`), Intel GPUs, Apple's MPS, Habana's HPU,
+# Cambricon's MLU
+OTHER_WORD = re.compile(r"(?<![a-z])(?:hip|rocm|xpu|mps|hpu|mlu)(?![a-z])")
 
 
 class Branches(NamedTuple):
@@ -69,6 +75,12 @@ def _mentions(test: ast.expr) -> tuple[bool, bool, bool]:
                 continue
             word = node.value.lower()
         elif kind is ast.Call:
+            if type(node.func) is ast.Name and node.func.id == "hasattr":
+                # `hasattr(torch, "npu")` tests for torch_npu; `hasattr(torch, "cuda")` or
+                # `hasattr(torch.cuda.amp, "custom_fwd")` for nothing CUDA needs: every torch build has them
+                if not npu and len(node.args) > 1:
+                    npu = _mentions(node.args[1])[0]
+                continue
             stack.append(node.func)
             stack.extend(node.args)
             stack.extend(kw.value for kw in node.keywords)
@@ -88,7 +100,8 @@ def _mentions(test: ast.expr) -> tuple[bool, bool, bool]:
             npu = NPU_WORD.search(word) is not None
         if not cuda and ("cuda" in word or "nccl" in word):
             cuda = CUDA_WORD.search(word) is not None
-        if not other and ("hip" in word or "rocm" in word or "xpu" in word or "mps" in word):
+        if not other and ("hip" in word or "rocm" in word or "xpu" in word or "mps" in word or "hpu" in word
+                          or "mlu" in word):
             other = OTHER_WORD.search(word) is not None
     return npu, cuda, other
 
@@ -105,10 +118,18 @@ def _gates(test: ast.expr) -> tuple[bool, bool, bool]:
     return _mentions(test)
 
 
-def _chain(node: ast.If | ast.IfExp, links: set) -> list[tuple[ast.expr | None, object]]:
+def _chain(node: ast.If | ast.IfExp | ast.Match, links: set) -> list[tuple[Any, object]]:
     """(test, branch) for each branch of an if/elif/else chain; the else has no test. The
-    `elif` nodes (and nested conditional expressions) are added to `links`."""
-    out: list[tuple[ast.expr | None, object]] = []
+    `elif` nodes (and nested conditional expressions) are added to `links`. A `match`
+    statement's cases are its branches, each pattern its test (`case "cuda":`); `case _:` is
+    the else."""
+    out: list[tuple[Any, object]] = []
+    if type(node) is ast.Match:
+        for case in node.cases:
+            pattern = case.pattern
+            wildcard = type(pattern) is ast.MatchAs and pattern.pattern is None and case.guard is None
+            out.append((None if wildcard else pattern, case.body))
+        return out
     current: Any = node
     while True:
         if type(current) is ast.IfExp:
@@ -131,7 +152,7 @@ def _chain(node: ast.If | ast.IfExp, links: set) -> list[tuple[ast.expr | None, 
             return out
 
 
-def backend_branches(node: ast.If | ast.IfExp, links: set) -> Branches | None:
+def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set) -> Branches | None:
     """The Branches of a chain; None when no branch tests for a backend. The chain's later
     links go into `links`, so that the walker does not read them again."""
     branches = _chain(node, links)
@@ -151,8 +172,8 @@ def backend_branches(node: ast.If | ast.IfExp, links: set) -> Branches | None:
         if other and not cuda:
             other_backend.append(branch)  # `if torch.version.hip:`: ROCm's branch
         elif first_npu is None:
-            if cuda and not (type(test) is ast.BoolOp and type(test.op) is ast.Or):
-                guarded.append((test, branch))  # `use_cuda or force` may pass without CUDA
+            if cuda and not (type(test) is ast.BoolOp and type(test.op) is ast.Or) and type(test) is not ast.MatchOr:
+                guarded.append((test, branch))  # `use_cuda or force`, `case "cuda" | "cpu":` may pass without CUDA
         elif cuda or i > first_npu:
             off.append(branch)
             if cuda:
@@ -171,6 +192,109 @@ def and_branches(node: ast.BoolOp) -> Branches | None:
         npu, cuda, _other = _mentions(value)
         if npu and not cuda:
             return Branches([], [node.values[i + 1:]], [], [])
+    return None
+
+
+# what leaves a block at once: `return`, `raise`, `continue`, `break`, `pytest.skip(...)`,
+# `self.skipTest(...)`, `sys.exit(...)`
+_EXIT_STATEMENTS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_EXIT_CALLS = frozenset({"skip", "skipTest", "exit"})  # pytest.skip, self.skipTest, sys.exit
+
+
+def leaves(body: list[ast.stmt]) -> bool:
+    """The block ends by leaving: its last statement is one of those."""
+    last = body[-1]
+    if isinstance(last, _EXIT_STATEMENTS):
+        return True
+    call = last.value if type(last) is ast.Expr else None
+    if type(call) is not ast.Call:
+        return False
+    func = call.func
+    return (func.attr if type(func) is ast.Attribute else getattr(func, "id", "")) in _EXIT_CALLS
+
+
+def _failed_cuda_test(test: ast.expr) -> ast.expr | None:
+    """X of `not X` where X tests for CUDA and not the NPU, alone or as one operand of an `or`
+    (`not torch.cuda.is_available() or torch.cuda.device_count() < 2`): where the test
+    is true, X failed."""
+    for value in test.values if type(test) is ast.BoolOp and type(test.op) is ast.Or else (test,):
+        if type(value) is ast.UnaryOp and type(value.op) is ast.Not:
+            npu, cuda, _other = _gates(value.operand)
+            if cuda and not npu:
+                return value.operand
+    return None
+
+
+_SKIP_CALLS = frozenset({"skip", "skipTest", "SkipTest"})
+
+
+def _skip_call(node: ast.expr | None) -> bool:
+    """`pytest.skip(...)`, `self.skipTest(...)`, `unittest.SkipTest(...)`, `unittest.skip(reason)(test)`."""
+    if type(node) is not ast.Call:
+        return False
+    func = node.func
+    if type(func) is ast.Call:
+        return _skip_call(func)
+    return (func.attr if type(func) is ast.Attribute else getattr(func, "id", "")) in _SKIP_CALLS
+
+
+def skips(body: list[ast.stmt]) -> bool:
+    """The block ends by skipping a test: `pytest.skip(...)`, `raise unittest.SkipTest(...)`, a
+    decorator's `return unittest.skip(reason)(test_case)`."""
+    last = body[-1]
+    value = last.exc if type(last) is ast.Raise else getattr(last, "value", None)
+    return type(last) in (ast.Expr, ast.Return, ast.Raise) and _skip_call(value)
+
+
+def exit_guards(body: list[ast.stmt]) -> list[Branches]:
+    """`if not torch.cuda.is_available(): return` in a function's body: the statements after
+    it run only where the CUDA test passes, as under `if torch.cuda.is_available():`. Not after
+    a test's skip (`pytest.skip(...)`): that test is a skip condition, as in a skip decorator,
+    and what follows it is the test to port."""
+    out = []
+    for i, stmt in enumerate(body[:-1]):
+        if type(stmt) is ast.If and not stmt.orelse and leaves(stmt.body) and not skips(stmt.body):
+            test = _failed_cuda_test(stmt.test)
+            if test is not None:
+                out.append(Branches([], [], [], [(test, body[i + 1:])]))
+    return out
+
+
+_SKIP_IF = frozenset({"skipif", "skip_if", "skipIf"})
+_SKIP_UNLESS = frozenset({"skipUnless", "skip_unless"})
+
+
+def _cuda_mark(mark: ast.expr) -> ast.expr | None:
+    """What a test mark requires of CUDA, if it requires it: X of `pytest.mark.skipif(not X, ...)`
+    or `unittest.skipUnless(X, ...)` where X tests for CUDA; a mark with a keyword naming CUDA
+    (Lightning's `RunIf(min_cuda_gpus=1)`) itself."""
+    if type(mark) is not ast.Call:
+        return None
+    func = mark.func
+    name = func.attr if type(func) is ast.Attribute else getattr(func, "id", "")
+    if mark.args and name in _SKIP_IF:
+        return _failed_cuda_test(mark.args[0])
+    if mark.args and name in _SKIP_UNLESS:
+        npu, cuda, _other = _gates(mark.args[0])
+        return mark.args[0] if cuda and not npu else None
+    for kw in mark.keywords:
+        if kw.arg is not None and CUDA_WORD.search(kw.arg.lower()) \
+                and not (type(kw.value) is ast.Constant and not kw.value.value):
+            return mark
+    return None
+
+
+def case_branches(call: ast.Call) -> Branches | None:
+    """`pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: one case of a
+    parametrized test, which its marks skip where CUDA is not; its values are CUDA code
+    under that test (the test's other cases run on an NPU host)."""
+    marks = next((kw.value for kw in call.keywords if kw.arg == "marks"), None)
+    if marks is None or not call.args:
+        return None
+    for mark in marks.elts if isinstance(marks, (ast.List, ast.Tuple)) else (marks,):
+        test = _cuda_mark(mark)
+        if test is not None:
+            return Branches([], [], [], [(test, call.args)])
     return None
 
 
@@ -203,10 +327,11 @@ def backend_class(node: ast.ClassDef) -> str | None:
     chosen; not so a class built on a CUDA one (`class DSVAE(CUDAGraph, torch.nn.Module)` is a
     model that captures CUDA graphs, and runs wherever the model does). A class whose name says no
     backend is one if its base is a backend's variant of its own kind (_backend_variant_base).
-    Runs for every class, so the name is tested with a substring first."""
+    "other" for the class of another device in such a scheme (`class HPU_Accelerator(DeepSpeedAccelerator)`,
+    the NPU's sibling). Runs for every class, so the name is tested with a substring first."""
     lowered = node.name.lower()
     if "cuda" not in lowered and "gpu" not in lowered and "npu" not in lowered:
-        return _backend_variant_base(node)
+        return _other_device_class(node) or _backend_variant_base(node)
     words = _words(node.name)
     cuda, npu = "cuda" in words or "gpu" in words, "npu" in words
     if cuda == npu:
@@ -216,6 +341,18 @@ def backend_class(node: ast.ClassDef) -> str | None:
         if _SCHEME_WORDS & named or (named and named < words and not _KERNEL_WORDS & named):
             return "cuda" if cuda else "npu"
     return None
+
+
+# the devices of other per-backend classes: an NPU host chooses none of them. Not the CPU: a scheme
+# that knows no NPU (Lightning's "auto") chooses its CPU class there
+_OTHER_DEVICES = frozenset({"hpu", "xpu", "mps", "mlu", "sdaa", "hip", "rocm", "musa", "xla", "tpu"})
+
+
+def _other_device_class(node: ast.ClassDef) -> str | None:
+    words = _words(node.name)
+    if not words & _OTHER_DEVICES or not words & _SCHEME_WORDS:
+        return None
+    return "other" if any(_SCHEME_WORDS & _words(_base_name(base)) for base in node.bases) else None
 
 
 def _backend_variant_base(node: ast.ClassDef) -> str | None:
@@ -254,7 +391,9 @@ def backend_module(path: str | None) -> str | None:
 
 def class_branches(backend: str | None, body: list[ast.stmt]) -> list[Branches]:
     """The Branches of a backend class's body statements `body`: never on the NPU for
-    CUDA's, only there for the NPU's."""
+    CUDA's, only there for the NPU's, another backend's for another device's."""
     if backend is None or not body:
         return []
+    if backend == "other":
+        return [Branches([], [], [body], [])]
     return [Branches([body], [], [], [])] if backend == "cuda" else [Branches([], [body], [], [])]

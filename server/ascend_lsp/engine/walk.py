@@ -14,7 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
-from .guards import and_branches, backend_branches, backend_class, class_branches
+from .guards import and_branches, backend_branches, backend_class, case_branches, class_branches, exit_guards
 
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
@@ -218,9 +218,11 @@ class Events:
     """What one statement contains, in source order per kind. (A plain class: one is made for
     every statement, and a dataclass's default factories cost twice as much.)"""
 
-    __slots__ = ("imports", "names", "calls", "strings", "assigns", "backends", "functions", "loops", "products")
+    __slots__ = ("imports", "names", "calls", "strings", "assigns", "backends", "functions", "loops", "products",
+                 "roots")
 
     def __init__(self) -> None:
+        self.roots: tuple = ()  # the nodes the walk began at: the statement (a class's header items)
         self.imports: list[ImportEvent] = []
         self.names: list[NameEvent] = []
         self.calls: list = []  # (Call, scope)
@@ -238,6 +240,11 @@ def last_name(node: ast.expr) -> str:
     if type(node) is ast.Call:
         node = node.func
     return node.attr if type(node) is ast.Attribute else getattr(node, "id", "")
+
+
+def _typing_cast(func: ast.expr) -> bool:
+    """`cast` or `typing.cast` (not ctypes.cast, whose type comes second)."""
+    return type(func) is ast.Name or (type(func) is ast.Attribute and getattr(func.value, "id", "") in ("typing", "t"))
 
 
 def _is_message_call(call: ast.Call) -> bool:
@@ -284,6 +291,7 @@ def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Co
     bound = module_scope.bound
     binds = len(bound)
     events = Events()
+    events.roots = tuple(item[0] for item in items)
     imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
     assigns, products = events.assigns, events.products
     elifs: set = set()  # the later links of an if/elif chain already read from its head
@@ -325,18 +333,24 @@ def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Co
             func = node.func
             push((func, scope, VALUE, node))
             callee = func.attr if type(func) is Attribute else func.id if type(func) is Name else ""
+            if backend_tests and callee == "param" and node.keywords:
+                case = case_branches(node)  # pytest.param(..., marks=RunIf(min_cuda_gpus=1))
+                if case is not None:
+                    events.backends.append(case)
             if (callee in MESSAGE_FUNCTIONS and _is_message_call(node)) or (sctx is MESSAGE and _is_text_call(node)):
                 for arg in node.args:
                     push((arg, scope, MESSAGE, None))
                 for kw in node.keywords:
                     push((kw.value, scope, MESSAGE, None))
                 continue
-            type_test = callee in ("isinstance", "issubclass") and type(func) is Name
+            # the argument that is only a type: isinstance(x, T), issubclass(C, T), typing.cast(T, x)
+            type_index = 1 if callee in ("isinstance", "issubclass") and type(func) is Name \
+                else 0 if callee == "cast" and _typing_cast(func) else -1
             # A name, an attribute or a call reads only `type_only` of its context, which
             # VALUE shares with an argument's, and a constant other than a string none of it:
             # no context object for the most common arguments.
             for index, arg in enumerate(node.args):
-                if type_test and index == 1:
+                if index == type_index:
                     ctx = TYPE_ONLY
                 elif type(arg) in _CONTEXT_FREE or (type(arg) is Constant and type(arg.value) is not str):
                     ctx = VALUE
@@ -354,7 +368,7 @@ def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Co
                 push((value, scope, ctx, None))
             continue
         if kind not in _OWN_BRANCHES:  # one test instead of a test per branch below
-            if backend_tests and (kind is ast.If or kind is ast.IfExp) and node not in elifs:
+            if backend_tests and (kind is ast.If or kind is ast.IfExp or kind is ast.Match) and node not in elifs:
                 branches = backend_branches(node, elifs)
                 if branches is not None:
                     events.backends.append(branches)
@@ -470,6 +484,8 @@ def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Co
                 continue
             scope.stores.add(node.name)
             events.functions.append((node, inner))
+            if backend_tests:
+                events.backends.extend(exit_guards(node.body))  # `if not torch.cuda.is_available(): return`
             for decorator in node.decorator_list:
                 push((decorator, scope, VALUE, None))
             if node.returns is not None:

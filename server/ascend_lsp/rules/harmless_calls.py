@@ -12,9 +12,9 @@ from pathlib import PurePath
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from ..engine.guards import NPU_WORD
-from ..engine.walk import Events
-from .npu2xx_support import dtype_test
+from ..engine.guards import NPU_WORD, leaves, skips
+from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
+from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
@@ -29,14 +29,33 @@ SEED_ONLY = (" (Without CUDA this call is queued and never runs: on an NPU host 
 EMPTY_CACHE = (" (Without CUDA it does nothing (CUDA is never initialised); the NPU's cached memory is freed by "
                "`torch.npu.empty_cache()` where that matters.)")
 READ_SWITCH = " (Read, not set: it reports CUDA's setting, which the NPU ignores; reading it changes nothing.)"
-TYPE_ONLY = (" (Only a type here, in a hint or an isinstance() test: naming it runs nothing, and an NPU object "
-             "is not one.)")
+TYPE_ONLY = (" (Only a type here, in a hint, an isinstance() test or typing.cast(): naming it runs nothing, and an "
+             "NPU object is not one.)")
+ATTRIBUTE_OWNER = (" (Only its attribute is tested for or replaced (`hasattr`, `setattr`, `monkeypatch.setattr`, "
+                   "`mock.patch.object`), which needs no CUDA; a call through it is reported where it is made.)")
+# torch.cuda.OutOfMemoryError is torch.OutOfMemoryError (torch 2.13), which torch_npu raises for the
+# NPU's (c10::OutOfMemoryError, NPUException.h in the torch_npu 2.13.0 wheel)
+SAME_ERROR = (" (The same class as `torch.OutOfMemoryError`, which torch_npu raises when the NPU runs out of "
+              "memory: catching it catches the NPU's too. torch.npu has no such name: keep it, or write "
+              "`torch.OutOfMemoryError`.)")
 ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU host reports no GPU; add the "
               "NPU's facts beside it if the report should show them.)")
 FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
 DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no float64 tensor.)"
+DTYPE_KEY = " (A key of a table, looked up, not made: no float64 tensor is created here.)"
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
+SCRIPTED_FUNCTION = (" (A function scripted in place (a decorator, or `f = torch.jit.script(f)`): under "
+                     "transfer_to_npu it stays plain Python with the same results; only code that needs the "
+                     "TorchScript object (`torch.jit.save`, `.graph`, `.code`) changes.)")
+# what reads 0 or None without CUDA, not an error (torch 2.13 on a host without it, checked): CUDA's
+# memory statistics, the CUDA version torch was built with
+HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated",
+                            "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
+                            "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda"})
+MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0 or None, and "
+                "only the message says so.)")
+REPORT_TEST = " (The test of a branch that only prints or logs: on an NPU host it is false, and only the report differs.)"
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
                      "host it is False and the code takes the path its authors gave other devices.)")
@@ -112,19 +131,33 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return opt_in_reference(checker, ref)
     if rule == "NPU405" and dtype_test(checker, ref.node):
         return Severity.INFO, DTYPE_ASKED
+    if rule == "NPU405" and dict_key(checker, ref.node):
+        return Severity.INFO, DTYPE_KEY
+    if rule.startswith("NPU2") and ref.call is None and not_called(checker, ref.node):
+        return Severity.INFO, NOT_CALLED
+    if rule == "NPU404" and scripts_in_place(checker, ref):
+        return Severity.INFO, SCRIPTED_FUNCTION
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
         return None
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
+    if qualname == "torch.cuda.OutOfMemoryError":
+        return Severity.INFO, SAME_ERROR
     facts = statement_facts(checker)
+    if id(ref.node) in facts.attribute_owners:
+        return Severity.INFO, ATTRIBUTE_OWNER
     if ref.call is None and qualname == "torch.cuda" and id(ref.node) in facts.getattr_defaults:
         return Severity.INFO, FALLBACK
-    if id(ref.node) in facts.in_skip_condition:
+    if id(ref.node) in facts.in_skip_condition or skip_test(checker, ref.node):
         return Severity.INFO, SKIP_CONDITION
     if qualname in CUDA_PROBES and handles_npu(checker):
         return Severity.INFO, TESTED_BESIDE_NPU
     if under_cuda_key(facts, ref.node):
         return Severity.INFO, PER_DEVICE
+    if qualname in HARMLESS_READS and in_message(checker, ref.node):
+        return Severity.INFO, MESSAGE_READ
+    if rule.startswith("NPU1") and tests_a_report(checker, ref.node):
+        return Severity.INFO, REPORT_TEST
     if qualname in CUDA_SEEDS:
         if seeds_all_beside(facts, ref.node):
             return Severity.INFO, SEEDED_BESIDE
@@ -137,6 +170,15 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
+
+
+def scripts_in_place(checker: Checker, ref: Reference) -> bool:
+    """`@torch.jit.script` on a function, or `f = torch.jit.script(f)`."""
+    call = ref.call
+    if type(call) is ast.Call:
+        return call.func is ref.node and rebinding(checker, call)
+    return any(decorator is ref.node for func in statement_facts(checker).functions
+               for decorator in func.decorator_list)  # type: ignore[attr-defined]
 
 
 def hides_every_gpu(checker: Checker, node: ast.AST, name: str) -> bool:
@@ -167,8 +209,6 @@ OPT_IN = (" (Under `{test}`, which names `{word}`: it runs only where the user t
           "host leave it off.)")
 LEFT_EARLY = (" (After `if {test}:` leaves early, which names `{word}`: it runs only where that feature is there "
               "and on; on an NPU host leave it off.)")
-# what ends a block at once: `if not HAS_BNB: pytest.skip(...)` keeps the code after it from running
-EARLY_EXITS = ("pytest.skip(", "self.skipTest(", "return", "raise ", "continue")
 
 
 CAMEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -185,36 +225,118 @@ def _names(test: str, words: set[str]) -> str | None:
                 None)
 
 
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists a statement holds, but a function's or a class's: what calls a
+    function, or uses a class, may be anything."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return []
+    if type(stmt) is ast.Match:
+        return [case.body for case in stmt.cases]
+    blocks = [getattr(stmt, name) for name in ("body", "orelse", "finalbody") if getattr(stmt, name, None)]
+    return blocks + [handler.body for handler in getattr(stmt, "handlers", ())]
+
+
+def _holding(node: ast.AST, body: list[ast.stmt]) -> list[tuple[list[ast.stmt], int]]:
+    """(block, index) of each statement holding `node`, from `body` in."""
+    out: list[tuple[list[ast.stmt], int]] = []
+    while True:
+        index = next((i for i, stmt in enumerate(body) if inside(node, stmt)), None)
+        if index is None:
+            return out
+        out.append((body, index))
+        body = next((block for block in _blocks(body[index]) if any(inside(node, stmt) for stmt in block)), [])
+
+
+def _path(checker: Checker, node: ast.AST) -> list[tuple[list[ast.stmt], int]]:
+    """_holding from the innermost function of the statement holding `node`, else from the statement."""
+    holders = [f for f in statement_facts(checker).functions if inside(node, f)]
+    if holders:
+        return _holding(node, max(holders, key=lambda f: f.lineno).body)  # type: ignore[attr-defined]
+    return _holding(node, [root for root in checker.events.roots if isinstance(root, ast.stmt)])
+
+
+def _reports(body: list[ast.stmt]) -> bool:
+    """The block prints or logs (`print(...)`, `logger.info(...)`, `fabric.print(...)`) and does nothing else."""
+    calls = [stmt.value for stmt in body if type(stmt) is ast.Expr and type(stmt.value) is ast.Call]
+    return len(calls) == len(body) and all(last_name(call.func) in MESSAGE_FUNCTIONS for call in calls) \
+        and bool(calls)
+
+
+def dict_key(checker: Checker, node: ast.AST) -> bool:
+    """`node` is a key of a dict display in the statement (`{torch.float64: 3.4e13, ...}`, a
+    table of peak FLOPs per dtype). The keys are gathered once per statement."""
+    events = checker.events
+    key = ("dict-keys", id(events))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not events:
+        keys = {id(k) for root in events.roots for d in ast.walk(root) if type(d) is ast.Dict for k in d.keys
+                if k is not None}
+        known = checker.derived[key] = (events, keys)
+    return id(node) in known[1]  # type: ignore[operator]
+
+
+def tests_a_report(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in the test of an `if` whose branches only print or log: `if fabric.device.type ==
+    "cuda": fabric.print(f"Memory used: ...")`."""
+    path = _path(checker, node)
+    if not path:
+        return False
+    block, index = path[-1]
+    stmt = block[index]
+    return type(stmt) is ast.If and inside(node, stmt.test) and _reports(stmt.body) \
+        and (not stmt.orelse or _reports(stmt.orelse))
+
+
+def skip_test(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in the test of an `if` whose branch skips a test: `if not torch.cuda.is_available():
+    pytest.skip(...)`, a decorator's `return unittest.skip(reason)(test_case)`: a skip condition."""
+    path = _path(checker, node)
+    if not path:
+        return False
+    block, index = path[-1]
+    stmt = block[index]
+    return type(stmt) is ast.If and inside(node, stmt.test) and skips(stmt.body)
+
+
+def in_message(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in what a print or log call of the statement is given, or in the exception a
+    `raise` makes."""
+    if any(last_name(call.func) in MESSAGE_FUNCTIONS
+           and any(inside(node, value) for value in (*call.args, *(kw.value for kw in call.keywords)))
+           for call, _scope in checker.events.calls):
+        return True
+    path = _path(checker, node)
+    stmt = path[-1][0][path[-1][1]] if path else None
+    return type(stmt) is ast.Raise and type(stmt.exc) is ast.Call and inside(node, stmt.exc) \
+        and not inside(node, stmt.exc.func)
+
+
 def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str, bool] | None:
     """(the test, the word, whether it leaves early) of an `if`/`elif` around `node`, in its
-    function, whose test names one of `words` (a package and the name it is imported as) as a
-    word: `if self.use_apex:`, `if args.quant_method == "awq":`; or of an `if not ...:` before
-    it in the same block whose body leaves at once (`if not HAS_BNB: pytest.skip(...)`). Read
-    from the lines, as import_with_fallback reads them."""
-    lines, first = checker.source.lines, node.lineno - 1
-    indent = _indent(lines[first])
-    for i, line, stripped in _code_lines(lines, range(first - 1, -1, -1)):
-        if indent == 0:
-            break
-        level = _indent(line)
-        if level == indent and stripped.startswith("if not ") and stripped.endswith(":"):
-            body = next(_code_lines(lines, range(i + 1, first)), None)
-            test = stripped[3:-1].strip()
-            word = _names(test, words)
-            if word is not None and body is not None and _indent(body[1]) > level \
-                    and body[2].startswith(EARLY_EXITS):
-                return test, word, True
-        if level >= indent:
-            continue
-        indent = level
-        if stripped.startswith(("def ", "async def ", "class ")):
-            break  # what calls the function may be anything
-        if stripped.startswith(("if ", "elif ")):
-            test = stripped.partition(" ")[2].rpartition(":")[0].strip()
-            word = _names(test, words)
-            if word is not None:
-                return test, word, False
+    function (else its statement), whose test names one of `words` (a package and the name it
+    is imported as) as a word: `if self.use_apex:`, `if args.quant_method == "awq":`; or of an
+    `if not ...:` before it in a block holding it, whose body leaves (`if not HAS_BNB:
+    pytest.skip(...)`). Nearest first."""
+    for block, index in reversed(_path(checker, node)):
+        for before in reversed(block[:index]):
+            if type(before) is ast.If and type(before.test) is ast.UnaryOp and type(before.test.op) is ast.Not \
+                    and leaves(before.body):
+                found = _test_naming(checker, before.test, words)
+                if found is not None:
+                    return found[0], found[1], True
+        stmt = block[index]
+        if type(stmt) is ast.If and any(inside(node, child) for child in stmt.body):
+            found = _test_naming(checker, stmt.test, words)
+            if found is not None:
+                return found[0], found[1], False
     return None
+
+
+def _test_naming(checker: Checker, test: ast.expr, words: set[str]) -> tuple[str, str] | None:
+    """The test as written (on one line) and the word of `words` it names, if it names one."""
+    text = " ".join(checker.source.segment(checker.range(test)).split())
+    word = _names(text, words)
+    return None if word is None else (text, word)
 
 
 def opt_in_place(checker: Checker, node: ast.stmt | ast.expr, qualname: str, local: str) -> tuple[Severity, str] | None:

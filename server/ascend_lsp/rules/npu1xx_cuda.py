@@ -42,7 +42,9 @@ rule(
              "`torch_npu` or `is_torch_npu_available`, or the same statement); anywhere else (a mode or timer "
              "name, a key, a test marker or skip condition, a comparison with a setting) info, since `\"npu\"` "
              "there may raise. A comparison with a device's type is info too where the code handles `npu`. "
-             "The message says which.",
+             "Under a CUDA test (NPU103 says which) it is info, in a `pytest.param(...)` whose marks require CUDA "
+             "too, and so is the test of an `if` whose branches only print or log (`if fabric.device.type == "
+             "\"cuda\": fabric.print(...)`). The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -88,7 +90,18 @@ rule(
              "says). A CUDA seed alone stays a warning: its message says the NPU's generator "
              "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
              "\"cuda\":`) with no NPU branch beside it runs on an NPU host only once that test is changed: the "
-             "test keeps its finding, and the NPU1xx findings under it are info that names the test.",
+             "test keeps its finding, and the NPU1xx findings under it are info that names the test; so is the "
+             "rest of a function after `if not torch.cuda.is_available(): return` (or `raise`; after "
+             "`pytest.skip(...)` that test is a skip condition, info, and the test after it is to port), a "
+             "`case \"cuda\":` of a `match`, and a `pytest.param(...)` whose marks require CUDA "
+             "(`RunIf(min_cuda_gpus=1)`, `pytest.mark.skipif(not torch.cuda.is_available(), ...)`). Info too: "
+             "a name in `typing.cast(torch.cuda.Stream, s)`; the object of `hasattr`, `setattr`, "
+             "`monkeypatch.setattr` or `mock.patch.object` (`hasattr(torch.cuda.amp, \"custom_fwd\")` tests a "
+             "feature, true without CUDA too, so the code under it keeps its findings); "
+             "`torch.cuda.OutOfMemoryError`, which is `torch.OutOfMemoryError`, raised by torch_npu when the NPU "
+             "runs out of memory; code in another device's class of a per-backend scheme (`HPU_Accelerator`); "
+             "a memory statistic given to a print, a log or an exception (`torch.cuda.max_memory_allocated()` "
+             "reads 0 without CUDA); the test of an `if` whose branches only print or log.",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
@@ -595,7 +608,8 @@ rule(
     code="NPU126", name="cuda-version-probe", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
     message="`{name}` is None on an NPU host.",
     doc=dict(
-        what="Finds `torch.version.cuda`.",
+        what="Finds `torch.version.cuda`. Info where it is only read for a message (a print, a log, an "
+             "exception's text), which then says None.",
         why="torch on an Ascend host is a CPU build: `torch.version.cuda` is None. A test of it takes the "
             "non-CUDA branch; parsing it (`float(torch.version.cuda)`) raises.",
         example="if torch.version.cuda >= \"11.8\": ...  # NPU126\n\n# on the NPU\n\n"

@@ -35,7 +35,9 @@ rule(
         example="rnn = torch.nn.RNN(10, 20)  # NPU201 on A2 with torch_npu 2.13.0",
         fix="None automatic. Hover shows the list's limitation text; APIs the list does not mention are "
             "\"not verified\" by Ascend and are not flagged. `torch.compiler`'s functions (`disable`, "
-            "`allow_in_graph`, …) are info: they only steer what `torch.compile` traces.",
+            "`allow_in_graph`, …) are info: they only steer what `torch.compile` traces. So is an API not called "
+            "where it is named: re-bound to a wrapper of itself (a flops profiler's `F.avg_pool3d = "
+            "wrapFunc(F.avg_pool3d, ...)`) or back.",
         source=SUPPORT_LIST,
     ),
 )
@@ -63,7 +65,8 @@ rule(
     doc=dict(
         what="Finds APIs that run on the CPU when called on an NPU tensor: those the support list says \"may fall "
              "back to the CPU\", the operators with CPU-fallback warnings compiled into torch_npu, and "
-             "`torch.optim.Adam(fused=True)`.",
+             "`torch.optim.Adam(fused=True)`. Info where it is not called: re-bound to a wrapper of itself "
+             "(`F.x = wrap(F.x, ...)`) or back.",
         why="A CPU fallback copies the tensors to the host and back on every call: correct, but slow, and easy "
             "to miss (one warning per process). Set `TORCH_NPU_FALLBACK_CPU_DISABLE=1` to make it an error.",
         example="opt = torch.optim.Adam(params, fused=True)  # aten::_fused_adam_ falls back\n\n"
@@ -90,7 +93,30 @@ STEERS_COMPILE = (" (It only steers what `torch.compile` traces: the code it mar
                   "nothing to change unless the project compiles for the NPU.)")
 
 
-def check_support(checker: Checker, node: ast.AST, qualname: str) -> None:
+NOT_CALLED = (" (Not called here: the name is re-bound to a wrapper of itself (`F.x = wrap(F.x, ...)`) or back, or "
+              "an attribute of it is read; where the code calls it, that call runs on the NPU.)")
+
+
+def rebinding(checker: Checker, call: ast.Call) -> bool:
+    """The statement assigns `call` to its own first argument: `F.x = wrap(F.x, ...)`, `f = torch.jit.script(f)`."""
+    if not call.args:
+        return False
+    first = ast.unparse(call.args[0])  # not ast.dump: a target's `ctx` is Store
+    return any(stmt.value is call and any(ast.unparse(target) == first for target in stmt.targets)
+               for stmt, _scope in checker.events.assigns if type(stmt) is ast.Assign)
+
+
+def not_called(checker: Checker, node: ast.expr) -> bool:
+    """An API named, not called: assigned to, wrapped in its own place (a profiler counting
+    its calls), or a dunder attribute of it read (`F.avg_pool3d.__str__`)."""
+    if type(node) is ast.Attribute and (type(node.ctx) is ast.Store or node.attr.startswith("__")):
+        return True
+    return any(value.args and value.args[0] is node and rebinding(checker, value)
+               for stmt, _scope in checker.events.assigns if type(value := stmt.value) is ast.Call)
+
+
+def check_support(checker: Checker, node: ast.AST, qualname: str, note: str = "") -> None:
+    """`note`: why the finding is info (an API not called here)."""
     tables = checker.tables
     entry = tables.support.get(qualname)
     if entry is None or tables.lookup(qualname) is not None:
@@ -100,18 +126,22 @@ def check_support(checker: Checker, node: ast.AST, qualname: str) -> None:
         message = checker.rules["NPU201"].message.format(name=qualname, chip=chip, version=version)
         if entry.limitations:
             message += f" Ascend notes: {entry.limitations}"
-        steering = qualname.startswith(COMPILE_STEERING)
-        checker.report("NPU201", node, message + (STEERS_COMPILE if steering else ""), origin=entry.origin,
-                       extra=support_extra(entry, chip), severity=Severity.INFO if steering else None)
+        if qualname.startswith(COMPILE_STEERING):
+            note = STEERS_COMPILE
+        checker.report("NPU201", node, message + note, origin=entry.origin,
+                       extra=support_extra(entry, chip), severity=Severity.INFO if note else None)
     elif entry.cpu_fallback:
-        checker.report("NPU203", node, origin=entry.origin, extra=support_extra(entry, chip), name=qualname)
+        message = checker.rules["NPU203"].message.format(name=qualname)
+        checker.report("NPU203", node, message + note, origin=entry.origin, extra=support_extra(entry, chip),
+                       severity=Severity.INFO if note else None)
 
 
 @handles("reference", "NPU201", "NPU203", names=lambda tables: {name.rpartition(".")[2] for name in tables.support})
 def check_support_reference(checker: Checker, ref: Reference) -> None:
     if ref.binding != ref.qualname.partition(".")[0] and ref.binding in checker.tables.support:
         return  # reported at the import that names it
-    check_support(checker, ref.node, ref.qualname)
+    note = NOT_CALLED if ref.call is None and not_called(checker, ref.node) else ""
+    check_support(checker, ref.node, ref.qualname, note)
 
 
 @handles("import", "NPU201", "NPU203")

@@ -68,7 +68,9 @@ rule(
     code="NPU404", name="jit-script-disabled", severity=Severity.WARNING, fix="never", table=CUDA_TABLE,
     message="`{name}` does nothing under `transfer_to_npu`.",
     doc=dict(
-        what="Finds `torch.jit.script` and `torch.jit.script_method`.",
+        what="Finds `torch.jit.script` and `torch.jit.script_method`. A function scripted in place "
+             "(`@torch.jit.script`, `f = torch.jit.script(f)`) is info: it stays plain Python with the same "
+             "results, and only code that needs the TorchScript object (`torch.jit.save`, `.graph`) changes.",
         why="`transfer_to_npu`, the recommended migration path, replaces `torch.jit.script` with a function "
             "that returns its argument unchanged: the scripted model is plain eager Python on the NPU, and "
             "anything that relied on TorchScript (saving with `torch.jit.save`, scripting errors) changes.",
@@ -84,7 +86,8 @@ rule(
     message="`{name}` means float64, which the NPU silently replaces with float32.",
     doc=dict(
         what="Finds `torch.float64`, `torch.double` and `.double()`. A dtype compared with "
-             "(`x.dtype in (torch.float16, torch.float64)`) is info: the test makes no float64.",
+             "(`x.dtype in (torch.float16, torch.float64)`) or a key of a dict display (`{torch.float64: "
+             "3.4e13}`, a table of peak FLOPs) is info: it makes no float64.",
         why="Casting an NPU tensor to float64 gives float32 with a single warning (\"Device do not support "
             "double dtype now, dtype cast replace with float.\"), and 919 of the 1175 dtype-restricted "
             "operators exclude float64. Code that relies on double precision (loss accumulation, metrics, "

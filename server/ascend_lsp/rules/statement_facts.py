@@ -18,6 +18,9 @@ DEVICE_CALLS = frozenset({"device", "to", "autocast", "GradScaler", "Generator",
 DEVICE_KEYWORDS = frozenset({"map_location", "device_type", "output_device"})  # and any keyword naming `device`
 # unittest.skipIf / skipUnless, pytest.mark.skipif, and the helpers named like them
 SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skipif", "skip_if", "skip_unless"})
+# calls whose first argument's attribute is tested for or replaced, not run: hasattr(torch.cuda.amp, "x"),
+# setattr, monkeypatch.setattr(torch.cuda, "is_available", f), mock.patch.object(torch.cuda, "x")
+ATTRIBUTE_CALLS = frozenset({"hasattr", "setattr", "delattr"})
 # `CUDA_VISIBLE_DEVICES=""` or `-1` hides every GPU to force the CPU: nothing to move to the NPU
 CPU_ONLY = frozenset({"", "-1"})
 ENV_SETTERS = frozenset({"setdefault", "putenv"})
@@ -59,6 +62,7 @@ class StatementFacts:
     in_device_position: set[int] = field(default_factory=set)  # ids of the nodes a device position holds
     in_skip_condition: set[int] = field(default_factory=set)  # ids of the nodes a skip condition holds
     getattr_defaults: set[int] = field(default_factory=set)  # ids of `getattr(x, name, default)`'s defaults
+    attribute_owners: set[int] = field(default_factory=set)  # ids of the first arguments of ATTRIBUTE_CALLS
     parameter_defaults: set[int] = field(default_factory=set)  # ids of `def f(device="cuda")`'s defaults
     cpu_only_names: set[int] = field(default_factory=set)  # ids of env names set to "" or "-1"
     # the value windows of `"cuda"` keys of dict displays: (start, end), sorted by start; and
@@ -99,6 +103,9 @@ def _gather(events) -> StatementFacts:
                 _mark(facts.in_device_position, kw.value)
         if name == "getattr" and len(args) == 3 and type(call.func) is ast.Name:
             facts.getattr_defaults.add(id(args[2]))
+        if args and (name in ATTRIBUTE_CALLS or (name == "object" and type(call.func) is ast.Attribute
+                                                  and last_name(call.func.value) == "patch")):
+            facts.attribute_owners.add(id(args[0]))
         if name in ENV_SETTERS and len(args) == 2 and type(call.func) is ast.Attribute \
                 and type(args[1]) is ast.Constant and args[1].value in CPU_ONLY:
             facts.cpu_only_names.add(id(args[0]))
