@@ -88,7 +88,8 @@ rule(
              "says). A CUDA seed alone stays a warning: its message says the NPU's generator "
              "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
              "\"cuda\":`) with no NPU branch beside it runs on an NPU host only once that test is changed: the "
-             "test keeps its finding, and the NPU1xx findings under it are info that names the test.",
+             "test keeps its finding, which lists the NPU1xx findings under it as related locations (info that "
+             "names the test where the test has no finding of its own).",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
