@@ -110,3 +110,13 @@ def test_the_cache_keeps_them(project: Path, capsys) -> None:
     assert records is not None and records.records[0].related == [
         ("", "", 3, 3, 19, 3, 41, INSIDE)]
     assert run(capsys, "g.py", "--output-format", "json") == cold
+
+
+def test_a_notebook_names_the_cell(project: Path, capsys) -> None:
+    cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": []}
+    notebook = {"cells": [{**cell, "source": ["import torch"]},
+                          {**cell, "source": ["x = 1\n", "if torch.cuda.is_available():\n", "    torch.cuda.synchronize()"]}],
+                "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    (project / "nb.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    assert run(capsys, "nb.ipynb", "--output-format", "concise", "-q", "--no-cache").splitlines()[1] == (
+        f"    note: {INSIDE} (nb.ipynb:cell 2:3:5)")

@@ -70,3 +70,24 @@ async def test_without_the_capability_the_message_says_it(plain_client, tmp_path
     assert guard.message == ("`torch.cuda.is_available` is a CUDA API. Use `torch.npu.is_available`.\n"
                              "inside the guard: NPU103 `torch.cuda.synchronize` is a CUDA API. Use "
                              "`torch.npu.synchronize`. (line 4)")
+
+
+@pytest_lsp.fixture(config=server_config())
+async def notebook_client(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, "visual-studio-code", tmp_path, notebooks=True)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_in_a_notebook_the_location_is_in_its_cell(notebook_client, tmp_path):
+    path = tmp_path / "train.ipynb"
+    cells = [(f"vscode-notebook-cell:{path}#cell{i}", text)
+             for i, text in enumerate(["import torch", "x = 1\nif torch.cuda.is_available():\n    torch.cuda.synchronize()"])]
+    notebook_client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        types.NotebookDocument(path.as_uri(), "jupyter-notebook", 1,
+                               [types.NotebookCell(types.NotebookCellKind.Code, uri) for uri, _ in cells]),
+        [types.TextDocumentItem(uri, "python", 1, text) for uri, text in cells]))
+    [guard] = await diagnostics(notebook_client, cells[1][0], 1)
+    assert (guard.range.start.line, guard.range.start.character) == (1, 3)
+    assert [(r.location.uri, r.location.range) for r in guard.related_information] == [
+        (cells[1][0], types.Range(types.Position(2, 4), types.Position(2, 26)))]
