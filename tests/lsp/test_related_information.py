@@ -25,7 +25,7 @@ async def client(lsp_client: LanguageClient, request):
 
 @pytest_lsp.fixture(config=server_config())
 async def plain_client(lsp_client: LanguageClient):
-    """VS Code's capabilities without relatedInformation (as a client from before LSP 3.15)."""
+    """A client that declares no relatedInformation."""
     yield
     await lsp_client.shutdown_session()
 

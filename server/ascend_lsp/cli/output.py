@@ -57,7 +57,10 @@ def where(path: str, r: Record) -> str:
 def shown_path(path: str) -> str:
     """Another file's path as a related location names it: relative to the current folder
     where it lies below it (as the checked files are named), else as it is."""
-    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    try:
+        relative = os.path.relpath(path) if os.path.isabs(path) else path
+    except ValueError:  # on another Windows drive
+        return path
     return path if relative.startswith("..") else relative
 
 
