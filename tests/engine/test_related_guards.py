@@ -63,6 +63,9 @@ def test_fixing_the_test_then_fixes_the_calls() -> None:
     assert fixed.text == ("import torch\nimport torch_npu\n\nif torch.npu.is_available():\n"
                           "    torch.npu.synchronize()\n")
     assert fixed.remaining == []
+    by_hand = text.replace("torch.cuda.is_available", "torch.npu.is_available")  # the test alone changed
+    assert found(by_hand.replace("import torch\n", "import torch\nimport torch_npu\n", 1)) == [
+        ("NPU103", 5, 5, "WARNING", ())]  # the call runs on the NPU now: reported with its own fix
 
 
 def test_an_edit_above_moves_the_related_locations() -> None:
