@@ -80,6 +80,8 @@ def test_sarif_related_locations_validate(project: Path, capsys) -> None:
     errors = list(validator.iter_errors(log))
     assert not errors, [e.message for e in errors[:5]]
     guard, operator = log["runs"][0]["results"]
+    assert guard["message"]["text"] == ("`torch.cuda.is_available` is a CUDA API. Use `torch.npu.is_available`. "
+                                        "Related: [g.py:4:20](0).")  # GitHub code scanning links only these
     assert guard["relatedLocations"] == [{
         "id": 0, "message": {"text": INSIDE},
         "physicalLocation": {"artifactLocation": {"uri": "g.py", "uriBaseId": "%SRCROOT%"},

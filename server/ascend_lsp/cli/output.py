@@ -180,6 +180,10 @@ def sarif(results: list[FileResult]) -> str:
                 "partialFingerprints": {"lspCheckKey/v1": fingerprint},
             }
             if r.related:
+                # GitHub code scanning links a related location only where the message embeds it
+                links = ", ".join(f"[{related_where(result.path, related)}]({number})"
+                                  for number, related in enumerate(r.related))
+                entry["message"] = {"text": f"{_sarif_literal(r.message)} Related: {links}."}
                 entry["relatedLocations"] = [{
                     "id": number,
                     "message": {"text": message},
@@ -218,6 +222,11 @@ def sarif(results: list[FileResult]) -> str:
         }],
     }
     return json.dumps(log, indent=2, ensure_ascii=False)
+
+
+def _sarif_literal(text: str) -> str:
+    """Plain text in a SARIF message with embedded links: its brackets escaped (SARIF 2.1.0 §3.11.6)."""
+    return text.replace("[", "\\[").replace("]", "\\]")
 
 
 def elsewhere(path: str) -> dict:
