@@ -693,6 +693,23 @@ SAME_VALUES = {
 }
 
 
+# NCCL variables whose HCCL counterpart reads the same quantity in another unit: (the divisor
+# from the NCCL value to the HCCL one, the least value HCCL takes, the units said in the note,
+# where the units are written). A literal value is converted (rounded up: HCCL's own sizing rule
+# rounds up, and a smaller buffer than NCCL had is not asked for); any other keeps no fix.
+SCALED_VALUES = {
+    "NCCL_BUFFSIZE": (
+        1024 * 1024, 1,
+        "NCCL_BUFFSIZE is in bytes (default 4194304, 4 MB), HCCL_BUFFSIZE in MB of 1024*1024 bytes, a whole "
+        "number of at least 1: a literal value is converted, rounded up (under 1 MB becomes 1).",
+        "NVIDIA NCCL user guide, Environment Variables, NCCL_BUFFSIZE (docs.nvidia.com/deeplearning/nccl/user-guide/"
+        "docs/env.html#nccl-buffsize: \"Values are integers, in bytes\", default 4194304 (4 MB)) ; hiascend CANN "
+        "8.0.0 envref_07_0080 (HCCL_BUFFSIZE: unit MB, an integer >= 1, default 200; its sizing rule divides bytes "
+        "by 1024*1024 and rounds up)",
+    ),
+}
+
+
 # NCCL variables whose HCCL counterpart takes values of another form: renaming one keeps no
 # value's meaning, so the row names the counterpart in its note and has no replacement.
 OTHER_VALUES = {
@@ -727,13 +744,19 @@ def env_table(d: Path) -> list[dict]:
                 other, cited = OTHER_VALUES[name]
                 out.append({"name": name, "rule": "NPU108", "note": f"{note} {other}", "source": f"{source} ; {cited}"})
                 continue
-            fix = "safe"
+            fix, scale = "safe", {}
+            if name in SCALED_VALUES:
+                divisor, least, units, cited = SCALED_VALUES[name]
+                if "MB" not in rhs:
+                    raise LookupError(f"env_var_mapping.tsv no longer says {repl} is in MB: re-check {name}'s divisor")
+                note, source = f"{note} {units}", f"{source} ; {cited}"
+                scale = {"value-divisor": divisor, "value-minimum": least}
             if name in SAME_VALUES:
                 source += " ; " + SAME_VALUES[name]
             elif name.startswith("NCCL_"):  # a CANN/HCCL variable: same purpose, its own values
                 fix = "unsafe"
                 note += " Review the value: HCCL reads it, not NCCL."
-            out.append({"name": name, "rule": "NPU108", "replacement": repl, "fix": fix, "note": note,
+            out.append({"name": name, "rule": "NPU108", "replacement": repl, "fix": fix, **scale, "note": note,
                         "source": source})
     names = [e["name"] for e in out]
     if len(names) != len(set(names)) or set(names) != set(ENV_NOTES):

@@ -161,14 +161,16 @@ BRANCH_CPU = ("neither branch runs: the CUDA statement was a no-op on the CPU ("
 
 def branches(data_dir: Path) -> list[dict]:
     """The TF32 switches, and the CUDA and NCCL variables renamed for the NPU (the rows of
-    torch_npu/env.toml, from the same facts) that both backends do not share."""
+    torch_npu/env.toml, from the same facts) that both backends do not share; not one whose
+    counterpart reads its value in another unit (the NPU branch would keep the CUDA value)."""
     rows = [{"name": name, "kind": "api", "module": DEVICE_MODULE_CALL, "torch": "2.7", "cpu": BRANCH_CPU,
              "source": f"{DEVICE_MODULE}; {NPU_REGISTRATION}"}
             for name in ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32")]
     shared = {row["name"] for row in ENVIRONMENT}
     rows += [{"name": row["name"], "kind": "env", "torch": "2.7", "cpu": BRANCH_CPU,
               "source": f"{row['source']}; {BINDING['source']}"}
-             for row in env_table(data_dir / "torch_npu") if row.get("fix") and row["name"] not in shared]
+             for row in env_table(data_dir / "torch_npu")
+             if row.get("fix") and row["name"] not in shared and "value-divisor" not in row]
     return rows
 
 

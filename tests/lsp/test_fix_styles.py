@@ -9,8 +9,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .helpers import (CLIENTS, TIMEOUT, apply, code_actions, diagnostics, edits_by_uri, open_document, resolved,
-                      server_config, start)
+from .helpers import (CLIENTS, TIMEOUT, apply, code_actions, diagnostics, edits_by_uri, open_document,
+                      replace_all, resolved, server_config, start)
 
 CUDA = "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\ntorch.cuda.empty_cache()\n"
 BOUND = 'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
@@ -73,3 +73,49 @@ async def test_unknown_style_is_a_visible_settings_error(client, tmp_path):
     while not any("`fix-style` must be one of npu, portable, got 'cuda'" in m.message for m in client.messages):
         assert loop.time() < deadline, "no settings error shown"
         await asyncio.sleep(0.01)
+
+
+TWO = "import torch\n\nx = torch.ones(1).cuda()\ny = torch.ones(1).cuda()\n"
+BOTH_FIXED = "import torch\n" + BOUND + "\nx = torch.ones(1).to(accelerator_device)\ny = torch.ones(1).to(accelerator_device)\n"
+
+
+def portably(actions: list[types.CodeAction]) -> types.CodeAction:
+    [action] = [a for a in actions if a.title.startswith("Fix portably: ")]
+    return action
+
+
+def versions(edit: types.WorkspaceEdit) -> list[int | None]:
+    return [change.text_document.version for change in edit.document_changes or ()]
+
+
+def moved(diagnostic: types.Diagnostic, edits: list[types.TextEdit]) -> types.Diagnostic:
+    """`diagnostic` as an editor holds it after `edits` (all on lines above it): its range moved
+    down by the lines they added, its data as the server sent it."""
+    lines = sum(e.new_text.count("\n") - (e.range.end.line - e.range.start.line) for e in edits)
+    assert all(e.range.end.line < diagnostic.range.start.line for e in edits)
+    start, end = diagnostic.range.start, diagnostic.range.end
+    return types.Diagnostic(types.Range(types.Position(start.line + lines, start.character),
+                                        types.Position(end.line + lines, end.character)),
+                            diagnostic.message, diagnostic.severity, diagnostic.code, diagnostic.code_description,
+                            diagnostic.source, data=diagnostic.data)
+
+
+async def test_two_portable_fixes_from_one_pull_applied_in_turn(client, tmp_path):
+    """Both fixes insert the device's binding: the second, asked for with its diagnostic from
+    before the first was applied, is the current analysis's, so the binding is written once."""
+    await start(client, client.name, tmp_path, options={"fix-style": "portable"})
+    uri = open_document(client, tmp_path / "two.py", TWO)
+    first, second = [d for d in await diagnostics(client, uri, 1) if d.code == "NPU102"]
+    early = portably(await code_actions(client, uri, [second]))  # asked for, not applied
+    action = portably(await code_actions(client, uri, [first]))
+    applied = edits_by_uri(action.edit)[uri]
+    text = apply(client, TWO, applied)
+    replace_all(client, uri, text, 2)
+    # as an editor holds it now: moved below the inserted line, with version 1's edits in its data
+    now = portably(await code_actions(client, uri, [moved(second, applied)]))
+    assert apply(client, text, edits_by_uri(now.edit)[uri]) == BOTH_FIXED
+    assert apply(client, text, edits_by_uri(early.edit)[uri]).count(BOUND) == 2  # what version 1's edits would do
+    if client.name == "visual-studio-code":  # it takes versioned edits: one made for version 1 is refused at 2
+        assert (versions(action.edit), versions(early.edit), versions(now.edit)) == ([1], [1], [2])
+    # where it was at version 1, the diagnostic names nothing there now: no fix is offered for it
+    assert [a for a in await code_actions(client, uri, [second]) if a.kind == types.CodeActionKind.QuickFix] == []

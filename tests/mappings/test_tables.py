@@ -149,6 +149,24 @@ def test_schema_rejects(invalid, validator):
     assert first_error(table, validator.schema) is not None
 
 
+BUFFSIZE = {"name": "NCCL_BUFFSIZE", "rule": "NPU108", "replacement": "HCCL_BUFFSIZE", "fix": "unsafe", "source": "s"}
+
+
+@pytest.mark.parametrize("scale", [
+    {"value-divisor": 0, "value-minimum": 1},  # divides by nothing
+    {"value-divisor": 1048576, "value-minimum": -1},
+    {"value-divisor": True, "value-minimum": 1},  # a TOML boolean is no number
+    {"value-divisor": 1048576},  # no least value
+    {"value-minimum": 1},  # a least value of nothing converted
+])
+def test_schema_rejects_env_scales(scale, validator):
+    table = {"meta": {"title": "t", "sources": ["s"]}, "env": [{**BUFFSIZE, **scale}]}
+    assert not validator.is_valid(table)
+    assert first_error(table, validator.schema) is not None
+    assert first_error({**table, "env": [{**BUFFSIZE, "value-divisor": 1024, "value-minimum": 1}]},
+                       validator.schema) is None
+
+
 @pytest.mark.parametrize("text", [
     "plain", "it's", 'say "hi"', "back\\slash", "two\nlines", "tab\there", "ctrl\x01\x7f",
     "`input`仅支持fp32", "emoji 🙂 and ✔/✘", "'both' \"quotes\" \\ \n",

@@ -178,7 +178,7 @@ OPEN_SET = [
                                        "_get_relative_position_index", "MBConv", "RelativePositionalMultiHeadAttention",
                                        "SwapAxes", "WindowPartition", "WindowDepartition", "PartitionAttentionLayer",
                                        "MaxVitLayer", "MaxVitBlock", "MaxVit"))),
-          "MaxVit((32, 32), 8, 2, [16, 32], [1, 1], 8, 0.0, num_classes=10)", _images((2, 3, 32, 32)), stage="loads"),
+          "MaxVit((32, 32), 8, 2, [16, 32], [1, 1], 8, 0.0, num_classes=10)", _images((2, 3, 32, 32)), stage="PASS"),
     # torchvision's ConvNeXt: a LayerNorm subclass over channels, Permute, layer scale
     Model("torchvision_convnext", (_LOG, Part(TORCHVISION, _MISC, ("ConvNormActivation", "Conv2dNormActivation",
                                                                    "Permute")), _DEPTH,
@@ -201,7 +201,7 @@ OPEN_SET = [
                                      ("ImageEncoderViT", "Block", "Attention", "window_partition", "window_unpartition",
                                       "get_rel_pos", "add_decomposed_rel_pos", "PatchEmbed"))),
           "ImageEncoderViT(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=4, out_chans=16, "
-          "use_rel_pos=True, window_size=2, global_attn_indexes=(1,))", _images((2, 3, 32, 32)), stage="loads"),
+          "use_rel_pos=True, window_size=2, global_attn_indexes=(1,))", _images((2, 3, 32, 32)), stage="PASS"),
     # its two-way transformer between prompt tokens and the image
     Model("sam_two_way_transformer", (Part(SEGMENT_ANYTHING, _SAM + "common.py", ("MLPBlock",)),
                                       Part(SEGMENT_ANYTHING, _SAM + "transformer.py", _SAM_TRANSFORMER)),
@@ -217,7 +217,7 @@ OPEN_SET = [
     # torchtune's rotary embeddings: a cos/sin cache built into a non-persistent buffer
     Model("torchtune_rope", (Part(TORCHTUNE, "torchtune/modules/position_embeddings.py",
                                   ("RotaryPositionalEmbeddings",)),),
-          "RotaryPositionalEmbeddings(8, max_seq_len=16)", _images((2, 6, 4, 8)), stage="imports"),
+          "RotaryPositionalEmbeddings(8, max_seq_len=16)", _images((2, 6, 4, 8)), stage="PASS"),
     # torchtune's RMSNorm
     Model("torchtune_rms_norm", (Part(TORCHTUNE, "torchtune/modules/rms_norm.py"),), "RMSNorm(32)",
           _images((2, 5, 32)), stage="PASS"),

@@ -6,15 +6,17 @@ person with the reason."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 
 import pytest
 
-from ascend_lsp.knowledge.port_api import ApiRow, load_port_api
+from ascend_lsp.knowledge.port_api import ApiRow, PortApi, load_port_api
 from ascend_lsp.port import port_source
 from ascend_lsp.port.api_table import counterpart, signature
-from ascend_lsp.port.specs import Manual
+from ascend_lsp.port.rewrite import port
+from ascend_lsp.port.specs import HELPERS, Manual
 
 from .api_cases import load_rows, verdicts
 from .harness import load_module
@@ -196,11 +198,66 @@ def test_table_driven_calls_are_ported_and_run(tmp_path):
 
 
 def test_a_row_its_test_did_not_prove_is_left_to_a_person_with_the_reason():
-    unproven = next(row for row in load_port_api().rows if not row.proven and row.torch == "torch.logspace")
-    result = port_source("import torch\n\n\ndef f():\n    return torch.logspace(0.0, 2.0, 5)\n", "f.py")
+    table = load_port_api()
+    why = "#1 positional style `torch.logspace(0.0, 2.0, 5)`: fails on MindSpore's CPU: TypeError: …"
+    unproven = dataclasses.replace(table.by_name["torch.logspace"], proven=False, left=why)
+    result = port("import torch\n\n\ndef f():\n    return torch.logspace(0.0, 2.0, 5)\n", "f.py",
+                  PortApi(table.rows, {**table.by_name, "torch.logspace": unproven}))
     assert [(item.line, item.code, item.what) for item in result.items if item.status != "converted"] == \
-        [(5, "MS301", f"`torch.logspace`: {unproven.left}")]
+        [(5, "MS301", f"`torch.logspace`: {why}")]
     assert "torch.logspace(0.0, 2.0, 5)" in result.text
+
+
+def test_einsum_s_literal_equation_is_read_when_ported():
+    """Spaces dropped, the implicit output written out as torch infers it (the ellipsis, then the letters
+    used once, uppercase first), the operands of one literal sequence spread, the quotes kept."""
+    row = load_port_api().by_name["torch.einsum"]
+    for call, expected in [
+            ('torch.einsum("B G H I D, B G H J D -> B G H I J", q, k)', '_einsum("BGHID,BGHJD->BGHIJ", q, k)'),
+            ("torch.einsum('i, j -> ij', t, theta)", "_einsum('i,j->ij', t, theta)"),
+            ('torch.einsum("bA,cb", x, y)', '_einsum("bA,cb->Ac", x, y)'),
+            ('torch.einsum("b...,cb", x, y)', '_einsum("b...,cb->...c", x, y)'),
+            ('torch.einsum("ii", x)', '_einsum("ii->", x)'),
+            ('torch.einsum("ij,jk", [x, y])', '_einsum("ij,jk->ik", x, y)'),
+            ('torch.einsum("ij,jk", xs)', '_einsum("ij,jk->ik", xs)'),  # a sequence of both, at run time
+            ('torch.einsum("ij," "jk->ik", x, y)', '_einsum("ij,jk->ik", x, y)')]:
+        assert _port(row, call) == expected
+
+
+def test_an_einsum_the_port_cannot_read_or_torch_refuses_needs_a_person():
+    row = load_port_api().by_name["torch.einsum"]
+    for call, reason in [
+            ("torch.einsum(eq, x, y)", "the equation `eq` is no literal string: the port reads it to write the product"),
+            ("torch.einsum(x, [0, 1], [1])", "torch's sublist form (`einsum(x, [0, 1], [1])`) has no counterpart: "
+                                             "write the equation"),
+            ('torch.einsum("i1,j->ij", x, y)', "`i1,j->ij`: torch refuses the subscripts `i1` (letters and one `...` "
+                                               "a term)"),
+            ('torch.einsum("...i...->i", x)', "`...i...->i`: torch refuses the subscripts `...i...` (letters and one "
+                                              "`...` a term)"),
+            ('torch.einsum("ij,jk->ik", x, y, z)', "`ij,jk->ik` names 2 operands, the call gives 3"),
+            ('torch.einsum("ij->ii", x)', "`ij->ii`: torch refuses the output `ii` (`i` appears twice)"),
+            ('torch.einsum("ij->ik", x)', "`ij->ik`: torch refuses the output `ik` (`k` is in no operand)")]:
+        with pytest.raises(Manual) as refused:
+            _port(row, call)
+        assert str(refused.value) == reason
+
+
+def _helper(name: str):
+    namespace = {"mindspore": mindspore, "ops": mindspore.ops}
+    exec(HELPERS[name], namespace)
+    return namespace[name]
+
+
+def test_the_compositions_refuse_what_torch_refuses_with_a_clear_message():
+    x = mindspore.Tensor(numpy.ones((2, 8), numpy.float32))
+    with pytest.raises(ValueError, match=r"einsum: 'ij' does not name the 3 dims of operand 0"):
+        _helper("_einsum")("ij->i", mindspore.Tensor(numpy.ones((2, 3, 4), numpy.float32)))
+    with pytest.raises(ValueError, match=r"einsum: 'ij,jk->ik' names 2 operands, 1 given"):
+        _helper("_einsum")("ij,jk->ik", x)
+    with pytest.raises(ValueError, match="unfold: windows of 9 every 1 along a dim of 8"):
+        _helper("_unfold")(x, 1, 9, 1)
+    with pytest.raises(ValueError, match="max is not a valid value for reduction"):
+        _helper("_reduced")(x, "max")
 
 
 def test_a_helper_a_row_names_is_written_into_the_port_once():
@@ -209,3 +266,7 @@ def test_a_helper_a_row_names_is_written_into_the_port_once():
     assert result.complete, result.to_dict()
     assert result.text.count("def _roll(") == 1
     assert result.text.endswith("def f(x):\n    return _roll(x, (1, -2), dims=(0, 1)) + _roll(x, 3)\n")
+    result = port_source("import torch.nn.functional as F\n\n\ndef f(a, p, n):\n"
+                         "    return F.triplet_margin_loss(a, p, n) + F.soft_margin_loss(a, p)\n", "f.py")
+    assert result.complete, result.to_dict()
+    assert (result.text.count("def _reduced("), result.text.count("def _triplet_margins(")) == (1, 1)

@@ -26,12 +26,14 @@ CODES = sorted(code for code in RULES if not code.startswith("RUN") and code != 
 
 # A fixture's first line may set `chip=910A` (space-separated key=value); `root=.` makes the
 # fixture's folder the project root (what the configuration file's folder is in a project).
+# Every fixture lies in the tests folder: test files' findings keep their severity unless its
+# line sets `tests=info` (engine/test_suites.py).
 SETTINGS_LINE = "# settings: "
 
 
 def settings_for(code: str, text: str = "", folder: Path = FIXTURES) -> Settings:
     target = "mindspore" if code.startswith("MS") else "torch_npu"
-    settings = Settings(target=target, select=(code,))
+    settings = Settings(target=target, select=(code,), tests="check")
     if text.startswith(SETTINGS_LINE):
         pairs = dict(pair.split("=", 1) for pair in text[len(SETTINGS_LINE):].partition("\n")[0].split())
         root = pairs.pop("root", None)

@@ -112,6 +112,31 @@ def test_a_name_the_file_uses_already_gets_no_device() -> None:
                            'y = torch.accelerator.device_count()\n')  # a rename needs no device
 
 
+def test_the_device_in_a_comment_or_a_string_is_neither_bound_nor_taken() -> None:
+    text = ('import torch\n# accelerator_device: where the tensors go\nDOC = """\n'
+            'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n"""\n'
+            'x = torch.ones(1).cuda()\nprint("accelerator_device")\n')
+    assert fixed(text) == (
+        'import torch\n' + BOUND + '# accelerator_device: where the tensors go\nDOC = """\n'
+        'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n"""\n'
+        'x = torch.ones(1).to(accelerator_device)\nprint("accelerator_device")\n')
+
+
+def test_a_local_of_the_name_keeps_its_function_unfixed_and_the_rest_fixed() -> None:
+    text = ('import torch\n\ndef place(accelerator_device):\n    return torch.ones(1).cuda()\n\n'
+            'y = torch.ones(1).cuda()\n')
+    assert fixed(text) == ('import torch\n' + BOUND + '\ndef place(accelerator_device):\n'
+                           '    return torch.ones(1).cuda()\n\ny = torch.ones(1).to(accelerator_device)\n')
+
+
+def test_a_binding_the_file_wrote_further_down_gets_no_second_one() -> None:
+    # only the line below the imports is the fixes' binding: one elsewhere may come after a use
+    text = ('import torch\n\nSEED = 3\n'
+            'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
+            'y = torch.ones(1).cuda()\n')
+    assert fixed(text) == text
+
+
 def test_the_file_alias_for_torch() -> None:
     text = 'import torch as t\n\nt.cuda.manual_seed_all(3)\ny = t.ones(1).cuda()\n'
     assert fixed(text) == (

@@ -19,6 +19,7 @@ export const RULE_SETTINGS: Readonly<Record<string, string>> = {
     severity: 'severity',
     docsUrl: 'docs-url',
     fixStyle: 'fix-style',
+    tests: 'tests',
 };
 
 export interface RunnerSettings {

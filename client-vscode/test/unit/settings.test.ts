@@ -25,6 +25,10 @@ describe('toServerSettings', () => {
         expect(toServerSettings(source({ fixStyle: 'portable' }), true)['fix-style']).toBe('portable');
     });
 
+    it('sends the tests setting as tests', () => {
+        expect(toServerSettings(source({ tests: 'check' }), true)['tests']).toBe('check');
+    });
+
     it('leaves unset rule settings to pyproject.toml', () => {
         const settings = toServerSettings(source({}, { target: 'torch_npu', chip: 'A2' }), true);
         expect(Object.keys(settings).sort()).toEqual(['runner', 'trusted']);

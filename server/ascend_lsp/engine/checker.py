@@ -13,6 +13,7 @@ from .guards import backend_module
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import RuleSet
 from ..knowledge.api_tables import Tables
+from .test_suites import SuiteFile, is_test_file
 from .text import SourceText
 from .walk import Events, ModuleContext, Scope
 
@@ -97,6 +98,10 @@ class Checker:
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
         self.backend_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_backend), once asked
+        # a test file's NPU findings are info (engine/test_suites.py); what its top level says
+        # about CUDA is read at its first finding
+        self.test_file = is_test_file(path, project.root if project is not None else settings.root)
+        self.suite: SuiteFile | None = None
 
     def named(self, node: ast.stmt | ast.expr, *words: str) -> bool:
         """Whether the statement being run names one of `words` (gate words of the handler
@@ -152,6 +157,15 @@ class Checker:
                 # unsupported or differs on the NPU (NPU2xx-4xx) fails there once the test passes
                 severity, guard = lowered, (test, text)
                 message = text + GUARDED.format(test=self._test_text(test))
+        if self.test_file and code[:3] == "NPU" and (severity or rule.severity) < Severity.INFO:
+            if self.suite is None:
+                self.suite = SuiteFile(self.source)
+            reason = self.suite.reason(rng, self.events, self.settings.tests)
+            if reason is not None:
+                severity = Severity.INFO
+                message = (message if message is not None else rule.message.format(**fmt)) + reason
+                # shown, never applied: the suite runs where its authors run it, CUDA's tests on CUDA
+                fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
         finding = Finding(
             code=code,
             range=rng,

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from ..knowledge.chips import load_chips
 from .model import FIX_STYLES, Severity
+from .test_suites import TESTS_MODES
 from ..knowledge.api_tables import TableError, available_versions, mindspore_table
 
 TARGETS = ("torch_npu", "mindspore")
@@ -40,6 +41,7 @@ class Settings:
     root: str = ""  # folder of the config file: base for per-file-ignores and exclude
     docs_url: str = ""  # where diagnostics link the rule pages; "" is $ASCEND_LSP_DOCS_URL or the default
     fix_style: str = "npu"  # what a fix writes: torch_npu's names, or torch.accelerator's (FIX_STYLES)
+    tests: str = "info"  # test files' findings: info, or "check" at their severity (test_suites.py)
 
     @property
     def support_chip(self) -> str:
@@ -144,6 +146,10 @@ def from_mapping(data: dict, codes: frozenset[str], base: Settings | None = None
             if value not in FIX_STYLES:
                 raise ConfigError(f"`fix-style` must be one of {', '.join(FIX_STYLES)}, got {value!r}")
             changes["fix_style"] = value
+        elif key == "tests":
+            if value not in TESTS_MODES:
+                raise ConfigError(f"`tests` must be one of {', '.join(TESTS_MODES)}, got {value!r}")
+            changes["tests"] = value
         elif key == "docs-url":
             changes["docs_url"] = check_docs_url("`docs-url`", value)
         elif key == "severity":

@@ -54,6 +54,15 @@ class Assignment:
     value_range: Range  # the value as written, quotes included (empty at the `=`'s end for `NAME=`)
     literal: bool  # the value has no expansion
 
+    def scaled(self, divisor: int, least: int) -> str | None:
+        """The value, a whole number, in a unit `divisor` times larger: rounded up (what needed
+        the old amount is never given less), and at least `least`; None for any other value (an
+        expansion, a sign, a unit suffix, hex)."""
+        value = self.value.strip()
+        if not self.literal or not value.isascii() or not value.isdigit():
+            return None
+        return str(max(-(-int(value) // divisor), least))
+
 
 @dataclass(frozen=True, slots=True)
 class Command:

@@ -33,6 +33,8 @@ class Entry:
     if_keyword: str | None = None  # [[api]]: only for calls passing this keyword
     parameters: tuple[str, ...] | None = None  # [[method]]: torch's parameters; other calls are not torch's
     not_after: tuple[str, ...] = ()  # [[method]]: not reported on the result of these methods
+    # [[env]]: the replacement reads the value in a larger unit: (divide by, the least value it takes)
+    value_scale: tuple[int, int] | None = None
     origin: str = ""  # the table file it came from
 
     @classmethod
@@ -52,6 +54,7 @@ class Entry:
             if_keyword=row.get("if-keyword"),
             parameters=tuple(row["parameters"]) if "parameters" in row else None,
             not_after=tuple(row.get("not-after", ())),
+            value_scale=(row["value-divisor"], row["value-minimum"]) if "value-divisor" in row else None,
             origin=origin,
         )
 

@@ -123,6 +123,12 @@ def _min_length(instance, value, _schema, _root, path):
     return None
 
 
+def _minimum(instance, value, _schema, _root, path):
+    if isinstance(instance, (int, float)) and not isinstance(instance, bool) and instance < value:
+        return SchemaError(path, "minimum", f"{instance!r} is less than {value!r}")
+    return None
+
+
 def _unique(instance: object, value: object, _schema: dict, _root: dict,
             path: tuple[str | int, ...]) -> SchemaError | None:
     if value and isinstance(instance, list):
@@ -138,4 +144,5 @@ _CHECKS = {
     "$ref": _ref, "type": _type, "properties": _properties, "additionalProperties": _additional,
     "required": _required, "dependentRequired": _dependent, "items": _items, "enum": _enum,
     "pattern": _pattern, "minItems": _min_items, "minLength": _min_length, "uniqueItems": _unique,
+    "minimum": _minimum,
 }

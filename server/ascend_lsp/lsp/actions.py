@@ -1,5 +1,6 @@
-"""Code actions: each diagnostic's fixes and its `# noqa` edit, read from
-`Diagnostic.data`; "Fix all ascend-lsp findings" (`source.fixAll.ascend-lsp`, safe fixes
+"""Code actions: each diagnostic's fixes and its `# noqa` edit, read from the `Diagnostic.data`
+of the current analysis (never from the diagnostic the client sends back, whose edits may be
+for an older text), each edit naming the version it was made for; "Fix all ascend-lsp findings" (`source.fixAll.ascend-lsp`, safe fixes
 only, in the `fix-style` the settings name), computed on `codeAction/resolve` when the client
 can resolve edits. A finding fixed in both styles offers both: "Fix for NPU", "Fix portably"."""
 
@@ -21,7 +22,9 @@ from .port_action import PORT_KIND, port_action, resolve_port
 from .positions import Lines, range_from_json
 
 if TYPE_CHECKING:
+    from .diagnostics import Result
     from .language_server import AscendLanguageServer
+    from .snapshot import Snapshot
 
 QUICK_FIX = types.CodeActionKind.QuickFix
 FIX_ALL = "source.fixAll.ascend-lsp"
@@ -47,12 +50,14 @@ def register(server: AscendLanguageServer) -> None:
         only = params.context.only
         actions: list[types.CodeAction] = []
         if asked_for(only, QUICK_FIX):
-            keys = result.reports[uri].keys
+            current = result.reports[uri].by_key
             for diagnostic in params.context.diagnostics:
-                # Only diagnostics of the current analysis: older ones carry edits for older text.
-                ours = diagnostic.source == SOURCE and isinstance(diagnostic.data, dict)
-                if ours and diagnostic_key(diagnostic) in keys:
-                    actions.extend(quick_fixes(server, uri, diagnostic))
+                # A diagnostic of an older version (an editor moves its range with the edits made
+                # since, and keeps its data) is answered with the current one at its place: its
+                # own edits are for the text it was made from.
+                now = current.get(diagnostic_key(diagnostic)) if diagnostic.source == SOURCE else None
+                if now is not None and isinstance(now.data, dict):
+                    actions.extend(quick_fixes(server, uri, now, result))
         if asked_for(only, FIX_ALL) and any(f.fix and f.fix.applicability is Applicability.SAFE
                                          for f in result.analysis.findings):
             action = types.CodeAction(FIX_ALL_TITLE, kind=FIX_ALL, data={"fixAll": uri})
@@ -92,7 +97,9 @@ def titled(fix: dict) -> str:
     return title if not prefix or title.startswith(prefix) else prefix + title
 
 
-def quick_fixes(server: AscendLanguageServer, uri: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+def quick_fixes(server: AscendLanguageServer, uri: str, diagnostic: types.Diagnostic,
+                result: Result) -> list[types.CodeAction]:
+    """The fixes and the noqa edit of `diagnostic`, an item of `result`'s report for `uri`."""
     actions = []
     preferred = True
     for fix in diagnostic.data.get("fixes", ()):
@@ -100,24 +107,28 @@ def quick_fixes(server: AscendLanguageServer, uri: str, diagnostic: types.Diagno
         for edit in fix["edits"]:
             edits.setdefault(edit.get("uri", uri), []).append(types.TextEdit(range_from_json(edit["range"]), edit["newText"]))
         actions.append(types.CodeAction(titled(fix), kind=QUICK_FIX, diagnostics=[diagnostic],
-                                        is_preferred=fix["safe"] and preferred, edit=workspace_edit(server, edits)))
+                                        is_preferred=fix["safe"] and preferred,
+                                        edit=workspace_edit(server, edits, result.snapshot)))
         preferred = preferred and not fix["safe"]  # one preferred fix per diagnostic
     noqa = diagnostic.data.get("noqa")
     if noqa:
         edit = types.TextEdit(range_from_json(noqa["range"]), noqa["newText"])
         actions.append(types.CodeAction(f"Ignore {diagnostic.code} on this line (# noqa)", kind=QUICK_FIX,
-                                        diagnostics=[diagnostic], edit=workspace_edit(server, {uri: [edit]})))
+                                        diagnostics=[diagnostic], edit=workspace_edit(server, {uri: [edit]},
+                                                                                      result.snapshot)))
     return actions
 
 
-def workspace_edit(server: AscendLanguageServer, edits: dict[str, list[types.TextEdit]]) -> types.WorkspaceEdit:
-    """Versioned document changes where the client takes them, so a stale edit is refused."""
+def workspace_edit(server: AscendLanguageServer, edits: dict[str, list[types.TextEdit]],
+                   snapshot: Snapshot) -> types.WorkspaceEdit:
+    """Versioned document changes where the client takes them, each with the version of the
+    text the edits were made from (the analysed snapshot's, not the document's now), so the
+    client refuses one made stale by an edit since."""
     caps = server.client_capabilities.workspace
     if caps and caps.workspace_edit and caps.workspace_edit.document_changes:
-        documents = server.workspace.text_documents
+        versions = {view.uri: view.version for view in snapshot.views}
         return types.WorkspaceEdit(document_changes=[
-            types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(
-                uri, documents[uri].version if uri in documents else None), list(items))
+            types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri, versions.get(uri)), list(items))
             for uri, items in edits.items()])
     return types.WorkspaceEdit(changes=edits)
 
@@ -134,7 +145,7 @@ async def fix_all_edit(server: AscendLanguageServer, uri: str) -> types.Workspac
     if fixed.text == snapshot.text:
         return None
     if not subject.notebook:
-        return workspace_edit(server, {uri: [minimal_edit(snapshot.text, fixed.text, snapshot.encoding)]})
+        return workspace_edit(server, {uri: [minimal_edit(snapshot.text, fixed.text, snapshot.encoding)]}, snapshot)
     notebook = server.workspace.get_notebook_document(notebook_uri=subject.uri)
     _, cells = join_cells(notebook, server.workspace)
     edits = {}
@@ -142,7 +153,7 @@ async def fix_all_edit(server: AscendLanguageServer, uri: str) -> types.Workspac
         old = server.workspace.text_documents[cell_uri].source
         if code != old:
             edits[cell_uri] = [minimal_edit(old, code, snapshot.encoding)]
-    return workspace_edit(server, edits) if edits else None
+    return workspace_edit(server, edits, snapshot) if edits else None
 
 
 def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:

@@ -35,7 +35,9 @@ class Report:
 
     items: list[types.Diagnostic]
     result_id: str
-    keys: frozenset  # (range, code, message) of each item: a code action's diagnostic must be one of them
+    # (range, code, message) → the item: a code action's diagnostic must be one of them, and
+    # its fixes are the item's, made from the text this report is of
+    by_key: dict[tuple, types.Diagnostic]
 
 
 @dataclass(slots=True)
@@ -80,7 +82,10 @@ def unchecked_reports(snapshot: Snapshot, reason: str) -> dict[str, Report]:
 
 def _report(pairs: list[tuple[types.Diagnostic, dict]]) -> Report:
     digest = hashlib.blake2b(json.dumps([plain for _, plain in pairs], sort_keys=True).encode(), digest_size=12)
-    return Report([d for d, _ in pairs], digest.hexdigest(), frozenset(diagnostic_key(d) for d, _ in pairs))
+    by_key: dict[tuple, types.Diagnostic] = {}
+    for diagnostic, _ in pairs:
+        by_key.setdefault(diagnostic_key(diagnostic), diagnostic)
+    return Report([d for d, _ in pairs], digest.hexdigest(), by_key)
 
 
 def diagnostic_key(diagnostic: types.Diagnostic) -> tuple:

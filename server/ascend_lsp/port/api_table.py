@@ -8,7 +8,8 @@ default is torch's there, as the "defaults omitted" calling style of the row's t
 `*name` parameter gathered (or the elements of the one literal sequence it gathered), and
 `{name}` of such a parameter is them as one sequence (`f(2, 3)` and `f((2, 3))` both give `(2, 3)`). A parameter the template does not name must keep torch's default
 unless the row drops it (torch-only parameters without effect: device, inplace); otherwise a
-person decides (Manual).
+person decides (Manual). A helper of the port the template calls may read its arguments when the
+call is ported (specs.READ_WHEN_PORTED: `_einsum` its literal equation).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..knowledge.port_api import BUILTIN_METHODS, ApiRow
-from .specs import _UNSET, Manual, literal, source
+from .specs import _UNSET, READ_WHEN_PORTED, Manual, literal, source
 
 _PLACEHOLDER = re.compile(r"\{(\*?)([A-Za-z_][A-Za-z_0-9]*)(!?)\}")
 _SIMPLE = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString)
@@ -119,6 +120,9 @@ def counterpart(row: ApiRow, call: cst.Call, receiver: cst.BaseExpression | None
         raise Manual(f"`{source(receiver)}` is no variable: MindSpore's CPU writes an in-place result into "
                      "a copy of it (a slice, a transpose), not into the tensor it came from")
     bound, gathered = bind(row, call, receiver)
+    for helper, read in READ_WHEN_PORTED.items():
+        if re.search(rf"\b{helper}\(", row.mindspore):
+            bound = read(bound, _spread(gathered))
     tree, named = template(row.mindspore)
     sig = signature(row.params)
     if gathered and sig.star not in named:

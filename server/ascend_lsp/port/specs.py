@@ -11,6 +11,7 @@ rest are renames from the official mapping table's difference pages (api-2.4.tom
 from __future__ import annotations
 
 import ast
+import re
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable
@@ -706,3 +707,178 @@ EMITTED = sorted({spec.mindspore for spec in (*LAYERS, *FUNCTIONS)} | set(CONTAI
                  | {f"mindspore.{name}" for name in DTYPES.values()}
                  | {f"mindspore.common.initializer.{cls}" for cls, _ in INIT.values()}
                  | {"mindspore.common.initializer.initializer", "ops.stop_gradient"})
+
+
+# The API table's compositions (mappings/build/port_api_rows.toml names them in its templates): MindSpore
+# 2.10 has no CPU kernel for these APIs, so the port writes them on operations that have one.
+
+EINSUM = "_einsum"
+EINSUM_SOURCE = '''
+
+def _einsum(equation, *operands):
+    """torch.einsum on operations with CPU kernels (ops.einsum has none). The port wrote the equation
+    without spaces and with its output; `...` names an operand's dims beyond its letters, aligned from
+    the right. Each operand loses its repeated letters (their diagonal) and the letters nothing else has
+    (a sum); then the operands are multiplied two at a time, left to right, each pair by one batched
+    matmul: its batch the letters both have that a later operand or the output keeps, summed over the
+    other letters both have."""
+    if len(operands) == 1 and isinstance(operands[0], (tuple, list)):
+        operands = tuple(operands[0])
+    inputs, output = equation.split("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum: {equation!r} names {len(terms)} operands, {len(operands)} given")
+    extra = [op.ndim - len(term.replace("...", "")) for term, op in zip(terms, operands)]
+    for n, (term, count) in enumerate(zip(terms, extra)):
+        if count < 0 or count and "..." not in term:
+            raise ValueError(f"einsum: {term!r} does not name the {operands[n].ndim} dims of operand {n}")
+    width = max(extra)
+
+    def letters(term, count):  # an ellipsis's dims are named by numbers, aligned from the right
+        head, dots, tail = term.partition("...")
+        return [*head, *range(width - count, width), *tail] if dots else list(term)
+
+    def summed(x, labels, kept):
+        axes = tuple(i for i, label in enumerate(labels) if label not in kept)
+        return (x.sum(axis=axes) if axes else x), [label for label in labels if label in kept]
+
+    def ordered(x, labels, order):
+        perm = tuple(labels.index(label) for label in order)
+        return x if perm == tuple(range(len(perm))) else ops.transpose(x, perm)
+
+    def product(sizes):
+        total = 1
+        for size in sizes:
+            total *= size
+        return total
+
+    output = letters(output, width)
+    pairs = [(op, letters(term, count)) for term, op, count in zip(terms, operands, extra)]
+    for n, (x, labels) in enumerate(pairs):
+        for label in dict.fromkeys(labels):
+            while labels.count(label) > 1:  # a repeated letter: its diagonal, as the last dim
+                first = labels.index(label)
+                second = labels.index(label, first + 1)
+                x = ops.diagonal(x, 0, first, second)
+                labels = [other for i, other in enumerate(labels) if i not in (first, second)] + [label]
+        kept = {*output, *(label for m, (_, other) in enumerate(pairs) if m != n for label in other)}
+        pairs[n] = summed(x, labels, kept)
+    x, labels = pairs[0]
+    for n in range(1, len(pairs)):
+        y, other = pairs[n]
+        kept = {*output, *(label for _, later in pairs[n + 1:] for label in later)}
+        # a letter both have that nothing keeps, broadcast (size 1) on one side: summed out of both
+        lone = {label for label in labels if label in other and label not in kept
+                and x.shape[labels.index(label)] != y.shape[other.index(label)]}
+        x, labels = summed(x, labels, set(labels) - lone)
+        y, other = summed(y, other, set(other) - lone)
+        batch = [label for label in labels if label in other and label in kept]
+        inner = [label for label in labels if label in other and label not in kept]
+        left = [label for label in labels if label not in other]
+        right = [label for label in other if label not in labels]
+        x = ordered(x, labels, batch + left + inner)
+        y = ordered(y, other, batch + inner + right)
+        b = len(batch)
+        outer = x.shape[b:b + len(left)], y.shape[b + len(inner):]
+        x = x.reshape(x.shape[:b] + (product(outer[0]), product(x.shape[b + len(left):])))
+        y = y.reshape(y.shape[:b] + (product(y.shape[b:b + len(inner)]), product(outer[1])))
+        x = ops.matmul(x, y)  # the batch dims broadcast
+        x, labels = x.reshape(x.shape[:b] + outer[0] + outer[1]), batch + left + right
+    return ordered(x, labels, output)
+'''
+_TERM = re.compile(r"[A-Za-z]*(\.\.\.)?[A-Za-z]*")
+
+
+def _einsum_equation(args: Args, operands: list[cst.BaseExpression]) -> Args:
+    """torch.einsum's equation as `_einsum` takes it, read when the port writes the call: without
+    spaces, the output written out where torch infers it (the ellipsis's dims, then the letters used
+    once, uppercase first); Manual where it is no literal or torch would refuse it."""
+    given = args["equation"]
+    equation = literal(given)
+    if any(isinstance(literal(op), list) for op in operands):
+        raise Manual("torch's sublist form (`einsum(x, [0, 1], [1])`) has no counterpart: write the equation")
+    if not isinstance(equation, str):
+        raise Manual(f"the equation `{source(given)}` is no literal string: the port reads it to write the product")
+    inputs, arrow, output = equation.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    bad = next((t for t in (*terms, *([output] if arrow else [])) if not _TERM.fullmatch(t)), None)
+    if bad is not None:
+        raise Manual(f"`{equation}`: torch refuses the subscripts `{bad}` (letters and one `...` a term)")
+    if len(operands) not in (1, len(terms)):  # one operand may be the sequence of them all
+        raise Manual(f"`{equation}` names {len(terms)} operands, the call gives {len(operands)}")
+    used = [c for c in inputs if c.isalpha()]
+    if arrow:
+        named = [c for c in output if c.isalpha()]
+        for c in named:
+            if named.count(c) > 1 or c not in used:
+                raise Manual(f"`{equation}`: torch refuses the output `{output}` (`{c}` "
+                             f"{'is in no operand' if c not in used else 'appears twice'})")
+    else:
+        output = ("..." if "..." in inputs else "") + "".join(sorted(c for c in set(used) if used.count(c) == 1))
+    quote = given.quote if isinstance(given, cst.SimpleString) else '"'
+    return {**args, "equation": cst.SimpleString(f"{quote}{','.join(terms)}->{output}{quote}")}
+
+
+UNFOLD = "_unfold"
+UNFOLD_SOURCE = '''
+
+def _unfold(input, dimension, size, step):
+    """Tensor.unfold on operations with CPU kernels (MindSpore's Tensor.unfold is an im2col): the
+    windows of `size` every `step` along `dimension`, as a new last dim."""
+    dimension = dimension % input.ndim
+    length = input.shape[dimension]
+    if not 0 < size <= length or step < 1:
+        raise ValueError(f"unfold: windows of {size} every {step} along a dim of {length}")
+    count = (length - size) // step + 1
+    index = (ops.arange(count) * step).reshape(-1, 1) + ops.arange(size)
+    windows = ops.index_select(input, dimension, index.reshape(-1))
+    windows = windows.reshape(input.shape[:dimension] + (count, size) + input.shape[dimension + 1:])
+    return ops.movedim(windows, dimension + 1, -1)
+'''
+
+INDEX_COPY = "_index_copy"
+INDEX_COPY_SOURCE = '''
+
+def _index_copy(input, dim, index, source):
+    """Tensor.index_copy on operations with CPU kernels: source's slices along dim written at index."""
+    shape = [1] * source.ndim
+    shape[dim] = -1
+    return ops.tensor_scatter_elements(input, ops.broadcast_to(index.reshape(shape), source.shape), source, dim)
+'''
+
+REDUCED = "_reduced"
+REDUCED_SOURCE = '''
+
+def _reduced(loss, reduction):
+    """A loss of each element, reduced as torch's `reduction` asks."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+'''
+
+TRIPLET_MARGINS = "_triplet_margins"
+TRIPLET_MARGINS_SOURCE = '''
+
+def _triplet_margins(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False):
+    """torch's triplet margin loss of each sample (TripletMarginLoss has no CPU kernel): how much nearer
+    the anchor is to the negative than to the positive plus the margin, 0 where farther; distances are
+    p-norms over the last dim of the difference plus eps, as torch's pairwise_distance; swap takes the
+    positive's distance to the negative where it is smaller."""
+    def distance(x, y):
+        return ops.norm(x - y + eps, p, -1)
+
+    to_negative = distance(anchor, negative)
+    if swap:
+        to_negative = ops.minimum(to_negative, distance(positive, negative))
+    return ops.clamp(margin + distance(anchor, positive) - to_negative, min=0.0)
+'''
+
+HELPERS.update({EINSUM: EINSUM_SOURCE, UNFOLD: UNFOLD_SOURCE, INDEX_COPY: INDEX_COPY_SOURCE, REDUCED: REDUCED_SOURCE,
+                TRIPLET_MARGINS: TRIPLET_MARGINS_SOURCE})
+# a helper whose arguments the port reads when it writes the call: they come back as the helper takes
+# them (given the operands a `*` parameter gathered), or Manual says why the call needs a person
+READ_WHEN_PORTED: dict[str, Callable[[Args, list[cst.BaseExpression]], Args]] = {EINSUM: _einsum_equation}

@@ -38,7 +38,7 @@ def locate(rule: Rule) -> Location:
     files = unnamed or ([] if functions else [name for name, _ in rows])
     names = {name.rpartition("/")[2] for name in files}
     functions += [f for f in builder_functions() if f not in functions
-                  and any(fnmatch.fnmatch(n, p) or fnmatch.fnmatch(p, n) for n in names for p in f.patterns)]
+                  and any(fnmatch.fnmatch(n, p) or fnmatch.fnmatch(p, n) for n in names for p in f.writes)]
     facts = sorted({fact for f in functions for fact in f.facts})
     return Location(rule.module, handlers, str(rule.table) if unnamed else "", rows, tuple(f"{f.module}: {f.name}" for f in functions), tuple(facts),
                     rule.reported_by)

@@ -177,8 +177,12 @@ rule(
             "`HCCL_BUFFSIZE`, …); the CUDA ones are ignored.",
         example='os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n\n# becomes\n\n'
                 'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"',
-        fix="Safe where the variable has a one-to-one NPU counterpart; otherwise the message says what to set.",
-        source="mappings/torch_npu/env.toml (torch_npu wheel, Ascend/pytorch docs, CANN environment reference); "
+        fix="Safe where the variable has a one-to-one NPU counterpart; otherwise the message says what to set. "
+            "A counterpart read in another unit gets its value converted too, where a launch script, Dockerfile or "
+            "compose file writes it as a whole number (`NCCL_BUFFSIZE=4194304`, bytes → `HCCL_BUFFSIZE=4`, MB, "
+            "rounded up, at least 1); any other value, and Python code, get no fix, and the message says why.",
+        source="mappings/torch_npu/env.toml (torch_npu wheel, Ascend/pytorch docs, CANN environment reference, "
+               "NCCL's environment variables); "
                "mappings/platform/launch.toml (torch_npu 2.13.0 wheel, torch 2.13, open-mmlab/mmcv, CANN HCCL "
                "environment reference).",
     ),
@@ -768,6 +772,11 @@ def check_launch_variable(checker: Checker, found: Assignment, script: ShellScri
             return
         fix = portable = None
         form = form_of("env", found.name)
+        if entry.value_scale is not None and entry.replacement and entry.fix is not None:
+            fix, why = scaled_fix(checker, found, entry.replacement, entry.value_scale, Applicability(entry.fix))
+            report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix, None, None,
+                         (None, why) if why else None)
+            return
         if entry.replacement and entry.fix is not None:
             fix = checker.fix(f"Replace `{found.name}` with `{entry.replacement}`", Applicability(entry.fix),
                               checker.replace(found.name_range, entry.replacement))
@@ -793,6 +802,20 @@ def check_launch_variable(checker: Checker, found: Assignment, script: ShellScri
     checker.report(row["rule"], found.range if by_value else found.name_range, f"{text} {row['note']}", fixes,
                    origin=LAUNCH_TABLE.path, severity=Severity.parse(row["severity"]) if row.get("severity") else None,
                    extra={"note": row["note"], "source": row["source"]})
+
+
+def scaled_fix(checker: Checker, found: Assignment, replacement: str, scale: tuple[int, int],
+               applicability: Applicability) -> tuple[Fix | None, str]:
+    """The rename of a variable whose replacement reads its value in a larger unit, with the
+    value converted (`NCCL_BUFFSIZE=4194304` → `HCCL_BUFFSIZE=4`); for a value that is no literal
+    whole number, no fix and why."""
+    value = found.scaled(*scale)
+    if value is None:
+        return None, f" No fix: `{found.value}` is not a whole number to convert."
+    written = checker.source.segment(found.value_range)
+    return checker.fix(f"Replace `{found.name}={found.value}` with `{replacement}={value}`", applicability,
+                       checker.replace(found.name_range, replacement),
+                       checker.replace(found.value_range, written.replace(found.value.strip(), value, 1))), ""
 
 
 def hccl_twin_set(name: str, script: ShellScript) -> bool:

@@ -24,6 +24,8 @@ PORTABLY = "Fix portably: "
 STRING_LITERAL = re.compile(r"""(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|")(?P<body>.*)(?P=quote)""", re.S)
 # What ends a line whose next line continues an expression: an opening bracket, a comma, an operator.
 CONTINUED = frozenset("([{,\\+-*/%&|^<>=@~")
+# The most lines the device's binding is read over (a formatter may wrap it).
+BINDING_LINES = 6
 
 
 # --- the order of the two styles ----------------------------------------------------------
@@ -80,27 +82,22 @@ def lowest_allowed(spec: str) -> tuple[int, ...]:
 
 
 # --- the device binding -------------------------------------------------------------------
-def binding_edits(checker: Checker) -> list[Edit | None] | None:
+def binding_edits(checker: Checker, near: Range | None = None) -> list[Edit | None] | None:
     """The edits that bind the file's device below its imports (none once it is bound), with
-    the file's name for torch (`import torch as t`); None where the file already uses the
-    name for something else, or imports nothing of torch at its top (a configuration file, a
-    module that imports torch lazily, in a function: neither is made to import it at once)."""
+    the file's name for torch (`import torch as t`); None where the name is already bound to
+    something else (an import, another module-level binding, or a local of the function
+    holding `near`, the fix's first edit), or the file imports nothing of torch at its top (a
+    configuration file, a module that imports torch lazily, in a function: neither is made to
+    import it at once). Read from the tree, never the text: a comment or a string naming the
+    device is neither its binding nor a use."""
     portable = load_portable()
-    known = checker.derived.get(id(portable))
-    if known is None or known[0] is not portable:
-        text = checker.source.text
-        if re.search(rf"^{portable.binding} = .*\.current_accelerator\(", text, re.M):
-            state = "bound"
-        elif re.search(rf"\b{portable.binding}\b", text):
-            state = "taken"
-        else:
-            state = "free"
-        known = checker.derived[id(portable)] = (portable, state)
-    if known[1] == "taken":
-        return None
-    if known[1] == "bound":
-        return []
     scope = checker.module.scope
+    if near is not None and local(checker, portable.binding, near):
+        return None
+    if binding_statement(checker):
+        return []
+    if portable.binding in scope.imports or portable.binding in scope.stores:
+        return None  # bound at module level otherwise (in what the walk has read)
     if not any(q == "torch" or q.startswith("torch.") for q in scope.imports.values()):
         return None
     aliases = sorted((name != "torch", name) for name, qualname in scope.imports.items() if qualname == "torch")
@@ -108,6 +105,38 @@ def binding_edits(checker: Checker) -> list[Edit | None] | None:
     if alias is None:
         return [checker.require_name("torch"), insert_line(checker, portable.binding_line())]
     return [insert_line(checker, re.sub(r"\btorch\.", alias + ".", portable.binding_line()))]
+
+
+def binding_statement(checker: Checker) -> bool:
+    """Whether the statement on the line below the module's imports, where `insert_line` puts
+    the binding, is it: `<binding> = <...>.current_accelerator(...)...`. Only that statement is
+    read (its lines parsed alone): an edit there or above makes the analysis whole again, so
+    an edit analysed alone gets the answer the whole file gets. A binding written elsewhere
+    is bound "otherwise" (no portable fix: its uses might come before it). Once per analysis."""
+    portable = load_portable()
+    known = checker.derived.get(id(portable))
+    if known is None or known[0] is not portable:
+        lines = checker.source.lines
+        first = checker.module.import_line
+        body = None
+        for end in range(first + 1, min(first + BINDING_LINES, len(lines)) + 1):
+            try:
+                body = ast.parse("".join(lines[first:end])).body
+                break
+            except SyntaxError:
+                continue
+        stmt = body[0] if body and len(body) == 1 else None
+        found = type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and \
+            stmt.targets[0].id == portable.binding and any(type(node) is ast.Call and last_name(node.func) == "current_accelerator" for node in ast.walk(stmt.value))
+        known = checker.derived[id(portable)] = (portable, found)
+    return bool(known[1])
+
+
+def local(checker: Checker, name: str, near: Range) -> bool:
+    """Whether `name` is a local (an argument, an assignment, an import) of a function around `near`."""
+    return any(func.lineno - 1 <= near.start_line <= (func.end_lineno or func.lineno) - 1 and
+               (name in scope.imports or name in scope.stores) and name not in scope.globals
+               for func, scope in checker.events.functions)
 
 
 def insert_line(checker: Checker, text: str) -> Edit:
@@ -120,7 +149,7 @@ def insert_line(checker: Checker, text: str) -> Edit:
 
 
 def portable_fix(checker: Checker, title: str, applicability: Applicability, *edits: Edit | None) -> Fix | None:
-    binding = binding_edits(checker)
+    binding = binding_edits(checker, next((edit.range for edit in edits if edit is not None), None))
     if binding is None:
         return None
     return checker.fix(PORTABLY + title, applicability, *binding, *edits)

@@ -106,11 +106,11 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
 
 def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None,
            portable: Fix | None = None, form: Form | None = None,
-           lowered: tuple[Severity, str] | None = None) -> None:
+           lowered: tuple[Severity | None, str] | None = None) -> None:
     """Report the entry with its fix and, where it has one, its portable fix (`form`: the
     portable row), in the order the `fix-style` setting prefers (portable_fixes.styled).
     `lowered`: (severity, the reason said after the message) where the code shows the finding
-    matters less."""
+    matters less; (None, why) keeps the severity and says why there is no fix."""
     fixes, note = styled(checker, fix, portable, form)
     text = message(checker, entry, name, replacement) + note + (lowered[1] if lowered else "")
     checker.report(entry.rule, where, text, fixes, severity=lowered[0] if lowered else None,
@@ -315,6 +315,11 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             return
         fix = portable = None
         form = form_of("env", value)
+        if env.value_scale is not None:  # the name alone: its value stays in the old unit
+            report(checker, env, node, value, env.replacement, None, None, None,
+                   (None, " No fix in Python: the value must be converted with the name (a launch script's "
+                          "literal value is)."))
+            return
         if env.replacement and env.fix is not None:
             fix = word_fix(checker, node, [(value, env.replacement)], Applicability(env.fix),
                            f"Replace `{value}` with `{env.replacement}`")
