@@ -45,7 +45,7 @@ class ProjectContext:
         self.root = root
         self.exclude = exclude  # `exclude` of the settings that made it: not the project's own code
         self._ops: OpIndex | None = None
-        self._pins: dict[str, str] | None = None
+        self._pins: dict[str, tuple[str, str, int]] | None = None  # name → (specifier, file, 0-based line)
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -86,6 +86,15 @@ class ProjectContext:
         """The version specifier the project pins the distribution `name` to, as written
         (`==2.1.0`, `>=2.1,<2.3`, conda's `=2.1`), from the first file that gives it one;
         None when none does."""
+        found = self._pin(name)
+        return found[0] if found is not None else None
+
+    def pin_place(self, name: str) -> tuple[str, int] | None:
+        """Where that pin is written: the file and its 0-based line."""
+        found = self._pin(name)
+        return found[1:] if found is not None else None
+
+    def _pin(self, name: str) -> tuple[str, str, int] | None:
         with self._lock:
             if self._pins is None:
                 self._pins = read_pins(self.root, self.exclude)
@@ -97,7 +106,8 @@ class ProjectContext:
             self._pins = None
 
     def pins_digest(self) -> str:
-        """What the pins are, for result caches (they decide some findings' severity)."""
+        """What the pins are and where, for result caches (they decide some findings' severity,
+        and their places are related locations)."""
         self.pin("torch")  # read them, once
         return repr(sorted(self._pins.items())) if self._pins else ""
 
@@ -166,10 +176,10 @@ def allows_before(spec: str, version: str) -> bool:
     return not floors or max(floors) < release(version)
 
 
-def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:
+def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, tuple[str, str, int]]:
     """Normalised distribution name → the first version specifier the project's files give it
-    (top folder first)."""
-    pins: dict[str, str] = {}
+    (top folder first), the file and the line it is on."""
+    pins: dict[str, tuple[str, str, int]] = {}
     real_root = os.path.realpath(root)
     for path in project_files(root, exclude, pins_versions):
         real = os.path.realpath(path)
@@ -179,9 +189,9 @@ def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:
             text = read_regular(real, MAX_FILE_BYTES, follow_links=False)[0].decode("utf-8", "replace")
         except SourceError:
             continue
-        for name, spec in _requirements(path, text):
+        for name, spec, line in _requirements(path, text):
             if spec:
-                pins.setdefault(name, spec)
+                pins.setdefault(name, (spec, path, line))
     return pins
 
 
@@ -191,18 +201,19 @@ def pins_versions(path: str) -> bool:
     return os.path.basename(path).lower() in PIN_FILES or document_kind(path) == "requirements"
 
 
-def _requirements(path: str, text: str) -> list[tuple[str, str]]:
-    """(normalised name, specifier) of each requirement the file states."""
+def _requirements(path: str, text: str) -> list[tuple[str, str, int]]:
+    """(normalised name, specifier, 0-based line) of each requirement the file states."""
     kind = "setup.py" if os.path.basename(path).lower() == "setup.py" else document_kind(path)
     if kind == "setup.py":
         strings = _install_requires(text)
     elif kind == "pyproject":
-        strings = _project_dependencies(text)
+        source = SourceText(text)  # TOML keeps no places: a string's is where its text first is
+        strings = [(d, source.position(max(text.find(d), 0))[0]) for d in _project_dependencies(text)]
     else:
         items = items_of(kind, SourceText(text)) if kind is not None else []
-        return [(item.name, item.spec) for item in items if item.kind == "requirement"]
-    items = [requirement_at(s, 0, 0, kind) for s in strings]
-    return [(item.name, item.spec) for item in items if item is not None]
+        return [(item.name, item.spec, item.range.start_line) for item in items if item.kind == "requirement"]
+    items = [requirement_at(s, line, 0, kind) for s, line in strings]
+    return [(item.name, item.spec, item.range.start_line) for item in items if item is not None]
 
 
 def _project_dependencies(text: str) -> list[str]:
@@ -219,12 +230,14 @@ def _project_dependencies(text: str) -> list[str]:
     return [d for group in groups if isinstance(group, list) for d in group if isinstance(d, str)]
 
 
-def _install_requires(text: str) -> list[str]:
-    """The string literals of every `install_requires=[...]` keyword in setup.py (not run)."""
+def _install_requires(text: str) -> list[tuple[str, int]]:
+    """The string literals of every `install_requires=[...]` keyword in setup.py (not run),
+    each with its 0-based line."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    return [item.value for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
+    return [(item.value, item.lineno - 1) for node in ast.walk(tree)
+            if isinstance(node, ast.keyword) and node.arg == "install_requires"
             and isinstance(node.value, (ast.List, ast.Tuple))
             for item in node.value.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]

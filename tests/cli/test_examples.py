@@ -21,7 +21,7 @@ EXPECTED = {
     59: ["NPU107"],  # backend="nccl"
     61: ["NPU103"],  # torch.cuda.set_device
     62: ["NPU101"],  # f"cuda:{local_rank}"
-    65: ["NPU101", "NPU103", "NPU113"],  # "cuda" if torch.cuda.is_available(): silently the CPU
+    65: ["NPU103", "NPU113"],  # "cuda" if torch.cuda.is_available(): silently the CPU; "cuda" related to the test
     69: ["NPU102"],  # Net().cuda()
     72: ["NPU103"],  # torch.cuda.device_count
     73: ["NPU403"],  # nn.DataParallel

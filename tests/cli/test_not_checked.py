@@ -52,7 +52,8 @@ def test_json(project: Path, capsys) -> None:
     assert json.loads(out) == [{
         "code": "E902", "message": WHY, "severity": "error", "filename": "bad.py", "cell": None,
         "location": {"row": 1, "column": 1}, "end_location": {"row": 1, "column": 1},
-        "url": "https://github.com/ascend-lsp/ascend-lsp/blob/main/docs/rules/E902.md", "fix": None, "origin": None}]
+        "url": "https://github.com/ascend-lsp/ascend-lsp/blob/main/docs/rules/E902.md", "fix": None, "origin": None,
+        "related": []}]
 
 
 def test_sarif(project: Path, capsys, validator) -> None:  # noqa: F811

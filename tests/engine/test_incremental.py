@@ -15,7 +15,7 @@ EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "train_cuda.py").r
 
 
 def snapshot(analysis):
-    return [(f.code, f.range, f.message, [(e.range, e.new_text) for fix in f.fixes for e in fix.edits])
+    return [(f.code, f.range, f.message, [(e.range, e.new_text) for fix in f.fixes for e in fix.edits], f.related)
             for f in analysis.findings]
 
 

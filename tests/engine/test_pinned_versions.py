@@ -82,3 +82,26 @@ def test_the_cache_key_follows_the_pins(tmp_path: Path) -> None:
     old = settings_key(SETTINGS, ProjectContext(str(tmp_path)))
     (tmp_path / "requirements.txt").write_text("torch==2.6.0\n", encoding="utf-8")
     assert settings_key(SETTINGS, ProjectContext(str(tmp_path))) != old
+
+
+@pytest.mark.parametrize(("name", "text", "line"), [
+    ("pyproject.toml", '[project]\nname = "p"\ndependencies = [\n  "numpy",\n  "torch>=2.1,<2.6",\n]\n', 4),
+    ("setup.py", 'from setuptools import setup\n\nsetup(\n    name="p",\n    install_requires=["numpy",\n'
+                 '                      "torch==2.1.0"],\n)\n', 5),
+    ("requirements.txt", "numpy\n# the accelerator\ntorch==2.1.0\n", 2),
+])
+def test_a_pin_is_related_where_it_is_written(tmp_path: Path, name: str, text: str, line: int) -> None:
+    """NPU109 and NPU112 relate the pin they read, a line of the file that holds it."""
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    project = ProjectContext(str(tmp_path))
+    assert project.pin_place("torch") == (str(tmp_path / name), line)
+    found = analyze(CODE, SETTINGS, str(tmp_path / "train.py"), project=project).findings
+    assert {f.code: [(r.path, r.range.start_line) for r in f.related] for f in found} == {
+        "NPU109": [(str(tmp_path / name), line)], "NPU112": [(str(tmp_path / name), line)]}
+
+
+def test_the_cache_key_follows_where_a_pin_is(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("torch==2.1.0\n", encoding="utf-8")
+    old = settings_key(SETTINGS, ProjectContext(str(tmp_path)))
+    (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.1.0\n", encoding="utf-8")
+    assert settings_key(SETTINGS, ProjectContext(str(tmp_path))) != old

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_lsp.analysis import analyze
+from ascend_lsp.analysis import analyze, fix_text
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Severity
 
@@ -38,25 +38,27 @@ def setup(model, args):
 '''
 
 
-def test_code_under_a_cuda_test_is_info_and_the_test_keeps_its_warning() -> None:
+def test_code_under_a_cuda_test_is_listed_with_the_test_s_warning() -> None:
     assert found(GUARDED) == [
-        ("NPU103", 5, WARNING), ("NPU102", 6, INFO), ("NPU103", 7, INFO),  # the test, then what it guards
-        ("NPU101", 8, WARNING), ("NPU103", 9, INFO),  # `and not ...` still requires CUDA
+        ("NPU103", 5, WARNING),  # the test, with what it guards (lines 6 and 7) as related locations
+        ("NPU101", 8, WARNING),  # `and not ...` still requires CUDA: line 9 is related
         ("NPU103", 11, WARNING), ("NPU103", 13, WARNING),  # `or` may pass without CUDA; the else runs on the NPU
-        ("NPU102", 14, INFO), ("NPU103", 14, WARNING),
+        ("NPU103", 14, WARNING),  # the conditional expression's test, with its `model.cuda()`
     ]
-    assert messages(GUARDED)[7].endswith("(Runs only when `torch.cuda.is_available()` passes: on an NPU host not "
-                                         "before that CUDA test is changed, and then this needs the change too.)")
+    related = [[(r.range.start_line + 1, r.message[:25]) for r in f.related] for f in analyze(GUARDED, Settings()).findings]
+    assert related == [[(6, "inside the guard: NPU102 "), (7, "inside the guard: NPU103 ")],
+                       [(9, "inside the guard: NPU103 ")], [], [], [(14, "inside the guard: NPU102 ")]]
 
 
-def test_a_guarded_finding_keeps_its_fix_and_the_rocm_branch_shows_its_fix_only() -> None:
+def test_a_guarded_call_is_ported_with_its_test_and_the_rocm_branch_shows_its_fix_only() -> None:
     text = "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n" \
            "if torch.version.hip:\n    torch.cuda.synchronize()\n"
-    findings = analyze(text, Settings()).findings
-    guarded, rocm = findings[1], findings[2]
-    assert (guarded.range.start_line, guarded.fix.applicability.value) == (2, "safe")
+    guard, rocm = analyze(text, Settings()).findings
+    assert [r.range.start_line for r in guard.related] == [2]
     assert (rocm.range.start_line, rocm.severity, rocm.fix.applicability.value) == (4, INFO, "display")
     assert rocm.message.endswith("(For another backend (ROCm, XPU, MPS, HPU, ...): it does not run on the NPU.)")
+    assert fix_text(text, Settings()).text.splitlines()[2:4] == ["if torch.npu.is_available():",
+                                                                "    torch.npu.synchronize()"]
 
 
 DEVICE_STRINGS = '''import torch

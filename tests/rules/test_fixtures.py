@@ -1,5 +1,5 @@
 """Every rule has a fixture: cases that must fire above `# --- not flagged ---`, cases that
-must not below it, the exact findings (`CODE.expected`) and, for rules with fixes, the
+must not below it, the exact findings with their related locations (`CODE.expected`) and, for rules with fixes, the
 exact text after applying them all (`CODE.fixed.py`), which must parse and be stable; and
 where `fix-style = "portable"` writes something else, that text (`CODE.portable.fixed.py`,
 `NAME.portable.fixed` in CODE/)."""
@@ -7,6 +7,7 @@ where `fix-style = "portable"` writes something else, that text (`CODE.portable.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,15 +43,23 @@ def settings_for(code: str, text: str = "", folder: Path = FIXTURES) -> Settings
     return settings
 
 
-def render(findings) -> str:
+def span(r) -> str:
+    return f"{r.start_line + 1}:{r.start_col + 1}-{r.end_line + 1}:{r.end_col + 1}"
+
+
+def render(findings, folder: Path = FIXTURES) -> str:
+    """A line per finding, then its first fix's title and its related locations (`path:` before
+    the span of one in another file, relative to the fixture's folder), each indented."""
     lines = []
     for f in findings:
-        r = f.range
         fix = f.fix
         tag = f" [{fix.applicability.value}]" if fix and fix.edits else ""
-        lines.append(f"{r.start_line + 1}:{r.start_col + 1}-{r.end_line + 1}:{r.end_col + 1} {f.code}{tag} {f.message}")
+        lines.append(f"{span(f.range)} {f.code}{tag} {f.message}")
         if fix:
             lines.append(f"    fix: {fix.title}")
+        for related in f.related:
+            where = Path(os.path.relpath(related.path, folder)).as_posix() + ":" if related.path else ""
+            lines.append(f"    related: {where}{span(related.range)} {related.message}")
     return "\n".join(lines) + "\n"
 
 
@@ -93,7 +102,7 @@ def test_fixture(code: str, source_path: Path, update_fixtures: bool) -> None:
     assert not late, f"fired in the not-flagged section: {render(late)}"
     in_folder = source_path.parent != FIXTURES
     expected = source_path.with_name(source_path.name + ".expected") if in_folder else FIXTURES / f"{code}.expected"
-    check_or_update(expected, render(analysis.findings), update_fixtures)
+    check_or_update(expected, render(analysis.findings, source_path.parent), update_fixtures)
 
     fixed_path = source_path.with_name(source_path.name + ".fixed") if in_folder else FIXTURES / f"{code}.fixed.py"
     fixed = fix_text(text, settings, str(source_path), unsafe=True, project=project)

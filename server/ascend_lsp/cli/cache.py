@@ -27,7 +27,7 @@ from ..sources import SourceError, read_regular
 from .results import FileResult, Record
 
 CACHE_DIR = ".lsp-check-cache"
-CACHE_FORMAT = 4  # bump when an entry's shape changes
+CACHE_FORMAT = 5  # bump when an entry's shape changes
 MAX_BYTES = 256 * 1024 * 1024  # larger is not a cache lsp-check wrote: discarded unread
 
 Stamp = tuple[int, int, int, int]  # mtime_ns, size, ctime_ns, inode

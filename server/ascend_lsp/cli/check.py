@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 from ..analysis import analyze, fix_text
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
-from ..engine.model import Finding
+from ..engine.model import Finding, Related
 from ..engine.text import SourceText
 from ..knowledge.files import TableError
 from ..project import ProjectContext, Projects
@@ -76,8 +76,15 @@ def records_of(source: Source, findings: list[Finding], index: SourceText | None
             [(e.range.start_line, e.range.start_col, e.range.end_line, e.range.end_col, e.new_text)
              for e in fix.edits] if fix else [],
             {k: v for k, v in f.extra.items() if isinstance(v, (str, int, float, bool, type(None)))},
+            [_related(source, r) for r in f.related],
         ))
     return out
+
+
+def _related(source: Source, related: Related) -> tuple:
+    r = related.range
+    cell, cell_line = ("", r.start_line) if related.path else source.location(r.start_line)
+    return related.path, cell, cell_line, r.start_line, r.start_col, r.end_line, r.end_col, related.message
 
 
 def write_atomically(source: Source, data: bytes, trees: tuple[str, ...] = ()) -> str:

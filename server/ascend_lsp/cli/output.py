@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -53,6 +54,29 @@ def where(path: str, r: Record) -> str:
     return f"{path}:{r.line + 1}:{r.col + 1}"
 
 
+def shown_path(path: str) -> str:
+    """Another file's path as a related location names it: relative to the current folder
+    where it lies below it (as the checked files are named), else as it is."""
+    try:
+        relative = os.path.relpath(path) if os.path.isabs(path) else path
+    except ValueError:  # on another Windows drive
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def related_where(path: str, related: tuple) -> str:
+    """path:line:col of a related location (results.Record.related), 1-based; `path`: the finding's file."""
+    other, cell, cell_line, line, col = related[:5]
+    shown = shown_path(other) if other else path
+    return f"{shown}:{cell}:{cell_line + 1}:{col + 1}" if cell else f"{shown}:{line + 1}:{col + 1}"
+
+
+def notes(path: str, r: Record) -> list[str]:
+    """`note: message (path:line:col)` per related location: the place last, so that no
+    reader of `path:line:col: CODE message` lines takes a note for a finding."""
+    return [f"note: {related[7]} ({related_where(path, related)})" for related in r.related]
+
+
 def marker(r: Record) -> str:
     return {"safe": "[*] ", "unsafe": "[-] "}.get(r.fix_applicability, "")
 
@@ -65,6 +89,8 @@ def concise(results: list[FileResult]) -> Iterable[str]:
     for result in results:
         for r in result.records:
             yield f"{where(result.path, r)}: {r.code} {marker(r)}{r.message}"
+            for note in notes(result.path, r):
+                yield "    " + note
 
 
 def full(results: list[FileResult]) -> Iterable[str]:
@@ -83,6 +109,8 @@ def full(results: list[FileResult]) -> Iterable[str]:
             if r.fix_title:
                 kind = {"safe": "fix", "unsafe": "unsafe fix", "display": "suggestion"}.get(r.fix_applicability, "fix")
                 yield f"{' ' * len(number)} = {kind}: {r.fix_title}"
+            for note in notes(result.path, r):
+                yield f"{' ' * len(number)} = {note}"
             yield f"{' ' * len(number)} = docs: {url(r.code)}"
             yield ""
 
@@ -107,6 +135,13 @@ def as_json(results: list[FileResult]) -> str:
                                "end_location": {"row": c + 1, "column": d + 1}} for a, b, c, d, text in r.edits],
                 } if r.fix_title else None,
                 "origin": r.extra.get("source") or None,
+                "related": [{
+                    "message": message,
+                    "filename": shown_path(other) if other else result.path,
+                    "cell": cell or None,
+                    "location": {"row": line + 1, "column": col + 1},
+                    "end_location": {"row": end_line + 1, "column": end_col + 1},
+                } for other, cell, _, line, col, end_line, end_col, message in r.related],
             })
     return json.dumps(out, indent=2, ensure_ascii=False)
 
@@ -129,6 +164,7 @@ def sarif(results: list[FileResult]) -> str:
         })
     sarif_results = []
     for result in results:
+        here = {"uri": result.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"}
         for fingerprint, r in fingerprinted(result):
             region = {"startLine": r.line + 1, "startColumn": r.col + 1, "endLine": r.end_line + 1,
                       "endColumn": r.end_col + 1}
@@ -138,16 +174,30 @@ def sarif(results: list[FileResult]) -> str:
                 "level": SARIF_LEVEL[r.severity],
                 "message": {"text": r.message},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": result.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": here,
                     "region": region,
                 }}],
                 "partialFingerprints": {"lspCheckKey/v1": fingerprint},
             }
+            if r.related:
+                # GitHub code scanning links a related location only where the message embeds it
+                links = ", ".join(f"[{related_where(result.path, related)}]({number})"
+                                  for number, related in enumerate(r.related))
+                entry["message"] = {"text": f"{_sarif_literal(r.message)} Related: {links}."}
+                entry["relatedLocations"] = [{
+                    "id": number,
+                    "message": {"text": message},
+                    "physicalLocation": {
+                        "artifactLocation": elsewhere(other) if other else here,
+                        "region": {"startLine": line + 1, "startColumn": col + 1, "endLine": end_line + 1,
+                                   "endColumn": end_col + 1},
+                    },
+                } for number, (other, _, _, line, col, end_line, end_col, message) in enumerate(r.related)]
             if r.edits and r.fix_applicability in ("safe", "unsafe"):
                 entry["fixes"] = [{
                     "description": {"text": r.fix_title},
                     "artifactChanges": [{
-                        "artifactLocation": {"uri": result.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
+                        "artifactLocation": here,
                         "replacements": [{
                             "deletedRegion": {"startLine": a + 1, "startColumn": b + 1, "endLine": c + 1,
                                               "endColumn": d + 1},
@@ -174,6 +224,20 @@ def sarif(results: list[FileResult]) -> str:
     return json.dumps(log, indent=2, ensure_ascii=False)
 
 
+def _sarif_literal(text: str) -> str:
+    """Plain text in a SARIF message with embedded links: its brackets escaped (SARIF 2.1.0 §3.11.6)."""
+    return text.replace("[", "\\[").replace("]", "\\]")
+
+
+def elsewhere(path: str) -> dict:
+    """The SARIF artifactLocation of another file: relative to the checked tree's root
+    (%SRCROOT%) where it lies below the current folder, else its file URI."""
+    shown = shown_path(path)
+    if os.path.isabs(shown):
+        return {"uri": Path(shown).as_uri()}
+    return {"uri": shown.replace("\\", "/"), "uriBaseId": "%SRCROOT%"}
+
+
 def invocation(results: list[FileResult]) -> dict:
     """What kept the run from checking everything (unreadable files, failed rules), as
     SARIF tool notifications, so code scanning shows them too."""
@@ -198,7 +262,8 @@ def github(results: list[FileResult]) -> Iterable[str]:
         for r in result.records:
             props = (f"file={_escape_github(result.path, True)},line={r.line + 1},col={r.col + 1},"
                      f"endLine={r.end_line + 1},endColumn={r.end_col + 1},title={r.code}")
-            yield f"::{GITHUB_LEVEL[r.severity]} {props}::{_escape_github(f'{r.code} {r.message}')}"
+            text = "\n".join([f"{r.code} {r.message}", *notes(result.path, r)])
+            yield f"::{GITHUB_LEVEL[r.severity]} {props}::{_escape_github(text)}"
 
 
 def junit(results: list[FileResult]) -> str:
@@ -222,7 +287,8 @@ def junit(results: list[FileResult]) -> str:
             case = ElementTree.SubElement(suite, "testcase", classname=result.path,
                                           name=f"{r.code} at {where(result.path, r)}")
             failure = ElementTree.SubElement(case, "failure", message=_xml(r.message), type=r.code)
-            failure.text = _xml(f"{where(result.path, r)}: {r.code} {r.message}\n{r.source_line}\ndocs: {url(r.code)}")
+            failure.text = _xml("\n".join([f"{where(result.path, r)}: {r.code} {r.message}", r.source_line,
+                                            *notes(result.path, r), f"docs: {url(r.code)}"]))
             cases += 1
             failures += 1
         suite.set("tests", str(cases))
@@ -246,7 +312,8 @@ def gitlab(results: list[FileResult]) -> str:
     for result in results:
         for fingerprint, r in fingerprinted(result):
             out.append({
-                "description": f"{r.code} {r.message}",
+                # one line: the merge request widget shows no other field of a related place
+                "description": "; ".join([f"{r.code} {r.message}", *notes(result.path, r)]),
                 "check_name": r.code,
                 "fingerprint": fingerprint,
                 "severity": GITLAB_SEVERITY[r.severity],

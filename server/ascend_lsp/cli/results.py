@@ -24,6 +24,9 @@ class Record:
     fix_applicability: str = ""  # safe | unsafe | display | ""
     edits: list = field(default_factory=list)  # [(line, col, end_line, end_col, text)]
     extra: dict = field(default_factory=dict)
+    # [(path, cell, cell_line, line, col, end_line, end_col, message)]: path "" for this file, whose
+    # lines and cells the numbers are of (engine.model.Related); another file's have no cell
+    related: list = field(default_factory=list)
 
     def fields(self) -> tuple:
         """The fields in order, as `Record(*fields)` takes them (not copied, unlike

@@ -528,7 +528,8 @@ def _shift(findings: Sequence[Finding], delta: int, first: int) -> Sequence[Find
     return [
         Finding(f.code, move(f.range), _renumbered(f.message, delta) if f.code == "E999" else f.message, f.severity,
                 tuple(replace(fix, edits=tuple(replace(e, range=move(e.range)) for e in fix.edits)) for fix in f.fixes),
-                f.deprecated, f.origin, f.extra)
+                f.deprecated, f.origin, f.extra,
+                tuple(r if r.path else replace(r, range=move(r.range)) for r in f.related))
         for f in findings
     ]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .guards import backend_module
-from .model import Applicability, Edit, Finding, Fix, Range, Severity
+from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import RuleSet
 from ..knowledge.api_tables import Tables
 from .test_suites import SuiteFile, is_test_file
@@ -89,6 +89,8 @@ class Checker:
         self.on_npu: list[Range] = []
         self.other_backend: list[Range] = []
         self.guarded: list[tuple[Range, Range]] = []
+        # the statement's findings lowered for a CUDA test: (finding, the test, its message without the reason)
+        self.under_guard: list[tuple[Finding, Range, str]] = []
         # the statement's Branches, their ranges made at its first NPU1xx-4xx finding (most have none)
         self.branches: list = []
         self.ranged = False
@@ -125,13 +127,14 @@ class Checker:
 
     def report(self, code: str, where: ast.AST | Range, message: str | None = None, fixes: tuple[Fix, ...] = (),
                *, origin: str = "", deprecated: bool = False, extra: dict | None = None,
-               severity: Severity | None = None, **fmt) -> None:
+               severity: Severity | None = None, related: tuple[Related, ...] = (), **fmt) -> None:
         if code not in self.active:
             return
         rule = self.rules[code]
         if self.in_type_only and not rule.on_type_only:
             return
         rng = where if isinstance(where, Range) else self.source.range_of(where)
+        guard = None  # (the CUDA test this finding is lowered for, its message without the reason)
         # (a launch script's or Dockerfile's arms come as off_npu/on_npu ranges, packaging_analysis.py)
         if (self.branches or self.cuda_module or self.off_npu or self.on_npu) and code[:3] == "NPU" \
                 and code[3:4] in "12345":
@@ -139,7 +142,7 @@ class Checker:
                 self._range_branches()
             text = message if message is not None else rule.message.format(**fmt)
             lowered = max(severity or rule.severity, Severity.INFO)
-            guard = next((test for branch, test in self.guarded if _within(rng, [branch])), None)
+            test = next((test for branch, test in self.guarded if _within(rng, [branch])), None)
             if self.cuda_module or _within(rng, self.off_npu) or _within(rng, self.other_backend):
                 severity = lowered
                 message = text + (CUDA_MODULE.format(module=self.cuda_module) if self.cuda_module
@@ -148,12 +151,12 @@ class Checker:
                 fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
                 return  # the branch's test (`is_torch_npu_available()`, a device of type "npu") loaded torch_npu
-            elif guard is not None and code[3] == "1" and lowered != (severity or rule.severity):
-                # the test is the finding to act on; the fix stays, to apply with the test's. Only
-                # CUDA names (NPU1xx), ported with the test: what is unsupported or differs on the
-                # NPU (NPU2xx-4xx) fails there once the test passes
-                severity = lowered
-                message = text + GUARDED.format(test=self._test_text(guard))
+            elif test is not None and code[3] == "1" and lowered != (severity or rule.severity):
+                # the test is the finding to act on: where it has one, this is listed with it
+                # (_relate_guarded). Only CUDA names (NPU1xx), ported with the test: what is
+                # unsupported or differs on the NPU (NPU2xx-4xx) fails there once the test passes
+                severity, guard = lowered, (test, text)
+                message = text + GUARDED.format(test=self._test_text(test))
         if self.test_file and code[:3] == "NPU" and (severity or rule.severity) < Severity.INFO:
             if self.suite is None:
                 self.suite = SuiteFile(self.source)
@@ -163,7 +166,7 @@ class Checker:
                 message = (message if message is not None else rule.message.format(**fmt)) + reason
                 # shown, never applied: the suite runs where its authors run it, CUDA's tests on CUDA
                 fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
-        self.findings.append(Finding(
+        finding = Finding(
             code=code,
             range=rng,
             message=message if message is not None else rule.message.format(**fmt),
@@ -172,7 +175,11 @@ class Checker:
             deprecated=deprecated,
             origin=origin,
             extra=extra or {},
-        ))
+            related=related,
+        )
+        if guard is not None:
+            self.under_guard.append((finding, *guard))
+        self.findings.append(finding)
 
     # --- fixes -------------------------------------------------------------------------
     def replace(self, where: ast.AST | Range, text: str) -> Edit:
@@ -208,12 +215,37 @@ class Checker:
             self._run(events)
             return
         self.branches, self.ranged = backends, False
+        before = len(self.findings)
         try:
             self._run(events)
+            if self.under_guard:
+                self._relate_guarded(before)
         finally:
             if self.ranged:
                 self.off_npu, self.on_npu, self.other_backend, self.guarded = [], [], [], []
-            self.branches, self.ranged = [], False
+            self.branches, self.ranged, self.under_guard = [], False, []
+
+    def _relate_guarded(self, before: int) -> None:
+        """Where a CUDA test has a finding of its own (`torch.cuda.is_available` in `if
+        torch.cuda.is_available():`), the findings lowered for it are listed with it as related
+        locations, and not reported again on their own: changing the test is the first step,
+        and the code inside is reported with its own fixes once the test runs on the NPU. The
+        test's most severe finding (the first of equals) takes them. A test without a finding
+        (`if use_cuda:`) leaves them where they are, each saying why it is lowered."""
+        statement = self.findings[before:]
+        lowered = {id(finding) for finding, _, _ in self.under_guard}
+        listed: set[int] = set()
+        for test in dict.fromkeys(test for _, test, _ in self.under_guard):
+            on_test = [f for f in statement if id(f) not in lowered and _within(f.range, [test])]
+            if not on_test:
+                continue
+            anchor = min(on_test, key=lambda f: (f.severity, f.range))
+            inside = sorted(((f, text) for f, guard, text in self.under_guard if guard == test),
+                            key=lambda pair: pair[0].range)
+            anchor.related += tuple(Related(f.range, f"inside the guard: {f.code} {text}") for f, text in inside)
+            listed.update(id(f) for f, _ in inside)
+        if listed:
+            self.findings[before:] = [f for f in statement if id(f) not in listed]
 
     def _range_branches(self) -> None:
         backends = self.branches

@@ -56,6 +56,18 @@ class Fix:
     style: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Related:
+    """A place a finding's reader needs beside its own: CUDA code a reported guard holds, or
+    where a fact from another file comes from. `path` is that file's, "" for the finding's own
+    text. In another file only the line counts: the adapters read no other file to place a
+    column, and show the line's start."""
+
+    range: Range
+    message: str
+    path: str = ""
+
+
 @dataclass(slots=True)
 class Finding:
     code: str
@@ -66,6 +78,7 @@ class Finding:
     deprecated: bool = False
     origin: str = ""  # the table (and version) the fact came from, when table-driven
     extra: dict = field(default_factory=dict)  # rule-specific facts an adapter may show (hover)
+    related: tuple[Related, ...] = ()  # in position order
 
     @property
     def fix(self) -> Fix | None:

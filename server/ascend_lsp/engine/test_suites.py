@@ -223,13 +223,14 @@ class SuiteFile:
         return bool(words & _CUDA_WORDS and words & _REQUIRES) and not words & _NEGATIONS
 
     def gated_function(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """A test skipped without CUDA by its decorators or an `if ...: pytest.skip()` it begins with."""
+        """A test skipped without CUDA by its decorators or, named as pytest collects it (`test*`), by an
+        `if ...: pytest.skip()` it begins with."""
         known = self._gated_functions.get(id(func))
         if known is not None and known[0] is func:
             return known[1]
-        gated = any(self.skip_mark(d) for d in func.decorator_list) or any(
+        gated = any(self.skip_mark(d) for d in func.decorator_list) or func.name.startswith("test") and any(
             type(stmt) is ast.If and skips_without_cuda(stmt.test, self.gates) and _leaves(stmt.body[0])
-            for stmt in _opening(func.body))
+            for stmt in _opening(func.body))  # a helper that returns early is code under a guard (guards.py)
         self._gated_functions[id(func)] = (func, gated)
         return gated
 

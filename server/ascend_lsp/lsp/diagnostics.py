@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsprotocol import types
+from pygls.uris import from_fs_path
 
 from ..engine.analyzer import Analysis
 from ..engine.config import Settings
-from ..engine.model import Applicability, Finding
+from ..engine.model import Applicability, Finding, Related
 from ..engine.noqa import add_noqa
 from ..rules import RULE_SET, RULES
 from ..rules.pages import rule_url
@@ -100,19 +101,46 @@ def _diagnostic(finding: Finding, view: View, snapshot: Snapshot, lines: Lines,
     if noqa:
         data["noqa"] = _noqa_data(finding, view, lines)
     rule = RULES.get(finding.code)
+    related = [placed for placed in (_related(r, snapshot, lines) for r in finding.related) if placed]
+    message = finding.message
+    if related and not snapshot.related:
+        message += "".join(f"\n{r.message} ({_line_of(r.location, view.uri)})" for r in related)
     diagnostic = types.Diagnostic(
         range=rng,
-        message=finding.message,
+        message=message,
         severity=types.DiagnosticSeverity(int(finding.severity)),
         code=finding.code,
         code_description=types.CodeDescription(href=rule_url(rule.code, snapshot.settings.docs_url)) if rule else None,
         source=SOURCE,
         tags=[types.DiagnosticTag.Deprecated] if finding.deprecated else None,
+        related_information=related if related and snapshot.related else None,
         data=data,
     )
-    plain = {"range": range_json(rng), "code": finding.code, "message": finding.message,
-             "severity": int(finding.severity), "deprecated": finding.deprecated, "data": data}
+    plain = {"range": range_json(rng), "code": finding.code, "message": message,
+             "severity": int(finding.severity), "deprecated": finding.deprecated, "data": data,
+             "related": [[r.location.uri, range_json(r.location.range), r.message] for r in related]}
     return diagnostic, plain
+
+
+def _related(related: Related, snapshot: Snapshot, lines: Lines) -> types.DiagnosticRelatedInformation | None:
+    """A related location: in this text (the client document, or the cell, it lies in), or
+    the start of a line of another file (engine.model.Related); None outside every document."""
+    rng = related.range
+    if related.path:
+        start = types.Position(rng.start_line, 0)
+        location = types.Location(from_fs_path(related.path) or related.path, types.Range(start, start))
+    else:
+        view = snapshot.view_at(rng.start_line)
+        if view is None:
+            return None
+        location = types.Location(view.uri, lines.range(rng, view.first))
+    return types.DiagnosticRelatedInformation(location, related.message)
+
+
+def _line_of(location: types.Location, uri: str) -> str:
+    """Where a related location is, for a message: `line 4`, or `file.py:4` in another document."""
+    line = location.range.start.line + 1
+    return f"line {line}" if location.uri == uri else f"{os.path.basename(location.uri)}:{line}"
 
 
 def _fix_data(fix, view: View, snapshot: Snapshot, lines: Lines) -> dict | None:

@@ -66,7 +66,7 @@ def register(server: AscendLanguageServer) -> None:
             settings = server.settings.for_path(path)  # on the loop: the store is not thread-safe
             report = await loop.run_in_executor(disk.pool, disk.report, path, uri, settings,
                                                 server.settings.generation, encoding,
-                                                server.projects.for_path(path, settings))
+                                                server.projects.for_path(path, settings), server.related_information)
             if report is not None:
                 items.append(workspace_item(uri, None, report, previous))
         return types.WorkspaceDiagnosticReport(items=items)
@@ -88,7 +88,7 @@ class DiskReports:
         self._cache: dict[str, tuple[tuple, Report]] = {}
 
     def report(self, path: str, uri: str, settings: Settings, generation: int, encoding: str,
-               project: ProjectContext | None) -> Report | None:
+               project: ProjectContext | None, related: bool) -> Report | None:
         from ..source_codec import read_source
         from ..sources import SourceError
 
@@ -107,7 +107,7 @@ class DiskReports:
             snapshot = Snapshot(0, generation, "", path, settings, (view,), None, None, encoding)
             report = unchecked_reports(snapshot, str(exc))[uri]
         else:
-            snapshot = Snapshot(0, generation, text, path, settings, (view,), None, None, encoding)
+            snapshot = Snapshot(0, generation, text, path, settings, (view,), None, None, encoding, related=related)
             report = convert(analyze(text, settings, path, project=project), snapshot)[uri]
         self._cache[path] = (key, report)
         return report

@@ -144,7 +144,7 @@ class Scheduler:
         return Snapshot(version, server.settings.generation, text, path, settings, views,
                         subject.base if edit is not None else None, edit, server.workspace.position_encoding,
                         runs, subject.runs_stamp, server.projects.for_path(path, settings),
-                        language_kind(server.workspace, subject.uri))
+                        language_kind(server.workspace, subject.uri), server.related_information)
 
     def _start(self, subject: Subject) -> None:
         subject.timer = None

@@ -36,6 +36,15 @@ class ServerBase(LanguageServer):
         caps = self.client_capabilities.text_document
         return caps is not None and caps.diagnostic is not None
 
+    @property
+    def related_information(self) -> bool:
+        """The client shows `Diagnostic.relatedInformation`: it says so for pushed diagnostics,
+        or for pulled ones (LSP 3.18). A 3.17 client that pulls declares it for the push model
+        only (vscode-languageclient 9), and shows it either way."""
+        caps = self.client_capabilities.text_document
+        return caps is not None and any(c is not None and bool(c.related_information)
+                                        for c in (caps.publish_diagnostics, caps.diagnostic))
+
     def show_config_error(self, message: str) -> None:
         if message not in self._shown:
             self._shown.add(message)

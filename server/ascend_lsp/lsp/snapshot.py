@@ -41,6 +41,7 @@ class Snapshot:
     runs_stamp: int = 0
     project: ProjectContext | None = None  # the file's project (project.py)
     kind: str | None = None  # what the editor's language id says the document is ("shell"); None: its path decides
+    related: bool = False  # the client shows a diagnostic's related information (else the message says it)
 
     def view_at(self, line: int) -> View | None:
         index = bisect.bisect_right([v.first for v in self.views], line) - 1

@@ -11,7 +11,7 @@ import re
 from typing import TypeGuard
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Fix, Severity
+from ..engine.model import Applicability, Fix, Range, Related, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
 from ..engine.shell_script import Assignment, Command, ShellScript
@@ -90,7 +90,8 @@ rule(
              "says). A CUDA seed alone stays a warning: its message says the NPU's generator "
              "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
              "\"cuda\":`) with no NPU branch beside it runs on an NPU host only once that test is changed: the "
-             "test keeps its finding, and the NPU1xx findings under it are info that names the test; so is the "
+             "test keeps its finding, which lists the NPU1xx findings under it as related locations (info that names "
+             "the test where the test has no finding of its own); info too is the "
              "rest of a function after `if not torch.cuda.is_available(): return` (or `raise`; after "
              "`pytest.skip(...)` that test is a skip condition, info, and the test after it is to port), a "
              "`case \"cuda\":` of a `match`, and a `pytest.param(...)` whose marks require CUDA "
@@ -259,7 +260,20 @@ def check_torch_npu_import(checker: Checker, ref: Reference) -> None:
         return
     fix = checker.fix("Add `import torch_npu`", Applicability.SAFE, checker.require_module("torch_npu"))
     message, severity = autoload_verdict(checker, ref.qualname)
-    checker.report("NPU109", ref.node, message, (fix,), severity=severity)
+    checker.report("NPU109", ref.node, message, (fix,), severity=severity,
+                   related=pinned_at(checker, "torch-npu", "torch", "pytorch"))
+
+
+def pinned_at(checker: Checker, *names: str) -> tuple[Related, ...]:
+    """Where the project pins the first of `names` it pins (the pin a verdict read, in the same
+    order), as a related location in that file."""
+    project = checker.project
+    for name in names if project is not None else ():
+        place = project.pin_place(name)
+        if place is not None:
+            path, line = place
+            return (Related(Range(line, 0, line, 0), f"`{name}` pinned here (`{project.pin(name)}`)", path),)
+    return ()
 
 
 def autoload_verdict(checker: Checker, qualname: str) -> tuple[str, Severity]:
@@ -436,7 +450,8 @@ def check_integer_device(checker: Checker, call: ast.Call, qualname: str | None)
             message, severity = integer_device_verdict(checker, repr(node.value), node in mapped)
             if severity is Severity.ERROR and expects_error(checker, node):
                 severity = Severity.INFO  # a test that the call fails
-            checker.report("NPU112", node, message, severity=severity)
+            checker.report("NPU112", node, message, severity=severity,
+                           related=() if node in mapped else pinned_at(checker, "torch", "pytorch"))
 
 
 EXPECTS_ERROR = re.compile(r"with\s+(?:self\.assertRaises\w*|pytest\.raises)\(")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Fix, Severity
+from ..engine.model import Applicability, Fix, Range, Related, Severity
 from ..engine.walk import Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
@@ -200,8 +200,11 @@ def check_custom_op(checker: Checker, ref: Reference) -> None:
     if verdict.cpu:
         message = (f"`{qualname}` runs `{parts[2]}::{parts[3]}`, which this project registers with CUDA and CPU "
                    f"kernels ({index.where(verdict.cuda)}) and none for the NPU: NPU tensors have no kernel.")
+    registered = verdict.cuda  # its line in the file on disk: related by path, even where that is this file
     checker.report("NPU308", ref.node, message, name=qualname, op=f"{parts[2]}::{parts[3]}",
-                   place=index.where(verdict.cuda), severity=Severity.WARNING if verdict.cpu else None)
+                   place=index.where(registered), severity=Severity.WARNING if verdict.cpu else None,
+                   related=(Related(Range(registered.line - 1, 0, registered.line - 1, 0),
+                                    f"`{parts[2]}::{parts[3]}` registered with a CUDA kernel", registered.path),))
 
 
 # --- each call of a CUDA library; CUDA kernels chosen by configuration (real-world-rules.md, item 1)

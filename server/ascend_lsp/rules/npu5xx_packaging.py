@@ -12,7 +12,7 @@ import ast
 import re
 
 from ..engine.checker import Checker
-from ..engine.model import Applicability, Fix, Range, Severity
+from ..engine.model import Applicability, Fix, Range, Related, Severity
 from ..engine.packaging import Item, string_requirement
 from ..engine.shell_script import Assignment, Command, ShellScript
 from ..knowledge.platform import Platform, load_platform
@@ -166,10 +166,10 @@ def _pairing(checker: Checker, item: Item, items: list[Item], platform: Platform
     known = platform.torch_versions()
     paired = [v for v in known if v == version or (exact["star"] and v.startswith(version + "."))]
     message = checker.rules["NPU503"].message.format(name=item.text)
-    pins = [i.spec.replace(" ", "").lstrip("=") for i in items
+    pins = [(i, i.spec.replace(" ", "").lstrip("=")) for i in items
             if i.name == "torch-npu" and not i.conda and i.spec.startswith("==")]
-    release = next((platform.torch_for(pin) for pin in pins if platform.torch_for(pin)), None)
-    if release is not None:
+    pinned, release = next(((i, platform.torch_for(pin)) for i, pin in pins if platform.torch_for(pin)), (None, None))
+    if pinned is not None and release is not None:
         required = release["requirement"]
         if release["torch"] == version or (exact["star"] and release["torch"].startswith(version + ".")):
             return
@@ -177,7 +177,8 @@ def _pairing(checker: Checker, item: Item, items: list[Item], platform: Platform
                           checker.replace(item.spec_range, required.removeprefix("torch")))
         checker.report("NPU503", item.spec_range,
                        f"`{item.text}` does not match the pinned torch-npu {release['torch-npu']}, which requires "
-                       f"`{required}` (its Requires-Dist on PyPI).", (fix,), origin=TABLE.path, severity=Severity.ERROR)
+                       f"`{required}` (its Requires-Dist on PyPI).", (fix,), origin=TABLE.path, severity=Severity.ERROR,
+                       related=(Related(pinned.range, f"torch-npu pinned here: `{pinned.text}`"),))
     elif not paired:
         versions = sorted(known, key=lambda v: tuple(int(p) for p in v.split(".")))
         checker.report("NPU503", item.spec_range, f"{message} torch-npu pairs with torch {', '.join(versions)} "
