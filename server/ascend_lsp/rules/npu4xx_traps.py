@@ -377,16 +377,19 @@ rule(
     code="NPU409", name="hccl-collective-gap", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
     message="`{name}` is not a native HCCL collective.",
     doc=dict(
-        what="Finds `torch.distributed.gather`, `gather_object`, `scatter` and `ReduceOp.AVG`.",
+        what="Finds `torch.distributed.gather`, `scatter` and `ReduceOp.AVG`. Not `gather_object`: torch_npu "
+             "replaces it with its own, which pickles the objects and gathers the bytes, and it works on HCCL.",
         why="HCCL has no gather: torch_npu 2.13.0 runs `dist.gather` as an all_gather after broadcasting the "
-            "shapes (it warns \"HCCL doesn't support gather at the moment\"), so every rank receives every tensor. "
-            "`ReduceOp.AVG` is rejected by HCCL on 910B, and scatter support is limited.",
+            "shapes (it warns \"HCCL doesn't support gather at the moment\"), so every rank allocates and receives "
+            "the whole gather list. `ReduceOp.AVG` is rejected by HCCL on 910B, and scatter support is limited.",
         example="dist.all_reduce(grad, op=dist.ReduceOp.AVG)  # NPU409\n\n# on the NPU\n\n"
                 "dist.all_reduce(grad, op=dist.ReduceOp.SUM)\ngrad /= dist.get_world_size()",
         fix="None automatic.",
         source=real_world_citation(10, "NPU409", "sgl-project/sgl-kernel-npu#669; vllm-project/vllm-ascend#541; Ascend/pytorch#54; "
                                      "DeepLink-org/ditorch#74; Ascend/pytorch#3") +
-        "; torch_npu-2.13.0 wheel: torch_npu/distributed/distributed_c10d.py (gather via allgather).",
+        "; torch_npu-2.13.0 wheel: torch_npu/distributed/distributed_c10d.py (gather via allgather, 137-251; "
+        "gather_object pickled, then gathered, 254-317), torch_npu/_init/patches/distributed_patches.py (both put "
+        "in place of torch's, 29-42).",
     ),
 )
 
