@@ -14,6 +14,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import NPU_WORD
 from ..engine.walk import Events
+from .float64_place import float64_place
 from .npu2xx_support import dtype_test
 from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
 
@@ -110,8 +111,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     qualname = ref.qualname
     if rule.startswith("NPU3"):
         return opt_in_reference(checker, ref)
-    if rule == "NPU405" and dtype_test(checker, ref.node):
-        return Severity.INFO, DTYPE_ASKED
+    if rule == "NPU405":
+        return (Severity.INFO, DTYPE_ASKED) if dtype_test(checker, ref.node) else float64_place(checker, ref.node)
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
         return None
     if ref.type_only:
@@ -137,6 +138,12 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
+
+
+def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Severity, str] | None:
+    """The lower severity and the reason for a method found by its shape (`x.double()`) that the
+    code shows harmless; else None."""
+    return float64_place(checker, node) if rule == "NPU405" else None
 
 
 def hides_every_gpu(checker: Checker, node: ast.AST, name: str) -> bool:

@@ -83,8 +83,13 @@ rule(
     table=TableRef("mappings/torch_npu/cuda.toml", ("api", "method")),
     message="`{name}` means float64, which the NPU silently replaces with float32.",
     doc=dict(
-        what="Finds `torch.float64`, `torch.double` and `.double()`. A dtype compared with "
-             "(`x.dtype in (torch.float16, torch.float64)`) is info: the test makes no float64.",
+        what="Finds `torch.float64`, `torch.double` and `.double()` where the tensor may be on the device: "
+             "`device=` given, `.to(device)`, a collective, or a function that places tensors on a device. "
+             "Float64 the code shows on the CPU is info, with the reason: a factory (`torch.tensor(...)`, "
+             "`torch.zeros(...)`) given no `device=`, a module or tensor made in the statement and not moved, "
+             "a function or statement that places nothing on a device (data pipelines, state-dict conversions, "
+             "CPU tests), a dtype compared with (`x.dtype in (torch.float16, torch.float64)`) or chosen only "
+             "where the data already is float64.",
         why="Casting an NPU tensor to float64 gives float32 with a single warning (\"Device do not support "
             "double dtype now, dtype cast replace with float.\"), and 919 of the 1175 dtype-restricted "
             "operators exclude float64. Code that relies on double precision (loss accumulation, metrics, "

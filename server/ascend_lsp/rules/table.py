@@ -14,7 +14,8 @@ from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .device_strings import at_device_argument, device_place
-from .harmless_calls import FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, opt_in_place, reference_place
+from .harmless_calls import (FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, method_place, opt_in_place,
+                             reference_place)
 from .literal_text import literal_text_spans
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
                              styled, switch_branch, unused_import_fix, variable_branch)
@@ -278,7 +279,7 @@ def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Cal
     form = form_of("method", attr)
     portable = method_fix(checker, attr, attr_range, call, Applicability(entry.fix)) \
         if form is not None and entry.fix is not None else None
-    report(checker, entry, attr_range, shown, new, fix, portable, form)
+    report(checker, entry, attr_range, shown, new, fix, portable, form, method_place(checker, entry.rule, node))
 
 
 # --- strings: devices, backends, environment variables ------------------------------------
