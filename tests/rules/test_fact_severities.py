@@ -29,3 +29,12 @@ def test_float64_on_the_device_stays_a_warning_and_on_the_cpu_is_info() -> None:
     assert warned == [6, 7, 8, 9, 14, 19, 33]
     assert all(found[line] == [Severity.INFO.value] for line in found if line not in warned and line != 41)
     assert found[41] == [Severity.INFO.value, Severity.INFO.value]
+
+
+def test_an_api_the_list_marks_unsupported_but_the_wheel_runs_is_info() -> None:
+    found = severities("NPU201")
+    # nn.RNN, torch.std_mean, unique_consecutive, AdaptiveMaxPool2d, TransformerDecoder: every aten operator
+    # they run has an NPU kernel; torch.compiler's two only steer compilation
+    assert sorted(line for line, here in found.items() if here == [Severity.INFO.value]) == [5, 9, 11, 14, 20, 21, 22]
+    # vmap, sdp_kernel, enable_cudnn_sdp, pdist (its backward has no NPU kernel)
+    assert sorted(line for line, here in found.items() if here == [Severity.ERROR.value]) == [3, 7, 10, 24]

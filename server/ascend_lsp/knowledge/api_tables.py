@@ -72,6 +72,8 @@ class Support:
     int64: bool | None = None
     cpu_fallback: bool = False
     limitations: str = ""
+    # the aten operators it runs, each with a kernel the torch_npu wheel registers (only where the list marks ✘)
+    npu_kernels: tuple[str, ...] = ()
     origin: str = ""
 
     def supported_on(self, chip: str) -> bool:
@@ -163,6 +165,7 @@ def _merge(tables: Tables, data: dict, origin: str) -> None:
             int64=row.get("int64"),
             cpu_fallback=row.get("cpu-fallback", False),
             limitations=row.get("limitations", ""),
+            npu_kernels=tuple(row.get("npu-kernels", ())),
             origin=origin,
         )
 
