@@ -90,10 +90,10 @@ def api_rows(facts: Facts) -> list[dict]:
                   "doesn't support gather at the moment. Implemented with allgather instead.\" at 201, 229; a "
                   "real gather only with torch_npu's compatible implementation enabled on Ascend910B1-910B4_1 and "
                   f"Ascend910_9362-9392, 183-189); {hccl}")
-    rows.append(api("torch.distributed.gather", "NPU409", gather_src,
+    rows.append(api("torch.distributed.gather", "NPU409", gather_src, severity="info",
                     note="HCCL has no gather: torch_npu runs it as an all_gather, so every rank allocates and "
-                         "receives the whole gather_list (world size × the tensor): mind the memory of large "
-                         "tensors (a reduce, where one does the job, moves less)."))
+                         "receives the whole gather_list (world size × the tensor). It works; mind the memory of "
+                         "large tensors (a reduce, where one does the job, moves less)."))
     rows.append(api("torch.distributed.scatter", "NPU409",
                     f"{WHEEL_213}:torch_npu/lib/libtorch_npu.so (message \"does not support scatter\"); {hccl}",
                     note="HCCL's scatter support is limited: broadcast (or all_gather) and slice instead."))

@@ -118,15 +118,17 @@ def write_toml(path: Path, meta: dict, sections: list[tuple[str, list[dict]]]) -
 # ---------------------------------------------------------------------------------------
 # Entries (key order here is the order written)
 
-API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "note", "deprecated", "absent-in-torch", "source")
+API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "note", "severity", "deprecated", "absent-in-torch",
+            "source")
 
 
-def api(name, rule, source, *, prefix=None, if_keyword=None, replacement=None, fix=None, note=None) -> dict:
+def api(name, rule, source, *, prefix=None, if_keyword=None, replacement=None, fix=None, note=None,
+        severity=None) -> dict:
     if (replacement is None) != (fix is None):
         raise ValueError(f"{name}: replacement and fix go together")
     return {
         "name": name, "rule": rule, "prefix": prefix or None, "if-keyword": if_keyword,
-        "replacement": replacement, "fix": fix, "note": note, "source": source,
+        "replacement": replacement, "fix": fix, "note": note, "severity": severity, "source": source,
     }
 
 

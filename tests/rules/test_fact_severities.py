@@ -1,5 +1,5 @@
-"""Which findings of NPU405 and NPU201 stay warnings or errors and which the code or the facts
-lower to info (the fixtures' .expected files show the messages, not the severities)."""
+"""Which findings of NPU405, NPU201 and NPU409 stay warnings or errors and which the code or the
+facts lower to info (the fixtures' .expected files show the messages, not the severities)."""
 
 from __future__ import annotations
 
@@ -38,3 +38,9 @@ def test_an_api_the_list_marks_unsupported_but_the_wheel_runs_is_info() -> None:
     assert sorted(line for line, here in found.items() if here == [Severity.INFO.value]) == [5, 9, 11, 14, 20, 21, 22]
     # vmap, sdp_kernel, enable_cudnn_sdp, pdist (its backward has no NPU kernel)
     assert sorted(line for line, here in found.items() if here == [Severity.ERROR.value]) == [3, 7, 10, 24]
+
+
+def test_gather_runs_on_hccl_and_is_info() -> None:
+    # dist.gather (torch_npu runs it as an all_gather); scatter and ReduceOp.AVG stay warnings
+    assert severities("NPU409") == {4: [Severity.INFO.value], 5: [Severity.WARNING.value],
+                                    6: [Severity.WARNING.value], 7: [Severity.WARNING.value]}

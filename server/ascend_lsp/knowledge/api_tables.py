@@ -33,6 +33,7 @@ class Entry:
     if_keyword: str | None = None  # [[api]]: only for calls passing this keyword
     parameters: tuple[str, ...] | None = None  # [[method]]: torch's parameters; other calls are not torch's
     not_after: tuple[str, ...] = ()  # [[method]]: not reported on the result of these methods
+    severity: str | None = None  # [[api]]: reported at this severity in place of the rule's
     origin: str = ""  # the table file it came from
 
     @classmethod
@@ -52,6 +53,7 @@ class Entry:
             if_keyword=row.get("if-keyword"),
             parameters=tuple(row["parameters"]) if "parameters" in row else None,
             not_after=tuple(row.get("not-after", ())),
+            severity=row.get("severity"),
             origin=origin,
         )
 

@@ -382,8 +382,9 @@ rule(
     code="NPU409", name="hccl-collective-gap", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
     message="`{name}` is not a native HCCL collective.",
     doc=dict(
-        what="Finds `torch.distributed.gather`, `scatter` and `ReduceOp.AVG`. Not `gather_object`: torch_npu "
-             "replaces it with its own, which pickles the objects and gathers the bytes, and it works on HCCL.",
+        what="Finds `torch.distributed.scatter` and `ReduceOp.AVG`; `torch.distributed.gather` is info: it works, "
+             "as an all_gather. Not `gather_object`: torch_npu replaces it with its own, which pickles the objects "
+             "and gathers the bytes, and it works on HCCL.",
         why="HCCL has no gather: torch_npu 2.13.0 runs `dist.gather` as an all_gather after broadcasting the "
             "shapes (it warns \"HCCL doesn't support gather at the moment\"), so every rank allocates and receives "
             "the whole gather list. `ReduceOp.AVG` is rejected by HCCL on 910B, and scatter support is limited.",

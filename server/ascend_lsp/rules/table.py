@@ -114,7 +114,8 @@ def report(checker: Checker, entry: Entry, where, name: str, replacement: str | 
     matters less."""
     fixes, note = styled(checker, fix, portable, form)
     text = message(checker, entry, name, replacement) + note + (lowered[1] if lowered else "")
-    checker.report(entry.rule, where, text, fixes, severity=lowered[0] if lowered else None,
+    severity = lowered[0] if lowered else Severity.parse(entry.severity) if entry.severity else None
+    checker.report(entry.rule, where, text, fixes, severity=severity,
                    origin=entry.origin, deprecated=entry.deprecated,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
 
