@@ -2,11 +2,16 @@
 it (a list made a tensor, a data pipeline, a state dict converted); only on the device does the
 NPU compute it in float32. Read from the call that makes or casts it and from the function
 around it (or the statement, at module level): whether anything there places a tensor on a
-device at all."""
+device at all. A cast of a tensor made elsewhere (`x.to(torch.float64)` of an argument) may be of
+one on the device, as in a model's code that never names a device: only in CPU-side code (a test,
+data loading, a checkpoint's conversion) does a function without a device make it info."""
 
 from __future__ import annotations
 
 import ast
+
+import re
+from pathlib import PurePath
 
 from ..engine.checker import Checker
 from ..engine.model import Severity
@@ -28,10 +33,16 @@ COLLECTIVES = frozenset({
 DTYPE_NAMES = frozenset({"float64", "double", "float32", "float", "float16", "half", "bfloat16", "int64", "long",
                          "int32", "int", "bool", "uint8", "int8", "dtype"})
 
+# CPU-side code, by its file (tests; data loading) or its function (a checkpoint's or input's conversion)
+TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)$")
+DATA_NAMES = frozenset({"data", "dataio", "dataset", "datasets", "dataloader", "dataloaders", "transforms",
+                        "collate"})
+CONVERSION = re.compile(r"convert|state_dict|checkpoint|filter_fn|collate|to_tensor|to_double|preprocess")
+
 MADE_ON_CPU = (" (Made on the CPU: `{name}` is given no `device=` and nothing here moves it; float64 is exact "
                "there, and the NPU never sees it.)")
 NO_DEVICE = (" (Nothing in {where} places a tensor on a device (no `device=`, `.to(device)`, `.cuda()`, "
-             "`.device` or collective): its float64 tensors stay on the CPU, where float64 is exact.)")
+             "`.device` or collective){kind}: its float64 tensors stay on the CPU, where float64 is exact.)")
 KEPT = " (Chosen only where the data already is float64: it makes no float64 of its own.)"
 
 
@@ -51,8 +62,25 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
     scope_calls = [n for n in ast.walk(function) if type(n) is ast.Call] if function is not None else calls
     if _places_on_device(scope_calls, function):
         return None
+    kind = ""
+    if holder is not None and last_name(holder.func) not in FACTORIES:  # a cast of a tensor made elsewhere
+        kind = _cpu_side(checker, function)
+        if not kind:
+            return None
     where = f"`{function.name}`" if function is not None else "this statement"
-    return Severity.INFO, NO_DEVICE.format(where=where)
+    return Severity.INFO, NO_DEVICE.format(where=where, kind=kind)
+
+
+def _cpu_side(checker: Checker, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str:
+    """`, a test` (`, data loading`, `, a conversion`) where the code is CPU-side; else ""."""
+    path = PurePath(checker.path or "")
+    if TEST_FILE.match(path.stem):
+        return ", a test"
+    if path.stem in DATA_NAMES or path.parent.name in DATA_NAMES:
+        return ", data loading"
+    if function is not None and CONVERSION.search(function.name.lower()):
+        return ", a conversion"
+    return ""
 
 
 def _holding_call(calls: list[ast.Call], node: ast.expr) -> ast.Call | None:

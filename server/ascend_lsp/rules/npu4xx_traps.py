@@ -87,9 +87,10 @@ rule(
              "`device=` given, `.to(device)`, a collective, or a function that places tensors on a device. "
              "Float64 the code shows on the CPU is info, with the reason: a factory (`torch.tensor(...)`, "
              "`torch.zeros(...)`) given no `device=`, a module or tensor made in the statement and not moved, "
-             "a function or statement that places nothing on a device (data pipelines, state-dict conversions, "
-             "CPU tests), a dtype compared with (`x.dtype in (torch.float16, torch.float64)`) or chosen only "
-             "where the data already is float64.",
+             "a function or statement that places nothing on a device (for a cast of a tensor made elsewhere, "
+             "`x.double()`, only in CPU-side code: a test, data loading, a checkpoint's conversion; in a model's "
+             "code the tensor may be on the device), a dtype compared with (`x.dtype in (torch.float16, "
+             "torch.float64)`) or chosen only where the data already is float64.",
         why="Casting an NPU tensor to float64 gives float32 with a single warning (\"Device do not support "
             "double dtype now, dtype cast replace with float.\"), and 919 of the 1175 dtype-restricted "
             "operators exclude float64. Code that relies on double precision (loss accumulation, metrics, "
