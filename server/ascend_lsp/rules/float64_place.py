@@ -59,8 +59,7 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
     if _kept_dtype(checker, node):
         return Severity.INFO, KEPT
     function = _holding_function(checker, node)
-    scope_calls = [n for n in ast.walk(function) if type(n) is ast.Call] if function is not None else calls
-    if _places_on_device(scope_calls, function):
+    if _function_places(checker, function) if function is not None else _places_on_device(calls, None):
         return None
     kind = ""
     if holder is not None and last_name(holder.func) not in FACTORIES:  # a cast of a tensor made elsewhere
@@ -161,6 +160,16 @@ def _holding_function(checker: Checker, node: ast.expr) -> ast.FunctionDef | ast
                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and _within(node, f)
                and (f.body[0].lineno, f.body[0].col_offset) <= (node.lineno, node.col_offset)]
     return max(holding, key=lambda f: f.lineno) if holding else None
+
+
+def _function_places(checker: Checker, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """_places_on_device of a function's calls, walked once per function."""
+    key = ("float64-device", id(function))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not function:
+        calls = [n for n in ast.walk(function) if type(n) is ast.Call]
+        known = checker.derived[key] = (function, _places_on_device(calls, function))
+    return bool(known[1])
 
 
 def _places_on_device(calls: list[ast.Call], function: ast.AST | None) -> bool:
