@@ -80,12 +80,20 @@ def api_rows(facts: Facts) -> list[dict]:
 
     # NPU409: HCCL collective gaps
     hccl = facts.source("NPU409", "dist.gather", "ReduceOp.AVG")
-    gather_src = (f"{WHEEL_213}:torch_npu/distributed/distributed_c10d.py:199 (\"HCCL doesn't support gather at the "
-                  f"moment. Implemented with allgather instead.\", except a compatible implementation on 910B); {hccl}")
-    for name in ("torch.distributed.gather", "torch.distributed.gather_object"):
-        rows.append(api(name, "NPU409", gather_src,
-                        note="HCCL has no gather: torch_npu runs it as an all_gather (every rank receives every "
-                             "tensor: more memory and traffic). Use all_gather yourself and keep what you need."))
+    # torch.distributed.gather_object is no row: torch_npu puts its own in its place
+    # (_init/patches/distributed_patches.py:37-42 -> distributed_c10d.py:254-317), which pickles each object
+    # to a byte tensor and gathers those through the gather below: it works on HCCL, and the bytes of a
+    # few objects reaching every rank change nothing a project must.
+    gather_src = (f"{WHEEL_213}:torch_npu/_init/patches/distributed_patches.py:29-34 (torch.distributed.gather is "
+                  "torch_npu's _gather), torch_npu/distributed/distributed_c10d.py:137-251 (on NPU tensors: the "
+                  "shapes broadcast, then an allgather into a full gather_list on every rank, warning \"HCCL "
+                  "doesn't support gather at the moment. Implemented with allgather instead.\" at 201, 229; a "
+                  "real gather only with torch_npu's compatible implementation enabled on Ascend910B1-910B4_1 and "
+                  f"Ascend910_9362-9392, 183-189); {hccl}")
+    rows.append(api("torch.distributed.gather", "NPU409", gather_src, severity="info",
+                    note="HCCL has no gather: torch_npu runs it as an all_gather, so every rank allocates and "
+                         "receives the whole gather_list (world size × the tensor). It works; mind the memory of "
+                         "large tensors (a reduce, where one does the job, moves less)."))
     rows.append(api("torch.distributed.scatter", "NPU409",
                     f"{WHEEL_213}:torch_npu/lib/libtorch_npu.so (message \"does not support scatter\"); {hccl}",
                     note="HCCL's scatter support is limited: broadcast (or all_gather) and slice instead."))

@@ -118,15 +118,17 @@ def write_toml(path: Path, meta: dict, sections: list[tuple[str, list[dict]]]) -
 # ---------------------------------------------------------------------------------------
 # Entries (key order here is the order written)
 
-API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "note", "deprecated", "absent-in-torch", "source")
+API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "note", "severity", "deprecated", "absent-in-torch",
+            "source")
 
 
-def api(name, rule, source, *, prefix=None, if_keyword=None, replacement=None, fix=None, note=None) -> dict:
+def api(name, rule, source, *, prefix=None, if_keyword=None, replacement=None, fix=None, note=None,
+        severity=None) -> dict:
     if (replacement is None) != (fix is None):
         raise ValueError(f"{name}: replacement and fix go together")
     return {
         "name": name, "rule": rule, "prefix": prefix or None, "if-keyword": if_keyword,
-        "replacement": replacement, "fix": fix, "note": note, "source": source,
+        "replacement": replacement, "fix": fix, "note": note, "severity": severity, "source": source,
     }
 
 
@@ -884,15 +886,21 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
         },
         [("env", env)],
     ))
+    from npu_kernel_tables import VERSION as KERNELS_VERSION, annotate, kernel_facts  # noqa: PLC0415 - a sibling module
+    kernels, kernels_file = kernel_facts(out_dir)
+    if kernels_file is not None:
+        written.append(kernels_file)
     for version in ("2.13.0", "2.7.1"):
         entries = support_table(d / f"native_api_support_{version}.tsv", version, warnings)
+        sources = [f"{PT}:docs/zh/api/native_api/pytorch_{version.replace('.', '-')}/ (entries cite it as {PT_SHORT})"]
+        if version == KERNELS_VERSION and (kernel_source := annotate(entries, kernels, torch)) is not None:
+            sources.append(kernel_source)
         written.append(write_toml(
             out_dir / f"support-{version}.toml",
             {
                 "title": f"Ascend native PyTorch API support list (PyTorch原生接口清单), torch {version}",
                 "version": version,
-                "sources": [f"{PT}:docs/zh/api/native_api/pytorch_{version.replace('.', '-')}/ "
-                            f"(entries cite it as {PT_SHORT})"],
+                "sources": sources,
             },
             [("support", entries)],
         ))

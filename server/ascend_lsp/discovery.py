@@ -21,6 +21,18 @@ DEFAULT_EXCLUDE = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     "__pycache__", "node_modules", "site-packages", "build", "dist", ".eggs", ".lsp-check-cache",
 })
+# Names of build output (setuptools' build/, the sdists and wheels in dist/) that are also
+# package names: a folder so named that holds an `__init__.py` is source (mmengine's
+# `mmengine/dist/`, distributed code) and is checked; build output never holds one at its top
+# (build/ holds lib/ and bdist.*, dist/ archives).
+BUILD_OUTPUT = frozenset({"build", "dist"})
+
+
+def _skipped_folder(folder: str) -> bool:
+    name = os.path.basename(folder)
+    if name in BUILD_OUTPUT:
+        return not os.path.isfile(os.path.join(folder, "__init__.py"))
+    return name in DEFAULT_EXCLUDE
 
 
 PACKAGING_CODES = ("NPU501", "NPU502", "NPU503", "NPU504")
@@ -73,7 +85,7 @@ class DiscoveryError(Exception):
 
 
 def _excluded(path: Path, settings: Settings) -> bool:
-    if any(part in DEFAULT_EXCLUDE for part in path.parts[:-1]):
+    if any(_skipped_folder(str(folder)) for folder in path.parents if folder.name):
         return True
     if settings.exclude:
         rel = os.path.relpath(path, settings.root) if settings.root else str(path)
@@ -130,7 +142,7 @@ def _walk(folder: Path, settings_for: Callable[[str], Settings], unreadable: lis
     ignore = ignore_walk(folder, unreadable)
 
     for root, dirs, files in os.walk(folder, onerror=failed):
-        dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info"))
+        dirs[:] = sorted(d for d in dirs if not _skipped_folder(os.path.join(root, d)) and not d.endswith(".egg-info"))
         settings = settings_for(os.path.join(root, "_"))  # the folder's
         wanted = [name for name in files if _wanted(os.path.join(root, name), settings)]
         if ignore is not None:

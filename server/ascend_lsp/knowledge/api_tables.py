@@ -35,6 +35,7 @@ class Entry:
     not_after: tuple[str, ...] = ()  # [[method]]: not reported on the result of these methods
     # [[env]]: the replacement reads the value in a larger unit: (divide by, the least value it takes)
     value_scale: tuple[int, int] | None = None
+    severity: str | None = None  # [[api]]: reported at this severity in place of the rule's
     origin: str = ""  # the table file it came from
 
     @classmethod
@@ -55,6 +56,7 @@ class Entry:
             parameters=tuple(row["parameters"]) if "parameters" in row else None,
             not_after=tuple(row.get("not-after", ())),
             value_scale=(row["value-divisor"], row["value-minimum"]) if "value-divisor" in row else None,
+            severity=row.get("severity"),
             origin=origin,
         )
 
@@ -75,6 +77,8 @@ class Support:
     int64: bool | None = None
     cpu_fallback: bool = False
     limitations: str = ""
+    # the aten operators it runs, each with a kernel the torch_npu wheel registers (only where the list marks ✘)
+    npu_kernels: tuple[str, ...] = ()
     origin: str = ""
 
     def supported_on(self, chip: str) -> bool:
@@ -166,6 +170,7 @@ def _merge(tables: Tables, data: dict, origin: str) -> None:
             int64=row.get("int64"),
             cpu_fallback=row.get("cpu-fallback", False),
             limitations=row.get("limitations", ""),
+            npu_kernels=tuple(row.get("npu-kernels", ())),
             origin=origin,
         )
 

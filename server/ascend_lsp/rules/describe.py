@@ -43,5 +43,8 @@ def describe_api(name: str, settings: Settings) -> list[str]:
             lines.append(f"NPU name: {support.npu_name}")
         if support.limitations:
             lines.append(f"limitations: {support.limitations}")
+        if support.npu_kernels:
+            lines.append(f"torch_npu {tables.support_version} registers NPU kernels for every aten operator it runs: "
+                         f"{', '.join(support.npu_kernels)}")
         lines.append(f"source: {support.source}")
     return lines

@@ -14,6 +14,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import NPU_WORD, leaves, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
+from .float64_place import float64_place
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
 
@@ -133,6 +134,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, DTYPE_ASKED
     if rule == "NPU405" and dict_key(checker, ref.node):
         return Severity.INFO, DTYPE_KEY
+    if rule == "NPU405":
+        return float64_place(checker, ref.node)
     if rule.startswith("NPU2") and ref.call is None and not_called(checker, ref.node):
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
@@ -179,6 +182,12 @@ def scripts_in_place(checker: Checker, ref: Reference) -> bool:
         return call.func is ref.node and rebinding(checker, call)
     return any(decorator is ref.node for func in statement_facts(checker).functions
                for decorator in func.decorator_list)  # type: ignore[attr-defined]
+
+
+def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Severity, str] | None:
+    """The lower severity and the reason for a method found by its shape (`x.double()`) that the
+    code shows harmless; else None."""
+    return float64_place(checker, node) if rule == "NPU405" else None
 
 
 def hides_every_gpu(checker: Checker, node: ast.AST, name: str) -> bool:

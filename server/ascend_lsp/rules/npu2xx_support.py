@@ -28,16 +28,19 @@ rule(
     message="`{name}` is not supported on {chip} (torch_npu {version}).",
     doc=dict(
         what="Finds PyTorch APIs that Ascend's support list marks ✘ for the configured chip and torch_npu "
-             "version (`chip`, `torch-npu-version` settings): `torch.nn.DataParallel`, `torch.nn.RNN`, "
-             "`torch.func.vmap`, `torch.backends.cuda.sdp_kernel`, sparse CSR constructors, ….",
+             "version (`chip`, `torch-npu-version` settings): `torch.nn.DataParallel`, `torch.func.vmap`, "
+             "`torch.backends.cuda.sdp_kernel`, `torch.Tensor.mode`, sparse CSR constructors, ….",
         why="An unsupported API either raises on the NPU or runs on the CPU; the list is the vendor's statement "
             "of what works.",
-        example="rnn = torch.nn.RNN(10, 20)  # NPU201 on A2 with torch_npu 2.13.0",
+        example="values, counts = x.mode(dim=1)  # NPU201 on A2 with torch_npu 2.13.0",
         fix="None automatic. Hover shows the list's limitation text; APIs the list does not mention are "
             "\"not verified\" by Ascend and are not flagged. `torch.compiler`'s functions (`disable`, "
             "`allow_in_graph`, …) are info: they only steer what `torch.compile` traces. So is an API not called "
             "where it is named: re-bound to a wrapper of itself (a flops profiler's `F.avg_pool3d = "
-            "wrapFunc(F.avg_pool3d, ...)`) or back.",
+            "wrapFunc(F.avg_pool3d, ...)`) or back; and an API the list marks ✘ although torch_npu 2.13.0 "
+            "registers an NPU kernel for every aten operator it runs (`torch.unique_consecutive`, "
+            "`nn.AdaptiveMaxPool2d`, `nn.RNN`: recorded on torch 2.13's CPU, forward and backward, and looked "
+            "up in the wheel's registration table); the message names the kernels.",
         source=SUPPORT_LIST,
     ),
 )
@@ -82,7 +85,25 @@ def support_extra(entry: Support, chip: str) -> dict:
         "api": entry.name, "chips": dict(entry.chips), "dtypes": list(entry.dtypes), "fp64": entry.fp64,
         "complex": entry.complex, "int64": entry.int64, "cpu_fallback": entry.cpu_fallback,
         "limitations": entry.limitations, "npu_name": entry.npu_name, "source": entry.source, "chip": chip,
+        "npu_kernels": list(entry.npu_kernels),
     }
+
+
+# the kernels a contradicted row's message names; the hover's `npu_kernels` holds them all
+KERNELS_NAMED = 4
+
+
+def contradicted(name: str, chip: str, version: str, kernels: tuple[str, ...]) -> str:
+    """NPU201's message where torch_npu registers a kernel for every operator the API runs (the
+    table lists those named after the API first)."""
+    if len(kernels) == 1:
+        registered = f"an NPU kernel for {kernels[0]}"
+    elif len(kernels) <= KERNELS_NAMED:
+        registered = f"NPU kernels for {', '.join(kernels)}"
+    else:
+        registered = (f"an NPU kernel for each of the {len(kernels)} aten operators it runs "
+                      f"({', '.join(kernels[:KERNELS_NAMED])}, …)")
+    return f"Ascend's support list marks `{name}` ✘ on {chip}, but torch_npu {version} registers {registered}."
 
 
 # torch.compiler's functions steer only what Dynamo traces (skip a function, keep it whole in
@@ -123,13 +144,16 @@ def check_support(checker: Checker, node: ast.AST, qualname: str, note: str = ""
         return  # unknown to the list, or a more specific rule owns the name
     chip, version = checker.settings.chip, tables.support_version
     if not entry.supported_on(checker.settings.support_chip):
-        message = checker.rules["NPU201"].message.format(name=qualname, chip=chip, version=version)
+        if entry.npu_kernels:
+            message = contradicted(qualname, chip, version, entry.npu_kernels)
+        else:
+            message = checker.rules["NPU201"].message.format(name=qualname, chip=chip, version=version)
         if entry.limitations:
             message += f" Ascend notes: {entry.limitations}"
         if qualname.startswith(COMPILE_STEERING):
             note = STEERS_COMPILE
-        checker.report("NPU201", node, message + note, origin=entry.origin,
-                       extra=support_extra(entry, chip), severity=Severity.INFO if note else None)
+        checker.report("NPU201", node, message + note, origin=entry.origin, extra=support_extra(entry, chip),
+                       severity=Severity.INFO if note or entry.npu_kernels else None)
     elif entry.cpu_fallback:
         message = checker.rules["NPU203"].message.format(name=qualname)
         checker.report("NPU203", node, message + note, origin=entry.origin, extra=support_extra(entry, chip),

@@ -85,9 +85,15 @@ rule(
     table=TableRef("mappings/torch_npu/cuda.toml", ("api", "method")),
     message="`{name}` means float64, which the NPU silently replaces with float32.",
     doc=dict(
-        what="Finds `torch.float64`, `torch.double` and `.double()`. A dtype compared with "
-             "(`x.dtype in (torch.float16, torch.float64)`) or a key of a dict display (`{torch.float64: "
-             "3.4e13}`, a table of peak FLOPs) is info: it makes no float64.",
+        what="Finds `torch.float64`, `torch.double` and `.double()` where the tensor may be on the device: "
+             "`device=` given, `.to(device)`, a collective, or a function that places tensors on a device. "
+             "Float64 the code shows on the CPU is info, with the reason: a factory (`torch.tensor(...)`, "
+             "`torch.zeros(...)`) given no `device=`, a module or tensor made in the statement and not moved, "
+             "a function or statement that places nothing on a device (for a cast of a tensor made elsewhere, "
+             "`x.double()`, only in CPU-side code: a test, data loading, a checkpoint's conversion; in a model's "
+             "code the tensor may be on the device), a dtype compared with (`x.dtype in (torch.float16, "
+             "torch.float64)`) or a key of a dict display (`{torch.float64: 3.4e13}`, a table of peak FLOPs), or "
+             "chosen only where the data already is float64.",
         why="Casting an NPU tensor to float64 gives float32 with a single warning (\"Device do not support "
             "double dtype now, dtype cast replace with float.\"), and 919 of the 1175 dtype-restricted "
             "operators exclude float64. Code that relies on double precision (loss accumulation, metrics, "
@@ -380,16 +386,20 @@ rule(
     code="NPU409", name="hccl-collective-gap", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
     message="`{name}` is not a native HCCL collective.",
     doc=dict(
-        what="Finds `torch.distributed.gather`, `gather_object`, `scatter` and `ReduceOp.AVG`.",
+        what="Finds `torch.distributed.scatter` and `ReduceOp.AVG`; `torch.distributed.gather` is info: it works, "
+             "as an all_gather. Not `gather_object`: torch_npu replaces it with its own, which pickles the objects "
+             "and gathers the bytes, and it works on HCCL.",
         why="HCCL has no gather: torch_npu 2.13.0 runs `dist.gather` as an all_gather after broadcasting the "
-            "shapes (it warns \"HCCL doesn't support gather at the moment\"), so every rank receives every tensor. "
-            "`ReduceOp.AVG` is rejected by HCCL on 910B, and scatter support is limited.",
+            "shapes (it warns \"HCCL doesn't support gather at the moment\"), so every rank allocates and receives "
+            "the whole gather list. `ReduceOp.AVG` is rejected by HCCL on 910B, and scatter support is limited.",
         example="dist.all_reduce(grad, op=dist.ReduceOp.AVG)  # NPU409\n\n# on the NPU\n\n"
                 "dist.all_reduce(grad, op=dist.ReduceOp.SUM)\ngrad /= dist.get_world_size()",
         fix="None automatic.",
         source=real_world_citation(10, "NPU409", "sgl-project/sgl-kernel-npu#669; vllm-project/vllm-ascend#541; Ascend/pytorch#54; "
                                      "DeepLink-org/ditorch#74; Ascend/pytorch#3") +
-        "; torch_npu-2.13.0 wheel: torch_npu/distributed/distributed_c10d.py (gather via allgather).",
+        "; torch_npu-2.13.0 wheel: torch_npu/distributed/distributed_c10d.py (gather via allgather, 137-251; "
+        "gather_object pickled, then gathered, 254-317), torch_npu/_init/patches/distributed_patches.py (both put "
+        "in place of torch's, 29-42).",
     ),
 )
 

@@ -14,7 +14,8 @@ from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .device_strings import at_device_argument, device_place
-from .harmless_calls import FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, opt_in_place, reference_place
+from .harmless_calls import (FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, method_place, opt_in_place,
+                             reference_place)
 from .literal_text import literal_text_spans
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
                              styled, switch_branch, unused_import_fix, variable_branch)
@@ -113,7 +114,8 @@ def report(checker: Checker, entry: Entry, where, name: str, replacement: str | 
     matters less; (None, why) keeps the severity and says why there is no fix."""
     fixes, note = styled(checker, fix, portable, form)
     text = message(checker, entry, name, replacement) + note + (lowered[1] if lowered else "")
-    checker.report(entry.rule, where, text, fixes, severity=lowered[0] if lowered else None,
+    severity = lowered[0] if lowered else Severity.parse(entry.severity) if entry.severity else None
+    checker.report(entry.rule, where, text, fixes, severity=severity,
                    origin=entry.origin, deprecated=entry.deprecated,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
 
@@ -278,7 +280,7 @@ def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Cal
     form = form_of("method", attr)
     portable = method_fix(checker, attr, attr_range, call, Applicability(entry.fix)) \
         if form is not None and entry.fix is not None else None
-    report(checker, entry, attr_range, shown, new, fix, portable, form)
+    report(checker, entry, attr_range, shown, new, fix, portable, form, method_place(checker, entry.rule, node))
 
 
 # --- strings: devices, backends, environment variables ------------------------------------

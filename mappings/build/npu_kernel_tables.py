@@ -1,0 +1,165 @@
+"""mappings/torch_npu/kernels-2.13.0.toml: the aten operators the torch_npu 2.13.0 wheel registers
+NPU kernels for; and the `npu-kernels` of the rows of support-2.13.0.toml that Ascend's support list
+marks ✘ although every operator they run has one.
+
+Called from torch_npu_tables.build. The kernels are read from the wheel's registration table
+(REGISTRATIONS: the aten operators its code generator registered NPU kernels for) when `ASCEND_LSP_TORCH_NPU_WHEEL` names the wheel (`pip download torch-npu==2.13.0 --no-deps`);
+without it the committed file is kept, and the build says so. The operators an API runs are
+recorded on the installed torch (2.13, CPU) from support_kernel_examples.toml; without torch 2.13
+no row gets `npu-kernels` (a warning says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+from torch_npu_tables import write_toml
+
+VERSION = "2.13.0"
+WHEEL_VARIABLE = "ASCEND_LSP_TORCH_NPU_WHEEL"
+REGISTRATIONS = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
+# its sections of aten operators with NPU kernels (the code generator registers each for the NPU,
+# or for AutogradNPU where torch's own is a composite); not custom (torch_npu's npu:: operators)
+# nor quant (quantized tensors)
+SECTIONS = ("supported", "symint", "autograd")
+# torch's kernels for every device, followed where torch_npu registers none
+COMPOSITES = ("CompositeImplicitAutograd", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+HERE = Path(__file__).resolve().parent
+COMMITTED = HERE.parent / "torch_npu" / f"kernels-{VERSION}.toml"
+EXAMPLES = HERE / "support_kernel_examples.toml"
+SECTION = re.compile(r"^(\w+):")
+ITEM = re.compile(r"^\s*-\s+(?:func:\s*)?([\w.]+)\s*(?:\(|$)")  # `- view`, `- func: clone`, `- func: abs(Tensor ...`
+FUNC = re.compile(r"^\s+func:\s*([\w.]+)\s*(?:\(|$)")  # an item whose func comes after other keys
+
+
+def registered(text: str) -> dict[str, list[str]]:
+    """Section → the operators (`name` or `name.overload`) the table lists in it."""
+    found: dict[str, set[str]] = {section: set() for section in SECTIONS}
+    section = None
+    for line in text.splitlines():
+        head = SECTION.match(line)
+        if head:
+            section = head[1]
+            continue
+        item = ITEM.match(line) or FUNC.match(line)
+        if item and section in found:
+            found[section].add(item[1])
+    for section, ops in found.items():
+        if not ops:
+            raise ValueError(f"{REGISTRATIONS}: no operator in its section {section}")
+    return {section: sorted(ops) for section, ops in found.items()}
+
+
+def kernel_facts(out_dir: Path) -> tuple[dict[str, list[str]], Path | None]:
+    """The kernels, from the wheel (written to out_dir) or else from the committed file."""
+    wheel = os.environ.get(WHEEL_VARIABLE)
+    if not wheel:
+        print(f"kept {COMMITTED.relative_to(HERE.parent.parent)}: no torch_npu {VERSION} wheel ({WHEEL_VARIABLE} "
+              "names none)", file=sys.stderr)
+        with COMMITTED.open("rb") as f:
+            return {row["section"]: row["ops"] for row in tomllib.load(f)["kernels"]}, None
+    path = Path(wheel)
+    if not path.name.startswith(f"torch_npu-{VERSION}-") or path.suffix != ".whl":
+        raise ValueError(f"{WHEEL_VARIABLE}={wheel}: not a torch_npu {VERSION} wheel")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    with zipfile.ZipFile(path) as archive:
+        kernels = registered(archive.read(REGISTRATIONS).decode("utf-8"))
+    source = f"{path.name} (PyPI, sha256 {digest}): {REGISTRATIONS}"
+    written = write_toml(
+        out_dir / COMMITTED.name,
+        {"title": f"The aten operators torch_npu {VERSION} registers NPU kernels for, per section of its table",
+         "version": VERSION, "sources": [source]},
+        [("kernels", [{"section": section, "ops": ops, "source": f"{source}, section {section}"}
+                      for section, ops in kernels.items()])],
+    )
+    return kernels, written
+
+
+def recorded_ops(torch, setup: str, call: str, with_kernel: set[str]) -> tuple[set[str], set[str]]:
+    """The aten operators the call runs, forward and backward, that have an NPU kernel, and those
+    that have none: each operator that reaches the CPU below autograd is looked up in `with_kernel`;
+    one without a kernel that torch implements for every device (a CompositeImplicitAutograd or
+    CompositeExplicitAutograd kernel: views, `zeros_like`, `_safe_softmax`) is followed into the
+    operators its kernel calls, which are looked up in turn."""
+    from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415 - torch is optional
+
+    named: set[str] = set()
+    left: set[str] = set()
+    followed: list[str] = []  # the operators whose composite kernels are being followed
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            name = func._schema.name
+            op = name.removeprefix("aten::") + ("" if func._overloadname == "default" else f".{func._overloadname}")
+            if name.startswith("aten::") and op in with_kernel:
+                named.add(f"aten::{op}")
+                return func(*args, **kwargs)
+            qualified = f"{name}.{func._overloadname}" if func._overloadname != "default" else name
+            composite = next((key for key in COMPOSITES
+                              if torch._C._dispatch_has_kernel_for_dispatch_key(qualified, key)), None)
+            if qualified in followed:  # its own composite kernel calling it again: the kernel being followed
+                return func(*args, **kwargs)
+            if composite is None:
+                left.add(qualified)
+                return func(*args, **kwargs)
+            followed.append(qualified)
+            try:
+                with self:
+                    if composite == "CompositeImplicitAutograd":
+                        return func.decompose(*args, **kwargs)
+                    return func._op_dk(getattr(torch._C.DispatchKey, composite), *args, **kwargs)
+            finally:
+                followed.pop()
+
+    torch.manual_seed(0)
+    space = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional}
+    with torch.backends.mkldnn.flags(enabled=False):
+        exec(setup, space)  # noqa: S102 - the builder's own examples
+        with Record():
+            result = eval(call, space)  # noqa: S307 - the builder's own examples
+        outputs = [t for t in (result if isinstance(result, (tuple, list)) else [result])
+                   if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        if outputs:
+            grads = [torch.ones_like(t) for t in outputs]
+            with Record():
+                torch.autograd.backward(outputs, grads)
+    return named, left
+
+
+def named_after(api: str, op: str) -> bool:
+    """`aten::adaptive_max_pool2d` for `torch.nn.AdaptiveMaxPool2d`: what a message names first."""
+    base = op.removeprefix("aten::").partition(".")[0].replace("_", "")
+    return base in api.rpartition(".")[2].lower().replace("_", "")
+
+
+def annotate(entries: list[dict], kernels: dict[str, list[str]], torch) -> str | None:
+    """Give each ✘ row whose example runs only operators with NPU kernels (followed through torch's
+    composites) its `npu-kernels`; the source that says how, or None without torch 2.13."""
+    if torch is None or not torch.__version__.startswith(VERSION.rpartition(".")[0] + "."):
+        print(f"warning: npu-kernels left out: they are recorded on torch {VERSION.rpartition('.')[0]}",
+              file=sys.stderr)
+        return None
+    with EXAMPLES.open("rb") as f:
+        examples = tomllib.load(f)["example"]
+    rows = {e["name"]: e for e in entries}
+    with_kernel = {op for ops in kernels.values() for op in ops}
+    for example in examples:
+        api = example["api"]
+        row = rows.get(api)
+        if row is None or all(row.get("chips", {"A2": True}).values()):
+            raise ValueError(f"{EXAMPLES.name}: {api} is not a row the support list marks ✘")
+        named, left = recorded_ops(torch, example["setup"], example["call"], with_kernel)
+        if left:
+            print(f"warning: {api} keeps its ✘: no NPU kernel for {', '.join(sorted(left))}", file=sys.stderr)
+        elif named:
+            row["npu-kernels"] = sorted(named, key=lambda op: (not named_after(api, op), op))
+            row["source"] = row.pop("source")  # the provenance stays the row's last key
+    return (f"npu-kernels: mappings/torch_npu/{COMMITTED.name} (the wheel's registration table), the aten operators "
+            f"each API runs on torch {torch.__version__} (mappings/build/{EXAMPLES.name})")

@@ -1,0 +1,194 @@
+"""Where a float64 tensor of NPU405 lives. On the CPU float64 is exact and the NPU never sees
+it (a list made a tensor, a data pipeline, a state dict converted); only on the device does the
+NPU compute it in float32. Read from the call that makes or casts it and from the function
+around it (or the statement, at module level): whether anything there places a tensor on a
+device at all. A cast of a tensor made elsewhere (`x.to(torch.float64)` of an argument) may be of
+one on the device, as in a model's code that never names a device: only in CPU-side code (a test,
+data loading, a checkpoint's conversion) does a function without a device make it info."""
+
+from __future__ import annotations
+
+import ast
+
+import re
+from pathlib import PurePath
+
+from ..engine.checker import Checker
+from ..engine.model import Severity
+from ..engine.walk import last_name
+from .statement_facts import statement_facts
+
+# torch's functions that make a tensor on the default device (the CPU) unless given `device=`
+FACTORIES = frozenset({
+    "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "arange", "range", "linspace",
+    "logspace", "eye", "rand", "randn", "randint", "randperm", "normal", "tril_indices", "triu_indices",
+})
+CASTS = frozenset({"to", "type", "double"})
+MOVES = frozenset({"cuda", "npu", "xpu"})
+# what needs its tensors on the device: the collectives of torch.distributed
+COLLECTIVES = frozenset({
+    "all_reduce", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
+    "broadcast", "all_to_all", "all_to_all_single", "gather", "scatter",
+})
+DTYPE_NAMES = frozenset({"float64", "double", "float32", "float", "float16", "half", "bfloat16", "int64", "long",
+                         "int32", "int", "bool", "uint8", "int8", "dtype"})
+
+# CPU-side code, by its file (tests; data loading) or its function (a checkpoint's or input's conversion)
+TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)$")
+DATA_NAMES = frozenset({"data", "dataio", "dataset", "datasets", "dataloader", "dataloaders", "transforms",
+                        "collate"})
+CONVERSION = re.compile(r"convert|state_dict|checkpoint|filter_fn|collate|to_tensor|to_double|preprocess")
+
+MADE_ON_CPU = (" (Made on the CPU: `{name}` is given no `device=` and nothing here moves it; float64 is exact "
+               "there, and the NPU never sees it.)")
+NO_DEVICE = (" (Nothing in {where} places a tensor on a device (no `device=`, `.to(device)`, `.cuda()`, "
+             "`.device` or collective){kind}: its float64 tensors stay on the CPU, where float64 is exact.)")
+KEPT = " (Chosen only where the data already is float64: it makes no float64 of its own.)"
+
+
+def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | None:
+    """Info and the reason where the code shows the float64 tensor `node` makes or casts to
+    (`torch.float64`, `torch.double`, the attribute of `.double()`) stays on the CPU; None where
+    a tensor may be on the device."""
+    calls = [call for call, _scope in checker.events.calls]
+    holder = _holding_call(calls, node)
+    if holder is not None:
+        made = holder if last_name(holder.func) in FACTORIES else _receiver(holder)
+        if made is not None and _made_on_cpu(made) and not _moved(calls, made):
+            return Severity.INFO, MADE_ON_CPU.format(name=last_name(made.func))
+    if _kept_dtype(checker, node):
+        return Severity.INFO, KEPT
+    function = _holding_function(checker, node)
+    if _function_places(checker, function) if function is not None else _places_on_device(calls, None):
+        return None
+    kind = ""
+    if holder is not None and last_name(holder.func) not in FACTORIES:  # a cast of a tensor made elsewhere
+        kind = _cpu_side(checker, function)
+        if not kind:
+            return None
+    where = f"`{function.name}`" if function is not None else "this statement"
+    return Severity.INFO, NO_DEVICE.format(where=where, kind=kind)
+
+
+def _cpu_side(checker: Checker, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str:
+    """`, a test` (`, data loading`, `, a conversion`) where the code is CPU-side; else ""."""
+    path = PurePath(checker.path or "")
+    if TEST_FILE.match(path.stem):
+        return ", a test"
+    if path.stem in DATA_NAMES or path.parent.name in DATA_NAMES:
+        return ", data loading"
+    if function is not None and CONVERSION.search(function.name.lower()):
+        return ", a conversion"
+    return ""
+
+
+def _holding_call(calls: list[ast.Call], node: ast.expr) -> ast.Call | None:
+    """The call that takes `node` as its dtype (`zeros(3, dtype=torch.float64)`, `x.to(torch.float64)`),
+    or the `.double()` call whose attribute it is."""
+    for call in calls:
+        if call.func is node:
+            return call
+        if any(kw.value is node for kw in call.keywords if kw.arg == "dtype"):
+            return call
+        if last_name(call.func) in CASTS and any(arg is node for arg in call.args):
+            return call
+    return None
+
+
+def _receiver(call: ast.Call) -> ast.Call | None:
+    """What a cast (`.to`, `.type`, `.double`) is called on, where that is itself a call."""
+    func = call.func
+    if type(func) is ast.Attribute and last_name(func) in CASTS and type(func.value) is ast.Call:
+        return func.value
+    return None
+
+
+def _made_on_cpu(call: ast.Call) -> bool:
+    """A factory, or an object constructed (`Model(...)`, a module made on the CPU), given no
+    device but the CPU's."""
+    name = last_name(call.func)
+    if name not in FACTORIES and not name[:1].isupper():
+        return False
+    device = next((kw.value for kw in call.keywords if kw.arg == "device"), None)
+    return device is None or _cpu(device)
+
+
+def _cpu(value: ast.expr) -> bool:
+    """`"cpu"` or `torch.device("cpu")`."""
+    if type(value) is ast.Call and last_name(value.func) == "device" and value.args:
+        value = value.args[0]
+    return type(value) is ast.Constant and value.value == "cpu"
+
+
+def _moved(calls: list[ast.Call], made: ast.Call) -> bool:
+    """Whether the statement moves `made`'s result to a device: `made.to(device)`, `made.cuda()`."""
+    for call in calls:
+        func = call.func
+        if type(func) is not ast.Attribute or not _within(made, func.value):
+            continue
+        if func.attr in MOVES or (func.attr == "to" and _to_device(call)):
+            return True
+    return False
+
+
+def _to_device(call: ast.Call) -> bool:
+    """`.to(x)` with a device: a first argument that is no dtype, or `device=`."""
+    if any(kw.arg == "device" and not _cpu(kw.value) for kw in call.keywords):
+        return True
+    if not call.args:
+        return False
+    first = call.args[0]
+    return last_name(first) not in DTYPE_NAMES and not _cpu(first)
+
+
+def _kept_dtype(checker: Checker, node: ast.expr) -> bool:
+    """`torch.float64 if x.dtype == torch.float64 else torch.float32`: the float64 is the arm a test
+    of the data's own dtype chose."""
+    function = _holding_function(checker, node)
+    roots = [function] if function is not None else [stmt for stmt, _scope in checker.events.assigns]
+    for root in roots:
+        for choice in ast.walk(root):
+            if type(choice) is ast.IfExp and choice.body is node and type(choice.test) is ast.Compare \
+                    and any(last_name(part) == "dtype" for part in (choice.test.left, *choice.test.comparators)):
+                return True
+    return False
+
+
+def _holding_function(checker: Checker, node: ast.expr) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function whose body holds `node` (a decorator's argument is outside it)."""
+    holding = [f for f in statement_facts(checker).functions
+               if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and _within(node, f)
+               and (f.body[0].lineno, f.body[0].col_offset) <= (node.lineno, node.col_offset)]
+    return max(holding, key=lambda f: f.lineno) if holding else None
+
+
+def _function_places(checker: Checker, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """_places_on_device of a function's calls, walked once per function."""
+    key = ("float64-device", id(function))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not function:
+        calls = [n for n in ast.walk(function) if type(n) is ast.Call]
+        known = checker.derived[key] = (function, _places_on_device(calls, function))
+    return bool(known[1])
+
+
+def _places_on_device(calls: list[ast.Call], function: ast.AST | None) -> bool:
+    for call in calls:
+        name = last_name(call.func)
+        if name in MOVES and type(call.func) is ast.Attribute:
+            return True
+        if name == "to" and type(call.func) is ast.Attribute and _to_device(call):
+            return True
+        if name in COLLECTIVES:
+            return True
+        if any(kw.arg is not None and "device" in kw.arg and not _cpu(kw.value)
+               and not (type(kw.value) is ast.Constant and kw.value.value is None) for kw in call.keywords):
+            return True
+    if function is not None:
+        return any(type(n) is ast.Attribute and n.attr == "device" for n in ast.walk(function))
+    return False
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return ((outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+            and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]

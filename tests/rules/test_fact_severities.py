@@ -1,0 +1,47 @@
+"""Which findings of NPU405, NPU201 and NPU409 stay warnings or errors and which the code or the
+facts lower to info (the fixtures' .expected files show the messages, not the severities)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ascend_lsp.analysis import analyze
+from ascend_lsp.engine.config import Settings
+from ascend_lsp.engine.model import Severity
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def severities(code: str) -> dict[int, list[str]]:
+    path = FIXTURES / f"{code}.py"
+    analysis = analyze(path.read_text(encoding="utf-8"), Settings(target="torch_npu", select=(code,), tests="check"), str(path))
+    lines: dict[int, list[str]] = {}
+    for finding in analysis.findings:
+        lines.setdefault(finding.range.start_line + 1, []).append(finding.severity.value)
+    return lines
+
+
+def test_float64_on_the_device_stays_a_warning_and_on_the_cpu_is_info() -> None:
+    found = severities("NPU405")
+    warned = sorted(line for line, found_here in found.items() if Severity.WARNING.value in found_here)
+    # device= given, .double() in a function that places tensors, .to(device), all_reduce, a dtype
+    # chosen beside `self.device`, a cast in a function that reads `.device`, a CPU tensor moved by .cuda(),
+    # a cast of an argument in model code (rope): it may be on the device
+    assert warned == [6, 7, 8, 9, 14, 19, 33, 37]
+    assert all(found[line] == [Severity.INFO.value] for line in found if line not in warned and line != 45)
+    assert found[45] == [Severity.INFO.value, Severity.INFO.value]
+
+
+def test_an_api_the_list_marks_unsupported_but_the_wheel_runs_is_info() -> None:
+    found = severities("NPU201")
+    # nn.RNN, torch.std_mean, unique_consecutive, AdaptiveMaxPool2d, TransformerDecoder: every aten operator
+    # they run has an NPU kernel; torch.compiler's two only steer compilation; nn.RNN re-bound to a wrapper
+    assert sorted(line for line, here in found.items() if here == [Severity.INFO.value]) == [5, 9, 11, 14, 20, 21, 22, 30]
+    # vmap, sdp_kernel, enable_cudnn_sdp, pdist (its backward has no NPU kernel)
+    assert sorted(line for line, here in found.items() if here == [Severity.ERROR.value]) == [3, 7, 10, 24]
+
+
+def test_gather_runs_on_hccl_and_is_info() -> None:
+    # dist.gather (torch_npu runs it as an all_gather); scatter and ReduceOp.AVG stay warnings
+    assert severities("NPU409") == {4: [Severity.INFO.value], 5: [Severity.WARNING.value],
+                                    6: [Severity.WARNING.value], 7: [Severity.WARNING.value]}
