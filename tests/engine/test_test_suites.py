@@ -29,8 +29,8 @@ def test_on_cuda():
     torch.zeros(1).to("cuda")
 
 
-def test_on_the_cpu():
-    x = torch.zeros(2, dtype=torch.float64)
+def test_on_a_device(device):
+    x = torch.zeros(2, dtype=torch.float64, device=device)
     assert x.double().sum() == 0
 '''
 
