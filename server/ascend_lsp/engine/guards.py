@@ -164,13 +164,17 @@ def backend_branches(node: ast.If | ast.IfExp, links: set) -> Branches | None:
 
 def and_branches(node: ast.BoolOp) -> Branches | None:
     """`is_npu_available() and torch.npu.device_count()`: the operands after one that tests
-    for the NPU run only there, as backend_branches gives them; None for other operations."""
+    for the NPU run only there, and after one for another backend (`bool(torch.version.hip) and
+    torch.cuda.is_available()`) only on that backend, as backend_branches gives them; None for
+    other operations."""
     if type(node.op) is not ast.And:
         return None
     for i, value in enumerate(node.values[:-1]):
-        npu, cuda, _other = _mentions(value)
+        npu, cuda, other = _mentions(value)
         if npu and not cuda:
             return Branches([], [node.values[i + 1:]], [], [])
+        if other and not cuda:
+            return Branches([], [], [node.values[i + 1:]], [])
     return None
 
 

@@ -15,7 +15,8 @@ from ..engine.model import Severity
 from ..engine.guards import NPU_WORD
 from ..engine.walk import Events
 from .npu2xx_support import dtype_test
-from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
+from .cuda_test_paths import failed_cuda_test
+from .statement_facts import StatementFacts, inside, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
 NPU_STRING = re.compile(r"(?:npu|hccl)(?::|$)")
@@ -31,6 +32,8 @@ EMPTY_CACHE = (" (Without CUDA it does nothing (CUDA is never initialised); the 
 READ_SWITCH = " (Read, not set: it reports CUDA's setting, which the NPU ignores; reading it changes nothing.)"
 TYPE_ONLY = (" (Only a type here, in a hint or an isinstance() test: naming it runs nothing, and an NPU object "
              "is not one.)")
+KEY_ONLY = (" (Only a key here (`hooks[torch.cuda.amp.GradScaler] = ...`): naming the class runs nothing, and an "
+            "NPU object is never looked up under it.)")
 ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU host reports no GPU; add the "
               "NPU's facts beside it if the report should show them.)")
 FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
@@ -84,12 +87,6 @@ def _within_any(node: ast.AST, outers: list) -> bool:
     return any(inside(node, outer) for outer in outers)
 
 
-def inside(node: ast.AST, outer: ast.AST) -> bool:
-    """`node` lies within `outer`'s source span."""
-    return ((outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-            and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]
-
-
 def seeds_all_beside(facts: StatementFacts, node: ast.AST) -> bool:
     """`torch.manual_seed(...)` in the innermost function holding `node` (or its statement's lines)."""
     holding = [f for f in facts.functions if inside(node, f)]
@@ -104,9 +101,10 @@ def in_environment_report(checker: Checker, facts: StatementFacts, node: ast.AST
     return _within_any(node, facts.env_reports)
 
 
-def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severity, str] | None:
+def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severity | None, str] | None:
     """The lower severity and the reason for a `torch.cuda` reference the code shows harmless;
-    for a CUDA-only seed without a seed of every device, its severity and what happens; else None."""
+    for a CUDA-only seed without a seed of every device, or a CUDA probe whose other path fails
+    on an NPU host (cuda_test_paths.py), its severity (or None: the rule's) and why; else None."""
     qualname = ref.qualname
     if rule.startswith("NPU3"):
         return opt_in_reference(checker, ref)
@@ -117,12 +115,15 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
     facts = statement_facts(checker)
+    if ref.call is None and id(ref.node) in facts.stored_keys:
+        return Severity.INFO, KEY_ONLY
     if ref.call is None and qualname == "torch.cuda" and id(ref.node) in facts.getattr_defaults:
         return Severity.INFO, FALLBACK
     if id(ref.node) in facts.in_skip_condition:
         return Severity.INFO, SKIP_CONDITION
     if qualname in CUDA_PROBES and handles_npu(checker):
-        return Severity.INFO, TESTED_BESIDE_NPU
+        failed = failed_cuda_test(checker, ref.node)
+        return (None, failed) if failed else (Severity.INFO, TESTED_BESIDE_NPU)
     if under_cuda_key(facts, ref.node):
         return Severity.INFO, PER_DEVICE
     if qualname in CUDA_SEEDS:

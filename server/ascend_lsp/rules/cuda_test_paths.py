@@ -1,0 +1,119 @@
+"""Where a failed test for CUDA leads. In code that handles `npu` elsewhere, a test for CUDA
+(`device == "cuda"`, `torch.cuda.is_available()`) is mostly harmless: on an NPU host it fails
+and the code takes the path its authors gave other devices. Not when that path raises
+(`bf16 = device == "cuda"`, then `if not bf16: raise`) or falls to the CPU (`if
+torch.cuda.is_available(): arg = "cuda:0"` ... `else: arg = "cpu"`): then the test is what must
+change. Read inside the innermost function around the test (a module-level test is not read)."""
+
+from __future__ import annotations
+
+import ast
+
+from ..engine.checker import Checker
+from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD
+from .statement_facts import inside, statement_facts
+
+RAISES = (" (A test for CUDA whose other path, the one an NPU host takes, raises (`{test}`): the test must admit "
+          "the NPU too.)")
+TO_CPU = (" (A test for CUDA whose other path, the one an NPU host takes, falls to the CPU (`{test}`): the test "
+          "must admit the NPU too, or the run stays on the CPU.)")
+_POSITIVE = (ast.Eq, ast.In, ast.Is)
+_NEGATIVE = (ast.NotEq, ast.NotIn, ast.IsNot)
+
+
+def failed_cuda_test(checker: Checker, node: ast.AST) -> str | None:
+    """The reason to keep a finding on `node`, a CUDA test's string or probe, when the path an
+    NPU host takes past it raises or falls to the CPU; else None."""
+    facts = statement_facts(checker)
+    holding = [f for f in facts.functions if inside(node, f)]
+    if not holding:
+        return None
+    func = max(holding, key=lambda f: f.lineno)  # type: ignore[attr-defined]
+    # (a `while` test's other path is the code after the loop: not read)
+    tests = [n for n in ast.walk(func) if isinstance(n, (ast.If, ast.IfExp, ast.While)) and inside(node, n.test)]
+    if tests:
+        test = min(tests, key=lambda n: n.test.end_lineno - n.test.lineno)  # the innermost
+        return None if isinstance(test, ast.While) else _npu_path(test, _polarity(test.test, node), checker)
+    for stmt in ast.walk(func):  # `ok = device == "cuda" and ...`, then `if not ok: raise`
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and inside(node, stmt.value) and _polarity(stmt.value, node):
+            return _flag_path(func, stmt.targets[0].id, checker)
+    return None
+
+
+def _flag_path(func: ast.AST, name: str, checker: Checker) -> str | None:
+    """_npu_path of the tests of a flag set from a CUDA test, or RAISES for `assert flag`."""
+    for stmt in ast.walk(func):
+        if isinstance(stmt, ast.Assert) and _uses(stmt.test, name) is True:
+            return RAISES.format(test=_shown(stmt, checker))
+        if isinstance(stmt, ast.If):
+            polarity = _uses(stmt.test, name)
+            if polarity is not None:
+                reason = _npu_path(stmt, polarity, checker)
+                if reason is not None:
+                    return reason
+    return None
+
+
+def _uses(test: ast.expr, name: str) -> bool | None:
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name) and node.id == name:
+            return _polarity(test, node)
+    return None
+
+
+def _polarity(expr: ast.expr, node: ast.AST) -> bool | None:
+    """True when `expr` is true only where `node`'s test for CUDA passes (`node` itself, a
+    conjunct, an `==` operand, a probe called), False when only where it fails (`not`, `!=`,
+    a disjunct of those); None when either may hold."""
+    if expr is node:
+        return True
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = _polarity(expr.operand, node)
+        return None if inner is None else not inner
+    if isinstance(expr, ast.BoolOp):
+        for value in expr.values:
+            if inside(node, value):
+                inner = _polarity(value, node)
+                # `a and cuda`: false where CUDA's test fails; `a or not cuda`: true where it fails
+                return inner if inner is isinstance(expr.op, ast.And) else None
+        return None
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and any(
+            isinstance(o, ast.Constant) and type(o.value) is str and inside(node, o)
+            for o in (expr.left, *expr.comparators)):
+        return True if isinstance(expr.ops[0], _POSITIVE) else False if isinstance(expr.ops[0], _NEGATIVE) else None
+    if isinstance(expr, ast.Call) and inside(node, expr.func):
+        return True  # `torch.cuda.is_available()`
+    return None
+
+
+def _npu_path(test: ast.If | ast.IfExp, polarity: bool | None, checker: Checker) -> str | None:
+    """RAISES or TO_CPU for the branch an NPU host takes at `test` (its else when the test
+    passes only with CUDA, its body when only without), through `elif`s that test for CUDA or
+    another backend; None when that branch may be fine, or an `elif` may admit the NPU."""
+    if polarity is None:
+        return None
+    branch: list[ast.stmt] | ast.expr = test.orelse if polarity else test.body
+    while True:
+        link = branch[0] if isinstance(branch, list) and len(branch) == 1 else branch
+        if not isinstance(link, (ast.If, ast.IfExp)):
+            break
+        words = checker.source.segment(checker.range(link.test)).lower()
+        if NPU_WORD.search(words) or not (CUDA_WORD.search(words) or OTHER_WORD.search(words) or "cpu" in words):
+            return None  # an arm that may be the NPU's
+        branch = link.orelse
+    nodes: list = branch if isinstance(branch, list) else [branch]
+    if not nodes:
+        return None
+    if isinstance(nodes[0], ast.Raise):
+        return RAISES.format(test=_shown(test, checker))
+    if any(isinstance(n, ast.Constant) and type(n.value) is str and n.value.lower().partition(":")[0] == "cpu"
+           for stmt in nodes for n in ast.walk(stmt)):
+        return TO_CPU.format(test=_shown(test, checker))
+    return None
+
+
+def _shown(stmt: ast.If | ast.IfExp | ast.Assert, checker: Checker) -> str:
+    """The test as written (not its line: findings keep their text when lines move), shortened."""
+    text = " ".join(checker.source.segment(checker.range(stmt.test)).split())
+    return text if len(text) <= 60 else text[:57] + "..."
