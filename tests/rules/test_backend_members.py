@@ -74,3 +74,17 @@ def test_renaming_the_sibling_method_or_class_reads_the_others_again() -> None:
     assert severities(text, previous=base, edit=edit)[(6, "NPU102")] == "WARNING"
     text, edit = edited(MEMBERS, 17, "class NPXProfilerHook:")
     assert severities(text, previous=base, edit=edit)[(14, "NPU103")] == "WARNING"
+
+
+def test_tensorrt_and_apex_are_chosen_by_their_users() -> None:
+    text = ("import torch\n\n\nclass TensorRTBackend:\n    def load(self):\n        torch.cuda.synchronize()\n\n\n"
+            "class Trainer:\n    def step(self):\n        torch.cuda.synchronize()\n")
+    assert severities(text) == {(6, "NPU103"): "INFO", (11, "NPU103"): "WARNING"}
+    module = {(f.range.start_line + 1, f.code): f.severity.name for f in
+              analyze(text, Settings(), "ultralytics/nn/backends/tensorrt.py").findings if f.code == "NPU103"}
+    assert module == {(6, "NPU103"): "INFO", (11, "NPU103"): "INFO"}  # the TensorRT module of a backends folder
+    lines = text.split("\n")
+    lines[5] = "        torch.cuda.synchronize(0)"
+    edited = "\n".join(lines)
+    base = analyze(text, Settings(), "x.py")
+    assert severities(edited, previous=base, edit=TextEdit(5, 5, 0)) == severities(edited)

@@ -26,7 +26,7 @@ from .packaging import document_kind
 from ..knowledge.api_tables import Tables, load_tables
 from .packaging_analysis import packaging_findings
 from .text import SourceText, split_lines
-from .backend_members import backend_methods, backend_named, cuda_classes, method_reasons
+from .backend_members import backend_methods, backend_named, cuda_classes, method_reasons, opt_in_class
 from .guards import backend_class, class_branches, may_test_backend
 from .walk import (CLASS, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
                    context_of, module_context, walk)
@@ -314,7 +314,8 @@ def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> lis
             if inside else stmt.body
         end = max([last] + [b.end - 1 for b in inside])
         backend = backend_class(stmt)  # a backend of a per-backend scheme says so itself
-        beside_npu = checker.cuda_member = "" if backend else checker.cuda_classes.get(stmt.name, "")
+        beside_npu = checker.cuda_member = "" if backend else (checker.cuda_classes.get(stmt.name, "")
+                                                               or opt_in_class(stmt))
         header = _walk(checker, class_header(stmt, module_scope), first, end, False)
         scope = Scope(module_scope, CLASS, class_members(body))
         checker.enclosing = class_branches(backend, body)

@@ -4,7 +4,8 @@ A class's `cuda()` method (or `to_cuda`, `cuda_*`, `forward_cuda`) beside a meth
 for another device (`npu()`, `musa()`, `xpu()`, `mlu()`, `cpu()`; `to_cpu`, `forward_npu`) runs only
 when a caller asks for CUDA, and that call is reported where it is. A top-level class whose module
 also holds its NPU variant (`ProfilerHook` beside `NPUProfilerHook`, `CudaGraphRunner` beside
-`NpuGraphRunner`) is the one an NPU run does not use. Findings in either are advice at most.
+`NpuGraphRunner`) is the one an NPU run does not use; so is a class for a library CUDA-only by
+design that a user picks (`TensorRTBackend`, `ApexOptimWrapper`). Findings there are advice at most.
 
 The CUDA classes are read from the whole text (`cuda_classes`), so that an analysis of one
 statement knows whether the module's other classes changed."""
@@ -23,7 +24,13 @@ _CLASS_LINE = re.compile(r"^class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?", re.MULTILIN
 # the words of a class name: `NPUProfilerHook` → NPU, Profiler, Hook
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
+# libraries CUDA-only by design that a run uses only where its user picks them: a class named for
+# one or built on one (`TensorRTBackend`, `ApexOptimWrapper`, `class Calibrator(trt.IInt8Calibrator)`)
+OPT_IN_LIBRARIES = {"tensorrt": "TensorRT", "trt": "TensorRT", "apex": "apex"}
+
 METHOD = " (In `{cls}.{method}()`, beside `{cls}.{sibling}()`: it runs only when a caller asks for CUDA.)"
+OPT_IN_CLASS = (" (In `{cls}`, a class for {library}, which runs only on CUDA: it is used only where the user "
+                "chooses {library}, which an NPU run does not.)")
 SIBLING_CLASS = (" (In `{cls}`, beside `{npu}` in the same module: an NPU run uses that class, and this one "
                  "only where CUDA was chosen.)")
 
@@ -57,6 +64,23 @@ def method_reasons(cls: str, body: list[ast.stmt]) -> dict[int, str]:
                 out[id(stmt)] = METHOD.format(cls=cls, method=name, sibling=sibling)
                 break
     return out
+
+
+def opt_in_class(node: ast.ClassDef) -> str:
+    """OPT_IN_CLASS for a class named for a library in OPT_IN_LIBRARIES, or built on one of its
+    classes; else ""."""
+    names = [node.name]
+    for base in node.bases:
+        while isinstance(base, ast.Attribute):
+            names.append(base.attr)
+            base = base.value
+        names.append(getattr(base, "id", ""))
+    for name in names:
+        words = _words(name) + (["tensorrt"] if "tensorrt" in name.lower() else [])  # `TensorRTBackend`: Tensor, RT
+        library = next((OPT_IN_LIBRARIES[w] for w in words if w in OPT_IN_LIBRARIES), None)
+        if library is not None:
+            return OPT_IN_CLASS.format(cls=node.name, library=library)
+    return ""
 
 
 def cuda_classes(text: str) -> dict[str, str]:

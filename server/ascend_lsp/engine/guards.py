@@ -246,14 +246,15 @@ _SCHEME_FOLDERS = frozenset({"accelerator", "accelerators", "platform", "platfor
 
 def backend_module(path: str | None) -> str | None:
     """`folder/module.py` for a module that is the CUDA backend of such a scheme: its name says
-    CUDA or GPU and not the NPU, in a folder named for the scheme."""
+    CUDA, GPU or TensorRT (`backends/tensorrt.py`, run only where its engine was chosen) and not
+    the NPU, in a folder named for the scheme."""
     if not path:
         return None
     parts = path.replace("\\", "/").rsplit("/", 2)  # read for every file: no PurePath
     if len(parts) < 2 or parts[-2].lower() not in _SCHEME_FOLDERS:
         return None
     words = set(re.split(r"[_\W]+", parts[-1].rpartition(".")[0].lower()))
-    return f"{parts[-2]}/{parts[-1]}" if words & {"cuda", "gpu"} and "npu" not in words else None
+    return f"{parts[-2]}/{parts[-1]}" if words & {"cuda", "gpu", "tensorrt", "trt"} and "npu" not in words else None
 
 
 def class_branches(backend: str | None, body: list[ast.stmt]) -> list[Branches]:
