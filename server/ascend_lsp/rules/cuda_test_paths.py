@@ -3,7 +3,9 @@
 and the code takes the path its authors gave other devices. Not when that path raises
 (`bf16 = device == "cuda"`, then `if not bf16: raise`) or falls to the CPU (`if
 torch.cuda.is_available(): arg = "cuda:0"` ... `else: arg = "cpu"`): then the test is what must
-change. Read inside the innermost function around the test (a module-level test is not read)."""
+change. Read inside the innermost function around the test (a module-level test is not read).
+A test whose branch only logs or records the GPU's facts (`if device.type == "cuda": params["GPU"]
+= name`) changes nothing but a report."""
 
 from __future__ import annotations
 
@@ -11,8 +13,11 @@ import ast
 
 from ..engine.checker import Checker
 from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD
-from .statement_facts import inside, statement_facts
+from ..engine.walk import MESSAGE_FUNCTIONS, last_name
+from .statement_facts import device_name, inside, statement_facts
 
+REPORTS_ONLY = (" (The test only decides what is reported: the branch it passes into logs or records the GPU's "
+                "facts, and on an NPU host reports none.)")
 RAISES = (" (A test for CUDA whose other path, the one an NPU host takes, raises (`{test}`): the test must admit "
           "the NPU too.)")
 TO_CPU = (" (A test for CUDA whose other path, the one an NPU host takes, falls to the CPU (`{test}`): the test "
@@ -21,18 +26,41 @@ _POSITIVE = (ast.Eq, ast.In, ast.Is)
 _NEGATIVE = (ast.NotEq, ast.NotIn, ast.IsNot)
 
 
-def failed_cuda_test(checker: Checker, node: ast.AST) -> str | None:
-    """The reason to keep a finding on `node`, a CUDA test's string or probe, when the path an
-    NPU host takes past it raises or falls to the CPU; else None."""
-    facts = statement_facts(checker)
-    holding = [f for f in facts.functions if inside(node, f)]
+def _around(checker: Checker, node: ast.AST) -> tuple[ast.AST, ast.If | ast.IfExp | ast.While | None] | None:
+    """The innermost function holding `node`, and the innermost test in it that holds `node`."""
+    holding = [f for f in statement_facts(checker).functions if inside(node, f)]
     if not holding:
         return None
     func = max(holding, key=lambda f: f.lineno)  # type: ignore[attr-defined]
-    # (a `while` test's other path is the code after the loop: not read)
     tests = [n for n in ast.walk(func) if isinstance(n, (ast.If, ast.IfExp, ast.While)) and inside(node, n.test)]
-    if tests:
-        test = min(tests, key=lambda n: n.test.end_lineno - n.test.lineno)  # the innermost
+    return func, min(tests, key=lambda n: n.test.end_lineno - n.test.lineno) if tests else None
+
+
+def reports_only(checker: Checker, node: ast.AST) -> bool:
+    """`node`'s test for CUDA only decides what is reported: the `if` it passes into only logs
+    (`print`, `logger.info`) or records values under string keys (`params["GPU"] = name`)."""
+    around = _around(checker, node)
+    if around is None or not isinstance(around[1], ast.If) or _polarity(around[1].test, node) is not True:
+        return False
+    return all(_reports(stmt) for stmt in around[1].body)
+
+
+def _reports(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return last_name(stmt.value.func) in MESSAGE_FUNCTIONS
+    return isinstance(stmt, ast.Assign) and all(
+        isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and type(t.slice.value) is str
+        and not device_name(t) for t in stmt.targets)
+
+
+def failed_cuda_test(checker: Checker, node: ast.AST) -> str | None:
+    """The reason to keep a finding on `node`, a CUDA test's string or probe, when the path an
+    NPU host takes past it raises or falls to the CPU; else None."""
+    around = _around(checker, node)
+    if around is None:
+        return None
+    func, test = around
+    if test is not None:  # (a `while` test's other path is the code after the loop: not read)
         return None if isinstance(test, ast.While) else _npu_path(test, _polarity(test.test, node), checker)
     for stmt in ast.walk(func):  # `ok = device == "cuda" and ...`, then `if not ok: raise`
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \

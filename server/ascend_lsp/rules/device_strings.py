@@ -10,7 +10,7 @@ import ast
 from ..engine.checker import Checker
 from ..engine.model import Severity
 from ..engine.walk import StringContext, last_name
-from .cuda_test_paths import failed_cuda_test
+from .cuda_test_paths import REPORTS_ONLY, failed_cuda_test, reports_only
 from .harmless_calls import SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu
 from .harmless_uses import NON_BLOCKING
 from .statement_facts import DEVICE_CALLS, device_keyword, statement_facts
@@ -68,6 +68,8 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     if id(node) in facts.in_non_blocking:
         return Severity.INFO, NON_BLOCKING
     if compared_with_device(context):
+        if reports_only(checker, node):
+            return Severity.INFO, REPORTS_ONLY
         if not handles_npu(checker):
             return None
         failed = failed_cuda_test(checker, node)

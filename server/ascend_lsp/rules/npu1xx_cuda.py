@@ -42,7 +42,8 @@ rule(
              "parameter's) is info, a hint where the code handles `npu` too (a top-level import such as "
              "`torch_npu` or `is_torch_npu_available`, or the same statement); anywhere else (a mode or timer "
              "name, a key, a test marker or skip condition, a comparison with a setting, a copy's "
-             "`non_blocking=` flag, synchronous and correct on the NPU) info, since `\"npu\"` "
+             "`non_blocking=` flag, synchronous and correct on the NPU, a comparison whose branch only logs or "
+             "records the GPU's facts, `if device.type == \"cuda\": params[\"GPU\"] = name`) info, since `\"npu\"` "
              "there may raise. A comparison with a device's type is info too where the code handles `npu`, "
              "unless the path an NPU host takes past it raises or falls to the CPU (`if not bf16_ok: raise`, "
              "`else: arg = \"cpu\"`). The message says which.",
