@@ -20,6 +20,8 @@ def autocast(device):
     bf16 = device == "cuda"
     if not bf16:
         raise RuntimeError("bf16 needs CUDA")
+    if device == "npu":
+        return torch_npu.npu.amp.autocast()
 
 
 def select():
@@ -41,7 +43,7 @@ def generator():
 def test_a_cuda_test_whose_other_path_fails_keeps_its_warning() -> None:
     assert severities(OTHER_PATHS) == {
         (6, "NPU101"): "WARNING",  # the NPU's path raises
-        (12, "NPU101"): "INFO", (12, "NPU103"): "WARNING",  # the NPU's path is the CPU
-        (16, "NPU101"): "INFO",  # the authors' path for other devices
-        (22, "NPU101"): "WARNING",  # a "device" key places the model
+        (14, "NPU101"): "INFO", (14, "NPU103"): "WARNING",  # the NPU's path is the CPU
+        (18, "NPU101"): "INFO",  # the authors' path for other devices
+        (24, "NPU101"): "WARNING",  # a "device" key places the model
     }

@@ -58,8 +58,8 @@ class Span:
     # A class body import: the class scope's imports after it, for re-walking a later member.
     class_imports: dict[str, str] | None = None
     backend: str | None = None  # a class of one backend: "cuda" or "npu" (guards.backend_class)
-    # a class with a method named for a device, or beside its NPU variant (engine/backend_members.py):
-    # what one member's findings say depends on the others
+    # a class with a method named for a device, beside its NPU variant, or for a CUDA-only library
+    # (engine/backend_members.py): what one member's findings say depends on the others or the header
     per_backend: bool = False
 
 

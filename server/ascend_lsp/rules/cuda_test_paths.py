@@ -1,9 +1,9 @@
 """Where a failed test for CUDA leads. In code that handles `npu` elsewhere, a test for CUDA
 (`device == "cuda"`, `torch.cuda.is_available()`) is mostly harmless: on an NPU host it fails
-and the code takes the path its authors gave other devices. Not when that path raises
-(`bf16 = device == "cuda"`, then `if not bf16: raise`) or falls to the CPU (`if
-torch.cuda.is_available(): arg = "cuda:0"` ... `else: arg = "cpu"`): then the test is what must
-change. Read inside the innermost function around the test (a module-level test is not read).
+and the code takes the path its authors gave other devices. Not when that path raises in a
+function that names the NPU elsewhere (`bf16 = device == "cuda"`, then `if not bf16: raise`) or
+falls to the CPU (`if torch.cuda.is_available(): arg = "cuda:0"` ... `else: arg = "cpu"`), and
+no arm of its chain may be the NPU's: then the test is what must change. Read inside the innermost function around the test (a module-level test is not read).
 A test whose branch only logs or records the GPU's facts (`if device.type == "cuda": params["GPU"]
 = name`) changes nothing but a report."""
 
@@ -55,31 +55,62 @@ def _reports(stmt: ast.stmt) -> bool:
 
 def failed_cuda_test(checker: Checker, node: ast.AST) -> str | None:
     """The reason to keep a finding on `node`, a CUDA test's string or probe, when the path an
-    NPU host takes past it raises or falls to the CPU; else None."""
+    NPU host takes past it falls to the CPU, or raises in a function that names the NPU elsewhere
+    (one that does not is a check that CUDA's kernels are there: `if x.device.type != "cuda":
+    raise`); else None."""
     around = _around(checker, node)
     if around is None:
         return None
     func, test = around
-    if test is not None:  # (a `while` test's other path is the code after the loop: not read)
-        return None if isinstance(test, ast.While) else _npu_path(test, _polarity(test.test, node), checker)
-    for stmt in ast.walk(func):  # `ok = device == "cuda" and ...`, then `if not ok: raise`
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-                and inside(node, stmt.value) and _polarity(stmt.value, node):
-            return _flag_path(func, stmt.targets[0].id, checker)
-    return None
+    found = None
+    if isinstance(test, (ast.If, ast.IfExp)):  # (a `while` test's other path is the code after the loop: not read)
+        if _reached(func, test, checker):
+            found = _npu_path(test, _polarity(test.test, node), checker)
+    elif test is None:
+        for stmt in ast.walk(func):  # `ok = device == "cuda" and ...`, then `if not ok: raise`
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and inside(node, stmt.value) and _polarity(stmt.value, node):
+                found = _flag_path(func, stmt.targets[0].id, checker)
+                break
+    if found is None or (found[0] is RAISES and not NPU_WORD.search(_text(checker, func).lower())):
+        return None
+    return found[0].format(test=found[1])
 
 
-def _flag_path(func: ast.AST, name: str, checker: Checker) -> str | None:
+def _reached(func: ast.AST, test: ast.If | ast.IfExp, checker: Checker) -> bool:
+    """Whether an NPU host reaches `test`: no arm before it in its chain may be the NPU's."""
+    while True:
+        before = next((n for n in ast.walk(func) if isinstance(n, (ast.If, ast.IfExp))
+                       and (n.orelse is test or isinstance(n.orelse, list) and len(n.orelse) == 1
+                            and n.orelse[0] is test)), None)
+        if before is None:
+            return True
+        if _may_be_npu(_text(checker, before.test)):
+            return False
+        test = before
+
+
+def _may_be_npu(test: str) -> bool:
+    """An arm's test that names the NPU, or no backend at all (`torch.accelerator.is_available()`)."""
+    words = test.lower()
+    return bool(NPU_WORD.search(words)) or not (CUDA_WORD.search(words) or OTHER_WORD.search(words) or "cpu" in words)
+
+
+def _text(checker: Checker, node: ast.AST) -> str:
+    return checker.source.segment(checker.range(node))
+
+
+def _flag_path(func: ast.AST, name: str, checker: Checker) -> tuple[str, str] | None:
     """_npu_path of the tests of a flag set from a CUDA test, or RAISES for `assert flag`."""
     for stmt in ast.walk(func):
         if isinstance(stmt, ast.Assert) and _uses(stmt.test, name) is True:
-            return RAISES.format(test=_shown(stmt, checker))
+            return RAISES, _shown(stmt, checker)
         if isinstance(stmt, ast.If):
             polarity = _uses(stmt.test, name)
             if polarity is not None:
-                reason = _npu_path(stmt, polarity, checker)
-                if reason is not None:
-                    return reason
+                found = _npu_path(stmt, polarity, checker)
+                if found is not None:
+                    return found
     return None
 
 
@@ -115,10 +146,10 @@ def _polarity(expr: ast.expr, node: ast.AST) -> bool | None:
     return None
 
 
-def _npu_path(test: ast.If | ast.IfExp, polarity: bool | None, checker: Checker) -> str | None:
-    """RAISES or TO_CPU for the branch an NPU host takes at `test` (its else when the test
-    passes only with CUDA, its body when only without), through `elif`s that test for CUDA or
-    another backend; None when that branch may be fine, or an `elif` may admit the NPU."""
+def _npu_path(test: ast.If | ast.IfExp, polarity: bool | None, checker: Checker) -> tuple[str, str] | None:
+    """(RAISES or TO_CPU, the test as shown) for the branch an NPU host takes at `test` (its else
+    when the test passes only with CUDA, its body when only without), through `elif`s that test
+    for CUDA or another backend; None when that branch may be fine, or an `elif` may admit the NPU."""
     if polarity is None:
         return None
     branch: list[ast.stmt] | ast.expr = test.orelse if polarity else test.body
@@ -126,22 +157,21 @@ def _npu_path(test: ast.If | ast.IfExp, polarity: bool | None, checker: Checker)
         link = branch[0] if isinstance(branch, list) and len(branch) == 1 else branch
         if not isinstance(link, (ast.If, ast.IfExp)):
             break
-        words = checker.source.segment(checker.range(link.test)).lower()
-        if NPU_WORD.search(words) or not (CUDA_WORD.search(words) or OTHER_WORD.search(words) or "cpu" in words):
+        if _may_be_npu(_text(checker, link.test)):
             return None  # an arm that may be the NPU's
         branch = link.orelse
     nodes: list = branch if isinstance(branch, list) else [branch]
     if not nodes:
         return None
     if isinstance(nodes[0], ast.Raise):
-        return RAISES.format(test=_shown(test, checker))
+        return RAISES, _shown(test, checker)
     if any(isinstance(n, ast.Constant) and type(n.value) is str and n.value.lower().partition(":")[0] == "cpu"
            for stmt in nodes for n in ast.walk(stmt)):
-        return TO_CPU.format(test=_shown(test, checker))
+        return TO_CPU, _shown(test, checker)
     return None
 
 
 def _shown(stmt: ast.If | ast.IfExp | ast.Assert, checker: Checker) -> str:
     """The test as written (not its line: findings keep their text when lines move), shortened."""
-    text = " ".join(checker.source.segment(checker.range(stmt.test)).split())
+    text = " ".join(_text(checker, stmt.test).split())
     return text if len(text) <= 60 else text[:57] + "..."

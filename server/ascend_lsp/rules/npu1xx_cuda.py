@@ -45,8 +45,8 @@ rule(
              "`non_blocking=` flag, synchronous and correct on the NPU, a comparison whose branch only logs or "
              "records the GPU's facts, `if device.type == \"cuda\": params[\"GPU\"] = name`) info, since `\"npu\"` "
              "there may raise. A comparison with a device's type is info too where the code handles `npu`, "
-             "unless the path an NPU host takes past it raises or falls to the CPU (`if not bf16_ok: raise`, "
-             "`else: arg = \"cpu\"`). The message says which.",
+             "unless the path an NPU host takes past it falls to the CPU (`else: arg = \"cpu\"`) or raises in a "
+             "function that names the NPU elsewhere (`if not bf16_ok: raise`). The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
