@@ -26,6 +26,7 @@ from .packaging import document_kind
 from ..knowledge.api_tables import Tables, load_tables
 from .packaging_analysis import packaging_findings
 from .text import SourceText, split_lines
+from .backend_members import backend_methods, backend_named, cuda_classes, method_reasons, opt_in_class
 from .guards import backend_class, class_branches, may_test_backend
 from .walk import (CLASS, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
                    context_of, module_context, walk)
@@ -57,6 +58,9 @@ class Span:
     # A class body import: the class scope's imports after it, for re-walking a later member.
     class_imports: dict[str, str] | None = None
     backend: str | None = None  # a class of one backend: "cuda", "npu" or "other" (guards.backend_class)
+    # a class with a method named for a device, beside its NPU variant, or for a CUDA-only library
+    # (engine/backend_members.py): what one member's findings say depends on the others or the header
+    per_backend: bool = False
 
 
 @dataclass(slots=True)
@@ -75,6 +79,7 @@ class Analysis:
     # Lines a trailing noqa comment would change (a launch script's: shell_script.py);
     # None: the text is Python's, whose tokens say (cli/noqa_writer.py).
     no_comment: frozenset[int] | None = None
+    cuda_classes: Mapping[str, str] = field(default_factory=dict)  # backend_members.cuda_classes of the text
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,20 +288,22 @@ def _statement(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
     return span
 
 
-def _class(header: Span, children: list[Span], backend: str | None) -> Span:
+def _class(header: Span, children: list[Span], backend: str | None, per_backend: bool) -> Span:
     parts = [header, *children]
     facts: dict[str, Range] = {}
     for part in parts:
         for fact, where in part.facts.items():
             facts.setdefault(fact, where)
     return Span(header.start, header.end, [f for part in parts for f in part.findings], False, facts, header,
-                children, backend=backend)
+                children, backend=backend, per_backend=per_backend)
 
 
 def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> list[Span]:
     """Spans of the statements, and of the blocks recovery blanked out, in line order."""
     spans = [_broken(checker, b) for b in blocks if not b.member]
     module_scope = checker.module.scope
+    if checker.cuda_classes is None:
+        checker.cuda_classes = cuda_classes(checker.source.text)
     for stmt in stmts:
         if type(stmt) is not ast.ClassDef:
             spans.append(_statement(checker, stmt, module_scope))
@@ -306,15 +313,22 @@ def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> lis
         body = [child for child in stmt.body if not any(b.start <= child.lineno - 1 < b.end for b in inside)] \
             if inside else stmt.body
         end = max([last] + [b.end - 1 for b in inside])
+        backend = backend_class(stmt)  # a backend of a per-backend scheme says so itself
+        beside_npu = checker.cuda_member = "" if backend else (checker.cuda_classes.get(stmt.name, "")
+                                                               or opt_in_class(stmt))
         header = _walk(checker, class_header(stmt, module_scope), first, end, False)
         scope = Scope(module_scope, CLASS, class_members(body))
-        backend = backend_class(stmt)
         checker.enclosing = class_branches(backend, body)
-        children = [_member(checker, child, scope) for child in body] + [_broken(checker, b) for b in inside]
-        checker.enclosing = []
+        methods = method_reasons(stmt.name, body)
+        children = []
+        for child in body:
+            checker.cuda_member = beside_npu or methods.get(id(child), "")
+            children.append(_member(checker, child, scope))
+        checker.enclosing, checker.cuda_member = [], ""
+        children += [_broken(checker, b) for b in inside]
         if inside:  # else in the body's order already
             children.sort(key=lambda span: span.start)
-        spans.append(_class(header, children, backend))
+        spans.append(_class(header, children, backend, bool(beside_npu or backend_methods(body))))
     if blocks:  # else in the module's order already
         spans.sort(key=lambda span: span.start)
     return spans
@@ -416,6 +430,7 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
     extra = _module_findings(checker, spans)
     analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(spans), rules)
     analysis.references = refs
+    analysis.cuda_classes = checker.cuda_classes or {}
     return analysis
 
 
@@ -576,6 +591,9 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     checker = Checker(source, module, settings, tables, path, rules, project)
     if checker.test_file:
         return None  # its top level decides the severity in every test (engine/test_suites.py)
+    checker.cuda_classes = cuda_classes(source.text)
+    if checker.cuda_classes != previous.cuda_classes:
+        return None  # a class beside its NPU variant is read with the whole module
     if len(touched) == 1 and spans[touched[0]].children is not None:
         middle = _reanalyze_member(checker, spans[touched[0]], edit, previous.syntax_errors)
         if middle is not None:
@@ -598,7 +616,7 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
 def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) -> list[Span] | None:
     """Re-walk the one statement of a class body that the edit lies within, or None."""
     inside = [c for c in cls.children if c.start <= edit.first and edit.last <= c.end]
-    if len(inside) != 1 or inside[0].binds:
+    if len(inside) != 1 or inside[0].binds or cls.per_backend:
         return None
     child = inside[0]
     index = cls.children.index(child)
@@ -629,8 +647,9 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
             return None
     else:
         if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 > end \
-                or _binds(body[0]) or not _indented_like_siblings(lines, cls, child, edit):
-            return None
+                or _binds(body[0]) or not _indented_like_siblings(lines, cls, child, edit) \
+                or backend_named(getattr(body[0], "name", "")):
+            return None  # (a method named for a device: its class's other members read it)
         old, now = child.member, class_member(body[0])
         if (old and old.value) != (now and now.value):
             return None  # the class's string constants changed, and they are read together
@@ -643,7 +662,7 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
         checker.enclosing = []
     later = [_moved(c, edit) for c in cls.children[index + 1:]]
     header = Span(cls.header.start, cls.header.end + edit.delta, cls.header.findings, False, cls.header.facts)
-    return [_class(header, cls.children[:index] + [new] + later, cls.backend)]
+    return [_class(header, cls.children[:index] + [new] + later, cls.backend, cls.per_backend)]
 
 
 def _ends_in_a_decorator(lines: list[str], first: int, last: int, indent: str) -> bool:
@@ -752,5 +771,7 @@ def _assemble(checker: Checker, source: SourceText, settings: Settings, path: st
     if not _stable(blocks) or _open_among_others(source.lines, blocks):
         return None
     extra = _module_findings(checker, all_spans)
-    return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, len(middle),
-                   checker.rule_set)
+    analysis = _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module,
+                       len(middle), checker.rule_set)
+    analysis.cuda_classes = checker.cuda_classes or {}
+    return analysis

@@ -96,6 +96,10 @@ class Checker:
         self.ranged = False
         self.cuda_module = backend_module(path)  # `accelerators/cuda.py`: the whole file is off the NPU
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
+        # why the top-level class member being walked runs only where CUDA was chosen (a `cuda()`
+        # method beside `npu()`, a class beside its NPU variant: engine/backend_members.py); "" if not
+        self.cuda_member = ""
+        self.cuda_classes: dict[str, str] | None = None  # backend_members.cuda_classes of the text, once asked
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
         self.backend_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_backend), once asked
         # a test file's NPU findings are info (engine/test_suites.py); what its top level says
@@ -136,17 +140,17 @@ class Checker:
         rng = where if isinstance(where, Range) else self.source.range_of(where)
         guard = None  # (the CUDA test this finding is lowered for, its message without the reason)
         # (a launch script's or Dockerfile's arms come as off_npu/on_npu ranges, packaging_analysis.py)
-        if (self.branches or self.cuda_module or self.off_npu or self.on_npu) and code[:3] == "NPU" \
-                and code[3:4] in "12345":
+        if (self.branches or self.cuda_module or self.cuda_member or self.off_npu or self.on_npu) \
+                and code[:3] == "NPU" and code[3:4] in "12345":
             if self.branches and not self.ranged:
                 self._range_branches()
             text = message if message is not None else rule.message.format(**fmt)
             lowered = max(severity or rule.severity, Severity.INFO)
             test = next((test for branch, test in self.guarded if _within(rng, [branch])), None)
-            if self.cuda_module or _within(rng, self.off_npu) or _within(rng, self.other_backend):
+            if self.cuda_module or self.cuda_member or _within(rng, self.off_npu) or _within(rng, self.other_backend):
                 severity = lowered
                 message = text + (CUDA_MODULE.format(module=self.cuda_module) if self.cuda_module
-                                  else OFF_NPU if _within(rng, self.off_npu) else OTHER_BACKEND)
+                                  else self.cuda_member or (OFF_NPU if _within(rng, self.off_npu) else OTHER_BACKEND))
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
                 fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):

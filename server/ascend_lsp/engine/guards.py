@@ -185,13 +185,17 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set) -> Branch
 
 def and_branches(node: ast.BoolOp) -> Branches | None:
     """`is_npu_available() and torch.npu.device_count()`: the operands after one that tests
-    for the NPU run only there, as backend_branches gives them; None for other operations."""
+    for the NPU run only there, and after one for another backend (`bool(torch.version.hip) and
+    torch.cuda.is_available()`) only on that backend, as backend_branches gives them; None for
+    other operations."""
     if type(node.op) is not ast.And:
         return None
     for i, value in enumerate(node.values[:-1]):
-        npu, cuda, _other = _mentions(value)
+        npu, cuda, other = _mentions(value)
         if npu and not cuda:
             return Branches([], [node.values[i + 1:]], [], [])
+        if other and not cuda:
+            return Branches([], [], [node.values[i + 1:]], [])
     return None
 
 
@@ -379,14 +383,15 @@ _SCHEME_FOLDERS = frozenset({"accelerator", "accelerators", "platform", "platfor
 
 def backend_module(path: str | None) -> str | None:
     """`folder/module.py` for a module that is the CUDA backend of such a scheme: its name says
-    CUDA or GPU and not the NPU, in a folder named for the scheme."""
+    CUDA, GPU or TensorRT (`backends/tensorrt.py`, run only where its engine was chosen) and not
+    the NPU, in a folder named for the scheme."""
     if not path:
         return None
     parts = path.replace("\\", "/").rsplit("/", 2)  # read for every file: no PurePath
     if len(parts) < 2 or parts[-2].lower() not in _SCHEME_FOLDERS:
         return None
     words = set(re.split(r"[_\W]+", parts[-1].rpartition(".")[0].lower()))
-    return f"{parts[-2]}/{parts[-1]}" if words & {"cuda", "gpu"} and "npu" not in words else None
+    return f"{parts[-2]}/{parts[-1]}" if words & {"cuda", "gpu", "tensorrt", "trt"} and "npu" not in words else None
 
 
 def class_branches(backend: str | None, body: list[ast.stmt]) -> list[Branches]:

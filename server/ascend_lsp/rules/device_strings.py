@@ -10,7 +10,9 @@ import ast
 from ..engine.checker import Checker
 from ..engine.model import Severity
 from ..engine.walk import StringContext, last_name
-from .harmless_calls import REPORT_TEST, SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu, skip_test, tests_a_report
+from .cuda_test_paths import failed_cuda_test
+from .harmless_calls import REPORTS_ONLY, SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu, reports_only, skip_test
+from .harmless_uses import NON_BLOCKING
 from .statement_facts import DEVICE_CALLS, device_keyword, statement_facts
 
 # `getattr(args, "device", "cuda")`, `config.get("device", "cuda")`, `os.getenv("DEVICE", "cuda")`: the fallback
@@ -55,18 +57,23 @@ def is_default(checker: Checker, node: ast.AST, context: StringContext) -> bool:
     return context.kind == "value" and id(node) in statement_facts(checker).parameter_defaults
 
 
-def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity, str] | None:
+def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity | None, str] | None:
     """None for a string in a device position (the rule's warning); else the lower severity
-    and the reason, for the message."""
+    and the reason, for the message (no severity: the rule's, with the reason it stays)."""
     if at_device_argument(context):
         return None
     facts = statement_facts(checker)
     if id(node) in facts.in_skip_condition or skip_test(checker, node):
         return Severity.INFO, SKIP_CONDITION
+    if id(node) in facts.in_non_blocking:
+        return Severity.INFO, NON_BLOCKING
     if compared_with_device(context):
-        if tests_a_report(checker, node):
-            return Severity.INFO, REPORT_TEST
-        return (Severity.INFO, TESTED_BESIDE_NPU) if handles_npu(checker) else None
+        if reports_only(checker, node):
+            return Severity.INFO, REPORTS_ONLY
+        if not handles_npu(checker):
+            return None
+        failed = failed_cuda_test(checker, node)
+        return (None, failed) if failed else (Severity.INFO, TESTED_BESIDE_NPU)
     if is_default(checker, node, context):
         return (Severity.HINT, DEFAULT_BESIDE_NPU) if handles_npu(checker) else (Severity.INFO, DEFAULT)
     if context.kind == "compare":

@@ -14,9 +14,10 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import NPU_WORD, leaves, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
+from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
-from .statement_facts import StatementFacts, seeded_between, statement_facts, under_cuda_key
+from .statement_facts import StatementFacts, inside, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
 NPU_STRING = re.compile(r"(?:npu|hccl)(?::|$)")
@@ -39,11 +40,15 @@ ATTRIBUTE_OWNER = (" (Only its attribute is tested for or replaced (`hasattr`, `
 SAME_ERROR = (" (The same class as `torch.OutOfMemoryError`, which torch_npu raises when the NPU runs out of "
               "memory: catching it catches the NPU's too. torch.npu has no such name: keep it, or write "
               "`torch.OutOfMemoryError`.)")
+KEY_ONLY = (" (Only a key here (`hooks[torch.cuda.amp.GradScaler] = ...`): naming the class runs nothing, and an "
+            "NPU object is never looked up under it.)")
 ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU host reports no GPU; add the "
               "NPU's facts beside it if the report should show them.)")
 FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
 DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no float64 tensor.)"
+REPORTS_ONLY = (" (The test only decides what is reported: its branches only log or record facts, so on an NPU "
+                "host only the report differs.)")
 DTYPE_KEY = " (A key of a table, looked up, not made: no float64 tensor is created here.)"
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
 SCRIPTED_FUNCTION = (" (A function scripted in place (a decorator, or `f = torch.jit.script(f)`): under "
@@ -56,7 +61,6 @@ HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memor
                             "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda"})
 MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0 or None, and "
                 "only the message says so.)")
-REPORT_TEST = " (The test of a branch that only prints or logs: on an NPU host it is false, and only the report differs.)"
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
                      "host it is False and the code takes the path its authors gave other devices.)")
@@ -104,12 +108,6 @@ def _within_any(node: ast.AST, outers: list) -> bool:
     return any(inside(node, outer) for outer in outers)
 
 
-def inside(node: ast.AST, outer: ast.AST) -> bool:
-    """`node` lies within `outer`'s source span."""
-    return ((outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-            and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]
-
-
 def seeds_all_beside(facts: StatementFacts, node: ast.AST) -> bool:
     """`torch.manual_seed(...)` in the innermost function holding `node` (or its statement's lines)."""
     holding = [f for f in facts.functions if inside(node, f)]
@@ -124,9 +122,10 @@ def in_environment_report(checker: Checker, facts: StatementFacts, node: ast.AST
     return _within_any(node, facts.env_reports)
 
 
-def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severity, str] | None:
+def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severity | None, str] | None:
     """The lower severity and the reason for a `torch.cuda` reference the code shows harmless;
-    for a CUDA-only seed without a seed of every device, its severity and what happens; else None."""
+    for a CUDA-only seed without a seed of every device, or a CUDA probe whose other path fails
+    on an NPU host (cuda_test_paths.py), its severity (or None: the rule's) and why; else None."""
     qualname = ref.qualname
     if rule.startswith("NPU3"):
         return opt_in_reference(checker, ref)
@@ -149,18 +148,21 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     facts = statement_facts(checker)
     if id(ref.node) in facts.attribute_owners:
         return Severity.INFO, ATTRIBUTE_OWNER
+    if ref.call is None and id(ref.node) in facts.stored_keys:
+        return Severity.INFO, KEY_ONLY
     if ref.call is None and qualname == "torch.cuda" and id(ref.node) in facts.getattr_defaults:
         return Severity.INFO, FALLBACK
     if id(ref.node) in facts.in_skip_condition or skip_test(checker, ref.node):
         return Severity.INFO, SKIP_CONDITION
     if qualname in CUDA_PROBES and handles_npu(checker):
-        return Severity.INFO, TESTED_BESIDE_NPU
+        failed = failed_cuda_test(checker, ref.node)
+        return (None, failed) if failed else (Severity.INFO, TESTED_BESIDE_NPU)
     if under_cuda_key(facts, ref.node):
         return Severity.INFO, PER_DEVICE
     if qualname in HARMLESS_READS and in_message(checker, ref.node):
         return Severity.INFO, MESSAGE_READ
-    if rule.startswith("NPU1") and tests_a_report(checker, ref.node):
-        return Severity.INFO, REPORT_TEST
+    if rule.startswith("NPU1") and reports_only(checker, ref.node):
+        return Severity.INFO, REPORTS_ONLY
     if qualname in CUDA_SEEDS:
         if seeds_all_beside(facts, ref.node):
             return Severity.INFO, SEEDED_BESIDE
@@ -264,13 +266,6 @@ def _path(checker: Checker, node: ast.AST) -> list[tuple[list[ast.stmt], int]]:
     return _holding(node, [root for root in checker.events.roots if isinstance(root, ast.stmt)])
 
 
-def _reports(body: list[ast.stmt]) -> bool:
-    """The block prints or logs (`print(...)`, `logger.info(...)`, `fabric.print(...)`) and does nothing else."""
-    calls = [stmt.value for stmt in body if type(stmt) is ast.Expr and type(stmt.value) is ast.Call]
-    return len(calls) == len(body) and all(last_name(call.func) in MESSAGE_FUNCTIONS for call in calls) \
-        and bool(calls)
-
-
 def dict_key(checker: Checker, node: ast.AST) -> bool:
     """`node` is a key of a dict display in the statement (`{torch.float64: 3.4e13, ...}`, a
     table of peak FLOPs per dtype). The keys are gathered once per statement."""
@@ -284,16 +279,16 @@ def dict_key(checker: Checker, node: ast.AST) -> bool:
     return id(node) in known[1]  # type: ignore[operator]
 
 
-def tests_a_report(checker: Checker, node: ast.AST) -> bool:
-    """`node` is in the test of an `if` whose branches only print or log: `if fabric.device.type ==
-    "cuda": fabric.print(f"Memory used: ...")`."""
+def reports_only(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in the test of an `if` both of whose ways only report: its branches only log or
+    record (cuda_test_paths.reports), or go on at once (no `else`): `if fabric.device.type == "cuda":
+    fabric.print(f"Memory used: ...")`."""
     path = _path(checker, node)
     if not path:
         return False
     block, index = path[-1]
     stmt = block[index]
-    return type(stmt) is ast.If and inside(node, stmt.test) and _reports(stmt.body) \
-        and (not stmt.orelse or _reports(stmt.orelse))
+    return type(stmt) is ast.If and inside(node, stmt.test) and all(reports(s) for s in (*stmt.body, *stmt.orelse))
 
 
 def skip_test(checker: Checker, node: ast.AST) -> bool:

@@ -36,15 +36,17 @@ rule(
              "(`getattr(torch.version, \"cuda\")`), text searched with `str` methods, a `Literal[...]` type, or "
              "one option in a list or dict that already has `\"npu\"`. A warning only where the string is a "
              "device: a device argument or keyword, a comparison with a device or its type, a value assigned to "
-             "a device variable (`device`, `self.device`, `dev`) or returned by a function named for one. A "
+             "a device variable (`device`, `self.device`, `dev`), the value of a dict's `\"device\"` key "
+             "(`run_opts = {\"device\": \"cuda\"}`) or returned by a function named for a device. A "
              "default (`add_argument(..., default=\"cuda\")`, `getattr(args, \"device\", \"cuda\")`, a "
              "parameter's) is info, a hint where the code handles `npu` too (a top-level import such as "
              "`torch_npu` or `is_torch_npu_available`, or the same statement); anywhere else (a mode or timer "
-             "name, a key, a test marker or skip condition, a comparison with a setting) info, since `\"npu\"` "
-             "there may raise. A comparison with a device's type is info too where the code handles `npu`. "
-             "Under a CUDA test (NPU103 says which) it is info, in a `pytest.param(...)` whose marks require CUDA "
-             "too, and so is the test of an `if` whose branches only print or log (`if fabric.device.type == "
-             "\"cuda\": fabric.print(...)`). The message says which.",
+             "name, a key, a test marker or skip condition, a comparison with a setting, a copy's "
+             "`non_blocking=` flag, synchronous and correct on the NPU, a comparison whose branch only logs or "
+             "records the GPU's facts, `if device.type == \"cuda\": params[\"GPU\"] = name`) info, since `\"npu\"` "
+             "there may raise; so is one in a `pytest.param(...)` whose marks require CUDA. A comparison with a device's type is info too where the code handles `npu`, "
+             "unless the path an NPU host takes past it falls to the CPU (`else: arg = \"cpu\"`) or raises in a "
+             "function that names the NPU elsewhere (`if not bf16_ok: raise`). The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -86,6 +88,9 @@ rule(
              "`torch.cuda.empty_cache()`; a name only in a type hint or `isinstance()`; `torch.cuda` as the "
              "fallback of `getattr(torch, device_type, torch.cuda)`; an environment report (`collect_env.py`, "
              "`env.py`, `print_env()`); a test's skip condition; the value of a per-device dict's `\"cuda\"` key; "
+             "a class named only as the key a value is stored under (`hooks[torch.cuda.amp.GradScaler] = ...`); "
+             "`import torch.cuda` alone, whose uses are reported where they are; code after a test for ROCm in "
+             "an `and` (`bool(torch.version.hip) and torch.cuda.is_available()`); "
              "`torch.cuda.is_available()` and `device_count()` where the code handles `npu` too (as NPU101 "
              "says). A CUDA seed alone stays a warning: its message says the NPU's generator "
              "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
@@ -582,7 +587,9 @@ rule(
     doc=dict(
         what="Finds NVIDIA host tools and probes: running `nvidia-smi` or `nvcc` (`subprocess.*`, `os.system`, "
              "`os.popen`, `shutil.which`), the `pynvml` and `GPUtil` packages, `CUDA_HOME`/`CUDA_PATH` and "
-             "`torch.utils.cpp_extension.CUDA_HOME`; in shell launch scripts, the `nvidia-smi` and `nvcc` commands.",
+             "`torch.utils.cpp_extension.CUDA_HOME`; in shell launch scripts, the `nvidia-smi` and `nvcc` commands. "
+             "Info where the package is imported under `try:` whose handler goes on without it (`except "
+             "Exception:` around `import pynvml` and `nvmlInit()`).",
         why="None of them exists on an Ascend host: the command is not found, NVML fails to load, `CUDA_HOME` is "
             "unset. The NPU counterparts are `npu-smi info`, `torch.npu.mem_get_info()`, "
             "`torch.npu.get_device_name()` and `ASCEND_HOME_PATH`/`ASCEND_TOOLKIT_HOME`.",

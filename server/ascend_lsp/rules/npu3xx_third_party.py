@@ -23,7 +23,10 @@ FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without
             "without it. So is a use or an import under an `if` (in the same function) whose test names the "
             "package or the name it is imported as (`if self.use_apex:`, `if args.quant_method == \"awq\":`): "
             "the feature runs only where the user turns it on; and one after an `if not ...:` naming it that leaves "
-            "at once (`if not HAS_BNB: pytest.skip(...)`) (rules/harmless_calls.feature_test).")
+            "at once (`if not HAS_BNB: pytest.skip(...)`) (rules/harmless_calls.feature_test); and one in a class "
+            "named for apex or TensorRT, or built on one of their classes (`ApexOptimWrapper`, `class "
+            "Calibrator(trt.IInt8Calibrator)`), used only where the user picks that library "
+            "(engine/backend_members.py).")
 
 rule(
     code="NPU301", name="apex", severity=Severity.ERROR, fix="sometimes", table=THIRD_PARTY,

@@ -43,6 +43,8 @@ def device_name(target: ast.expr) -> bool:
         name = target.attr
     elif isinstance(target, ast.Subscript) and type(target.slice) is ast.Constant and type(target.slice.value) is str:
         name = target.slice.value
+    elif type(target) is ast.Constant and type(target.value) is str:  # a dict display's key
+        name = target.value
     else:
         return False
     name = name.lower()
@@ -71,6 +73,8 @@ class StatementFacts:
     beside_cuda_keys: set[int] = field(default_factory=set)
     seed_lines: list[int] = field(default_factory=list)  # lines of torch.manual_seed, sorted
     env_reports: list[ast.AST] = field(default_factory=list)  # functions named like environment reports
+    in_non_blocking: set[int] = field(default_factory=set)  # ids of the nodes a `non_blocking=` value holds
+    stored_keys: set[int] = field(default_factory=set)  # ids of `d[key] = ...`'s keys
     functions: list[ast.AST] = field(default_factory=list)
 
 
@@ -101,6 +105,8 @@ def _gather(events) -> StatementFacts:
         for kw in call.keywords:
             if device_keyword(kw.arg):
                 _mark(facts.in_device_position, kw.value)
+            elif kw.arg == "non_blocking":
+                _mark(facts.in_non_blocking, kw.value)
         if name == "getattr" and len(args) == 3 and type(call.func) is ast.Name:
             facts.getattr_defaults.add(id(args[2]))
         if args and (name in ATTRIBUTE_CALLS or (name == "object" and type(call.func) is ast.Attribute
@@ -113,6 +119,7 @@ def _gather(events) -> StatementFacts:
         targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target]
         if any(device_name(t) for t in targets):
             _mark(facts.in_device_position, stmt.value)
+        facts.stored_keys.update(id(t.slice) for t in targets if type(t) is ast.Subscript)
         value = stmt.value
         if type(value) is ast.Constant and value.value in CPU_ONLY:
             facts.cpu_only_names.update(id(t.slice) for t in targets if type(t) is ast.Subscript)
@@ -126,16 +133,26 @@ def _gather(events) -> StatementFacts:
                     _mark(facts.in_device_position, node.value)
         if ENV_FUNCTION.search(lowered):
             facts.env_reports.append(func)
+    device_keys = []  # `run_opts = {"device": "cuda"}` places the model: (window, the keys, the key's index)
     for string in events.strings:
         keys = string.context.siblings
-        if string.value == "cuda" and keys:
+        if keys and (string.value == "cuda" or device_name(string.node)):
             key = string.node
             later = [_position(k) for k in keys if k is not None and _position(k) > _position(key)]
             # the last key's value: on its line or the next
-            end = min(later) if later else (_end(key)[0] + 2, 0)
-            facts.cuda_keys.append((_end(key), end))
-            facts.beside_cuda_keys.update(id(k) for k in keys)
+            window = (_end(key), min(later) if later else (_end(key)[0] + 2, 0))
+            if string.value == "cuda":
+                facts.cuda_keys.append(window)
+                facts.beside_cuda_keys.update(id(k) for k in keys)
+            else:
+                device_keys.append((window, keys, next(i for i, k in enumerate(keys) if k is key)))
     facts.cuda_keys.sort()
+    for string in events.strings if device_keys else ():
+        values, where = string.context.siblings, _position(string.node)
+        # the value at the key's index, of as many values as there are keys, in the key's window
+        if any(len(values) == len(keys) and values[i] is string.node and start <= where < end
+               for (start, end), keys, i in device_keys):
+            facts.in_device_position.add(id(string.node))
     for name in events.names:
         if name.root is not None and name.attrs and name.attrs[-1] == "manual_seed":
             binding = name.scope.lookup(name.root.id)
@@ -143,6 +160,12 @@ def _gather(events) -> StatementFacts:
                 facts.seed_lines.append(name.node.lineno)
     facts.seed_lines.sort()
     return facts
+
+
+def inside(node: ast.AST, outer: ast.AST) -> bool:
+    """`node` lies within `outer`'s source span."""
+    return ((outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+            and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]
 
 
 def under_cuda_key(facts: StatementFacts, node: ast.AST) -> bool:

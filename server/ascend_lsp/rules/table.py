@@ -14,8 +14,8 @@ from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .device_strings import at_device_argument, device_place
-from .harmless_calls import (FALLBACK_IMPORT, hides_every_gpu, import_with_fallback, method_place, opt_in_place,
-                             reference_place)
+from .harmless_calls import hides_every_gpu, method_place, opt_in_place, reference_place
+from .harmless_uses import import_place
 from .literal_text import literal_text_spans
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
                              styled, switch_branch, unused_import_fix, variable_branch)
@@ -238,10 +238,8 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
     form = form_of("api", qualname)
     portable = unused_import_fix(checker, stmt, Applicability(entry.fix)) \
         if form is not None and entry.fix is not None else None
-    lowered = None
-    if entry.rule.startswith("NPU3") and import_with_fallback(checker, stmt):
-        lowered = (Severity.INFO, FALLBACK_IMPORT)
-    elif entry.rule.startswith("NPU3"):
+    lowered = import_place(checker, stmt, alias, qualname)
+    if lowered is None and entry.rule.startswith("NPU3"):
         lowered = opt_in_place(checker, stmt, qualname, (alias.asname or alias.name).partition(".")[0])
     report(checker, entry, alias, qualname, new, fix, portable, form, lowered)
 

@@ -1,0 +1,110 @@
+"""Code that runs only where a caller chose CUDA, beside the code for the NPU or the CPU.
+
+A class's `cuda()` method (or `to_cuda`, `cuda_*`, `forward_cuda`) beside a method named the same
+for another device (`npu()`, `musa()`, `xpu()`, `mlu()`, `cpu()`; `to_cpu`, `forward_npu`) runs only
+when a caller asks for CUDA, and that call is reported where it is. A top-level class whose module
+also holds its NPU variant (`ProfilerHook` beside `NPUProfilerHook`, `CudaGraphRunner` beside
+`NpuGraphRunner`) is the one an NPU run does not use; so is a class for a library CUDA-only by
+design that a user picks (`TensorRTBackend`, `ApexOptimWrapper`). Findings there are advice at most.
+
+The CUDA classes are read from the whole text (`cuda_classes`), so that an analysis of one
+statement knows whether the module's other classes changed."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+# the devices whose method beside a CUDA one gives a caller another way than CUDA (not ROCm's
+# `hip`: a class with `cuda` and `hip` methods alone has none for the NPU)
+OTHER_DEVICES = ("npu", "musa", "xpu", "mlu", "cpu")
+_BACKEND_PARTS = frozenset({"cuda", *OTHER_DEVICES})
+# a top-level class statement, read from the text: `class NPUProfilerHook(Hook):`
+_CLASS_LINE = re.compile(r"^class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?", re.MULTILINE)
+# the words of a class name: `NPUProfilerHook` → NPU, Profiler, Hook
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+# libraries CUDA-only by design that a run uses only where its user picks them: a class named for
+# one or built on one (`TensorRTBackend`, `ApexOptimWrapper`, `class Calibrator(trt.IInt8Calibrator)`)
+OPT_IN_LIBRARIES = {"tensorrt": "TensorRT", "trt": "TensorRT", "apex": "apex"}
+
+METHOD = " (In `{cls}.{method}()`, beside `{cls}.{sibling}()`: it runs only when a caller asks for CUDA.)"
+OPT_IN_CLASS = (" (In `{cls}`, a class for {library}, which runs only on CUDA: it is used only where the user "
+                "chooses {library}, which an NPU run does not.)")
+SIBLING_CLASS = (" (In `{cls}`, beside `{npu}` in the same module: an NPU run uses that class, and this one "
+                 "only where CUDA was chosen.)")
+
+
+def backend_named(name: str) -> bool:
+    """A method named for a device: `cuda`, `to_cpu`, `forward_npu`."""
+    return not _BACKEND_PARTS.isdisjoint(name.lower().split("_"))
+
+
+def _methods(body: list[ast.stmt]) -> dict[str, ast.stmt]:
+    return {stmt.name: stmt for stmt in body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def backend_methods(body: list[ast.stmt]) -> frozenset[str]:
+    """The names of a class body's methods named for a device (the class's fact that an edit of
+    one method may change for another)."""
+    return frozenset(name for name in _methods(body) if backend_named(name))
+
+
+def method_reasons(cls: str, body: list[ast.stmt]) -> dict[int, str]:
+    """id of each CUDA method of a class body that has a sibling for another device → the reason."""
+    methods = _methods(body)
+    out: dict[int, str] = {}
+    for name, stmt in methods.items():
+        parts = name.split("_")
+        if "cuda" not in parts:
+            continue
+        for device in OTHER_DEVICES:
+            sibling = "_".join(device if part == "cuda" else part for part in parts)
+            if sibling in methods:
+                out[id(stmt)] = METHOD.format(cls=cls, method=name, sibling=sibling)
+                break
+    return out
+
+
+def opt_in_class(node: ast.ClassDef) -> str:
+    """OPT_IN_CLASS for a class named for a library in OPT_IN_LIBRARIES, or built on one of its
+    classes; else ""."""
+    names = [node.name]
+    for base in node.bases:
+        while isinstance(base, ast.Attribute):
+            names.append(base.attr)
+            base = base.value
+        names.append(getattr(base, "id", ""))
+    for name in names:
+        words = _words(name) + (["tensorrt"] if "tensorrt" in name.lower() else [])  # `TensorRTBackend`: Tensor, RT
+        library = next((OPT_IN_LIBRARIES[w] for w in words if w in OPT_IN_LIBRARIES), None)
+        if library is not None:
+            return OPT_IN_CLASS.format(cls=node.name, library=library)
+    return ""
+
+
+def cuda_classes(text: str) -> dict[str, str]:
+    """The module's top-level classes that have an NPU variant beside them → the reason: the
+    NPU class's name is the other's with `NPU` added (`NPUProfilerHook`) or in place of `CUDA` or
+    `GPU` (`NpuGraphRunner` beside `CudaGraphRunner`), and it is not built on the other (whose
+    code then runs on the NPU too)."""
+    if "npu" not in text.lower():
+        return {}
+    classes = [(name, bases) for name, bases in _CLASS_LINE.findall(text)]
+    npu_classes = {}
+    for name, bases in classes:
+        words = _words(name)
+        if "npu" in words:
+            npu_classes[tuple(w for w in words if w != "npu")] = (name, set(re.findall(r"\w+", bases)))
+    out = {}
+    for name, _bases in classes:
+        words = _words(name)
+        key = tuple(w for w in words if w not in ("cuda", "gpu"))
+        npu = npu_classes.get(key) if key and "npu" not in words else None
+        if npu is not None and name not in npu[1]:
+            out[name] = SIBLING_CLASS.format(cls=name, npu=npu[0])
+    return out
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _NAME_WORD.findall(name)]
