@@ -75,6 +75,7 @@ class Analysis:
     # Lines a trailing noqa comment would change (a launch script's: shell_script.py);
     # None: the text is Python's, whose tokens say (cli/noqa_writer.py).
     no_comment: frozenset[int] | None = None
+    text_facts: dict = field(default_factory=dict)  # what the rules read of the whole text (Checker.text_fact)
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +417,7 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
     extra = _module_findings(checker, spans)
     analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(spans), rules)
     analysis.references = refs
+    analysis.text_facts = checker.text_facts
     return analysis
 
 
@@ -575,6 +577,8 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     checker = Checker(source, module, settings, tables, path, rules, project)
     if checker.test_file:
         return None  # its top level decides the severity in every test (engine/test_suites.py)
+    if any(checker.text_fact(key, read) != value for key, (read, value) in previous.text_facts.items()):
+        return None  # the findings kept from the previous text were made with another fact
     if len(touched) == 1 and spans[touched[0]].children is not None:
         middle = _reanalyze_member(checker, spans[touched[0]], edit, previous.syntax_errors)
         if middle is not None:
@@ -751,5 +755,7 @@ def _assemble(checker: Checker, source: SourceText, settings: Settings, path: st
     if not _stable(blocks) or _open_among_others(source.lines, blocks):
         return None
     extra = _module_findings(checker, all_spans)
-    return _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, len(middle),
-                   checker.rule_set)
+    analysis = _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module, len(middle),
+                       checker.rule_set)
+    analysis.text_facts = checker.text_facts
+    return analysis

@@ -83,6 +83,9 @@ class Checker:
         # the strings of a 10,000-element list each ask about the same list. A second fact
         # about the same object is keyed (purpose, id).
         self.derived: dict[object, tuple[object, object]] = {}
+        # facts about the whole text (key → (how it is read, its value)), read once: an edit
+        # analysed alone reads each again and is analysed whole when one changed (text_fact)
+        self.text_facts: dict[str, tuple[Callable[[Checker], object], object]] = {}
         # the current statement's backend branches (engine/guards.Branches): never / only on the NPU,
         # another backend's, and (branch, its test) of the CUDA tests of chains without an NPU branch
         self.off_npu: list[Range] = []
@@ -110,6 +113,15 @@ class Checker:
                 if first <= line <= last:
                     return True
         return False
+
+    def text_fact(self, key: str, read: Callable[[Checker], object]) -> object:
+        """A fact about the whole current text, `read` once per analysis. The findings an
+        incremental analysis keeps were made with the previous text's facts: it reads every
+        one of them again first, and gives way to a whole analysis when one changed."""
+        known = self.text_facts.get(key)
+        if known is None:
+            known = self.text_facts[key] = (read, read(self))
+        return known[1]
 
     def saw(self, word: str, node: ast.expr) -> None:
         self.seen.setdefault(word, []).append(node.lineno)
