@@ -14,7 +14,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
-from ..engine.shell_script import Assignment, Command, ShellScript
+from ..engine.shell_script import Assignment, Command, ShellScript, scaled_value
 from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..project import allows_before, release
@@ -178,8 +178,9 @@ rule(
                 'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"',
         fix="Safe where the variable has a one-to-one NPU counterpart; otherwise the message says what to set. "
             "A counterpart read in another unit gets its value converted too, where a launch script, Dockerfile or "
-            "compose file writes it as a whole number (`NCCL_BUFFSIZE=4194304`, bytes → `HCCL_BUFFSIZE=4`, MB, "
-            "rounded up, at least 1); any other value, and Python code, get no fix, and the message says why.",
+            "compose file writes it as a whole number, its digits alone in one pair of quotes at most (`NCCL_BUFFSIZE=4194304`, "
+            "bytes → `HCCL_BUFFSIZE=4`, MB, rounded up, at least 1); any other value (a leading 0, which NCCL reads "
+            "as octal; 2**63 or more, which it ignores), and Python code, get no fix, and the message says why.",
         source="mappings/torch_npu/env.toml (torch_npu wheel, Ascend/pytorch docs, CANN environment reference, "
                "NCCL's environment variables); "
                "mappings/platform/launch.toml (torch_npu 2.13.0 wheel, torch 2.13, open-mmlab/mmcv, CANN HCCL "
@@ -789,18 +790,27 @@ def check_launch_variable(checker: Checker, found: Assignment, script: ShellScri
                    extra={"note": row["note"], "source": row["source"]})
 
 
+# A value's text that is a number alone: its digits, in one pair of quotes at most (spaces inside them).
+WRITTEN_NUMBER = re.compile(r"""(?P<quote>["'])?(?(quote)\s*)(?P<digits>[0-9]+)(?(quote)\s*(?P=quote))""")
+
+
 def scaled_fix(checker: Checker, found: Assignment, replacement: str, scale: tuple[int, int],
                applicability: Applicability) -> tuple[Fix | None, str]:
     """The rename of a variable whose replacement reads its value in a larger unit, with the
-    value converted (`NCCL_BUFFSIZE=4194304` → `HCCL_BUFFSIZE=4`); for a value that is no literal
-    whole number, no fix and why."""
-    value = found.scaled(*scale)
-    if value is None:
-        return None, f" No fix: `{found.value}` is not a whole number to convert."
+    value converted (`NCCL_BUFFSIZE=4194304` → `HCCL_BUFFSIZE=4`) where its text is the digits
+    alone, in one pair of quotes at most (a Dockerfile's legacy `ENV NAME "4194304"` too): the
+    digits are what is replaced. Any other value (`"4194"304`, a `\\` line continuation), no fix
+    and why."""
     written = checker.source.segment(found.value_range)
-    return checker.fix(f"Replace `{found.name}={found.value}` with `{replacement}={value}`", applicability,
+    number = WRITTEN_NUMBER.fullmatch(written)
+    digits = number.group("digits") if number is not None else " ".join(written.split())  # shown on one line
+    value, why = scaled_value(digits, *scale)
+    if value is None:
+        return None, f" No fix: {why}."
+    start, end = number.span("digits")
+    return checker.fix(f"Replace `{found.name}={digits}` with `{replacement}={value}`", applicability,
                        checker.replace(found.name_range, replacement),
-                       checker.replace(found.value_range, written.replace(found.value.strip(), value, 1))), ""
+                       checker.replace(found.value_range, written[:start] + value + written[end:])), ""
 
 
 def hccl_twin_set(name: str, script: ShellScript) -> bool:

@@ -317,8 +317,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
         form = form_of("env", value)
         if env.value_scale is not None:  # the name alone: its value stays in the old unit
             report(checker, env, node, value, env.replacement, None, None, None,
-                   (None, " No fix in Python: the value must be converted with the name (a launch script's "
-                          "literal value is)."))
+                   (None, " No fix in Python: the value must be converted with the name, which only a launch "
+                          "script's, Dockerfile's or compose file's fix does, for a literal value."))
             return
         if env.replacement and env.fix is not None:
             fix = word_fix(checker, node, [(value, env.replacement)], Applicability(env.fix),
