@@ -199,3 +199,13 @@ def test_both_styles_are_offered_and_the_setting_orders_them() -> None:
 ])
 def test_lowest_allowed(spec: str, lowest: tuple[int, ...]) -> None:
     assert lowest_allowed(spec) == lowest
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r"])
+def test_inserted_lines_end_as_the_files_lines_do(ending: str) -> None:
+    text = f"import torch{ending}{ending}x = torch.ones(1).cuda(){ending}"
+    assert fixed(text) == (f"import torch{ending}{BOUND.rstrip()}{ending}{ending}"
+                           f"x = torch.ones(1).to(accelerator_device){ending}")
+    text = f"import torch{ending}{ending}torch.cuda.synchronize(){ending}"
+    assert fix_text(text, Settings(), "train.py", unsafe=True).text == (
+        f"import torch{ending}import torch_npu{ending}{ending}torch.npu.synchronize(){ending}")

@@ -14,7 +14,7 @@ from .model import Applicability, Edit, Finding, Fix, Range, Severity
 from .registry import RuleSet
 from ..knowledge.api_tables import Tables
 from .test_suites import SuiteFile, is_test_file
-from .text import SourceText
+from .text import LINE_BREAK, SourceText
 from .walk import Events, ModuleContext, Scope
 
 if TYPE_CHECKING:
@@ -193,19 +193,24 @@ class Checker:
 
     def require_module(self, module: str) -> Edit | None:
         """The edit that imports `module` (for its side effects), unless the file does."""
-        return None if self.module.imports_module(module) else self._import(module)
+        return None if self.module.imports_module(module) else self.below_imports(f"import {module}")
 
     def require_name(self, module: str) -> Edit | None:
         """The edit that binds the name `module` to that module, unless it is bound."""
-        return None if self.module.scope.imports.get(module) == module else self._import(module)
+        return None if self.module.scope.imports.get(module) == module else self.below_imports(f"import {module}")
 
-    def _import(self, module: str) -> Edit:
-        # Below the file's last top-level import, so `import torch_npu` follows `import torch`.
-        line = self.module.import_line
-        if line >= len(self.source.lines):  # the last import ends the file, with no newline
+    def below_imports(self, text: str) -> Edit:
+        """The edit that inserts the line `text` below the file's last top-level import (so
+        `import torch_npu` follows `import torch`), ended as that line is (a CRLF or CR file
+        stays one), or as the file's first line where it ends the file."""
+        line, lines = self.module.import_line, self.source.lines
+        above = lines[line - 1] if 0 < line <= len(lines) else ""
+        found = LINE_BREAK.search(above) or LINE_BREAK.search(self.source.text)
+        ending = found.group() if found else "\n"
+        if line >= len(lines):  # the last import ends the file, with no line break
             end = len(self.source.line(line - 1))
-            return Edit(Range(line - 1, end, line - 1, end), f"\nimport {module}")
-        return Edit(Range(line, 0, line, 0), f"import {module}\n")
+            return Edit(Range(line - 1, end, line - 1, end), ending + text)
+        return Edit(Range(line, 0, line, 0), text + ending)
 
     def fix(self, title: str, applicability: Applicability, *edits: Edit | None) -> Fix:
         return Fix(title, tuple(e for e in edits if e is not None), applicability)

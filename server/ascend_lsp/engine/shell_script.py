@@ -330,6 +330,9 @@ class ShellScript:
         self.source = source
         self.assignments: list[Assignment] = []
         self.commands: list[Command] = []
+        # (name, where) of each name declared without a value (`export NAME`, `readonly NAME`):
+        # a fix renaming a variable's assignments renames these too
+        self.declared: list[tuple[str, Range]] = []
         # the arms of `if` chains that test for the NPU: those that never run there / only there
         self.off_npu: list[Range] = []
         self.on_npu: list[Range] = []
@@ -388,6 +391,8 @@ class ShellScript:
                 self._assignment(head, name)
                 words = words[1:]
             elif declaring:
+                if _is_name(_bare(head)):
+                    self.declared.append((head.text, self._range(head.start, head.end)))
                 words = words[1:]  # `export NAME`: no value here
             elif program in DECLARATIONS:
                 declaring = True

@@ -11,7 +11,7 @@ import re
 from typing import TypeGuard
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Fix, Severity
+from ..engine.model import Applicability, Edit, Fix, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
 from ..engine.shell_script import Assignment, Command, ShellScript, scaled_value
@@ -759,16 +759,17 @@ def check_launch_variable(checker: Checker, found: Assignment, script: ShellScri
         fix = portable = None
         form = form_of("env", found.name)
         if entry.value_scale is not None and entry.replacement and entry.fix is not None:
-            fix, why = scaled_fix(checker, found, entry.replacement, entry.value_scale, Applicability(entry.fix))
+            fix, why = scaled_fix(checker, found, script, entry.replacement, entry.value_scale,
+                                  Applicability(entry.fix))
             report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix, None, None,
                          (None, why) if why else None)
             return
         if entry.replacement and entry.fix is not None:
             fix = checker.fix(f"Replace `{found.name}` with `{entry.replacement}`", Applicability(entry.fix),
-                              checker.replace(found.name_range, entry.replacement))
+                              *renamed(checker, found, script, entry.replacement))
             if form is not None:
                 portable = checker.fix(f"{PORTABLY}Replace `{found.name}` with `{form.replacement}`",
-                                       Applicability(entry.fix), checker.replace(found.name_range, form.replacement))
+                                       Applicability(entry.fix), *renamed(checker, found, script, form.replacement))
         report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix, portable, form)
         return
     row = load_launch().variable(found.name, found.value if found.literal else "")
@@ -782,9 +783,9 @@ def check_launch_variable(checker: Checker, found: Assignment, script: ShellScri
     if row.get("replacement"):
         text += f" Use `{row['replacement']}`."
         new = f"{found.name}={row['replacement']}" if by_value else row["replacement"]
-        fixes = (checker.fix(f"Replace `{name}` with `{new}`", Applicability(row["fix"]),
-                             checker.replace(found.value_range if by_value else found.name_range,
-                                             row["replacement"])),)
+        edits = [checker.replace(found.value_range, row["replacement"])] if by_value else \
+            renamed(checker, found, script, row["replacement"])
+        fixes = (checker.fix(f"Replace `{name}` with `{new}`", Applicability(row["fix"]), *edits),)
     checker.report(row["rule"], found.range if by_value else found.name_range, f"{text} {row['note']}", fixes,
                    origin=LAUNCH_TABLE.path, severity=Severity.parse(row["severity"]) if row.get("severity") else None,
                    extra={"note": row["note"], "source": row["source"]})
@@ -794,7 +795,15 @@ def check_launch_variable(checker: Checker, found: Assignment, script: ShellScri
 WRITTEN_NUMBER = re.compile(r"""(?P<quote>["'])?(?(quote)\s*)(?P<digits>[0-9]+)(?(quote)\s*(?P=quote))""")
 
 
-def scaled_fix(checker: Checker, found: Assignment, replacement: str, scale: tuple[int, int],
+def renamed(checker: Checker, found: Assignment, script: ShellScript, new: str) -> list[Edit]:
+    """The edits that rename the assigned variable: its name, and the script's declarations of
+    the name without a value (`NCCL_X=1` then `export NCCL_X` on a line of its own), which would
+    export a variable no longer set."""
+    return [checker.replace(found.name_range, new),
+            *(checker.replace(where, new) for name, where in script.declared if name == found.name)]
+
+
+def scaled_fix(checker: Checker, found: Assignment, script: ShellScript, replacement: str, scale: tuple[int, int],
                applicability: Applicability) -> tuple[Fix | None, str]:
     """The rename of a variable whose replacement reads its value in a larger unit, with the
     value converted (`NCCL_BUFFSIZE=4194304` → `HCCL_BUFFSIZE=4`) where its text is the digits
@@ -809,7 +818,7 @@ def scaled_fix(checker: Checker, found: Assignment, replacement: str, scale: tup
         return None, f" No fix: {why}."
     start, end = number.span("digits")
     return checker.fix(f"Replace `{found.name}={digits}` with `{replacement}={value}`", applicability,
-                       checker.replace(found.name_range, replacement),
+                       *renamed(checker, found, script, replacement),
                        checker.replace(found.value_range, written[:start] + value + written[end:])), ""
 
 

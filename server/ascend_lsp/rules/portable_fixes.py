@@ -106,8 +106,8 @@ def binding_edits(checker: Checker) -> list[Edit | None] | None:
     aliases = sorted((name != "torch", name) for name, qualname in scope.imports.items() if qualname == "torch")
     alias = aliases[0][1] if aliases else None  # `torch` itself where the file binds it
     if alias is None:
-        return [checker.require_name("torch"), insert_line(checker, portable.binding_line())]
-    return [insert_line(checker, re.sub(r"\btorch\.", alias + ".", portable.binding_line()))]
+        return [checker.require_name("torch"), checker.below_imports(portable.binding_line())]
+    return [checker.below_imports(re.sub(r"\btorch\.", alias + ".", portable.binding_line()))]
 
 
 def device_name(checker: Checker) -> tuple[str, str]:
@@ -135,13 +135,14 @@ def read_device_name(checker: Checker) -> tuple[str, str]:
     for node in ast.walk(tree):
         what = binds(node, name)
         if what and node is not own:
-            return TAKEN, f"{what} on line {node.lineno} binds `{name}`, the name the portable fixes give the device"
+            line = getattr(node, "lineno", 0)  # every node that binds a name has one
+            return TAKEN, f"{what} on line {line} binds `{name}`, the name the portable fixes give the device"
     return (BOUND if own is not None else FREE), ""
 
 
 def own_binding(checker: Checker, body: list[ast.stmt], name: str) -> ast.Name | None:
     """The target of the fixes' binding, `<name> = <...>.current_accelerator(...)...`, where
-    `insert_line` puts it: the first statement below the imports, after blank and comment
+    `Checker.below_imports` puts it: the first statement below the imports, after blank and comment
     lines only (isort puts a blank line there), ending within BINDING_LINES of them. A binding
     written elsewhere binds the name "otherwise" (a use might come before it)."""
     first = checker.module.import_line
@@ -157,30 +158,20 @@ def own_binding(checker: Checker, body: list[ast.stmt], name: str) -> ast.Name |
 
 def binds(node: ast.AST, name: str) -> str:
     """What kind of statement `node` is when it binds `name` (or may: `from m import *`), else ""."""
-    kind = type(node)
-    if kind is ast.Name:
+    if isinstance(node, ast.Name):
         return "an assignment" if node.id == name and type(node.ctx) is not ast.Load else ""
-    if kind is ast.arg:
+    if isinstance(node, ast.arg):
         return "an argument" if node.arg == name else ""
-    if kind is ast.alias:
+    if isinstance(node, ast.alias):
         return "an import" if node.name == "*" or (node.asname or node.name.partition(".")[0]) == name else ""
-    if kind is ast.Global or kind is ast.Nonlocal:
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
         return "a `global` statement" if name in node.names else ""
-    if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return "a definition" if node.name == name else ""
-    if kind is ast.ExceptHandler:
+    if isinstance(node, ast.ExceptHandler):
         return "an `except ... as`" if node.name == name else ""
     # a `match` pattern's capture, a type parameter
     return "a pattern" if name in (getattr(node, "name", None), getattr(node, "rest", None)) else ""
-
-
-def insert_line(checker: Checker, text: str) -> Edit:
-    """A line below the file's last top-level import (as checker.require_name places an import)."""
-    line = checker.module.import_line
-    if line >= len(checker.source.lines):
-        end = len(checker.source.line(line - 1))
-        return Edit(Range(line - 1, end, line - 1, end), "\n" + text)
-    return Edit(Range(line, 0, line, 0), text + "\n")
 
 
 def portable_fix(checker: Checker, title: str, applicability: Applicability, *edits: Edit | None) -> Fix | None:

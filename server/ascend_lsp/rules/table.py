@@ -106,14 +106,15 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
 
 def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None,
            portable: Fix | None = None, form: Form | None = None,
-           lowered: tuple[Severity | None, str] | None = None) -> None:
+           remark: tuple[Severity | None, str] | None = None) -> None:
     """Report the entry with its fix and, where it has one, its portable fix (`form`: the
     portable row), in the order the `fix-style` setting prefers (portable_fixes.styled).
-    `lowered`: (severity, the reason said after the message) where the code shows the finding
-    matters less; (None, why) keeps the severity and says why there is no fix."""
+    `remark`: (a severity, or None for the rule's; what the message says after the entry's
+    text): where the code shows the finding matters less, (the lower severity, why); where
+    there is no fix, (None, why)."""
     fixes, note = styled(checker, fix, portable, form)
-    text = message(checker, entry, name, replacement) + note + (lowered[1] if lowered else "")
-    checker.report(entry.rule, where, text, fixes, severity=lowered[0] if lowered else None,
+    text = message(checker, entry, name, replacement) + note + (remark[1] if remark else "")
+    checker.report(entry.rule, where, text, fixes, severity=remark[0] if remark else None,
                    origin=entry.origin, deprecated=entry.deprecated,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
 
@@ -236,12 +237,12 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
     form = form_of("api", qualname)
     portable = unused_import_fix(checker, stmt, Applicability(entry.fix)) \
         if form is not None and entry.fix is not None else None
-    lowered = None
+    remark = None
     if entry.rule.startswith("NPU3") and import_with_fallback(checker, stmt):
-        lowered = (Severity.INFO, FALLBACK_IMPORT)
+        remark = (Severity.INFO, FALLBACK_IMPORT)
     elif entry.rule.startswith("NPU3"):
-        lowered = opt_in_place(checker, stmt, qualname, (alias.asname or alias.name).partition(".")[0])
-    report(checker, entry, alias, qualname, new, fix, portable, form, lowered)
+        remark = opt_in_place(checker, stmt, qualname, (alias.asname or alias.name).partition(".")[0])
+    report(checker, entry, alias, qualname, new, fix, portable, form, remark)
 
 
 # --- methods and attributes by shape ------------------------------------------------------
