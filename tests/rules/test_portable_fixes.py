@@ -7,7 +7,7 @@ import pytest
 
 from ascend_lsp.analysis import analyze, fix_text
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.rules.portable_fixes import lowest_allowed
+from ascend_lsp.rules.portable_fixes import MAX_READ, lowest_allowed
 
 PORTABLE = Settings(fix_style="portable")
 BOUND = 'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
@@ -209,3 +209,11 @@ def test_inserted_lines_end_as_the_files_lines_do(ending: str) -> None:
     text = f"import torch{ending}{ending}torch.cuda.synchronize(){ending}"
     assert fix_text(text, Settings(), "train.py", unsafe=True).text == (
         f"import torch{ending}import torch_npu{ending}{ending}torch.npu.synchronize(){ending}")
+
+
+def test_a_text_too_long_to_parse_whole_that_names_the_device_gets_no_portable_fix() -> None:
+    text = 'import torch\n' + BOUND + '\nx = torch.ones(1).cuda()\n' + "# padding\n" * (MAX_READ // 10)
+    finding = next(f for f in analyze(text, PORTABLE).findings if f.code == "NPU102")
+    assert finding.message.endswith(" No portable fix: the file names `accelerator_device` and is too long to read "
+                                    "what binds it.")
+    assert [fix.style for fix in finding.fixes] == ["npu"]

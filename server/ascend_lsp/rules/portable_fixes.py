@@ -29,7 +29,7 @@ CONTINUED = frozenset("([{,\\+-*/%&|^<>=@~")
 BINDING_LINES = 6
 # What a file does with the device's name (device_name).
 BOUND, FREE, TAKEN = "bound", "free", "taken"
-MAX_READ = 4_000_000  # characters: a longer text naming the device is not parsed whole (the analyzer parses it in pieces)
+MAX_READ = 1_000_000  # characters: a longer text naming the device is not parsed whole (its AST would be too large)
 
 
 # --- the order of the two styles ----------------------------------------------------------
