@@ -703,7 +703,7 @@ SCALED_VALUES = {
     "NCCL_BUFFSIZE": (
         1024 * 1024, 1,
         "NCCL_BUFFSIZE is in bytes (default 4194304, 4 MB), HCCL_BUFFSIZE in MB of 1024*1024 bytes, a whole "
-        "number of at least 1: a literal value is converted, rounded up (under 1 MB becomes 1).",
+        "number of at least 1: bytes become MB rounded up (under 1 MB is 1).",
         "NVIDIA NCCL user guide, Environment Variables, NCCL_BUFFSIZE (docs.nvidia.com/deeplearning/nccl/user-guide/"
         "docs/env.html#nccl-buffsize: \"Values are integers, in bytes\", default 4194304 (4 MB)) ; hiascend CANN "
         "8.0.0 envref_07_0080 (HCCL_BUFFSIZE: unit MB, an integer >= 1, default 200; its sizing rule divides bytes "

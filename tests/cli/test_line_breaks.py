@@ -18,7 +18,8 @@ def test_fix_after_a_syntax_error_beside_a_lone_cr_edits_the_reported_line(tmp_p
                                             "a.py:4:1: NPU103 [*] `torch.cuda.synchronize` is a CUDA API. "
                                             "Use `torch.npu.synchronize`."]
     lsp_check(tmp_path, "a.py", "--fix", "--select", "NPU103")
-    assert (tmp_path / "a.py").read_bytes().endswith(b"\nx = = 1\ny = 2\ntorch.npu.synchronize()\n")
+    # the import goes below `import torch`, ended as that line is
+    assert (tmp_path / "a.py").read_bytes() == b"import torch\rimport torch_npu\rx = = 1\ny = 2\ntorch.npu.synchronize()\n"
 
 
 def test_add_noqa_beside_form_feeds_line_separators_and_lone_crs(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ import os
 import random
 from pathlib import Path
 
+import pytest
+
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.analyzer import TextEdit
@@ -15,7 +17,8 @@ EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "train_cuda.py").r
 
 
 def snapshot(analysis):
-    return [(f.code, f.range, f.message, [(e.range, e.new_text) for fix in f.fixes for e in fix.edits], f.related)
+    return [(f.code, f.range, f.message, [(fix.title, fix.applicability, fix.style,
+                                           [(e.range, e.new_text) for e in fix.edits]) for fix in f.fixes], f.related)
             for f in analysis.findings]
 
 
@@ -23,13 +26,25 @@ def apply(lines: list[str], first: int, last: int, new: list[str]) -> list[str]:
     return lines[:first] + new + lines[last + 1:]
 
 
-def test_random_line_edits_match_full_analysis() -> None:
+BOUND = 'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
+# The portable style's fixes hang on what the whole file binds to the device's name: lines
+# that bind it otherwise (in a function too), its own binding, and the name in a comment.
+NAMING = EXAMPLE.replace("\nlogger =", "\n" + BOUND + "\nlogger =", 1)
+DEVICE_LINES = ["accelerator_device = 3\n", "def f(accelerator_device): return x.cuda()\n", BOUND,
+                "# accelerator_device\n", "x = [y.cuda() for accelerator_device in z]\n"]
+
+
+@pytest.mark.parametrize(("settings", "text", "more"), [
+    (Settings(), EXAMPLE, []),
+    (Settings(fix_style="portable"), NAMING, DEVICE_LINES),
+    (Settings(fix_style="portable"), EXAMPLE, DEVICE_LINES),
+], ids=["npu", "portable, the device bound", "portable"])
+def test_random_line_edits_match_full_analysis(settings: Settings, text: str, more: list[str]) -> None:
     rng = random.Random(7)
-    settings = Settings()
-    original = EXAMPLE.splitlines(keepends=True)
-    base = analyze(EXAMPLE, settings)
+    original = text.splitlines(keepends=True)
+    base = analyze(text, settings)
     pool = [line for line in original if line.strip()] + ["y = x.cuda()\n", "\n", "# 注释 🚀 cuda\n",
-                                                          "torch.cuda.empty_cache()\n", "def broken(:\n"]
+                                                          "torch.cuda.empty_cache()\n", "def broken(:\n"] + more * 3
     reused = 0
     for _ in range(150):
         first = rng.randrange(len(original))
@@ -47,6 +62,18 @@ def test_random_line_edits_match_full_analysis() -> None:
                          edit=TextEdit(len(text.splitlines()), len(text.splitlines()), 1))
         assert snapshot(follow) == snapshot(analyze(text + "z = torch.ones(1).cuda()\n", settings))
     assert reused > 50  # edits that keep the file parsing re-walk only what they touch
+
+
+def test_an_edit_that_binds_the_device_elsewhere_takes_the_portable_fixes_from_every_statement() -> None:
+    settings = Settings(fix_style="portable")
+    old = 'import torch\n\nx = torch.ones(1).cuda()\n\ny = 1\n'
+    new = 'import torch\n\nx = torch.ones(1).cuda()\n\naccelerator_device = 3\n'
+    incremental = analyze(new, settings, previous=analyze(old, settings), edit=TextEdit(4, 4, 0))
+    assert snapshot(incremental) == snapshot(analyze(new, settings))
+    assert [fix.style for f in incremental.findings for fix in f.fixes] == ["npu"]
+    # and back: the statement the edit did not touch gets its portable fix again
+    again = analyze(old, settings, previous=incremental, edit=TextEdit(4, 4, 0))
+    assert [fix.style for f in again.findings for fix in f.fixes] == ["portable", "npu"]
 
 
 def test_editing_an_import_reanalyses_everything() -> None:

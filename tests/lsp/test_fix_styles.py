@@ -9,7 +9,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .helpers import (CLIENTS, TIMEOUT, apply, code_actions, diagnostics, edits_by_uri, open_document,
+from .helpers import (CLIENTS, TIMEOUT, apply, change, code_actions, diagnostics, edits_by_uri, open_document,
                       replace_all, resolved, server_config, start)
 
 CUDA = "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\ntorch.cuda.empty_cache()\n"
@@ -119,3 +119,29 @@ async def test_two_portable_fixes_from_one_pull_applied_in_turn(client, tmp_path
         assert (versions(action.edit), versions(early.edit), versions(now.edit)) == ([1], [1], [2])
     # where it was at version 1, the diagnostic names nothing there now: no fix is offered for it
     assert [a for a in await code_actions(client, uri, [second]) if a.kind == types.CodeActionKind.QuickFix] == []
+
+
+async def test_an_edit_that_binds_the_device_elsewhere_takes_the_portable_fix_from_the_lines_it_left(client, tmp_path):
+    """The edit is analysed alone, and the statement it did not touch loses its portable fix all
+    the same: whether the device's name is taken is read from the whole text on each edit."""
+    await start(client, client.name, tmp_path, options={"fix-style": "portable"})
+    text = "import torch\n\nx = torch.ones(1).cuda()\n\ny = 1\n"
+    uri = open_document(client, tmp_path / "a.py", text)
+
+    async def titles(version: int) -> tuple[str, list[str]]:
+        [found] = [d for d in await diagnostics(client, uri, version) if d.code == "NPU102"]
+        return found.message, [a.title for a in await code_actions(client, uri, [found])
+                               if a.kind == types.CodeActionKind.QuickFix and "noqa" not in a.title]
+
+    message, offered = await titles(1)
+    assert offered == ["Fix portably: Replace `.cuda()` with `.to(accelerator_device)`",
+                       "Fix for NPU: Replace `.cuda()` with `.npu()`"]
+    at = text.index("y = 1")
+    taken = change(client, uri, text, [(at, at + 1, "accelerator_device")], 2)
+    now, offered = await titles(2)
+    assert now == message + (" No portable fix: an assignment on line 5 binds `accelerator_device`, the name the "
+                             "portable fixes give the device.")
+    assert not any(title.startswith("Fix portably") for title in offered)
+    change(client, uri, taken, [(at, at + len("accelerator_device"), "y")], 3)
+    assert await titles(3) == (message, ["Fix portably: Replace `.cuda()` with `.to(accelerator_device)`",
+                                         "Fix for NPU: Replace `.cuda()` with `.npu()`"])

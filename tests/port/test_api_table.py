@@ -248,16 +248,82 @@ def _helper(name: str):
     return namespace[name]
 
 
+def _arrays(*shapes, dtype="float32"):
+    return [numpy.arange(int(numpy.prod(shape)), dtype=dtype).reshape(shape) for shape in shapes]
+
+
+GRID = _arrays((5, 3))[0]
+ONE_ROW = numpy.ones((1, 3), numpy.float32)
+# (helper, torch's call, the helper's arguments): numpy arrays become a tensor on each side
+COMPOSITIONS = [
+    ("_unfold", torch.Tensor.unfold, [GRID, 0, 2, 1]), ("_unfold", torch.Tensor.unfold, [GRID, -1, 3, 2]),
+    ("_unfold", torch.Tensor.unfold, [GRID, 1, 0, 1]),  # size 0: windows of nothing
+    ("_unfold", torch.Tensor.unfold, [numpy.array(5, numpy.float32), 0, 1, 1]),  # 0-d: one element
+    ("_unfold", torch.Tensor.unfold, [numpy.array(5, numpy.float32), 0, 0, 1]),
+    ("_unfold", torch.Tensor.unfold, [numpy.array(5, numpy.float32), 1, 1, 1]),
+    ("_unfold", torch.Tensor.unfold, [GRID, 2, 2, 1]), ("_unfold", torch.Tensor.unfold, [GRID, -3, 2, 1]),
+    ("_unfold", torch.Tensor.unfold, [GRID, 0, 6, 1]), ("_unfold", torch.Tensor.unfold, [GRID, 0, 2, 0]),
+    ("_unfold", torch.Tensor.unfold, [GRID, 0, -1, 1]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 0, numpy.array([4, 2]), numpy.ones((2, 3), numpy.float32)]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 0, numpy.array(2), ONE_ROW]),  # a 0-d index
+    ("_index_copy", torch.Tensor.index_copy, [GRID, -1, numpy.array([2]), numpy.ones((5, 1), numpy.float32)]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 0, numpy.array([], numpy.int64), numpy.ones((0, 3), numpy.float32)]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 0, numpy.array([-1]), ONE_ROW]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 0, numpy.array([5]), ONE_ROW]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 0, numpy.array([1]), numpy.ones((2, 3), numpy.float32)]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 0, numpy.array([1]), numpy.ones((1, 2), numpy.float32)]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 0, numpy.array(2), numpy.ones(3, numpy.float32)]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 0, numpy.array([[1]]), ONE_ROW]),
+    ("_index_copy", torch.Tensor.index_copy, [GRID, 2, numpy.array([1]), ONE_ROW]),
+    ("_einsum", torch.einsum, ["ij,jk->ik", *_arrays((1, 4), (1, 2))]),  # j broadcasts from size 1
+    ("_einsum", torch.einsum, ["bi,bj->bij", *_arrays((1, 2), (3, 4))]),
+    ("_einsum", torch.einsum, ["ii->i", *_arrays((3, 3))]),
+    ("_einsum", torch.einsum, ["i,i->", *_arrays((3,), (4,))]),
+    ("_einsum", torch.einsum, ["ij,jk->ik", *_arrays((3, 4), (3, 2))]),
+    ("_einsum", torch.einsum, ["ii->i", *_arrays((2, 3))]),
+    ("_logspace", torch.logspace, [0.0, 2.0, 0, 10.0]), ("_logspace", torch.logspace, [0.0, 2.0, -1, 10.0]),
+]
+
+
+@pytest.mark.parametrize(("name", "torch_call", "args"), COMPOSITIONS,
+                         ids=[f"{name}{n}" for n, (name, _, _) in enumerate(COMPOSITIONS)])
+def test_a_composition_gives_what_torch_gives_and_raises_where_torch_raises(name, torch_call, args):
+    def run(call, tensor):
+        try:
+            return call(*(tensor(a) if isinstance(a, numpy.ndarray) else a for a in args))
+        except (IndexError, RuntimeError) as error:
+            return type(error)
+    expected = run(torch_call, torch.from_numpy)
+    got = run(_helper(name), mindspore.Tensor)
+    if isinstance(expected, type):
+        assert got is expected
+    else:
+        assert got.asnumpy().dtype == expected.numpy().dtype
+        assert got.asnumpy().shape == expected.numpy().shape
+        assert numpy.allclose(got.asnumpy(), expected.numpy())
+
+
 def test_the_compositions_refuse_what_torch_refuses_with_a_clear_message():
     x = mindspore.Tensor(numpy.ones((2, 8), numpy.float32))
     with pytest.raises(ValueError, match=r"einsum: 'ij' does not name the 3 dims of operand 0"):
         _helper("_einsum")("ij->i", mindspore.Tensor(numpy.ones((2, 3, 4), numpy.float32)))
     with pytest.raises(ValueError, match=r"einsum: 'ij,jk->ik' names 2 operands, 1 given"):
         _helper("_einsum")("ij,jk->ik", x)
-    with pytest.raises(ValueError, match="unfold: windows of 9 every 1 along a dim of 8"):
+    # torch multiplies mixed dtypes where nothing is summed over two operands and refuses them otherwise
+    with pytest.raises(TypeError, match=r"einsum: operands of dtypes Float32, Int64: cast them to one"):
+        _helper("_einsum")("i,i->i", mindspore.Tensor(numpy.ones(3, numpy.float32)), mindspore.Tensor(numpy.arange(3)))
+    with pytest.raises(RuntimeError, match="maximum size for tensor at dimension 1 is 8 but size is 9"):
         _helper("_unfold")(x, 1, 9, 1)
     with pytest.raises(ValueError, match="max is not a valid value for reduction"):
         _helper("_reduced")(x, "max")
+
+
+def test_logspace_ports_in_torchs_default_dtype_only():
+    row = load_port_api().by_name["torch.logspace"]
+    assert _port(row, "torch.logspace(0, 2, 5, dtype=torch.float32)") == "_logspace(0, 2, 5, 10.0)"
+    with pytest.raises(Manual, match=r"`dtype=torch.float64`: the port computes logspace in float32, torch's "
+                                     r"default dtype"):
+        _port(row, "torch.logspace(0, 2, 5, dtype=torch.float64)")
 
 
 def test_a_helper_a_row_names_is_written_into_the_port_once():

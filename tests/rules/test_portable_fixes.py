@@ -7,7 +7,7 @@ import pytest
 
 from ascend_lsp.analysis import analyze, fix_text
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.rules.portable_fixes import lowest_allowed
+from ascend_lsp.rules.portable_fixes import MAX_READ, lowest_allowed
 
 PORTABLE = Settings(fix_style="portable")
 BOUND = 'accelerator_device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
@@ -122,11 +122,47 @@ def test_the_device_in_a_comment_or_a_string_is_neither_bound_nor_taken() -> Non
         'x = torch.ones(1).to(accelerator_device)\nprint("accelerator_device")\n')
 
 
-def test_a_local_of_the_name_keeps_its_function_unfixed_and_the_rest_fixed() -> None:
-    text = ('import torch\n\ndef place(accelerator_device):\n    return torch.ones(1).cuda()\n\n'
-            'y = torch.ones(1).cuda()\n')
-    assert fixed(text) == ('import torch\n' + BOUND + '\ndef place(accelerator_device):\n'
-                           '    return torch.ones(1).cuda()\n\ny = torch.ones(1).to(accelerator_device)\n')
+@pytest.mark.parametrize(("binding", "what"), [
+    ('def place(accelerator_device):\n    return torch.ones(1).cuda()\n', "an argument on line 3"),
+    ('f = lambda accelerator_device: torch.ones(1).cuda()\n', "an argument on line 3"),
+    ('xs = [torch.ones(1).cuda() for accelerator_device in range(3)]\n', "an assignment on line 3"),
+    ('def f():\n    global accelerator_device\n    accelerator_device = 1\n    return torch.ones(1).cuda()\n',
+     "a `global` statement on line 4"),
+    ('def f():\n    return torch.ones(1).cuda()\n\naccelerator_device = "gpu0"\nf()\n', "an assignment on line 6"),
+    ('class Config:\n    accelerator_device = "npu:0"\n    weights = torch.ones(1).cuda()\n',
+     "an assignment on line 4"),
+    ('from config import device as accelerator_device\n', "an import on line 3"),
+    ('try:\n    pass\nexcept OSError as accelerator_device:\n    pass\n', "an `except ... as` on line 5"),
+    ('if (accelerator_device := 3):\n    pass\n', "an assignment on line 3"),
+    ('from config import *\nprint(accelerator_device)\n', "an import on line 3"),
+])
+def test_any_other_binding_of_the_name_leaves_every_use_of_the_device_unfixed_and_says_why(binding: str,
+                                                                                          what: str) -> None:
+    text = 'import torch\n\n' + binding + 'y = torch.ones(1).cuda()\n'
+    assert fixed(text) == text
+    findings = [f for f in analyze(text, PORTABLE).findings if f.code == "NPU102"]
+    assert findings and all(f.message.endswith(
+        f" No portable fix: {what} binds `accelerator_device`, the name the portable fixes give the device.")
+        and [fix.style for fix in f.fixes] == ["npu"] for f in findings)
+    # what needs no device is still fixed portably
+    assert fixed(text + "n = torch.cuda.device_count()\n") == text + "n = torch.accelerator.device_count()\n"
+
+
+def test_the_fixes_own_binding_is_read_after_blank_and_comment_lines() -> None:
+    # isort separates the binding from the imports with a blank line
+    text = 'import torch\n\n# where tensors go\n' + BOUND + '\nx = torch.ones(1).cuda()\n'
+    assert fixed(text) == text.replace(".cuda()", ".to(accelerator_device)")
+    # beyond BINDING_LINES below the imports it is a binding like any other
+    far = 'import torch\n' + '\n' * 6 + BOUND + 'x = torch.ones(1).cuda()\n'
+    assert fixed(far) == far
+
+
+def test_a_file_that_names_the_device_and_does_not_parse_gets_no_portable_fix() -> None:
+    text = 'import torch\n' + BOUND + '\nx = torch.ones(1).cuda()\ndef broken(:\n'
+    finding = next(f for f in analyze(text, PORTABLE).findings if f.code == "NPU102")
+    assert finding.message.endswith(" No portable fix: the file names `accelerator_device` and does not parse, "
+                                    "so what binds it cannot be read.")
+    assert [fix.style for fix in finding.fixes] == ["npu"]
 
 
 def test_a_binding_the_file_wrote_further_down_gets_no_second_one() -> None:
@@ -163,3 +199,21 @@ def test_both_styles_are_offered_and_the_setting_orders_them() -> None:
 ])
 def test_lowest_allowed(spec: str, lowest: tuple[int, ...]) -> None:
     assert lowest_allowed(spec) == lowest
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r"])
+def test_inserted_lines_end_as_the_files_lines_do(ending: str) -> None:
+    text = f"import torch{ending}{ending}x = torch.ones(1).cuda(){ending}"
+    assert fixed(text) == (f"import torch{ending}{BOUND.rstrip()}{ending}{ending}"
+                           f"x = torch.ones(1).to(accelerator_device){ending}")
+    text = f"import torch{ending}{ending}torch.cuda.synchronize(){ending}"
+    assert fix_text(text, Settings(), "train.py", unsafe=True).text == (
+        f"import torch{ending}import torch_npu{ending}{ending}torch.npu.synchronize(){ending}")
+
+
+def test_a_text_too_long_to_parse_whole_that_names_the_device_gets_no_portable_fix() -> None:
+    text = 'import torch\n' + BOUND + '\nx = torch.ones(1).cuda()\n' + "# padding\n" * (MAX_READ // 10)
+    finding = next(f for f in analyze(text, PORTABLE).findings if f.code == "NPU102")
+    assert finding.message.endswith(" No portable fix: the file names `accelerator_device` and is too long to read "
+                                    "what binds it.")
+    assert [fix.style for fix in finding.fixes] == ["npu"]

@@ -79,7 +79,7 @@ class Analysis:
     # Lines a trailing noqa comment would change (a launch script's: shell_script.py);
     # None: the text is Python's, whose tokens say (cli/noqa_writer.py).
     no_comment: frozenset[int] | None = None
-    cuda_classes: Mapping[str, str] = field(default_factory=dict)  # backend_members.cuda_classes of the text
+    text_facts: dict = field(default_factory=dict)  # what the rules read of the whole text (Checker.text_fact)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,12 +298,15 @@ def _class(header: Span, children: list[Span], backend: str | None, per_backend:
                 children, backend=backend, per_backend=per_backend)
 
 
+def _cuda_classes(checker: Checker) -> dict[str, str]:
+    """The module's classes beside their NPU variants (backend_members.cuda_classes): a fact of the whole text."""
+    return cuda_classes(checker.source.text)
+
+
 def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> list[Span]:
     """Spans of the statements, and of the blocks recovery blanked out, in line order."""
     spans = [_broken(checker, b) for b in blocks if not b.member]
     module_scope = checker.module.scope
-    if checker.cuda_classes is None:
-        checker.cuda_classes = cuda_classes(checker.source.text)
     for stmt in stmts:
         if type(stmt) is not ast.ClassDef:
             spans.append(_statement(checker, stmt, module_scope))
@@ -314,7 +317,8 @@ def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> lis
             if inside else stmt.body
         end = max([last] + [b.end - 1 for b in inside])
         backend = backend_class(stmt)  # a backend of a per-backend scheme says so itself
-        beside_npu = checker.cuda_member = "" if backend else (checker.cuda_classes.get(stmt.name, "")
+        classes = checker.text_fact("cuda-classes", _cuda_classes)
+        beside_npu = checker.cuda_member = "" if backend else (classes.get(stmt.name, "")
                                                                or opt_in_class(stmt))
         header = _walk(checker, class_header(stmt, module_scope), first, end, False)
         scope = Scope(module_scope, CLASS, class_members(body))
@@ -430,7 +434,7 @@ def _analyze(text: str, settings: Settings | None, path: str | None, previous: A
     extra = _module_findings(checker, spans)
     analysis = _finish(source, settings, tables, path, spans, extra, checker.errors, module, len(spans), rules)
     analysis.references = refs
-    analysis.cuda_classes = checker.cuda_classes or {}
+    analysis.text_facts = checker.text_facts
     return analysis
 
 
@@ -591,9 +595,8 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
     checker = Checker(source, module, settings, tables, path, rules, project)
     if checker.test_file:
         return None  # its top level decides the severity in every test (engine/test_suites.py)
-    checker.cuda_classes = cuda_classes(source.text)
-    if checker.cuda_classes != previous.cuda_classes:
-        return None  # a class beside its NPU variant is read with the whole module
+    if any(checker.text_fact(key, read) != value for key, (read, value) in previous.text_facts.items()):
+        return None  # the findings kept from the previous text were made with another fact
     if len(touched) == 1 and spans[touched[0]].children is not None:
         middle = _reanalyze_member(checker, spans[touched[0]], edit, previous.syntax_errors)
         if middle is not None:
@@ -773,5 +776,5 @@ def _assemble(checker: Checker, source: SourceText, settings: Settings, path: st
     extra = _module_findings(checker, all_spans)
     analysis = _finish(source, settings, checker.tables, path, all_spans, extra, checker.errors, module,
                        len(middle), checker.rule_set)
-    analysis.cuda_classes = checker.cuda_classes or {}
+    analysis.text_facts = checker.text_facts
     return analysis

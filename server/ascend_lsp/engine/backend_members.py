@@ -8,7 +8,7 @@ also holds its NPU variant (`ProfilerHook` beside `NPUProfilerHook`, `CudaGraphR
 design that a user picks (`TensorRTBackend`, `ApexOptimWrapper`). Findings there are advice at most.
 
 The CUDA classes are read from the whole text (`cuda_classes`), so that an analysis of one
-statement knows whether the module's other classes changed."""
+statement knows whether the module's other classes changed (a fact of the whole text: Checker.text_fact)."""
 
 from __future__ import annotations
 

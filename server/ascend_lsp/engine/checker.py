@@ -6,7 +6,7 @@ import ast
 import traceback
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
 from .guards import backend_module
@@ -14,7 +14,7 @@ from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import RuleSet
 from ..knowledge.api_tables import Tables
 from .test_suites import SuiteFile, is_test_file
-from .text import SourceText
+from .text import LINE_BREAK, SourceText
 from .walk import Events, ModuleContext, Scope
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ class Reference:
     type_only: bool = False  # named in a type hint or isinstance()/issubclass(): not run
 
 
+_Fact = TypeVar("_Fact")  # what Checker.text_fact reads
 OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
 CUDA_MODULE = " (In {module}, the CUDA module of a per-backend scheme: it runs only where CUDA was chosen.)"
 OTHER_BACKEND = " (For another backend (ROCm, XPU, MPS, HPU, ...): it does not run on the NPU.)"
@@ -83,6 +84,9 @@ class Checker:
         # the strings of a 10,000-element list each ask about the same list. A second fact
         # about the same object is keyed (purpose, id).
         self.derived: dict[object, tuple[object, object]] = {}
+        # facts about the whole text (key → (how it is read, its value)), read once: an edit
+        # analysed alone reads each again and is analysed whole when one changed (text_fact)
+        self.text_facts: dict[str, tuple[Callable[[Checker], object], object]] = {}
         # the current statement's backend branches (engine/guards.Branches): never / only on the NPU,
         # another backend's, and (branch, its test) of the CUDA tests of chains without an NPU branch
         self.off_npu: list[Range] = []
@@ -99,7 +103,6 @@ class Checker:
         # why the top-level class member being walked runs only where CUDA was chosen (a `cuda()`
         # method beside `npu()`, a class beside its NPU variant: engine/backend_members.py); "" if not
         self.cuda_member = ""
-        self.cuda_classes: dict[str, str] | None = None  # backend_members.cuda_classes of the text, once asked
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
         self.backend_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_backend), once asked
         # a test file's NPU findings are info (engine/test_suites.py); what its top level says
@@ -116,6 +119,15 @@ class Checker:
                 if first <= line <= last:
                     return True
         return False
+
+    def text_fact(self, key: str, read: Callable[[Checker], _Fact]) -> _Fact:
+        """A fact about the whole current text, `read` once per analysis. The findings an
+        incremental analysis keeps were made with the previous text's facts: it reads every
+        one of them again first, and gives way to a whole analysis when one changed."""
+        known = self.text_facts.get(key)
+        if known is None:
+            known = self.text_facts[key] = (read, read(self))
+        return known[1]  # type: ignore[return-value]  # the key names one fact, read by one function
 
     def saw(self, word: str, node: ast.expr) -> None:
         self.seen.setdefault(word, []).append(node.lineno)
@@ -192,19 +204,24 @@ class Checker:
 
     def require_module(self, module: str) -> Edit | None:
         """The edit that imports `module` (for its side effects), unless the file does."""
-        return None if self.module.imports_module(module) else self._import(module)
+        return None if self.module.imports_module(module) else self.below_imports(f"import {module}")
 
     def require_name(self, module: str) -> Edit | None:
         """The edit that binds the name `module` to that module, unless it is bound."""
-        return None if self.module.scope.imports.get(module) == module else self._import(module)
+        return None if self.module.scope.imports.get(module) == module else self.below_imports(f"import {module}")
 
-    def _import(self, module: str) -> Edit:
-        # Below the file's last top-level import, so `import torch_npu` follows `import torch`.
-        line = self.module.import_line
-        if line >= len(self.source.lines):  # the last import ends the file, with no newline
+    def below_imports(self, text: str) -> Edit:
+        """The edit that inserts the line `text` below the file's last top-level import (so
+        `import torch_npu` follows `import torch`), ended as that line is (a CRLF or CR file
+        stays one), or as the file's first line where it ends the file."""
+        line, lines = self.module.import_line, self.source.lines
+        above = lines[line - 1] if 0 < line <= len(lines) else ""
+        found = LINE_BREAK.search(above) or LINE_BREAK.search(self.source.text)
+        ending = found.group() if found else "\n"
+        if line >= len(lines):  # the last import ends the file, with no line break
             end = len(self.source.line(line - 1))
-            return Edit(Range(line - 1, end, line - 1, end), f"\nimport {module}")
-        return Edit(Range(line, 0, line, 0), f"import {module}\n")
+            return Edit(Range(line - 1, end, line - 1, end), ending + text)
+        return Edit(Range(line, 0, line, 0), text + ending)
 
     def fix(self, title: str, applicability: Applicability, *edits: Edit | None) -> Fix:
         return Fix(title, tuple(e for e in edits if e is not None), applicability)

@@ -54,14 +54,20 @@ class Assignment:
     value_range: Range  # the value as written, quotes included (empty at the `=`'s end for `NAME=`)
     literal: bool  # the value has no expansion
 
-    def scaled(self, divisor: int, least: int) -> str | None:
-        """The value, a whole number, in a unit `divisor` times larger: rounded up (what needed
-        the old amount is never given less), and at least `least`; None for any other value (an
-        expansion, a sign, a unit suffix, hex)."""
-        value = self.value.strip()
-        if not self.literal or not value.isascii() or not value.isdigit():
-            return None
-        return str(max(-(-int(value) // divisor), least))
+
+def scaled_value(written: str, divisor: int, least: int) -> tuple[str | None, str]:
+    """A value's digits, as a file writes them, in a unit `divisor` times larger: rounded up
+    (what needed the old amount is never given less), and at least `least`; or None and why
+    not. The old unit's reader is C's strtoll(value, NULL, 0) (NCCL's parameters,
+    src/include/param.h): a leading 0 makes the number octal, and one of 2**63 or more is out
+    of range, where NCCL keeps its default; neither is guessed."""
+    if not written.isascii() or not written.isdigit():
+        return None, f"`{written}` is not a whole number written alone (digits, in one pair of quotes at most)"
+    if len(written) > 1 and written[0] == "0":
+        return None, f"`{written}` starts with 0, which is an octal number to NCCL"
+    if int(written) >= 2 ** 63:
+        return None, f"`{written}` is out of NCCL's range (2**63 or more), which keeps its default for it"
+    return str(max(-(-int(written) // divisor), least)), ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,6 +330,9 @@ class ShellScript:
         self.source = source
         self.assignments: list[Assignment] = []
         self.commands: list[Command] = []
+        # (name, where) of each name declared without a value (`export NAME`, `readonly NAME`):
+        # a fix renaming a variable's assignments renames these too
+        self.declared: list[tuple[str, Range]] = []
         # the arms of `if` chains that test for the NPU: those that never run there / only there
         self.off_npu: list[Range] = []
         self.on_npu: list[Range] = []
@@ -382,6 +391,8 @@ class ShellScript:
                 self._assignment(head, name)
                 words = words[1:]
             elif declaring:
+                if _is_name(_bare(head)):
+                    self.declared.append((head.text, self._range(head.start, head.end)))
                 words = words[1:]  # `export NAME`: no value here
             elif program in DECLARATIONS:
                 declaring = True

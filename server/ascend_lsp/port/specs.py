@@ -758,6 +758,9 @@ def _einsum(equation, *operands):
     terms = inputs.split(",")
     if len(terms) != len(operands):
         raise ValueError(f"einsum: {equation!r} names {len(terms)} operands, {len(operands)} given")
+    dtypes = {op.dtype for op in operands}
+    if len(dtypes) > 1:  # torch multiplies them only where no letter is summed over two of them
+        raise TypeError(f"einsum: operands of dtypes {', '.join(sorted(map(str, dtypes)))}: cast them to one")
     extra = [op.ndim - len(term.replace("...", "")) for term, op in zip(terms, operands)]
     for n, (term, count) in enumerate(zip(terms, extra)):
         if count < 0 or count and "..." not in term:
@@ -789,6 +792,9 @@ def _einsum(equation, *operands):
             while labels.count(label) > 1:  # a repeated letter: its diagonal, as the last dim
                 first = labels.index(label)
                 second = labels.index(label, first + 1)
+                if x.shape[first] != x.shape[second]:
+                    raise RuntimeError(f"einsum(): subscript {label} is repeated for operand {n} but the sizes "
+                                       f"don't match, {x.shape[second]} != {x.shape[first]}")
                 x = ops.diagonal(x, 0, first, second)
                 labels = [other for i, other in enumerate(labels) if i not in (first, second)] + [label]
         kept = {*output, *(label for m, (_, other) in enumerate(pairs) if m != n for label in other)}
@@ -797,6 +803,10 @@ def _einsum(equation, *operands):
     for n in range(1, len(pairs)):
         y, other = pairs[n]
         kept = {*output, *(label for _, later in pairs[n + 1:] for label in later)}
+        for label in labels:
+            if label in other and 1 != x.shape[labels.index(label)] != y.shape[other.index(label)] != 1:
+                raise RuntimeError(f"einsum(): subscript {label} has size {y.shape[other.index(label)]} for operand "
+                                   f"{n} which does not broadcast with previously seen size {x.shape[labels.index(label)]}")
         # a letter both have that nothing keeps, broadcast (size 1) on one side: summed out of both
         lone = {label for label in labels if label in other and label not in kept
                 and x.shape[labels.index(label)] != y.shape[other.index(label)]}
@@ -854,12 +864,25 @@ UNFOLD_SOURCE = '''
 
 def _unfold(input, dimension, size, step):
     """Tensor.unfold on operations with CPU kernels (MindSpore's Tensor.unfold is an im2col): the
-    windows of `size` every `step` along `dimension`, as a new last dim."""
-    dimension = dimension % input.ndim
-    length = input.shape[dimension]
-    if not 0 < size <= length or step < 1:
-        raise ValueError(f"unfold: windows of {size} every {step} along a dim of {length}")
+    windows of `size` every `step` along `dimension`, as a new last dim; a 0-d input is one of one
+    element. What torch refuses raises as there."""
+    ndim = max(input.ndim, 1)
+    if not -ndim <= dimension < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got "
+                         f"{dimension})")
+    dimension %= ndim
+    length = input.shape[dimension] if input.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dimension} is {length} but size is {size}")
+    if step < 1:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if not input.ndim:
+        return input.reshape(1)[:size]
     count = (length - size) // step + 1
+    if not size:
+        return ops.zeros(input.shape[:dimension] + (count,) + input.shape[dimension + 1:] + (0,), input.dtype)
     index = (ops.arange(count) * step).reshape(-1, 1) + ops.arange(size)
     windows = ops.index_select(input, dimension, index.reshape(-1))
     windows = windows.reshape(input.shape[:dimension] + (count, size) + input.shape[dimension + 1:])
@@ -870,11 +893,59 @@ INDEX_COPY = "_index_copy"
 INDEX_COPY_SOURCE = '''
 
 def _index_copy(input, dim, index, source):
-    """Tensor.index_copy on operations with CPU kernels: source's slices along dim written at index."""
+    """Tensor.index_copy on operations with CPU kernels: source's slices along dim written at index (a
+    0-d index is one). What torch refuses raises as there: tensor_scatter_elements would take a
+    negative index, or a source of another shape."""
+    if not -input.ndim <= dim < input.ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, {input.ndim - 1}], "
+                         f"but got {dim})")
+    dim %= input.ndim
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    index = index.reshape(-1)
+    if source.ndim != input.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
+    if index.shape[0] != source.shape[dim]:
+        raise IndexError(f"index_copy_(): Number of indices ({index.shape[0]}) should be equal to source.size(dim) "
+                         f"({source.shape[dim]})")
+    if source.shape[:dim] + source.shape[dim + 1:] != input.shape[:dim] + input.shape[dim + 1:]:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes: {source.shape} "
+                           f"and {input.shape} along dimension {dim}")
+    if not index.shape[0]:
+        return input.copy()
+    for bad in (int(index.min()), int(index.max())):
+        if not 0 <= bad < input.shape[dim]:
+            raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} with size "
+                             f"{input.shape[dim]}")
     shape = [1] * source.ndim
     shape[dim] = -1
     return ops.tensor_scatter_elements(input, ops.broadcast_to(index.reshape(shape), source.shape), source, dim)
 '''
+
+LOGSPACE = "_logspace"
+LOGSPACE_SOURCE = '''
+
+def _logspace(start, end, steps, base):
+    """torch.logspace in torch's default dtype, float32: the base to the power of ops.linspace
+    (ops.logspace takes an int base only); no steps, no values, where ops.linspace refuses 0."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if steps == 0:
+        return ops.zeros(0, mindspore.float32)
+    return base ** ops.linspace(start, end, steps)
+'''
+DEFAULT_DTYPES = ("torch.float32", "torch.float", "mindspore.float32")  # mindspore's: the port's dtype already written
+
+
+def _logspace_dtype(args: Args, operands: list[cst.BaseExpression]) -> Args:
+    """torch.logspace's dtype, read when the port writes the call: torch's default (float32) is what
+    `_logspace` gives, and is left out; any other needs a person."""
+    dtype = args.get("dtype")
+    if dtype is not None and source(dtype) not in DEFAULT_DTYPES:
+        raise Manual(f"`dtype={source(dtype)}`: the port computes logspace in float32, torch's default dtype")
+    return {name: value for name, value in args.items() if name != "dtype"}
+
 
 REDUCED = "_reduced"
 REDUCED_SOURCE = '''
@@ -907,11 +978,12 @@ def _triplet_margins(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap
     return ops.clamp(margin + distance(anchor, positive) - to_negative, min=0.0)
 '''
 
-HELPERS.update({EINSUM: EINSUM_SOURCE, UNFOLD: UNFOLD_SOURCE, INDEX_COPY: INDEX_COPY_SOURCE, REDUCED: REDUCED_SOURCE,
-                TRIPLET_MARGINS: TRIPLET_MARGINS_SOURCE})
+HELPERS.update({EINSUM: EINSUM_SOURCE, UNFOLD: UNFOLD_SOURCE, INDEX_COPY: INDEX_COPY_SOURCE, LOGSPACE: LOGSPACE_SOURCE,
+                REDUCED: REDUCED_SOURCE, TRIPLET_MARGINS: TRIPLET_MARGINS_SOURCE})
 # a helper whose arguments the port reads when it writes the call: they come back as the helper takes
 # them (given the operands a `*` parameter gathered), or Manual says why the call needs a person
-READ_WHEN_PORTED: dict[str, Callable[[Args, list[cst.BaseExpression]], Args]] = {EINSUM: _einsum_equation}
+READ_WHEN_PORTED: dict[str, Callable[[Args, list[cst.BaseExpression]], Args]] = {EINSUM: _einsum_equation,
+                                                                                 LOGSPACE: _logspace_dtype}
 # ------------------------------------------------------------------ compositions for the open set's models
 
 MULTIHEAD_ATTENTION = "_MultiheadAttention"

@@ -11,10 +11,10 @@ import re
 from typing import TypeGuard
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Fix, Range, Related, Severity
+from ..engine.model import Applicability, Edit, Fix, Range, Related, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
-from ..engine.shell_script import Assignment, Command, ShellScript
+from ..engine.shell_script import Assignment, Command, ShellScript, scaled_value
 from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..project import allows_before, release
@@ -197,8 +197,9 @@ rule(
                 'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"',
         fix="Safe where the variable has a one-to-one NPU counterpart; otherwise the message says what to set. "
             "A counterpart read in another unit gets its value converted too, where a launch script, Dockerfile or "
-            "compose file writes it as a whole number (`NCCL_BUFFSIZE=4194304`, bytes → `HCCL_BUFFSIZE=4`, MB, "
-            "rounded up, at least 1); any other value, and Python code, get no fix, and the message says why.",
+            "compose file writes it as a whole number, its digits alone in one pair of quotes at most (`NCCL_BUFFSIZE=4194304`, "
+            "bytes → `HCCL_BUFFSIZE=4`, MB, rounded up, at least 1); any other value (a leading 0, which NCCL reads "
+            "as octal; 2**63 or more, which it ignores), and Python code, get no fix, and the message says why.",
         source="mappings/torch_npu/env.toml (torch_npu wheel, Ascend/pytorch docs, CANN environment reference, "
                "NCCL's environment variables); "
                "mappings/platform/launch.toml (torch_npu 2.13.0 wheel, torch 2.13, open-mmlab/mmcv, CANN HCCL "
@@ -794,16 +795,17 @@ def check_launch_variable(checker: Checker, found: Assignment, script: ShellScri
         fix = portable = None
         form = form_of("env", found.name)
         if entry.value_scale is not None and entry.replacement and entry.fix is not None:
-            fix, why = scaled_fix(checker, found, entry.replacement, entry.value_scale, Applicability(entry.fix))
+            fix, why = scaled_fix(checker, found, script, entry.replacement, entry.value_scale,
+                                  Applicability(entry.fix))
             report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix, None, None,
                          (None, why) if why else None)
             return
         if entry.replacement and entry.fix is not None:
             fix = checker.fix(f"Replace `{found.name}` with `{entry.replacement}`", Applicability(entry.fix),
-                              checker.replace(found.name_range, entry.replacement))
+                              *renamed(checker, found, script, entry.replacement))
             if form is not None:
                 portable = checker.fix(f"{PORTABLY}Replace `{found.name}` with `{form.replacement}`",
-                                       Applicability(entry.fix), checker.replace(found.name_range, form.replacement))
+                                       Applicability(entry.fix), *renamed(checker, found, script, form.replacement))
         report_entry(checker, entry, found.name_range, found.name, entry.replacement, fix, portable, form)
         return
     row = load_launch().variable(found.name, found.value if found.literal else "")
@@ -817,26 +819,43 @@ def check_launch_variable(checker: Checker, found: Assignment, script: ShellScri
     if row.get("replacement"):
         text += f" Use `{row['replacement']}`."
         new = f"{found.name}={row['replacement']}" if by_value else row["replacement"]
-        fixes = (checker.fix(f"Replace `{name}` with `{new}`", Applicability(row["fix"]),
-                             checker.replace(found.value_range if by_value else found.name_range,
-                                             row["replacement"])),)
+        edits = [checker.replace(found.value_range, row["replacement"])] if by_value else \
+            renamed(checker, found, script, row["replacement"])
+        fixes = (checker.fix(f"Replace `{name}` with `{new}`", Applicability(row["fix"]), *edits),)
     checker.report(row["rule"], found.range if by_value else found.name_range, f"{text} {row['note']}", fixes,
                    origin=LAUNCH_TABLE.path, severity=Severity.parse(row["severity"]) if row.get("severity") else None,
                    extra={"note": row["note"], "source": row["source"]})
 
 
-def scaled_fix(checker: Checker, found: Assignment, replacement: str, scale: tuple[int, int],
+# A value's text that is a number alone: its digits, in one pair of quotes at most (spaces inside them).
+WRITTEN_NUMBER = re.compile(r"""(?P<quote>["'])?(?(quote)\s*)(?P<digits>[0-9]+)(?(quote)\s*(?P=quote))""")
+
+
+def renamed(checker: Checker, found: Assignment, script: ShellScript, new: str) -> list[Edit]:
+    """The edits that rename the assigned variable: its name, and the script's declarations of
+    the name without a value (`NCCL_X=1` then `export NCCL_X` on a line of its own), which would
+    export a variable no longer set."""
+    return [checker.replace(found.name_range, new),
+            *(checker.replace(where, new) for name, where in script.declared if name == found.name)]
+
+
+def scaled_fix(checker: Checker, found: Assignment, script: ShellScript, replacement: str, scale: tuple[int, int],
                applicability: Applicability) -> tuple[Fix | None, str]:
     """The rename of a variable whose replacement reads its value in a larger unit, with the
-    value converted (`NCCL_BUFFSIZE=4194304` → `HCCL_BUFFSIZE=4`); for a value that is no literal
-    whole number, no fix and why."""
-    value = found.scaled(*scale)
-    if value is None:
-        return None, f" No fix: `{found.value}` is not a whole number to convert."
+    value converted (`NCCL_BUFFSIZE=4194304` → `HCCL_BUFFSIZE=4`) where its text is the digits
+    alone, in one pair of quotes at most (a Dockerfile's legacy `ENV NAME "4194304"` too): the
+    digits are what is replaced. Any other value (`"4194"304`, a `\\` line continuation), no fix
+    and why."""
     written = checker.source.segment(found.value_range)
-    return checker.fix(f"Replace `{found.name}={found.value}` with `{replacement}={value}`", applicability,
-                       checker.replace(found.name_range, replacement),
-                       checker.replace(found.value_range, written.replace(found.value.strip(), value, 1))), ""
+    number = WRITTEN_NUMBER.fullmatch(written)
+    digits = number.group("digits") if number is not None else " ".join(written.split())  # shown on one line
+    value, why = scaled_value(digits, *scale)
+    if value is None:
+        return None, f" No fix: {why}."
+    start, end = number.span("digits")
+    return checker.fix(f"Replace `{found.name}={digits}` with `{replacement}={value}`", applicability,
+                       *renamed(checker, found, script, replacement),
+                       checker.replace(found.value_range, written[:start] + value + written[end:])), ""
 
 
 def hccl_twin_set(name: str, script: ShellScript) -> bool:

@@ -224,7 +224,7 @@ def check_library_call(checker: Checker, ref: Reference) -> None:
         return
     new = replacement_for(entry, ref.qualname)
     if carried_by_import(checker, entry, ref, new):
-        report(checker, entry, ref.node, ref.qualname, new, None, lowered=opt_in_reference(checker, ref))
+        report(checker, entry, ref.node, ref.qualname, new, None, remark=opt_in_reference(checker, ref))
 
 
 rule(

@@ -24,8 +24,11 @@ PORTABLY = "Fix portably: "
 STRING_LITERAL = re.compile(r"""(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|")(?P<body>.*)(?P=quote)""", re.S)
 # What ends a line whose next line continues an expression: an opening bracket, a comma, an operator.
 CONTINUED = frozenset("([{,\\+-*/%&|^<>=@~")
-# The most lines the device's binding is read over (a formatter may wrap it).
+# The most lines below the imports the device's binding is read over (a blank line, a formatter's wrapping).
 BINDING_LINES = 6
+# What a file does with the device's name (device_name).
+BOUND, FREE, TAKEN = "bound", "free", "taken"
+MAX_READ = 1_000_000  # characters: a longer text naming the device is not parsed whole (its AST would be too large)
 
 
 # --- the order of the two styles ----------------------------------------------------------
@@ -37,9 +40,11 @@ def styled(checker: Checker, npu: Fix | None, portable: Fix | None, form: Form |
     none (`apex`'s FusedLayerNorm → `torch.nn.LayerNorm`) stays; and where the project pins a
     torch older than the portable form needs, torch_npu's fix first, with a note saying why."""
     if portable is None:
+        state, why = device_name(checker) if form is not None and uses_binding(form) else (FREE, "")
+        note = f" No portable fix: {why}." if state == TAKEN and checker.settings.fix_style == "portable" else ""
         if npu is not None and checker.settings.fix_style == "portable" and writes_npu(npu):
-            return (replace(npu, applicability=Applicability.DISPLAY, style="npu"),), ""
-        return ((npu,) if npu is not None else ()), ""
+            return (replace(npu, applicability=Applicability.DISPLAY, style="npu"),), note
+        return ((npu,) if npu is not None else ()), note
     portable = replace(portable, style="portable")
     if npu is None:
         return (portable,), ""
@@ -66,8 +71,10 @@ def older_pin(checker: Checker, form: Form | None) -> str | None:
 
 
 def uses_binding(form: Form) -> bool:
+    """Whether the form's fix writes the device (a branch tests its type)."""
     return "{device}" in form.replacement + form.arguments + "".join(v for _, v in form.keywords) or \
-        any("{device}" in v for kws in form.by_call.values() for _, v in kws)
+        any("{device}" in v for kws in form.by_call.values() for _, v in kws) or \
+        any(form is branch for branch in load_portable().branches.values())
 
 
 def lowest_allowed(spec: str) -> tuple[int, ...]:
@@ -82,74 +89,92 @@ def lowest_allowed(spec: str) -> tuple[int, ...]:
 
 
 # --- the device binding -------------------------------------------------------------------
-def binding_edits(checker: Checker, near: Range | None = None) -> list[Edit | None] | None:
+def binding_edits(checker: Checker) -> list[Edit | None] | None:
     """The edits that bind the file's device below its imports (none once it is bound), with
-    the file's name for torch (`import torch as t`); None where the name is already bound to
-    something else (an import, another module-level binding, or a local of the function
-    holding `near`, the fix's first edit), or the file imports nothing of torch at its top (a
-    configuration file, a module that imports torch lazily, in a function: neither is made to
-    import it at once). Read from the tree, never the text: a comment or a string naming the
-    device is neither its binding nor a use."""
+    the file's name for torch (`import torch as t`); None where the file binds the name to
+    something else (device_name), or imports nothing of torch at its top (a configuration
+    file, a module that imports torch lazily, in a function: neither is made to import it at
+    once)."""
     portable = load_portable()
+    state, _ = device_name(checker)
+    if state != FREE:
+        return [] if state == BOUND else None
     scope = checker.module.scope
-    if near is not None and local(checker, portable.binding, near):
-        return None
-    if binding_statement(checker):
-        return []
-    if portable.binding in scope.imports or portable.binding in scope.stores:
-        return None  # bound at module level otherwise (in what the walk has read)
     if not any(q == "torch" or q.startswith("torch.") for q in scope.imports.values()):
         return None
     aliases = sorted((name != "torch", name) for name, qualname in scope.imports.items() if qualname == "torch")
     alias = aliases[0][1] if aliases else None  # `torch` itself where the file binds it
     if alias is None:
-        return [checker.require_name("torch"), insert_line(checker, portable.binding_line())]
-    return [insert_line(checker, re.sub(r"\btorch\.", alias + ".", portable.binding_line()))]
+        return [checker.require_name("torch"), checker.below_imports(portable.binding_line())]
+    return [checker.below_imports(re.sub(r"\btorch\.", alias + ".", portable.binding_line()))]
 
 
-def binding_statement(checker: Checker) -> bool:
-    """Whether the statement on the line below the module's imports, where `insert_line` puts
-    the binding, is it: `<binding> = <...>.current_accelerator(...)...`. Only that statement is
-    read (its lines parsed alone): an edit there or above makes the analysis whole again, so
-    an edit analysed alone gets the answer the whole file gets. A binding written elsewhere
-    is bound "otherwise" (no portable fix: its uses might come before it). Once per analysis."""
-    portable = load_portable()
-    known = checker.derived.get(id(portable))
-    if known is None or known[0] is not portable:
-        lines = checker.source.lines
-        first = checker.module.import_line
-        body = None
-        for end in range(first + 1, min(first + BINDING_LINES, len(lines)) + 1):
-            try:
-                body = ast.parse("".join(lines[first:end])).body
-                break
-            except SyntaxError:
-                continue
-        stmt = body[0] if body and len(body) == 1 else None
-        found = type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and \
-            stmt.targets[0].id == portable.binding and any(type(node) is ast.Call and last_name(node.func) == "current_accelerator" for node in ast.walk(stmt.value))
-        known = checker.derived[id(portable)] = (portable, found)
-    return bool(known[1])
+def device_name(checker: Checker) -> tuple[str, str]:
+    """What the file does with the device's name, read from its whole text once per analysis
+    (an edit analysed alone reads the same: Checker.text_fact): BOUND where the one thing
+    that binds it is the fixes' own statement below the imports, FREE where nothing does,
+    TAKEN (and why, for the message) where anything else does: an assignment anywhere, an
+    argument (a lambda's too), a loop or comprehension variable, `global`, a class body's
+    name, an import, an `except ... as`. A comment or a string naming it is neither."""
+    return checker.text_fact("portable device name", read_device_name)
 
 
-def local(checker: Checker, name: str, near: Range) -> bool:
-    """Whether `name` is a local (an argument, an assignment, an import) of a function around `near`."""
-    return any(func.lineno - 1 <= near.start_line <= (func.end_lineno or func.lineno) - 1 and
-               (name in scope.imports or name in scope.stores) and name not in scope.globals
-               for func, scope in checker.events.functions)
+def read_device_name(checker: Checker) -> tuple[str, str]:
+    name = load_portable().binding
+    text = checker.source.text
+    if re.search(rf"\b{name}\b", text) is None:  # most files: no need to parse
+        return FREE, ""
+    if len(text) > MAX_READ:
+        return TAKEN, f"the file names `{name}` and is too long to read what binds it"
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return TAKEN, f"the file names `{name}` and does not parse, so what binds it cannot be read"
+    own = own_binding(checker, tree.body, name)
+    for node in ast.walk(tree):
+        what = binds(node, name)
+        if what and node is not own:
+            line = getattr(node, "lineno", 0)  # every node that binds a name has one
+            return TAKEN, f"{what} on line {line} binds `{name}`, the name the portable fixes give the device"
+    return (BOUND if own is not None else FREE), ""
 
 
-def insert_line(checker: Checker, text: str) -> Edit:
-    """A line below the file's last top-level import (as checker.require_name places an import)."""
-    line = checker.module.import_line
-    if line >= len(checker.source.lines):
-        end = len(checker.source.line(line - 1))
-        return Edit(Range(line - 1, end, line - 1, end), "\n" + text)
-    return Edit(Range(line, 0, line, 0), text + "\n")
+def own_binding(checker: Checker, body: list[ast.stmt], name: str) -> ast.Name | None:
+    """The target of the fixes' binding, `<name> = <...>.current_accelerator(...)...`, where
+    `Checker.below_imports` puts it: the first statement below the imports, after blank and comment
+    lines only (isort puts a blank line there), ending within BINDING_LINES of them. A binding
+    written elsewhere binds the name "otherwise" (a use might come before it)."""
+    first = checker.module.import_line
+    stmt = next((s for s in body if s.lineno > first), None)
+    if type(stmt) is not ast.Assign or stmt.end_lineno - first > BINDING_LINES:
+        return None
+    target = stmt.targets[0]
+    if len(stmt.targets) == 1 and type(target) is ast.Name and target.id == name and \
+            any(type(node) is ast.Call and last_name(node.func) == "current_accelerator" for node in ast.walk(stmt.value)):
+        return target
+    return None
+
+
+def binds(node: ast.AST, name: str) -> str:
+    """What kind of statement `node` is when it binds `name` (or may: `from m import *`), else ""."""
+    if isinstance(node, ast.Name):
+        return "an assignment" if node.id == name and type(node.ctx) is not ast.Load else ""
+    if isinstance(node, ast.arg):
+        return "an argument" if node.arg == name else ""
+    if isinstance(node, ast.alias):
+        return "an import" if node.name == "*" or (node.asname or node.name.partition(".")[0]) == name else ""
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return "a `global` statement" if name in node.names else ""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return "a definition" if node.name == name else ""
+    if isinstance(node, ast.ExceptHandler):
+        return "an `except ... as`" if node.name == name else ""
+    # a `match` pattern's capture, a type parameter
+    return "a pattern" if name in (getattr(node, "name", None), getattr(node, "rest", None)) else ""
 
 
 def portable_fix(checker: Checker, title: str, applicability: Applicability, *edits: Edit | None) -> Fix | None:
-    binding = binding_edits(checker, next((edit.range for edit in edits if edit is not None), None))
+    binding = binding_edits(checker)
     if binding is None:
         return None
     return checker.fix(PORTABLY + title, applicability, *binding, *edits)

@@ -107,14 +107,15 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
 
 def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None,
            portable: Fix | None = None, form: Form | None = None,
-           lowered: tuple[Severity | None, str] | None = None) -> None:
+           remark: tuple[Severity | None, str] | None = None) -> None:
     """Report the entry with its fix and, where it has one, its portable fix (`form`: the
     portable row), in the order the `fix-style` setting prefers (portable_fixes.styled).
-    `lowered`: (severity, the reason said after the message) where the code shows the finding
-    matters less; (None, why) keeps the severity and says why there is no fix."""
+    `remark`: (a severity, or None for the rule's; what the message says after the entry's
+    text): where the code shows the finding matters less, (the lower severity, why); where
+    there is no fix, (None, why)."""
     fixes, note = styled(checker, fix, portable, form)
-    text = message(checker, entry, name, replacement) + note + (lowered[1] if lowered else "")
-    severity = lowered[0] if lowered else Severity.parse(entry.severity) if entry.severity else None
+    text = message(checker, entry, name, replacement) + note + (remark[1] if remark else "")
+    severity = remark[0] if remark and remark[0] else Severity.parse(entry.severity) if entry.severity else None
     checker.report(entry.rule, where, text, fixes, severity=severity,
                    origin=entry.origin, deprecated=entry.deprecated,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
@@ -238,10 +239,10 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
     form = form_of("api", qualname)
     portable = unused_import_fix(checker, stmt, Applicability(entry.fix)) \
         if form is not None and entry.fix is not None else None
-    lowered = import_place(checker, stmt, alias, qualname)
-    if lowered is None and entry.rule.startswith("NPU3"):
-        lowered = opt_in_place(checker, stmt, qualname, (alias.asname or alias.name).partition(".")[0])
-    report(checker, entry, alias, qualname, new, fix, portable, form, lowered)
+    remark = import_place(checker, stmt, alias, qualname)
+    if remark is None and entry.rule.startswith("NPU3"):
+        remark = opt_in_place(checker, stmt, qualname, (alias.asname or alias.name).partition(".")[0])
+    report(checker, entry, alias, qualname, new, fix, portable, form, remark)
 
 
 # --- methods and attributes by shape ------------------------------------------------------
@@ -317,8 +318,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
         form = form_of("env", value)
         if env.value_scale is not None:  # the name alone: its value stays in the old unit
             report(checker, env, node, value, env.replacement, None, None, None,
-                   (None, " No fix in Python: the value must be converted with the name (a launch script's "
-                          "literal value is)."))
+                   (None, " No fix in Python: the value must be converted with the name, which only a launch "
+                          "script's, Dockerfile's or compose file's fix does, for a literal value."))
             return
         if env.replacement and env.fix is not None:
             fix = word_fix(checker, node, [(value, env.replacement)], Applicability(env.fix),
