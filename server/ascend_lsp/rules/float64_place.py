@@ -25,6 +25,8 @@ FACTORIES = frozenset({
 })
 CASTS = frozenset({"to", "type", "double"})
 MOVES = frozenset({"cuda", "npu", "xpu"})
+# what hands a tensor to a module, which carries it to the device with its own `.to(device)`
+MODULE_STATE = frozenset({"register_buffer", "register_parameter", "Parameter", "add_state"})
 # what needs its tensors on the device: the collectives of torch.distributed
 COLLECTIVES = frozenset({
     "all_reduce", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
@@ -54,6 +56,8 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
     holder = _holding_call(calls, node)
     if holder is not None:
         made = holder if last_name(holder.func) in FACTORIES else _receiver(holder)
+        if made is not None and _to_module(calls, made):
+            return None
         if made is not None and _made_on_cpu(made) and not _moved(calls, made):
             return Severity.INFO, MADE_ON_CPU.format(name=last_name(made.func))
     if _kept_dtype(checker, node):
@@ -129,6 +133,13 @@ def _moved(calls: list[ast.Call], made: ast.Call) -> bool:
         if func.attr in MOVES or (func.attr == "to" and _to_device(call)):
             return True
     return False
+
+
+def _to_module(calls: list[ast.Call], made: ast.Call) -> bool:
+    """Whether the statement hands `made`'s result to a module (`register_buffer`, `nn.Parameter`, a
+    metric's `add_state`), whose `.to(device)` takes it to the device, wherever that is called."""
+    return any(last_name(call.func) in MODULE_STATE and any(
+        _within(made, value) for value in (*call.args, *(kw.value for kw in call.keywords))) for call in calls)
 
 
 def _to_device(call: ast.Call) -> bool:

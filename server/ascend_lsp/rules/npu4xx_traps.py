@@ -86,7 +86,9 @@ rule(
     message="`{name}` means float64, which the NPU silently replaces with float32.",
     doc=dict(
         what="Finds `torch.float64`, `torch.double` and `.double()` where the tensor may be on the device: "
-             "`device=` given, `.to(device)`, a collective, or a function that places tensors on a device. "
+             "`device=` given, `.to(device)`, a collective, a function that places tensors on a device, or a "
+             "tensor handed to a module (`register_buffer`, `nn.Parameter`, a metric's `add_state`), which the "
+             "module's `.to(device)` takes along. "
              "Float64 the code shows on the CPU is info, with the reason: a factory (`torch.tensor(...)`, "
              "`torch.zeros(...)`) given no `device=`, a module or tensor made in the statement and not moved, "
              "a function or statement that places nothing on a device (for a cast of a tensor made elsewhere, "
