@@ -82,7 +82,8 @@ def kernel_facts(out_dir: Path) -> tuple[dict[str, list[str]], Path | None]:
 
 
 def recorded_ops(torch, setup: str, call: str, with_kernel: set[str]) -> tuple[set[str], set[str]]:
-    """The aten operators the call runs, forward and backward, that have an NPU kernel, and those
+    """The aten operators the call runs, forward and backward (and, for a layer, in inference: its
+    modules in eval mode under no_grad), that have an NPU kernel, and those
     that have none: each operator that reaches the CPU below autograd is looked up in `with_kernel`;
     one without a kernel that torch implements for every device (a CompositeImplicitAutograd or
     CompositeExplicitAutograd kernel: views, `zeros_like`, `_safe_softmax`) is followed into the
@@ -120,7 +121,10 @@ def recorded_ops(torch, setup: str, call: str, with_kernel: set[str]) -> tuple[s
 
     torch.manual_seed(0)
     space = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional}
-    with torch.backends.mkldnn.flags(enabled=False):
+    from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: PLC0415 - torch is optional
+
+    # oneDNN and the CPU's flash attention are the CPU's own kernels: the math path is what every device shares
+    with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]):
         exec(setup, space)  # noqa: S102 - the builder's own examples
         with Record():
             result = eval(call, space)  # noqa: S307 - the builder's own examples
@@ -130,6 +134,12 @@ def recorded_ops(torch, setup: str, call: str, with_kernel: set[str]) -> tuple[s
             grads = [torch.ones_like(t) for t in outputs]
             with Record():
                 torch.autograd.backward(outputs, grads)
+        modules = [value for value in space.values() if isinstance(value, torch.nn.Module)]
+        if modules:  # a layer may infer by another path (the transformer layers' fused fast path)
+            for module in modules:
+                module.eval()
+            with torch.no_grad(), Record():
+                eval(call, space)  # noqa: S307 - the builder's own examples
     return named, left
 
 
