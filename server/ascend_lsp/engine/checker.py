@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .config import Settings
 from .guards import backend_module
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
-from .registry import RuleSet
+from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
 from .test_suites import SuiteFile, is_test_file
 from .text import LINE_BREAK, SourceText
@@ -321,9 +321,17 @@ class Checker:
             for call, scope in events.calls:
                 self._call(handlers["call"], call, self.qualname(call.func, scope))
         if events.strings and handlers["string"]:
-            self._each(handlers["string"], events.strings)
+            by_context = context_dispatch(handlers["string"])
+            for node, value, context in events.strings:
+                on_string = by_context[context.kind]
+                if on_string:
+                    self._call(on_string, node, value, context)
         if events.assigns and handlers["assign"]:
-            self._each(handlers["assign"], events.assigns)
+            by_value, any_value = value_dispatch(handlers["assign"])
+            for node, scope in events.assigns:
+                on_assign = by_value.get(type(node.value), any_value)
+                if on_assign:
+                    self._call(on_assign, node, scope)
         if events.functions and handlers["function"]:
             by_function, any_function = self.gates.function_dispatch(handlers["function"])
             for func, scope in events.functions:
@@ -416,6 +424,29 @@ def name_dispatch(handlers: list[Callable], tables: Tables | None) -> tuple[dict
                    for name in named}
         return by_name, every
     return _per_handlers("names", handlers, tables, build)
+
+
+def context_dispatch(handlers: list[Callable]) -> dict[str, tuple]:
+    """The string handlers for each kind of StringContext (those that declare `contexts`
+    only for theirs, registry.handles), in registry order: most strings are prose or values
+    that few handlers read. Built once per handler list."""
+    def build() -> dict[str, tuple]:
+        return {kind: tuple(func for func in handlers if kind in getattr(func, "contexts", (kind,)))
+                for kind in STRING_CONTEXTS}
+    return _per_handlers("contexts", handlers, None, build)
+
+
+def value_dispatch(handlers: list[Callable]) -> tuple[dict[type, tuple], tuple]:
+    """(type of an assigned value → the assign handlers to call, in registry order; those
+    for any other type): name_dispatch for the `values` of registry.handles."""
+    def build() -> tuple[dict[type, tuple], tuple]:
+        reads = [getattr(func, "values", None) for func in handlers]
+        every = tuple(func for func, values in zip(handlers, reads) if values is None)
+        types = {kind for values in reads if values is not None for kind in values}
+        by_value = {kind: tuple(func for func, values in zip(handlers, reads) if values is None or kind in values)
+                    for kind in types}
+        return by_value, every
+    return _per_handlers("values", handlers, None, build)
 
 
 class WordGates:

@@ -97,6 +97,8 @@ HANDLERS: dict[str, list[tuple[frozenset[str], Callable]]] = defaultdict(list)
 # "packaging" handlers get the items of a packaging file (engine/packaging.py: a
 # requirement, a wheel index URL, a base image). "launch" handlers get the environment
 # assignments and the commands of a shell launch script (engine/shell_script.py).
+# the kinds of walk.StringContext, where a string literal stands
+STRING_CONTEXTS = ("arg", "compare", "message", "subscript", "value")
 EVENT_KINDS = ("import", "reference", "base", "attribute", "call", "string", "assign", "function", "loop",
                "module", "packaging", "launch")
 
@@ -117,7 +119,8 @@ def rule(**fields) -> Rule:
 
 def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], Collection[str]] | None = None,
             when: Callable[[Settings], bool] | None = None,
-            words: Collection[str] | Callable[[Tables], Collection[str]] | None = None) -> Callable:
+            words: Collection[str] | Callable[[Tables], Collection[str]] | None = None,
+            contexts: Collection[str] | None = None, values: Collection[type] | None = None) -> Callable:
     """Register the decorated function for events of `kind`, reporting `codes`. For
     "attribute", "reference" and "function" events, `names` (or `names(tables)`) are the only
     attribute names, last parts of a reference's qualified name, or function names it reads:
@@ -127,9 +130,16 @@ def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], 
     are names without one of which in a statement the handler can report nothing there (a
     bare name, an attribute name, or the last part of a resolved qualified name: an API
     imported under another name still counts): it is not run for such a statement
-    (engine.checker.WordGates), and `checker.named(node, *words)` says where they are."""
+    (engine.checker.WordGates), and `checker.named(node, *words)` says where they are. A
+    "string" handler's `contexts` are the only kinds of StringContext it reads ("arg",
+    "compare", ...), an "assign" handler's `values` the only types of assigned value (ast.Constant):
+    the engine calls it for those alone (engine.checker.context_dispatch, value_dispatch)."""
     if kind not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {kind!r}")
+    if contexts is not None and (kind != "string" or not set(contexts) <= set(STRING_CONTEXTS)):
+        raise ValueError(f"contexts= narrows string events to some of {STRING_CONTEXTS}")
+    if values is not None and kind != "assign":
+        raise ValueError("values= narrows assign events only")
     if names is not None and kind not in ("attribute", "reference", "function"):
         raise ValueError("names= narrows attribute, reference and function events only")
     if words is not None and kind not in ("assign", "function", "loop"):
@@ -144,6 +154,10 @@ def handles(kind: str, *codes: str, names: Collection[str] | Callable[[Tables], 
             func.when = when  # type: ignore[attr-defined]
         if words is not None:
             func.words = words  # type: ignore[attr-defined]
+        if contexts is not None:
+            func.contexts = frozenset(contexts)  # type: ignore[attr-defined]
+        if values is not None:
+            func.values = tuple(values)  # type: ignore[attr-defined]
         return func
 
     return register

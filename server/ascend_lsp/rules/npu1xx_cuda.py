@@ -674,7 +674,7 @@ def note_torch_npu_import(checker: Checker, stmt: ast.stmt, alias: ast.alias, qu
         checker.note("imports-torch-npu", alias)
 
 
-@handles("string", "NPU116", when=lacking("jit-compile"))
+@handles("string", "NPU116", when=lacking("jit-compile"), contexts=("compare",))
 def note_entry_script(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind == "compare" and value == "__main__":
         checker.note("entry-script", node)
@@ -733,7 +733,7 @@ def on_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Call |
             check_cuda_or_cpu_argument(checker, call, checker.module.scope)  # no scope here: the module's
 
 
-@handles("string", "NPU114", "NPU124")
+@handles("string", "NPU114", "NPU124", contexts=("arg",))
 def on_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind != "arg" or type(node) is not ast.Constant:
         return
@@ -745,7 +745,7 @@ def on_string(checker: Checker, node: ast.AST, value: str, context: StringContex
         check_nvidia_command(checker, node, value, context)
 
 
-@handles("assign", "NPU113", "NPU114")
+@handles("assign", "NPU113", "NPU114", values=(ast.IfExp, ast.Constant))
 def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     value = node.value
     if type(value) is ast.IfExp:

@@ -243,7 +243,7 @@ def check_bf16_keyword(checker: Checker, call: ast.Call, qualname: str | None) -
             report_chip(checker, "NPU204", "bf16", kw, f"{kw.arg}=True")
 
 
-@handles("string", "NPU204", "NPU205", when=lacking("bf16", "fp8"))
+@handles("string", "NPU204", "NPU205", when=lacking("bf16", "fp8"), contexts=("arg",))
 def check_dtype_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind != "arg" or (context.keyword not in DTYPE_KEYWORDS and context.keyword not in FP8_KEYWORDS):
         return

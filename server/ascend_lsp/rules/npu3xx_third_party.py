@@ -135,7 +135,7 @@ SHIPPED = (" (Named as a file to install, not compiled here: where the project b
            "NPU nothing loads it unless that build runs.)")
 
 
-@handles("string", "NPU306")
+@handles("string", "NPU306", contexts=("arg", "compare", "subscript", "value"))
 def check_cuda_source(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     # A file name, not a sentence that happens to end in ".cu".
     if not is_prose(context) and value.endswith((".cu", ".cuh")) and " " not in value and type(node) is ast.Constant:
@@ -428,7 +428,7 @@ def on_from_pretrained(checker: Checker, node: ast.Attribute, attr: str, call: a
         check_load_in_8bit(checker, call)
 
 
-@handles("string", "NPU304", "NPU307", "NPU311", "NPU313")
+@handles("string", "NPU304", "NPU307", "NPU311", "NPU313", contexts=("arg",))
 def on_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind != "arg" or type(node) is not ast.Constant or context.keyword is None:
         return
@@ -437,7 +437,7 @@ def on_string(checker: Checker, node: ast.AST, value: str, context: StringContex
         check(checker, node, value, context)
 
 
-@handles("assign", "NPU307")
+@handles("assign", "NPU307", values=(ast.Constant,))
 def on_assign(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
     value = node.value
     if type(value) is ast.Constant and type(value.value) is str:

@@ -121,7 +121,7 @@ rule(
 )
 
 
-@handles("string", "NPU401")
+@handles("string", "NPU401", contexts=("compare",))
 def check_backend_comparison(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if context.kind != "compare" or not backend_spec(value):
         return
@@ -322,7 +322,7 @@ SEARCHES = frozenset({"find", "index", "count", "search", "findall"})
 ANCHORED = frozenset({"startswith", "endswith", "match", "fullmatch"})
 
 
-@handles("string", "NPU417")
+@handles("string", "NPU417", contexts=("arg", "compare"))
 def check_oom_text(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     """The literal is the text searched for: an operand of `in`, or what a str method or `re`
     function looks for."""

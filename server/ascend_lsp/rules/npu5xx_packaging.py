@@ -250,7 +250,7 @@ def check_cuda_path(checker: Checker, found: Assignment | Command, script: Shell
             return
 
 
-@handles("string", "NPU501", "NPU502", "NPU503")
+@handles("string", "NPU501", "NPU502", "NPU503", contexts=("arg",))
 def check_setup_requirement(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     """`setup(install_requires=["torch==2.1.0+cu121"])` in setup.py."""
     if context.kind != "arg" or context.keyword not in SETUP_KEYWORDS or type(node) is not ast.Constant:

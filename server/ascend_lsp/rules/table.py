@@ -305,7 +305,7 @@ def word_fix(checker: Checker, node: ast.AST, words: list[tuple[str, str]], appl
     return checker.fix(title, applicability, checker.replace(rng, "".join(new) + segment[end:]))
 
 
-@handles("string", TABLE_HANDLER)
+@handles("string", TABLE_HANDLER, contexts=("arg", "compare", "subscript", "value"))
 def check_string(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     if is_prose(context) or len(value) > 64:
         return
