@@ -97,10 +97,10 @@ HANDLERS: dict[str, list[tuple[frozenset[str], Callable]]] = defaultdict(list)
 # "packaging" handlers get the items of a packaging file (engine/packaging.py: a
 # requirement, a wheel index URL, a base image). "launch" handlers get the environment
 # assignments and the commands of a shell launch script (engine/shell_script.py).
-# the kinds of walk.StringContext, where a string literal stands
-STRING_CONTEXTS = ("arg", "compare", "message", "subscript", "value")
 EVENT_KINDS = ("import", "reference", "base", "attribute", "call", "string", "assign", "function", "loop",
                "module", "packaging", "launch")
+# the kinds of walk.StringContext, where a string literal stands
+STRING_CONTEXTS = ("arg", "compare", "message", "subscript", "value")
 
 
 def rule(**fields) -> Rule:
