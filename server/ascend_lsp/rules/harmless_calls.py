@@ -225,7 +225,7 @@ def _names(test: str, words: set[str]) -> str | None:
                 None)
 
 
-def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+def blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     """The statement lists a statement holds, but a function's or a class's: what calls a
     function, or uses a class, may be anything."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -236,7 +236,7 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     return blocks + [handler.body for handler in getattr(stmt, "handlers", ())]
 
 
-def _holding(node: ast.AST, body: list[ast.stmt]) -> list[tuple[list[ast.stmt], int]]:
+def holding(node: ast.AST, body: list[ast.stmt]) -> list[tuple[list[ast.stmt], int]]:
     """(block, index) of each statement holding `node`, from `body` in."""
     out: list[tuple[list[ast.stmt], int]] = []
     while True:
@@ -244,15 +244,15 @@ def _holding(node: ast.AST, body: list[ast.stmt]) -> list[tuple[list[ast.stmt], 
         if index is None:
             return out
         out.append((body, index))
-        body = next((block for block in _blocks(body[index]) if any(inside(node, stmt) for stmt in block)), [])
+        body = next((block for block in blocks(body[index]) if any(inside(node, stmt) for stmt in block)), [])
 
 
 def _path(checker: Checker, node: ast.AST) -> list[tuple[list[ast.stmt], int]]:
     """_holding from the innermost function of the statement holding `node`, else from the statement."""
     holders = [f for f in statement_facts(checker).functions if inside(node, f)]
     if holders:
-        return _holding(node, max(holders, key=lambda f: f.lineno).body)  # type: ignore[attr-defined]
-    return _holding(node, [root for root in checker.events.roots if isinstance(root, ast.stmt)])
+        return holding(node, max(holders, key=lambda f: f.lineno).body)  # type: ignore[attr-defined]
+    return holding(node, [root for root in checker.events.roots if isinstance(root, ast.stmt)])
 
 
 def _reports(body: list[ast.stmt]) -> bool:
@@ -311,13 +311,15 @@ def in_message(checker: Checker, node: ast.AST) -> bool:
         and not inside(node, stmt.exc.func)
 
 
-def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str, bool] | None:
+def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str],
+                 path: list[tuple[list[ast.stmt], int]] | None = None) -> tuple[str, str, bool] | None:
     """(the test, the word, whether it leaves early) of an `if`/`elif` around `node`, in its
     function (else its statement), whose test names one of `words` (a package and the name it
     is imported as) as a word: `if self.use_apex:`, `if args.quant_method == "awq":`; or of an
     `if not ...:` before it in a block holding it, whose body leaves (`if not HAS_BNB:
-    pytest.skip(...)`). Nearest first."""
-    for block, index in reversed(_path(checker, node)):
+    pytest.skip(...)`). Nearest first. `path`: the blocks holding `node` where it is not in the
+    statement being run (_holding)."""
+    for block, index in reversed(_path(checker, node) if path is None else path):
         for before in reversed(block[:index]):
             if type(before) is ast.If and type(before.test) is ast.UnaryOp and type(before.test.op) is ast.Not \
                     and leaves(before.body):

@@ -8,7 +8,7 @@ import re
 from typing import cast
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Fix, Range, Severity
+from ..engine.model import Applicability, Fix, Range, Related, Severity
 from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
@@ -106,7 +106,7 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
 
 def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None,
            portable: Fix | None = None, form: Form | None = None,
-           lowered: tuple[Severity | None, str] | None = None) -> None:
+           lowered: tuple[Severity | None, str] | None = None, related: tuple[Related, ...] = ()) -> None:
     """Report the entry with its fix and, where it has one, its portable fix (`form`: the
     portable row), in the order the `fix-style` setting prefers (portable_fixes.styled).
     `lowered`: (severity, the reason said after the message) where the code shows the finding
@@ -114,7 +114,7 @@ def report(checker: Checker, entry: Entry, where, name: str, replacement: str | 
     fixes, note = styled(checker, fix, portable, form)
     text = message(checker, entry, name, replacement) + note + (lowered[1] if lowered else "")
     checker.report(entry.rule, where, text, fixes, severity=lowered[0] if lowered else None,
-                   origin=entry.origin, deprecated=entry.deprecated,
+                   origin=entry.origin, deprecated=entry.deprecated, related=related,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
 
 
