@@ -31,6 +31,8 @@ EMPTY_CACHE = (" (Without CUDA it does nothing (CUDA is never initialised); the 
 READ_SWITCH = " (Read, not set: it reports CUDA's setting, which the NPU ignores; reading it changes nothing.)"
 TYPE_ONLY = (" (Only a type here, in a hint, an isinstance() test or typing.cast(): naming it runs nothing, and an "
              "NPU object is not one.)")
+UNION_MEMBER = (" (A member of a type union (`Union[...]`, `Optional[...]`, `A | B`), as in a type alias: naming it "
+                "runs nothing, and an NPU object is not one.)")
 ATTRIBUTE_OWNER = (" (Only its attribute is tested for or replaced (`hasattr`, `setattr`, `monkeypatch.setattr`, "
                    "`mock.patch.object`), which needs no CUDA; a call through it is reported where it is made.)")
 # torch.cuda.OutOfMemoryError is torch.OutOfMemoryError (torch 2.13), which torch_npu raises for the
@@ -141,6 +143,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return None
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
+    if id(ref.node) in type_union_members(checker):
+        return Severity.INFO, UNION_MEMBER
     if qualname == "torch.cuda.OutOfMemoryError":
         return Severity.INFO, SAME_ERROR
     facts = statement_facts(checker)
@@ -170,6 +174,54 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
+
+
+UNION_FORMS = frozenset({"typing.Union", "typing.Optional", "typing_extensions.Union", "typing_extensions.Optional"})
+
+
+def _qualname(checker: Checker, node: ast.expr) -> str | None:
+    """What a name or chain names through the module's imports (`Union` after `from typing import Union`)."""
+    attrs: list[str] = []
+    while type(node) is ast.Attribute:
+        attrs.append(node.attr)
+        node = node.value
+    bound = checker.module.scope.lookup(node.id) if type(node) is ast.Name else None
+    return ".".join((bound, *reversed(attrs))) if bound is not None else None
+
+
+def _class_name(node: ast.expr) -> bool:
+    """A class named as in a union of classes: `None`, or a CamelCase name or chain's last part."""
+    if type(node) is ast.Constant:
+        return node.value is None
+    name = last_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+    return name[:1].isupper() and not name.isupper()
+
+
+def type_union_members(checker: Checker) -> set[int]:
+    """The ids of the statement's nodes that are members of a type union: the slice of
+    `Union[...]`/`Optional[...]`, the operands of a `|` of classes (`Stream | None`).
+    Gathered once per statement."""
+    events = checker.events
+    key = ("union-members", id(events))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not events:
+        members: set[int] = set()
+        for root in events.roots:
+            for node in ast.walk(root):
+                if type(node) is ast.Subscript and _qualname(checker, node.value) in UNION_FORMS:
+                    members.update(map(id, node.slice.elts if type(node.slice) is ast.Tuple else (node.slice,)))
+                elif type(node) is ast.BinOp and type(node.op) is ast.BitOr:
+                    operands, pending = [], [node]
+                    while pending:
+                        part = pending.pop()
+                        if type(part) is ast.BinOp and type(part.op) is ast.BitOr:
+                            pending.extend((part.left, part.right))
+                        else:
+                            operands.append(part)
+                    if all(_class_name(o) for o in operands):
+                        members.update(map(id, operands))
+        known = checker.derived[key] = (events, members)
+    return known[1]  # type: ignore[return-value]
 
 
 def scripts_in_place(checker: Checker, ref: Reference) -> bool:
