@@ -211,7 +211,8 @@ def type_union_members(checker: Checker) -> set[int]:
                 if type(node) is ast.Subscript and _qualname(checker, node.value) in UNION_FORMS:
                     members.update(map(id, node.slice.elts if type(node.slice) is ast.Tuple else (node.slice,)))
                 elif type(node) is ast.BinOp and type(node.op) is ast.BitOr:
-                    operands, pending = [], [node]
+                    operands: list[ast.expr] = []
+                    pending: list[ast.expr] = [node]
                     while pending:
                         part = pending.pop()
                         if type(part) is ast.BinOp and type(part.op) is ast.BitOr:
