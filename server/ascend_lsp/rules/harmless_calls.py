@@ -7,6 +7,7 @@ message says what happens."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import PurePath
 
@@ -139,6 +140,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
         return Severity.INFO, SCRIPTED_FUNCTION
+    if rule in FLAG_RULES and (off := flag_off(checker, ref.node)) is not None:
+        return off
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
         return None
     if ref.type_only:
@@ -223,6 +226,35 @@ def type_union_members(checker: Checker) -> set[int]:
                         members.update(map(id, operands))
         known = checker.derived[key] = (events, members)
     return known[1]  # type: ignore[return-value]
+
+
+FLAG_RULES = frozenset({"NPU106", "NPU111"})
+FLAG_OFF = (" (Under `if {test}:`, and the project gives `{name}` no value but False ({place}): it runs only where "
+            "the user turns that flag on; on an NPU host leave it off, or change this first.)")
+
+
+def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
+    """Info and the reason for code in the body of an `if` whose test is a flag (`if
+    cfg.compile_model:`, `if self.use_tf32 and ...:`) that the project leaves off
+    (flag_defaults.py: its only literal value anywhere is False), nearest `if` first."""
+    project = checker.project
+    if project is None:
+        return None
+    for block, index in reversed(_path(checker, node)):
+        stmt = block[index]
+        if type(stmt) is not ast.If or not any(inside(node, child) for child in stmt.body):
+            continue
+        test = stmt.test
+        tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        for flag in tested:
+            if not isinstance(flag, (ast.Name, ast.Attribute)):
+                continue
+            place = project.flags.default_off(last_name(flag), checker.path)
+            if place is not None:
+                where = f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"
+                text = " ".join(checker.source.segment(checker.range(test)).split())
+                return Severity.INFO, FLAG_OFF.format(test=text, name=last_name(flag), place=where)
+    return None
 
 
 def scripts_in_place(checker: Checker, ref: Reference) -> bool:
