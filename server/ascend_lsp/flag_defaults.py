@@ -17,8 +17,10 @@ from bisect import bisect_right
 from .custom_ops import MAX_FILE_BYTES, project_files
 from .sources import SourceError, read_regular
 
-# `name = False`, `name: bool = False`, `name=True` (not `==`, `!=`, `<=`, `>=`)
-LITERAL = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?(?<![=!<>])=(?!=)[ \t]*(True|False)\b")
+# `= False`, `=True` (not `==`, `!=`, `<=`, `>=`), found first: few lines have one
+VALUE = re.compile(r"=(?<![=!<>]=)(?!=)[ \t]*(True|False)\b")
+# what stands before it on its line: `name`, `name: bool`, `self.name` (the last name)
+TARGET = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$")
 # argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`
 ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2([^()]*)\)")
 ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
@@ -80,8 +82,11 @@ def read_flags(root: str, exclude: tuple[str, ...] = ()) -> FlagIndex:
 
 def _literals(text: str):
     """(offset, name, value) of each literal boolean the text gives a name."""
-    for found in LITERAL.finditer(text):
-        yield found.start(1), found.group(1), found.group(2) == "True"
+    for found in VALUE.finditer(text):
+        start = text.rfind("\n", 0, found.start()) + 1
+        target = TARGET.search(text, start, found.start())
+        if target is not None:
+            yield target.start(1), target.group(1), found.group(1) == "True"
     for found in ARGUMENT.finditer(text):
         value = ARGUMENT_VALUE.search(found.group(4))
         if value is not None:
