@@ -219,9 +219,9 @@ def test_edits_beside_an_opt_in_import_match_full_analysis() -> None:
     assert [(f.range.start_line + 1, f.severity.name) for f in base.findings] == [
         (4, "INFO"), (11, "INFO"), (15, "INFO")]
     pool = ["from flash_attn import flash_attn_func\n", "flash_attn_func = None\n", "if USE_FLASH:\n",
-            "pass\n", "return flash_attn_func(q, k, v)\n", "\n"]
+            "pass\n", "return flash_attn_func(q, k, v)\n", "\n", "def broken(:\n", "import flash_attn.(\n"]
     rng = random.Random(3)
-    for _ in range(120):
+    for _ in range(200):
         first = rng.randrange(len(original))
         last = min(len(original) - 1, first + rng.randrange(2))
         indent = original[first][: len(original[first]) - len(original[first].lstrip())].rstrip("\n")

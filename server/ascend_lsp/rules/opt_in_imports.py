@@ -6,7 +6,7 @@ The imports read are the module's (outside functions and classes) and those of t
 holding the use: what an analysis of that function sees again, since an edit of a top-level
 statement that imports re-analyses every statement. The module's are parsed here a top-level
 statement at a time, from the lines that start an import, so that a syntax error elsewhere
-changes nothing; one that does not parse leaves the finding as it is."""
+changes nothing; one that does not parse binds nothing, as in the engine, which blanks it."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from .statement_facts import statement_facts
 OPT_IN_BINDING = (" (`{name}` is bound only by an import that runs where the package is installed or its feature "
                   "is on (the related import): on an NPU host it does not, and this code is that feature's.)")
 IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
+DEFINITIONS = ("def ", "async ", "class ", "@")
 # the lines that go on a top-level statement begun above them
 CONTINUING = ("else", "elif", "except", "finally", ")", "]", "}")
 
@@ -39,24 +40,25 @@ def _top_level(lines: list[str], index: int) -> tuple[int, int]:
 Import = tuple[ast.Import | ast.ImportFrom, list[ast.stmt]]  # an import and the statements it lies in
 
 
-def _module_imports(checker: Checker) -> list[Import] | None:
+def _module_imports(checker: Checker) -> list[Import]:
     """The imports outside functions and classes, each with its top-level statement, once per
-    analysis; None when a top-level statement holding one does not parse."""
+    analysis (a top-level statement that does not parse holds none)."""
     source = checker.source
     key = ("module-imports", id(source))
     known = checker.derived.get(key)
     if known is None or known[0] is not source:
-        found: list[Import] | None = []
+        found: list[Import] = []
         lines, done = source.lines, -1
         for index, line in enumerate(lines):
             if index <= done or not IMPORT_LINE.match(line):
                 continue
             first, done = _top_level(lines, index)
+            if lines[first].startswith(DEFINITIONS):
+                continue  # a function's or a class's imports are not the module's
             try:
                 body = ast.parse("\n" * first + "".join(lines[first:done + 1])).body
             except (SyntaxError, ValueError):
-                found = None
-                break
+                continue  # as the engine's recovery blanks it: it binds nothing
             pending: list[ast.stmt] = list(body)
             while pending:
                 stmt = pending.pop()
@@ -94,8 +96,6 @@ def opt_in_binding(checker: Checker, ref: Reference) -> tuple[Severity, str, Rel
     if type(first) is not ast.Name:
         return None
     module = _module_imports(checker)
-    if module is None:
-        return None
     holders = [f for f in statement_facts(checker).functions
                if f.lineno <= ref.node.lineno <= f.end_lineno]  # type: ignore[attr-defined]
     function = max(holders, key=lambda f: f.lineno) if holders else None  # type: ignore[attr-defined]
