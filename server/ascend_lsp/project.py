@@ -1,5 +1,7 @@
 """The facts about one project that the analyses of its files share: its root, the operators
-it registers (custom_ops.py, for NPU308) and the versions it pins. An adapter keeps one
+it registers (custom_ops.py, for NPU308), the versions it pins and the boolean flags it leaves
+off (flag_defaults.py, for NPU106 and NPU111: read on first use, and again when the language
+server sees a Python file change: `reread_flags`). An adapter keeps one
 ProjectContext per project (Projects) and hands it to each analysis (`analyze(...,
 project=)`), where handlers read `checker.project`: no module keeps them.
 
@@ -25,6 +27,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .custom_ops import MAX_FILE_BYTES, OpIndex, project_files, scan
+from .flag_defaults import FlagIndex, read_flags
 from .engine.config import Settings
 from .engine.packaging import document_kind, items_of, normalise, requirement_at
 from .engine.text import SourceText
@@ -46,6 +49,7 @@ class ProjectContext:
         self.exclude = exclude  # `exclude` of the settings that made it: not the project's own code
         self._ops: OpIndex | None = None
         self._pins: dict[str, tuple[str, str, int]] | None = None  # name → (specifier, file, 0-based line)
+        self._flags: FlagIndex | None = None
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -110,6 +114,25 @@ class ProjectContext:
         and their places are related locations)."""
         self.pin("torch")  # read them, once
         return repr(sorted(self._pins.items())) if self._pins else ""
+
+
+    @property
+    def flags(self) -> FlagIndex:
+        """The boolean flags the project leaves off (flag_defaults.py), read on first use."""
+        with self._lock:
+            if self._flags is None:
+                self._flags = read_flags(self.root, self.exclude)
+            return self._flags
+
+    def reread_flags(self) -> bool:
+        """Read the flags again, if they were read (a Python file changed); whether what they
+        say changed."""
+        if self._flags is None:
+            return False
+        fresh = read_flags(self.root, self.exclude)
+        with self._lock:
+            old, self._flags = self._flags, fresh
+        return old is None or old.digest() != fresh.digest()
 
 
 class Projects:

@@ -216,3 +216,44 @@ def test_a_broken_member_indented_unlike_its_siblings_matches_a_full_analysis() 
         incremental = analyze(text, settings, previous=previous, edit=TextEdit(line, line, 0))
         assert snapshot(incremental) == snapshot(analyze(text, settings)), typed
         previous = incremental
+
+
+FLASH_MODULE = '''import torch
+
+if is_flash_attn_2_available():
+    from flash_attn import flash_attn_func
+else:
+    flash_attn_func = None
+
+
+class FlashAttention2:
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v)
+
+
+def unpadded(q, k, v):
+    return flash_attn_func(q, k, v)
+'''
+
+
+def test_edits_beside_an_opt_in_import_match_full_analysis() -> None:
+    """A call of a name only opt-in imports bind is info (rules/opt_in_imports.py): what an edit
+    elsewhere (an import in a function, the `else:` binding, the guard) does to it is what a full
+    analysis finds."""
+    settings = Settings(select=("NPU302",))
+    original = FLASH_MODULE.splitlines(keepends=True)
+    base = analyze(FLASH_MODULE, settings)
+    assert [(f.range.start_line + 1, f.severity.name) for f in base.findings] == [
+        (4, "INFO"), (11, "INFO"), (15, "INFO")]
+    pool = ["from flash_attn import flash_attn_func\n", "flash_attn_func = None\n", "if USE_FLASH:\n",
+            "pass\n", "return flash_attn_func(q, k, v)\n", "\n", "def broken(:\n", "import flash_attn.(\n"]
+    rng = random.Random(3)
+    for _ in range(200):
+        first = rng.randrange(len(original))
+        last = min(len(original) - 1, first + rng.randrange(2))
+        indent = original[first][: len(original[first]) - len(original[first].lstrip())].rstrip("\n")
+        new = [indent + rng.choice(pool) for _ in range(rng.randrange(0, 3))]
+        text = "".join(apply(original, first, last, new))
+        edit = TextEdit(first, last, len(new) - (last - first + 1))
+        assert snapshot(analyze(text, settings, previous=base, edit=edit)) == snapshot(analyze(text, settings)), \
+            (first, last, new)

@@ -1,6 +1,6 @@
 """NPU308 in the language server: the workspace folder's operator registrations are
 scanned, and a changed C++ file (watched) or a saved Python file that registers operators
-updates the diagnostics of the open documents."""
+updates the diagnostics of the open documents; so do the pins and the flags the project leaves off."""
 
 from __future__ import annotations
 
@@ -94,4 +94,29 @@ async def test_pins_follow_the_files(client, tmp_path):
     deadline = loop.time() + TIMEOUT
     while (found := await severity()) != types.DiagnosticSeverity.Information:
         assert loop.time() < deadline, f"NPU112 stayed {found} after the pin changed"
+        await asyncio.sleep(0.05)
+
+
+async def test_flags_follow_the_files(client, tmp_path):
+    """NPU111 under `if config.compile_model:` is info while the project gives the flag only
+    False; a saved Python file that turns it on makes it a warning again."""
+    config = tmp_path / "config.py"
+    config.write_text("class Config:\n    compile_model: bool = False\n", encoding="utf-8")
+    await start(client, client.name, tmp_path)
+    uri = open_document(client, tmp_path / "model.py",
+                        "import torch\n\n\ndef build(config, net):\n    if config.compile_model:\n"
+                        "        net = torch.compile(net)\n    return net\n")
+
+    async def severity() -> types.DiagnosticSeverity | None:
+        found = [d for d in await diagnostics(client, uri, 1) if d.code == "NPU111"]
+        return found[0].severity if found else None
+
+    assert await severity() == types.DiagnosticSeverity.Information
+    train = tmp_path / "train.py"
+    train.write_text("build(Config(compile_model=True), net)\n", encoding="utf-8")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(train.as_uri())))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while (found := await severity()) != types.DiagnosticSeverity.Warning:
+        assert loop.time() < deadline, f"NPU111 stayed {found} after the flag was turned on"
         await asyncio.sleep(0.05)

@@ -7,6 +7,7 @@ message says what happens."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import PurePath
 
@@ -33,6 +34,8 @@ EMPTY_CACHE = (" (Without CUDA it does nothing (CUDA is never initialised); the 
 READ_SWITCH = " (Read, not set: it reports CUDA's setting, which the NPU ignores; reading it changes nothing.)"
 TYPE_ONLY = (" (Only a type here, in a hint, an isinstance() test or typing.cast(): naming it runs nothing, and an "
              "NPU object is not one.)")
+UNION_MEMBER = (" (A member of a type union (`Union[...]`, `Optional[...]`, `A | B`), as in a type alias: naming it "
+                "runs nothing, and an NPU object is not one.)")
 ATTRIBUTE_OWNER = (" (Only its attribute is tested for or replaced (`hasattr`, `setattr`, `monkeypatch.setattr`, "
                    "`mock.patch.object`), which needs no CUDA; a call through it is reported where it is made.)")
 # torch.cuda.OutOfMemoryError is torch.OutOfMemoryError (torch 2.13), which torch_npu raises for the
@@ -139,10 +142,14 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
         return Severity.INFO, SCRIPTED_FUNCTION
+    if rule in FLAG_RULES and (off := flag_off(checker, ref.node)) is not None:
+        return off
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
         return None
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
+    if id(ref.node) in type_union_members(checker):
+        return Severity.INFO, UNION_MEMBER
     if qualname == "torch.cuda.OutOfMemoryError":
         return Severity.INFO, SAME_ERROR
     facts = statement_facts(checker)
@@ -174,6 +181,84 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, READ_SWITCH
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
+    return None
+
+
+UNION_FORMS = frozenset({"typing.Union", "typing.Optional", "typing_extensions.Union", "typing_extensions.Optional"})
+
+
+def _qualname(checker: Checker, node: ast.expr) -> str | None:
+    """What a name or chain names through the module's imports (`Union` after `from typing import Union`)."""
+    attrs: list[str] = []
+    while type(node) is ast.Attribute:
+        attrs.append(node.attr)
+        node = node.value
+    bound = checker.module.scope.lookup(node.id) if type(node) is ast.Name else None
+    return ".".join((bound, *reversed(attrs))) if bound is not None else None
+
+
+def _class_name(node: ast.expr) -> bool:
+    """A class named as in a union of classes: `None`, or a CamelCase name or chain's last part."""
+    if type(node) is ast.Constant:
+        return node.value is None
+    name = last_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+    return name[:1].isupper() and not name.isupper()
+
+
+def type_union_members(checker: Checker) -> set[int]:
+    """The ids of the statement's nodes that are members of a type union: the slice of
+    `Union[...]`/`Optional[...]`, the operands of a `|` of classes (`Stream | None`).
+    Gathered once per statement."""
+    events = checker.events
+    key = ("union-members", id(events))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not events:
+        members: set[int] = set()
+        for root in events.roots:
+            for node in ast.walk(root):
+                if type(node) is ast.Subscript and _qualname(checker, node.value) in UNION_FORMS:
+                    members.update(map(id, node.slice.elts if type(node.slice) is ast.Tuple else (node.slice,)))
+                elif type(node) is ast.BinOp and type(node.op) is ast.BitOr:
+                    operands: list[ast.expr] = []
+                    pending: list[ast.expr] = [node]
+                    while pending:
+                        part = pending.pop()
+                        if type(part) is ast.BinOp and type(part.op) is ast.BitOr:
+                            pending.extend((part.left, part.right))
+                        else:
+                            operands.append(part)
+                    if all(_class_name(o) for o in operands):
+                        members.update(map(id, operands))
+        known = checker.derived[key] = (events, members)
+    return known[1]  # type: ignore[return-value]
+
+
+FLAG_RULES = frozenset({"NPU106", "NPU111"})
+FLAG_OFF = (" (Under `if {test}:`, and the project gives `{name}` no value but False ({place}): it runs only where "
+            "the user turns that flag on; on an NPU host leave it off, or change this first.)")
+
+
+def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
+    """Info and the reason for code in the body of an `if` whose test is a flag (`if
+    cfg.compile_model:`, `if self.use_tf32 and ...:`) that the project leaves off
+    (flag_defaults.py: its only literal value anywhere is False), nearest `if` first."""
+    project = checker.project
+    if project is None:
+        return None
+    for block, index in reversed(_path(checker, node)):
+        stmt = block[index]
+        if type(stmt) is not ast.If or not any(inside(node, child) for child in stmt.body):
+            continue
+        test = stmt.test
+        tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        for flag in tested:
+            if not isinstance(flag, (ast.Name, ast.Attribute)):
+                continue
+            place = project.flags.default_off(last_name(flag), checker.path)
+            if place is not None:
+                where = f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"
+                text = " ".join(checker.source.segment(checker.range(test)).split())
+                return Severity.INFO, FLAG_OFF.format(test=text, name=last_name(flag), place=where)
     return None
 
 
@@ -236,7 +321,7 @@ def _names(test: str, words: set[str]) -> str | None:
                 None)
 
 
-def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+def blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     """The statement lists a statement holds, but a function's or a class's: what calls a
     function, or uses a class, may be anything."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -247,7 +332,7 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     return blocks + [handler.body for handler in getattr(stmt, "handlers", ())]
 
 
-def _holding(node: ast.AST, body: list[ast.stmt]) -> list[tuple[list[ast.stmt], int]]:
+def holding(node: ast.AST, body: list[ast.stmt]) -> list[tuple[list[ast.stmt], int]]:
     """(block, index) of each statement holding `node`, from `body` in."""
     out: list[tuple[list[ast.stmt], int]] = []
     while True:
@@ -255,15 +340,15 @@ def _holding(node: ast.AST, body: list[ast.stmt]) -> list[tuple[list[ast.stmt], 
         if index is None:
             return out
         out.append((body, index))
-        body = next((block for block in _blocks(body[index]) if any(inside(node, stmt) for stmt in block)), [])
+        body = next((block for block in blocks(body[index]) if any(inside(node, stmt) for stmt in block)), [])
 
 
 def _path(checker: Checker, node: ast.AST) -> list[tuple[list[ast.stmt], int]]:
     """_holding from the innermost function of the statement holding `node`, else from the statement."""
     holders = [f for f in statement_facts(checker).functions if inside(node, f)]
     if holders:
-        return _holding(node, max(holders, key=lambda f: f.lineno).body)  # type: ignore[attr-defined]
-    return _holding(node, [root for root in checker.events.roots if isinstance(root, ast.stmt)])
+        return holding(node, max(holders, key=lambda f: f.lineno).body)  # type: ignore[attr-defined]
+    return holding(node, [root for root in checker.events.roots if isinstance(root, ast.stmt)])
 
 
 def dict_key(checker: Checker, node: ast.AST) -> bool:
@@ -315,13 +400,15 @@ def in_message(checker: Checker, node: ast.AST) -> bool:
         and not inside(node, stmt.exc.func)
 
 
-def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str]) -> tuple[str, str, bool] | None:
+def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str],
+                 path: list[tuple[list[ast.stmt], int]] | None = None) -> tuple[str, str, bool] | None:
     """(the test, the word, whether it leaves early) of an `if`/`elif` around `node`, in its
     function (else its statement), whose test names one of `words` (a package and the name it
     is imported as) as a word: `if self.use_apex:`, `if args.quant_method == "awq":`; or of an
     `if not ...:` before it in a block holding it, whose body leaves (`if not HAS_BNB:
-    pytest.skip(...)`). Nearest first."""
-    for block, index in reversed(_path(checker, node)):
+    pytest.skip(...)`). Nearest first. `path`: the blocks holding `node` where it is not in the
+    statement being run (_holding)."""
+    for block, index in reversed(_path(checker, node) if path is None else path):
         for before in reversed(block[:index]):
             if type(before) is ast.If and type(before.test) is ast.UnaryOp and type(before.test.op) is ast.Not \
                     and leaves(before.body):

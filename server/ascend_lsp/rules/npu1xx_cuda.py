@@ -19,6 +19,7 @@ from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..project import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
+from .harmless_calls import flag_off
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .statement_facts import CPU_ONLY
@@ -85,7 +86,9 @@ rule(
              "`GradScaler`, streams and events, memory statistics, seeds, `set_device`, `device_count`, …. "
              "Info where it is harmless on an NPU host (torch 2.13 without CUDA checked): "
              "`torch.cuda.manual_seed(_all)` beside `torch.manual_seed`, which seeds the NPU too; "
-             "`torch.cuda.empty_cache()`; a name only in a type hint or `isinstance()`; `torch.cuda` as the "
+             "`torch.cuda.empty_cache()`; a name only in a type hint or `isinstance()`, or a member of a type "
+             "union (`IndexType = Union[torch.LongTensor, torch.cuda.LongTensor]`, `Optional[...]`, "
+             "`torch.cuda.Event | None`); `torch.cuda` as the "
              "fallback of `getattr(torch, device_type, torch.cuda)`; an environment report (`collect_env.py`, "
              "`env.py`, `print_env()`); a test's skip condition; the value of a per-device dict's `\"cuda\"` key; "
              "a class named only as the key a value is stored under (`hooks[torch.cuda.amp.GradScaler] = ...`); "
@@ -155,7 +158,10 @@ rule(
     message="`{name}` is a CUDA TF32 switch.",
     doc=dict(
         what="Finds the TF32 switches `torch.backends.cuda.matmul.allow_tf32`, `torch.backends.cudnn.allow_tf32` "
-             "and `torch.set_float32_matmul_precision`. A switch only read (to log it) is info.",
+             "and `torch.set_float32_matmul_precision`. A switch only read (to log it) is info. "
+             "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, where its Python "
+             "files give `compile_model` only `False`: a dataclass field, a parameter default, argparse's "
+             "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py).",
         why="The NPU's reduced-precision fp32 mode is HF32, switched by `torch.npu.matmul.allow_hf32` and "
             "`torch.npu.conv.allow_hf32` — with different defaults: matmul HF32 is off, convolution HF32 is "
             "**on**, so fp32 convolutions on A2/A3 already run in HF32.",
@@ -321,7 +327,10 @@ rule(
         what="Finds `torch.compile(...)` calls (and `@torch.compile`) that use the default `inductor` backend: "
              "no `backend=`, or `backend=\"inductor\"`. Not when the backend is chosen elsewhere (a variable, "
              "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed. Info "
-             "where a function binds the result to a name the file never reads again: nothing is compiled.",
+             "where a function binds the result to a name the file never reads again: nothing is compiled. "
+             "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, where its Python "
+             "files give `compile_model` only `False`: a dataclass field, a parameter default, argparse's "
+             "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py).",
         why="torch_npu registers inductor's code generation for the NPU only when it finds Triton "
             "(`torch.utils._triton.has_triton()`), which on an Ascend host means triton-ascend (it installs the "
             "`triton` package in place of community Triton). Without it torch_npu warns \"triton-ascend is not installed. Please install it first.\" "
@@ -365,10 +374,12 @@ def unused_result(checker: Checker, call: ast.Call) -> str | None:
 def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname == "torch.compile" and compile_uses_inductor(call):
         unused = unused_result(checker, call)
-        if unused is None:
+        off = flag_off(checker, call) if unused is None else None
+        if unused is None and off is None:
             checker.report("NPU111", call.func, name="torch.compile")
         else:
-            message = checker.rules["NPU111"].message.format(name="torch.compile") + UNUSED_COMPILE.format(name=unused)
+            reason = UNUSED_COMPILE.format(name=unused) if off is None else off[1]
+            message = checker.rules["NPU111"].message.format(name="torch.compile") + reason
             checker.report("NPU111", call.func, message, severity=Severity.INFO)
 
 

@@ -14,6 +14,7 @@ from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
 from .harmless_calls import opt_in_reference
+from .opt_in_imports import opt_in_binding
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
@@ -26,7 +27,10 @@ FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without
             "at once (`if not HAS_BNB: pytest.skip(...)`) (rules/harmless_calls.feature_test); and one in a class "
             "named for apex or TensorRT, or built on one of their classes (`ApexOptimWrapper`, `class "
             "Calibrator(trt.IInt8Calibrator)`), used only where the user picks that library "
-            "(engine/backend_members.py).")
+            "(engine/backend_members.py). A call of a name that only such imports bind in the file is info too, "
+            "with the import as its related location (`flash_attn_func(...)` in a FlashAttention2 class after "
+            "`if is_flash_attn_2_available(): from flash_attn import flash_attn_func`): it runs only where they did "
+            "(rules/opt_in_imports.py).")
 
 rule(
     code="NPU301", name="apex", severity=Severity.ERROR, fix="sometimes", table=THIRD_PARTY,
@@ -218,13 +222,19 @@ LIBRARY_CODES = ("NPU301", "NPU302", "NPU303", "NPU306")
 
 def check_library_call(checker: Checker, ref: Reference) -> None:
     """A call of a name imported from a CUDA library: the import carries the table's finding,
-    and each call gets its own, so guarding the import does not hide where the library runs."""
+    and each call gets its own, so an import kept for another reason does not hide where the library
+    runs. A call of a name that only opt-in imports bind is info, related to the import."""
     entry = checker.tables.lookup(ref.qualname)
     if entry is None or entry.rule not in LIBRARY_CODES or entry.if_keyword is not None:
         return
     new = replacement_for(entry, ref.qualname)
-    if carried_by_import(checker, entry, ref, new):
-        report(checker, entry, ref.node, ref.qualname, new, None, remark=opt_in_reference(checker, ref))
+    if not carried_by_import(checker, entry, ref, new):
+        return
+    remark = opt_in_reference(checker, ref)
+    related: tuple[Related, ...] = ()
+    if remark is None and (bound := opt_in_binding(checker, ref)) is not None:
+        remark, related = bound[:2], bound[2:]
+    report(checker, entry, ref.node, ref.qualname, new, None, remark=remark, related=related)
 
 
 rule(

@@ -8,7 +8,7 @@ import re
 from typing import cast
 
 from ..engine.checker import Checker, Reference
-from ..engine.model import Applicability, Fix, Range, Severity
+from ..engine.model import Applicability, Fix, Range, Related, Severity
 from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
@@ -107,7 +107,7 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
 
 def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None,
            portable: Fix | None = None, form: Form | None = None,
-           remark: tuple[Severity | None, str] | None = None) -> None:
+           remark: tuple[Severity | None, str] | None = None, related: tuple[Related, ...] = ()) -> None:
     """Report the entry with its fix and, where it has one, its portable fix (`form`: the
     portable row), in the order the `fix-style` setting prefers (portable_fixes.styled).
     `remark`: (a severity, or None for the rule's; what the message says after the entry's
@@ -117,7 +117,7 @@ def report(checker: Checker, entry: Entry, where, name: str, replacement: str | 
     text = message(checker, entry, name, replacement) + note + (remark[1] if remark else "")
     severity = remark[0] if remark and remark[0] else Severity.parse(entry.severity) if entry.severity else None
     checker.report(entry.rule, where, text, fixes, severity=severity,
-                   origin=entry.origin, deprecated=entry.deprecated,
+                   origin=entry.origin, deprecated=entry.deprecated, related=related,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
 
 

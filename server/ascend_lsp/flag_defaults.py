@@ -1,0 +1,94 @@
+"""The boolean flags a project leaves off: names to which its Python files give only the
+literal `False` (a dataclass field `compile_model: bool = False`, a parameter default
+`use_tf32=False`, `self.use_tf32 = False`, argparse's `action="store_true"` or
+`default=False`), never `True` (a caller's `compile_model=True`, `set_defaults(...=True)`,
+`action="store_false"`). Code under `if cfg.compile_model:` then runs only where the user turns
+the flag on (NPU106, NPU111). Read from the text with patterns, not parsed: a project's every
+file is read once per run, and a name mentioned in a string counts as given (a `True` there
+keeps the finding)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from bisect import bisect_right
+
+from .custom_ops import MAX_FILE_BYTES, project_files
+from .sources import SourceError, read_regular
+
+# `= False`, `=True` (not `==`, `!=`, `<=`, `>=`), found first: few lines have one
+VALUE = re.compile(r"=(?<![=!<>]=)(?!=)[ \t]*(True|False)\b")
+# what stands before it on its line: `name`, `name: bool`, `self.name` (the last name)
+TARGET = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$")
+# argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`
+ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2([^()]*)\)")
+ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
+
+
+class FlagIndex:
+    """Per name, where the project first gives it `False`, and whether it ever gives it `True`."""
+
+    def __init__(self) -> None:
+        self.off: dict[str, dict[str, int]] = {}  # name → file → the 0-based line of its first False there
+        self.on: set[str] = set()
+        self._digest: str | None = None
+
+    def add(self, name: str, value: bool, path: str, line: int) -> None:
+        if value:
+            self.on.add(name)
+        else:
+            self.off.setdefault(name, {}).setdefault(path, line)
+
+    def default_off(self, name: str, path: str | None = None) -> tuple[str, int] | None:
+        """Where `name` is given False, when the project never gives it True: in `path` if it
+        is one of those files, else in the first."""
+        places = self.off.get(name)
+        if places is None or name in self.on:
+            return None
+        where = path if path in places else next(iter(places))
+        return where, places[where]
+
+    def digest(self) -> str:
+        """What the answers are, for result caches (once: the index is complete when asked)."""
+        if self._digest is None:
+            shown = repr((sorted((n, sorted(p.items())) for n, p in self.off.items() if n not in self.on),
+                          sorted(self.on)))
+            self._digest = hashlib.blake2b(shown.encode(), digest_size=12).hexdigest()
+        return self._digest
+
+
+def read_flags(root: str, exclude: tuple[str, ...] = ()) -> FlagIndex:
+    """The literal booleans the project's Python files give each name (a file that is a link out of
+    the project is not read: docs/security.md)."""
+    index = FlagIndex()
+    real_root = os.path.realpath(root)
+    for path in project_files(root, exclude, lambda path: path.endswith(".py")):
+        real = os.path.realpath(path)
+        if os.path.commonpath([real, real_root]) != real_root:
+            continue
+        try:
+            text = read_regular(real, MAX_FILE_BYTES, follow_links=False)[0].decode("utf-8", "replace")
+        except SourceError:
+            continue
+        if "True" not in text and "False" not in text and "store_" not in text:
+            continue
+        breaks: list[int] | None = None  # where lines end, found at the file's first match
+        for found, name, on in _literals(text):
+            breaks = breaks if breaks is not None else [m.start() for m in re.finditer("\n", text)]
+            index.add(name, on, path, bisect_right(breaks, found))
+    return index
+
+
+def _literals(text: str):
+    """(offset, name, value) of each literal boolean the text gives a name."""
+    for found in VALUE.finditer(text):
+        start = text.rfind("\n", 0, found.start()) + 1
+        target = TARGET.search(text, start, found.start())
+        if target is not None:
+            yield target.start(1), target.group(1), found.group(1) == "True"
+    for found in ARGUMENT.finditer(text):
+        value = ARGUMENT_VALUE.search(found.group(4))
+        if value is not None:
+            on = value.group(1) == "false" if value.group(1) else value.group(2) == "True"
+            yield found.start(3), found.group(3).replace("-", "_"), on

@@ -1,0 +1,110 @@
+"""A use of a name that only opt-in imports bind: `if is_flash_attn_2_available(): from flash_attn
+import flash_attn_func` makes the import info (harmless_calls.import_with_fallback); the class
+that calls `flash_attn_func` runs only where that import ran, so its calls are opt-in too.
+
+The imports read are the module's (outside functions and classes) and those of the function
+holding the use: what an analysis of that function sees again, since an edit of a top-level
+statement that imports re-analyses every statement. The module's are parsed here a top-level
+statement at a time, from the lines that start an import, so that a syntax error elsewhere
+changes nothing; one that does not parse binds nothing, as in the engine, which blanks it."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..engine.checker import Checker, Reference
+from ..engine.model import Related, Severity
+from .harmless_calls import blocks, feature_test, holding, import_with_fallback
+from .statement_facts import statement_facts
+
+OPT_IN_BINDING = (" (`{name}` is bound only by an import that runs where the package is installed or its feature "
+                  "is on (the related import): on an NPU host it does not, and this code is that feature's.)")
+IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
+DEFINITIONS = ("def ", "async ", "class ", "@")
+# the lines that go on a top-level statement begun above them
+CONTINUING = ("else", "elif", "except", "finally", ")", "]", "}")
+
+
+def _top_level(lines: list[str], index: int) -> tuple[int, int]:
+    """The first and last line of the top-level statement holding line `index`, by indentation."""
+    def starts(i: int) -> bool:
+        line = lines[i]
+        return bool(line.strip()) and not line[0].isspace() and not line.startswith("#") \
+            and not line.startswith(CONTINUING)
+    first = next((i for i in range(index, -1, -1) if starts(i)), 0)
+    last = next((i for i in range(index + 1, len(lines)) if starts(i)), len(lines)) - 1
+    return first, last
+
+
+Import = tuple[ast.Import | ast.ImportFrom, list[ast.stmt]]  # an import and the statements it lies in
+
+
+def _module_imports(checker: Checker) -> list[Import]:
+    """The imports outside functions and classes, each with its top-level statement, once per
+    analysis (a top-level statement that does not parse holds none)."""
+    source = checker.source
+    key = ("module-imports", id(source))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not source:
+        found: list[Import] = []
+        lines, done = source.lines, -1
+        for index, line in enumerate(lines):
+            if index <= done or not IMPORT_LINE.match(line):
+                continue
+            first, done = _top_level(lines, index)
+            if lines[first].startswith(DEFINITIONS):
+                continue  # a function's or a class's imports are not the module's
+            try:
+                body = ast.parse("\n" * first + "".join(lines[first:done + 1])).body
+            except (SyntaxError, ValueError):
+                continue  # as the engine's recovery blanks it: it binds nothing
+            pending: list[ast.stmt] = list(body)
+            while pending:
+                stmt = pending.pop()
+                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    found.append((stmt, body))
+                else:
+                    pending.extend(child for block in blocks(stmt) for child in block)
+        known = checker.derived[key] = (source, found)
+    return known[1]  # type: ignore[return-value]
+
+
+def _binds(alias: ast.alias, stmt: ast.Import | ast.ImportFrom, name: str) -> bool:
+    if alias.asname is not None:
+        return alias.asname == name
+    return (alias.name.partition(".")[0] if type(stmt) is ast.Import else alias.name) == name
+
+
+def _opt_in(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias, body: list[ast.stmt]) -> bool:
+    """The import runs only where its package is installed, or under a test of its feature in
+    `body` (its function's, or its top-level statement)."""
+    if import_with_fallback(checker, stmt):
+        return True
+    module = (stmt.module or "") if type(stmt) is ast.ImportFrom else alias.name
+    words = {module.partition(".")[0].lower(), (alias.asname or alias.name).partition(".")[0].lower()}
+    return feature_test(checker, stmt, words, holding(stmt, body)) is not None
+
+
+def opt_in_binding(checker: Checker, ref: Reference) -> tuple[Severity, str, Related] | None:
+    """Info, the reason and the first import, for a use whose first name every import that
+    binds it (the module's, its function's) binds opt-in (a binding of another kind, `else:
+    flash_attn_func = None`, runs where the import does not: it is not the package)."""
+    first = ref.node
+    while type(first) is ast.Attribute:
+        first = first.value
+    if type(first) is not ast.Name:
+        return None
+    module = _module_imports(checker)
+    holders = [f for f in statement_facts(checker).functions
+               if f.lineno <= ref.node.lineno <= f.end_lineno]  # type: ignore[attr-defined]
+    function = max(holders, key=lambda f: f.lineno) if holders else None  # type: ignore[attr-defined]
+    local: list[Import] = [(n, function.body) for n in ast.walk(function)  # type: ignore[attr-defined]
+                           if isinstance(n, (ast.Import, ast.ImportFrom))] if function is not None else []
+    imports = [(stmt, alias, body) for stmt, body in (*module, *local)
+               for alias in stmt.names if _binds(alias, stmt, first.id)]
+    if not imports or not all(_opt_in(checker, stmt, alias, body) for stmt, alias, body in imports):
+        return None
+    stmt, alias, _ = min(imports, key=lambda found: found[0].lineno)
+    related = Related(checker.range(alias), f"`{first.id}` imported here, opt-in")
+    return Severity.INFO, OPT_IN_BINDING.format(name=first.id), related

@@ -1,0 +1,87 @@
+"""The boolean flags a project leaves off (flag_defaults.py, ProjectContext.flags): names its
+Python files give only `False`, read from real files; what NPU106 and NPU111 lower under them,
+and what a result cache keys on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ascend_lsp.analysis import analyze
+from ascend_lsp.cli.cache import settings_key
+from ascend_lsp.engine.config import Settings
+from ascend_lsp.engine.model import Severity
+from ascend_lsp.project import ProjectContext
+
+CONFIG = '''from dataclasses import dataclass
+
+
+@dataclass
+class Config:
+    compile_model: bool = False
+    use_torch_compile: bool = True
+    use_tf32: bool = False
+
+
+parser.add_argument("--fast-matmul", action="store_true")
+parser.add_argument("--no-drq", action="store_false")
+parser.add_argument("-c", "--cache_model", default=False)
+if config.use_tf32:
+    pass
+'''
+MODEL = '''import torch
+
+
+def build(config, args, net):
+    if config.compile_model:
+        net = torch.compile(net)
+    if config.use_torch_compile:
+        net = torch.compile(net)
+    if args.fast_matmul:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    return net
+'''
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_flags_given_only_false_are_off(tmp_path: Path) -> None:
+    config = write(tmp_path / "pkg" / "config.py", CONFIG)
+    write(tmp_path / "scripts" / "run.py", "Config(use_tf32=True)\n")
+    flags = ProjectContext(str(tmp_path)).flags
+    assert flags.default_off("compile_model") == (str(config), 5)
+    assert flags.default_off("fast_matmul") == (str(config), 10)
+    assert flags.default_off("cache_model") == (str(config), 12)
+    assert flags.default_off("use_torch_compile") is None  # True by default
+    assert flags.default_off("no_drq") is None  # store_false: True unless given
+    assert flags.default_off("use_tf32") is None  # a script turns it on
+    assert flags.default_off("pass") is None  # `if config.use_tf32:\n    pass` gives nothing
+
+
+def test_code_under_a_flag_left_off_is_info(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[project]\nname = \"p\"\n")
+    write(tmp_path / "pkg" / "config.py", CONFIG)
+    model = write(tmp_path / "pkg" / "model.py", MODEL)
+    project = ProjectContext(str(tmp_path))
+    findings = analyze(MODEL, Settings(select=("NPU106", "NPU111")), str(model), project=project).findings
+    assert [(f.code, f.range.start_line + 1, f.severity) for f in findings] == [
+        ("NPU111", 6, Severity.INFO), ("NPU111", 8, Severity.WARNING), ("NPU106", 10, Severity.INFO)]
+    assert findings[0].message.endswith(
+        "(Under `if config.compile_model:`, and the project gives `compile_model` no value but False "
+        "(pkg/config.py:6): it runs only where the user turns that flag on; on an NPU host leave it off, "
+        "or change this first.)")
+
+
+def test_a_flag_turned_on_changes_the_cache_key_and_is_read_again(tmp_path: Path) -> None:
+    write(tmp_path / "config.py", CONFIG)
+    project = ProjectContext(str(tmp_path))
+    assert not project.reread_flags()  # never read: nothing depended on them
+    key = settings_key(Settings(), project)
+    assert not project.reread_flags()  # read, and unchanged
+    write(tmp_path / "train.py", "build(Config(compile_model=True))\n")
+    assert project.reread_flags()
+    assert project.flags.default_off("compile_model") is None
+    assert settings_key(Settings(), project) != key
