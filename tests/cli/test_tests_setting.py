@@ -9,18 +9,7 @@ from pathlib import Path
 
 from ascend_lsp.cli.main import main
 
-SUITE = '''import pytest
-import torch
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")
-def test_on_cuda():
-    torch.zeros(1).to("cuda")
-
-
-def test_everywhere():
-    torch.zeros(1).to("cuda")
-'''
+from ..suites import SUITE
 
 
 def write(path: Path, text: str) -> Path:

@@ -11,19 +11,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .helpers import CLIENTS, TIMEOUT, diagnostics, open_document, server_config, start
+from ..suites import SUITE
 
-SUITE = '''import pytest
-import torch
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")
-def test_on_cuda():
-    torch.zeros(1).to("cuda")
-
-
-def test_everywhere():
-    torch.zeros(1).to("cuda")
-'''
 INFO, WARNING = types.DiagnosticSeverity.Information, types.DiagnosticSeverity.Warning
 
 
