@@ -10,9 +10,7 @@ keeps the finding)."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-from bisect import bisect_right
 
 from .custom_ops import MAX_FILE_BYTES, project_files
 from .sources import SourceError, read_regular
@@ -59,24 +57,21 @@ class FlagIndex:
 
 
 def read_flags(root: str, exclude: tuple[str, ...] = ()) -> FlagIndex:
-    """The literal booleans the project's Python files give each name (a file that is a link out of
-    the project is not read: docs/security.md)."""
+    """The literal booleans the project's Python files give each name (a file that is a link is
+    not read, so none out of the project is: os.walk enters no linked folder; docs/security.md)."""
     index = FlagIndex()
-    real_root = os.path.realpath(root)
     for path in project_files(root, exclude, lambda path: path.endswith(".py")):
-        real = os.path.realpath(path)
-        if os.path.commonpath([real, real_root]) != real_root:
-            continue
         try:
-            text = read_regular(real, MAX_FILE_BYTES, follow_links=False)[0].decode("utf-8", "replace")
+            text = read_regular(path, MAX_FILE_BYTES, follow_links=False)[0].decode("utf-8", "replace")
         except SourceError:
             continue
         if "True" not in text and "False" not in text and "store_" not in text:
             continue
-        breaks: list[int] | None = None  # where lines end, found at the file's first match
-        for found, name, on in _literals(text):
-            breaks = breaks if breaks is not None else [m.start() for m in re.finditer("\n", text)]
-            index.add(name, on, path, bisect_right(breaks, found))
+        line, counted = 0, 0  # the 0-based line of the offset counted to, in offset order
+        for found, name, on in sorted(_literals(text)):
+            line += text.count("\n", counted, found)
+            counted = found
+            index.add(name, on, path, line)
     return index
 
 
