@@ -21,6 +21,7 @@ OTHER_DEVICES = ("npu", "musa", "xpu", "mlu", "cpu")
 _BACKEND_PARTS = frozenset({"cuda", *OTHER_DEVICES})
 # a top-level class statement, read from the text: `class NPUProfilerHook(Hook):`
 _CLASS_LINE = re.compile(r"^class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?", re.MULTILINE)
+_NPU_CLASS_LINE = re.compile(r"^class[ \t]+\w*npu", re.MULTILINE | re.IGNORECASE)  # one there, or no pair
 # the words of a class name: `NPUProfilerHook` → NPU, Profiler, Hook
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
@@ -88,7 +89,7 @@ def cuda_classes(text: str) -> dict[str, str]:
     NPU class's name is the other's with `NPU` added (`NPUProfilerHook`) or in place of `CUDA` or
     `GPU` (`NpuGraphRunner` beside `CudaGraphRunner`), and it is not built on the other (whose
     code then runs on the NPU too)."""
-    if "npu" not in text.lower():
+    if not _NPU_CLASS_LINE.search(text):
         return {}
     classes = [(name, bases) for name, bases in _CLASS_LINE.findall(text)]
     npu_classes = {}

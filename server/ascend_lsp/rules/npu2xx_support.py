@@ -136,12 +136,15 @@ def not_called(checker: Checker, node: ast.expr) -> bool:
                for stmt, _scope in checker.events.assigns if type(value := stmt.value) is ast.Call)
 
 
-def check_support(checker: Checker, node: ast.AST, qualname: str, note: str = "") -> None:
-    """`note`: why the finding is info (an API not called here)."""
+def check_support(checker: Checker, node: ast.AST, qualname: str, uncalled: bool = False) -> None:
+    """`uncalled`: a reference not called where it stands, which may be info (not_called)."""
     tables = checker.tables
     entry = tables.support.get(qualname)
     if entry is None or tables.lookup(qualname) is not None:
         return  # unknown to the list, or a more specific rule owns the name
+    if entry.supported_on(checker.settings.support_chip) and not entry.cpu_fallback:
+        return
+    note = NOT_CALLED if uncalled and isinstance(node, ast.expr) and not_called(checker, node) else ""
     chip, version = checker.settings.chip, tables.support_version
     if not entry.supported_on(checker.settings.support_chip):
         if entry.npu_kernels:
@@ -164,8 +167,7 @@ def check_support(checker: Checker, node: ast.AST, qualname: str, note: str = ""
 def check_support_reference(checker: Checker, ref: Reference) -> None:
     if ref.binding != ref.qualname.partition(".")[0] and ref.binding in checker.tables.support:
         return  # reported at the import that names it
-    note = NOT_CALLED if ref.call is None and not_called(checker, ref.node) else ""
-    check_support(checker, ref.node, ref.qualname, note)
+    check_support(checker, ref.node, ref.qualname, ref.call is None)
 
 
 @handles("import", "NPU201", "NPU203")
