@@ -167,8 +167,18 @@ def _line_label(source: Source, line: int) -> str:
     return f"{cell}:{cell_line + 1}" if cell else str(line + 1)
 
 
-def _check_chunk(items: list[tuple[str, Settings, ProjectContext | None]], options: Options) -> list[FileResult]:
-    return [check_file(path, settings, options, project) for path, settings, project in items]
+# The run's projects, by number: a worker gets them once, when it starts (_share_projects), and
+# each chunk only their numbers; a project's facts (its flags: every file's names) are too large
+# to send with every chunk of eight files.
+_PROJECTS: list[ProjectContext | None] = []
+
+
+def _share_projects(projects: list[ProjectContext | None]) -> None:
+    _PROJECTS[:] = projects
+
+
+def _check_chunk(items: list[tuple[str, Settings, int]], options: Options) -> list[FileResult]:
+    return [check_file(path, settings, options, _PROJECTS[project]) for path, settings, project in items]
 
 
 def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache | None,
@@ -212,12 +222,17 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
                 project.pins_digest()
                 project.flags.digest()
     jobs = jobs or os.cpu_count() or 1
-    chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
+    shared = list({id(project): project for _, _, project in todo}.values())
+    number = {id(project): n for n, project in enumerate(shared)}
+    numbered = [(path, settings, number[id(project)]) for path, settings, project in todo]
+    chunks = [numbered[i:i + CHUNK] for i in range(0, len(numbered), CHUNK)]
     if len(todo) < 4 or jobs == 1:
+        _share_projects(shared)
         batches = (_check_chunk(chunk, options) for chunk in chunks)
         done = _collect(batches, progress)
     else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_share_projects,
+                                 initargs=(shared,)) as pool:
             done = _collect(pool.map(_check_chunk, chunks, [options] * len(chunks)), progress)
     for (path, settings, project), result in zip(todo, done):
         results[path] = result
