@@ -30,7 +30,7 @@ from torch.cuda.amp import autocast
 x = torch.ones(2).cuda()
 torch.cuda.synchronize()
 torch.backends.cuda.matmul.allow_tf32 = True
-rnn = torch.nn.RNN(2, 2)
+batched = torch.func.vmap(len)
 y = torch.polar(x, x)
 p = torch.nn.Parameter(x)
 w: torch.Tensor = torch.zeros(1, dtype=torch.float32)
@@ -57,7 +57,7 @@ def test_each_reference_gets_one_status(tmp_path: Path) -> None:
         "safe": 3,  # the autocast import, .cuda(), torch.cuda.synchronize
         "unsafe": 1,  # allow_tf32 → allow_hf32
         "manual": 1,  # torch.polar falls back to the CPU
-        "unsupported": 3,  # import flash_attn, the flash_attn_func call (reported at each call), torch.nn.RNN on A2
+        "unsupported": 3,  # import flash_attn, the flash_attn_func call (reported at each call), torch.func.vmap on A2
         "unknown": 1,  # torch.nn.Parameter is not in the support list
         "other": 1,  # autocast: flagged at its import
         "findings": 8,
@@ -65,11 +65,19 @@ def test_each_reference_gets_one_status(tmp_path: Path) -> None:
     }
     assert data["unknown_apis"] == [{"api": "torch.nn.Parameter", "count": 1}]
     assert data["top_unsupported"] == [{"api": "flash_attn", "code": "NPU302", "count": 1},
-                                       {"api": "torch.nn.RNN", "code": "NPU201", "count": 1},
+                                       {"api": "torch.func.vmap", "code": "NPU201", "count": 1},
                                        {"api": "flash_attn.flash_attn_func", "code": "NPU302", "count": 1}]
     assert {"code": "NPU103", "name": "torch-cuda-api", "count": 2, "safe": 2, "unsafe": 0} in data["top_rules"]
     assert data["mindspore"] is None
     assert "high: 3 or more unsupported" in data["effort_rule"]
+
+
+def test_a_finding_lowered_to_info_is_manual_not_unsupported(tmp_path: Path) -> None:
+    # the list marks nn.RNN ✘, but torch_npu 2.13.0 registers a kernel for every operator it runs: info
+    (tmp_path / "a.py").write_text("import torch\n\nrnn = torch.nn.RNN(2, 2)\nbatched = torch.func.vmap(len)\n")
+    data = report(tmp_path, "a.py")
+    assert {k: data["totals"][k] for k in ("manual", "unsupported")} == {"manual": 1, "unsupported": 1}
+    assert data["top_unsupported"] == [{"api": "torch.func.vmap", "code": "NPU201", "count": 1}]
 
 
 def test_the_chip_decides_what_is_supported(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ references found:
   the range of a finding that is not at such a name (`.cuda()`, `"cuda:0"`, `"nccl"`,
   `CUDA_VISIBLE_DEVICES`, an import the tables flag);
 - a site with findings takes the status of its hardest one: unsupported > manual >
-  unsafe > safe;
+  unsafe > safe (a finding lowered to info is manual at most: the code or the facts show
+  the API runs, or runs only where the user opts in);
 - a site without findings is supported, unknown or other (see STATUSES).
 
 Syntax errors (E999) and files that could not be checked (E902) are findings but not
@@ -29,6 +30,7 @@ from typing import Callable
 from .. import __version__
 from ..engine.analyzer import tables_for
 from ..engine.config import Settings
+from ..engine.model import Severity
 from ..knowledge.api_tables import Tables
 from ..rules import RULE_SET, RULES
 from .baseline import collapse_spaces
@@ -48,9 +50,13 @@ PERFORMANCE_COLUMNS = ("path", "fused_apis", "host_syncs", "other_advice")
 
 
 def finding_status(record: Record) -> str:
+    """A finding's status; one the code or the facts lowered to info (an API the list marks ✘ that
+    the wheel has kernels for, an opt-in import) is for a person to look at, not unsupported."""
     if record.fix_applicability in ("safe", "unsafe"):
         return record.fix_applicability
-    return "unsupported" if record.code.startswith(UNSUPPORTED_RULES) else "manual"
+    if record.code.startswith(UNSUPPORTED_RULES) and record.severity < Severity.INFO:
+        return "unsupported"
+    return "manual"
 
 
 def effort(counts: Counter, findings: int) -> str:
