@@ -13,6 +13,7 @@ import pytest
 from ascend_lsp.analysis import fix_text
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Severity
+from ascend_lsp.engine.text import line_texts
 
 from ..port.sources import IGNITE, LIGHTNING, Archive, Unreachable
 
@@ -42,7 +43,7 @@ def left_after_portable_fixes(text: str, name: str) -> list[tuple[str, str]]:
         assert written.count(npu_name) <= text.count(npu_name), f"the portable fixes wrote {npu_name}"
     again = fix_text(result.text, PORTABLE, name, unsafe=True)
     assert again.applied == 0 and again.text == result.text
-    lines = result.text.splitlines()
+    lines = line_texts(result.text)  # the engine's lines: \f or U+2028 break none
     left = [f for f in result.remaining if f.code.startswith(("NPU1", "NPU401")) and f.severity <= Severity.WARNING]
     assert not any(fix.style == "portable" for f in left for fix in f.fixes)  # each portable fix was applied
     return [(f.code, lines[f.range.start_line].strip()) for f in left]

@@ -25,7 +25,7 @@ from .registry import RuleSet
 from .packaging import document_kind
 from ..knowledge.api_tables import Tables, load_tables
 from .packaging_analysis import packaging_findings
-from .text import SourceText, split_lines
+from .text import SourceText, split_lines, starts_block
 from .backend_members import backend_methods, backend_named, cuda_classes, method_reasons, opt_in_class
 from .guards import backend_class, class_branches, may_test_backend
 from .walk import (CLASS, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 MAX_RECOVERIES = 25
 NOTHING: tuple[Finding, ...] = ()
 NO_FACTS: Mapping[str, Range] = MappingProxyType({})
-BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
 
 
 @dataclass(slots=True)
@@ -128,10 +127,6 @@ CLASS_LINE = re.compile(r"class\b")
 AFTER_HEADER = re.compile(r"expected an indented block after .* on line (\d+)$")
 
 
-def _starts_block(line: str) -> bool:
-    return bool(line) and not line[0].isspace() and line[0] != "#" and not line.startswith(BLOCK_CONTINUATIONS)
-
-
 def parse(text: str) -> tuple[ast.Module, list[Broken]]:
     """The module's AST and the blocks recovery blanked out. A broken statement of a
     top-level class body (a method being typed), or else the broken top-level block, is
@@ -212,10 +207,10 @@ def _block(lines: list[str], line: int, narrow: bool) -> tuple[int, int, str | N
     """The lines to blank for an error on `line`: [start, end), and the member's indentation
     when it is one statement of a top-level class body."""
     start = line
-    while start > 0 and not _starts_block(lines[start]):
+    while start > 0 and not starts_block(lines[start]):
         start -= 1
     end = line + 1
-    while end < len(lines) and not _starts_block(lines[end]):
+    while end < len(lines) and not starts_block(lines[end]):
         end += 1
     if narrow and line > start and CLASS_LINE.match(lines[start]):
         indent = next((body[:len(body) - len(body.lstrip())] for body in lines[start + 1:end]
@@ -233,7 +228,7 @@ def _block(lines: list[str], line: int, narrow: bool) -> tuple[int, int, str | N
 
 
 def _starts_member(line: str, indent: str) -> bool:
-    return line.startswith(indent) and _starts_block(line[len(indent):])
+    return line.startswith(indent) and starts_block(line[len(indent):])
 
 
 def _add(blocks: list[Broken], block: Broken) -> None:
@@ -467,7 +462,7 @@ def _cuts(lines: list[str]) -> list[int]:
     size = max(PIECE_LINES, len(lines) // MAX_PIECES)
     cuts, at = [0], size
     while at < len(lines):
-        if _starts_block(lines[at]) and not lines[at - 1].startswith("@"):
+        if starts_block(lines[at]) and not lines[at - 1].startswith("@"):
             cuts.append(at)
             at += size
         else:
@@ -736,7 +731,7 @@ def _recovered_alike(lines: list[str], blocks: list[Broken], first: int, last: i
     for block in blocks:
         if block.start < first or not block.lone or any(line > last for line, _, _ in block.errors):
             return False
-        if block.end > last and last + 1 < len(lines) and not _starts_block(lines[last + 1]):
+        if block.end > last and last + 1 < len(lines) and not starts_block(lines[last + 1]):
             return False
     return True
 
@@ -745,12 +740,12 @@ def _member_recovery_reaches(lines: list[str], cls: Span, child: Span) -> bool:
     """Whether recovery in the whole text, going back from inside `child` to its top-level
     block, stops at the class line and narrows to members at `child`'s indentation."""
     head = next((i for i in range(cls.start, child.start) if CLASS_LINE.match(lines[i])), None)
-    if head is None or any(_starts_block(lines[i]) for i in range(head + 1, child.start)):
+    if head is None or any(starts_block(lines[i]) for i in range(head + 1, child.start)):
         return False
     first = lines[child.start]
     indent = next((body[:len(body) - len(body.lstrip())] for body in lines[head + 1:child.start + 1]
                    if body.strip() and not body.lstrip().startswith("#")), "")
-    return bool(indent) and first.startswith(indent) and _starts_block(first[len(indent):])
+    return bool(indent) and first.startswith(indent) and starts_block(first[len(indent):])
 
 
 def _moved(span: Span, edit: TextEdit) -> Span:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
+from .guards import name_words
+
 # the devices whose method beside a CUDA one gives a caller another way than CUDA (not ROCm's
 # `hip`: a class with `cuda` and `hip` methods alone has none for the NPU)
 OTHER_DEVICES = ("npu", "musa", "xpu", "mlu", "cpu")
@@ -23,7 +25,6 @@ _BACKEND_PARTS = frozenset({"cuda", *OTHER_DEVICES})
 _CLASS_LINE = re.compile(r"^class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?", re.MULTILINE)
 _NPU_CLASS_LINE = re.compile(r"^class[ \t]+\w*npu", re.MULTILINE | re.IGNORECASE)  # one there, or no pair
 # the words of a class name: `NPUProfilerHook` → NPU, Profiler, Hook
-_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 # libraries CUDA-only by design that a run uses only where its user picks them: a class named for
 # one or built on one (`TensorRTBackend`, `ApexOptimWrapper`, `class Calibrator(trt.IInt8Calibrator)`)
@@ -77,7 +78,7 @@ def opt_in_class(node: ast.ClassDef) -> str:
             base = base.value
         names.append(getattr(base, "id", ""))
     for name in names:
-        words = _words(name) + (["tensorrt"] if "tensorrt" in name.lower() else [])  # `TensorRTBackend`: Tensor, RT
+        words = name_words(name) + (["tensorrt"] if "tensorrt" in name.lower() else [])  # `TensorRTBackend`: Tensor, RT
         library = next((OPT_IN_LIBRARIES[w] for w in words if w in OPT_IN_LIBRARIES), None)
         if library is not None:
             return OPT_IN_CLASS.format(cls=node.name, library=library)
@@ -94,18 +95,15 @@ def cuda_classes(text: str) -> dict[str, str]:
     classes = [(name, bases) for name, bases in _CLASS_LINE.findall(text)]
     npu_classes = {}
     for name, bases in classes:
-        words = _words(name)
+        words = name_words(name)
         if "npu" in words:
             npu_classes[tuple(w for w in words if w != "npu")] = (name, set(re.findall(r"\w+", bases)))
     out = {}
     for name, _bases in classes:
-        words = _words(name)
+        words = name_words(name)
         key = tuple(w for w in words if w not in ("cuda", "gpu"))
         npu = npu_classes.get(key) if key and "npu" not in words else None
         if npu is not None and name not in npu[1]:
             out[name] = SIBLING_CLASS.format(cls=name, npu=npu[0])
     return out
 
-
-def _words(name: str) -> list[str]:
-    return [w.lower() for w in _NAME_WORD.findall(name)]

@@ -304,7 +304,7 @@ def case_branches(call: ast.Call) -> Branches | None:
 
 # --- a class per backend ---------------------------------------------------------------------
 # The words of a class name: `CUDA_Accelerator`, `CudaPlatform`, `NvmlCudaPlatform`, `NPUPlatform`.
-_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # What the base of a scheme of device backends is called: DeepSpeed's `DeepSpeedAccelerator`,
 # ColossalAI's `BaseAccelerator`, Lightning's `Accelerator`, vLLM's `Platform` /
 # `CudaPlatformBase`, `…DeviceInterface`. Not "backend": an `AttentionBackend` is a choice of
@@ -315,8 +315,13 @@ _SCHEME_WORDS = frozenset({"accelerator", "platform", "device"})
 _KERNEL_WORDS = frozenset({"backend", "kernel", "attention", "impl"})
 
 
+def name_words(name: str) -> list[str]:
+    """The words of a name, lower-cased, in order: `CudaGraphRunner` → cuda, graph, runner; `HAS_CUDA`."""
+    return [w.lower() for w in NAME_WORD.findall(name)]
+
+
 def _words(name: str) -> set[str]:
-    return {w.lower() for w in _NAME_WORD.findall(name)}
+    return set(name_words(name))
 
 
 def _base_name(base: ast.expr) -> str:
@@ -364,12 +369,12 @@ def _backend_variant_base(node: ast.ClassDef) -> str | None:
     its own kind: `class FusedAdamBuilder(CUDAOpBuilder)` is a builder on CUDA's builder
     (DeepSpeed builds each op once per accelerator, the NPU's in op_builder/npu/). Not `class
     DSVAE(CUDAGraph, nn.Module)`: a VAE is no graph, and it runs wherever the model does."""
-    kind = _NAME_WORD.findall(node.name)[-1:]
+    kind = NAME_WORD.findall(node.name)[-1:]
     for base in node.bases:
         name = _base_name(base)
         lowered = name.lower()
         if kind and ("cuda" in lowered or "gpu" in lowered or "npu" in lowered):
-            words = _NAME_WORD.findall(name)
+            words = NAME_WORD.findall(name)
             backends = {w.lower() for w in words[:-1]} & {"cuda", "gpu", "npu"}
             if len(backends) == 1 and words[-1].lower() == kind[0].lower():
                 return "npu" if backends == {"npu"} else "cuda"

@@ -21,8 +21,9 @@ import os
 import re
 from pathlib import PurePosixPath
 
+from .guards import name_words
 from .model import Range
-from .text import SourceText
+from .text import SourceText, starts_block
 from .walk import Events, last_name
 
 TEST_FOLDERS = frozenset({"tests", "test"})
@@ -30,7 +31,6 @@ CUDA_GATED = " (In a test that runs only with CUDA, skipped on an NPU host.)"
 IN_TEST_FILE = " (In a test file, which runs where its authors run it: `tests = \"check\"` keeps its findings.)"
 TESTS_MODES = ("info", "check")  # the `tests` setting: test files' findings info, or at their severity
 
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _CUDA_WORDS = frozenset({"cuda", "gpu", "gpus", "multigpu"})
 _OTHER_BACKENDS = frozenset({"xpu", "mps", "hip", "rocm"})  # neither is there on an NPU host
 _NEGATIONS = frozenset({"no", "not", "without", "cpu"})
@@ -39,7 +39,6 @@ _SKIP_IF = frozenset({"skipif", "skipIf", "skip_if"})
 _SKIP_UNLESS = frozenset({"skipUnless", "skip_unless"})
 _SKIP_CALLS = frozenset({"skip", "skipTest", "SkipTest"})  # pytest.skip(), self.skipTest(), raise SkipTest
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\s*(?::[^=]*)?=(?!=)")
-_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
 
 
 def is_test_file(path: str | None, root: str | None) -> bool:
@@ -62,7 +61,7 @@ def is_test_file(path: str | None, root: str | None) -> bool:
 
 
 def _words(name: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(name)}
+    return set(name_words(name))
 
 
 def _named_cuda(node: ast.expr, backends: frozenset[str] = _CUDA_WORDS) -> bool:
@@ -277,8 +276,7 @@ def _assigned(stmts: list) -> list[tuple[str, ast.expr]]:
 def _top_level_blocks(lines: list[str]):
     """(first, last line, parsed block) of each top-level assignment, `if` and class header that
     parses alone (a class's header with `pass` for its body)."""
-    starts = [i for i, line in enumerate(lines) if line[:1] not in ("", " ", "\t", "#", "\r", "\n", "\f")
-              and not line.startswith(_CONTINUATIONS)]
+    starts = [i for i, line in enumerate(lines) if starts_block(line)]
     starts = [s for k, s in enumerate(starts) if k == 0 or not lines[starts[k - 1]].startswith("@")]
     for k, first in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else len(lines)

@@ -23,6 +23,16 @@ def _other_breaks(text: str) -> bool:
     return _OTHER_BREAKS.search(text) is not None
 
 
+# the lines that go on a statement begun above them, at the same indentation
+BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
+
+
+def starts_block(line: str) -> bool:
+    """Whether `line` (from its indentation on) begins a statement: not blank, not indented
+    further, not a comment, not the `else`/`except`/closing bracket of one begun above."""
+    return bool(line) and not line[0].isspace() and line[0] != "#" and not line.startswith(BLOCK_CONTINUATIONS)
+
+
 def count_breaks(text: str, start: int = 0, end: int | None = None) -> int:
     """How many line breaks text[start:end] has (`\r\n` is one), as `LINE_BREAK.findall`
     would find, without a list of them or a copy of the text (a large paste has millions)."""

@@ -105,10 +105,10 @@ def position(node: ast.expr | ast.stmt) -> tuple[int, int]:
     return node.lineno, node.col_offset
 
 
-def inside(inner: ast.expr | ast.stmt, outer: ast.expr | ast.stmt) -> bool:
+def inside(inner: ast.AST, outer: ast.AST) -> bool:
     """Whether `inner` is `outer` or under it, from their spans (which nest as the tree does)."""
-    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and \
-        (inner.end_lineno, inner.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
+    return ((outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset)  # type: ignore[attr-defined]
+            and (inner.end_lineno, inner.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]
 
 
 def subtree(node: ast.AST) -> list[ast.AST]:

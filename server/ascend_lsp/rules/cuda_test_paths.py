@@ -14,7 +14,8 @@ import ast
 from ..engine.checker import Checker
 from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD
 from ..engine.walk import MESSAGE_FUNCTIONS, last_name
-from .statement_facts import device_name, inside, statement_facts
+from .advice_matching import inside
+from .statement_facts import device_name, innermost_function, statement_facts
 
 RAISES = (" (A test for CUDA whose other path, the one an NPU host takes, raises (`{test}`): the test must admit "
           "the NPU too.)")
@@ -26,10 +27,9 @@ _NEGATIVE = (ast.NotEq, ast.NotIn, ast.IsNot)
 
 def _around(checker: Checker, node: ast.AST) -> tuple[ast.AST, ast.If | ast.IfExp | ast.While | None] | None:
     """The innermost function holding `node`, and the innermost test in it that holds `node`."""
-    holding = [f for f in statement_facts(checker).functions if inside(node, f)]
-    if not holding:
+    func = innermost_function(statement_facts(checker), node)
+    if func is None:
         return None
-    func = max(holding, key=lambda f: f.lineno)  # type: ignore[attr-defined]
     tests = [n for n in ast.walk(func) if isinstance(n, (ast.If, ast.IfExp, ast.While)) and inside(node, n.test)]
     return func, min(tests, key=lambda n: n.test.end_lineno - n.test.lineno) if tests else None
 

@@ -16,6 +16,7 @@ from pathlib import PurePath
 from ..engine.checker import Checker
 from ..engine.model import Severity
 from ..engine.walk import last_name
+from .advice_matching import inside
 from .statement_facts import statement_facts
 
 # torch's functions that make a tensor on the default device (the CPU) unless given `device=`
@@ -128,7 +129,7 @@ def _moved(calls: list[ast.Call], made: ast.Call) -> bool:
     """Whether the statement moves `made`'s result to a device: `made.to(device)`, `made.cuda()`."""
     for call in calls:
         func = call.func
-        if type(func) is not ast.Attribute or not _within(made, func.value):
+        if type(func) is not ast.Attribute or not inside(made, func.value):
             continue
         if func.attr in MOVES or (func.attr == "to" and _to_device(call)):
             return True
@@ -139,7 +140,7 @@ def _to_module(calls: list[ast.Call], made: ast.Call) -> bool:
     """Whether the statement hands `made`'s result to a module (`register_buffer`, `nn.Parameter`, a
     metric's `add_state`), whose `.to(device)` takes it to the device, wherever that is called."""
     return any(last_name(call.func) in MODULE_STATE and any(
-        _within(made, value) for value in (*call.args, *(kw.value for kw in call.keywords))) for call in calls)
+        inside(made, value) for value in (*call.args, *(kw.value for kw in call.keywords))) for call in calls)
 
 
 def _to_device(call: ast.Call) -> bool:
@@ -168,7 +169,7 @@ def _kept_dtype(checker: Checker, node: ast.expr) -> bool:
 def _holding_function(checker: Checker, node: ast.expr) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The innermost function whose body holds `node` (a decorator's argument is outside it)."""
     holding = [f for f in statement_facts(checker).functions
-               if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and _within(node, f)
+               if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and inside(node, f)
                and (f.body[0].lineno, f.body[0].col_offset) <= (node.lineno, node.col_offset)]
     return max(holding, key=lambda f: f.lineno) if holding else None
 
@@ -199,7 +200,3 @@ def _places_on_device(calls: list[ast.Call], function: ast.AST | None) -> bool:
         return any(type(n) is ast.Attribute and n.attr == "device" for n in ast.walk(function))
     return False
 
-
-def _within(node: ast.AST, outer: ast.AST) -> bool:
-    return ((outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-            and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]

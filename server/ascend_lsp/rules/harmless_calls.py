@@ -13,12 +13,13 @@ from pathlib import PurePath
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from ..engine.guards import NPU_WORD, leaves, skips
+from ..engine.guards import NPU_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
-from .statement_facts import StatementFacts, inside, seeded_between, statement_facts, under_cuda_key
+from .advice_matching import inside
+from .statement_facts import StatementFacts, innermost_function, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
 NPU_STRING = re.compile(r"(?:npu|hccl)(?::|$)")
@@ -113,8 +114,7 @@ def _within_any(node: ast.AST, outers: list) -> bool:
 
 def seeds_all_beside(facts: StatementFacts, node: ast.AST) -> bool:
     """`torch.manual_seed(...)` in the innermost function holding `node` (or its statement's lines)."""
-    holding = [f for f in facts.functions if inside(node, f)]
-    func = max(holding, key=lambda f: f.lineno) if holding else None  # type: ignore[attr-defined]
+    func = innermost_function(facts, node)
     first, last = (func.lineno, func.end_lineno) if func is not None else (node.lineno, node.end_lineno)  # type: ignore[attr-defined]
     return seeded_between(facts, first, last)
 
@@ -307,8 +307,6 @@ LEFT_EARLY = (" (After `if {test}:` leaves early, which names `{word}`: it runs 
               "and on; on an NPU host leave it off.)")
 
 
-CAMEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
 
 def _names(test: str, words: set[str]) -> str | None:
     """The word of `words` that `test` names as a word, not in a test of a version
@@ -316,7 +314,7 @@ def _names(test: str, words: set[str]) -> str | None:
     lowered = test.lower()
     if "version" in lowered:
         return None
-    camel = {part.lower() for part in CAMEL_WORD.findall(test)}  # `BitsandbytesPrecision`
+    camel = set(name_words(test))  # `BitsandbytesPrecision`
     return next((w for w in words if w in camel or re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)),
                 None)
 

@@ -15,25 +15,20 @@ import re
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Related, Severity
+from ..engine.text import starts_block
 from .harmless_calls import blocks, feature_test, holding, import_with_fallback
-from .statement_facts import statement_facts
+from .statement_facts import innermost_function, statement_facts
 
 OPT_IN_BINDING = (" (`{name}` is bound only by an import that runs where the package is installed or its feature "
                   "is on (the related import): on an NPU host it does not, and this code is that feature's.)")
 IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
 DEFINITIONS = ("def ", "async ", "class ", "@")
-# the lines that go on a top-level statement begun above them
-CONTINUING = ("else", "elif", "except", "finally", ")", "]", "}")
 
 
 def _top_level(lines: list[str], index: int) -> tuple[int, int]:
     """The first and last line of the top-level statement holding line `index`, by indentation."""
-    def starts(i: int) -> bool:
-        line = lines[i]
-        return bool(line.strip()) and not line[0].isspace() and not line.startswith("#") \
-            and not line.startswith(CONTINUING)
-    first = next((i for i in range(index, -1, -1) if starts(i)), 0)
-    last = next((i for i in range(index + 1, len(lines)) if starts(i)), len(lines)) - 1
+    first = next((i for i in range(index, -1, -1) if starts_block(lines[i])), 0)
+    last = next((i for i in range(index + 1, len(lines)) if starts_block(lines[i])), len(lines)) - 1
     return first, last
 
 
@@ -96,9 +91,7 @@ def opt_in_binding(checker: Checker, ref: Reference) -> tuple[Severity, str, Rel
     if type(first) is not ast.Name:
         return None
     module = _module_imports(checker)
-    holders = [f for f in statement_facts(checker).functions
-               if f.lineno <= ref.node.lineno <= f.end_lineno]  # type: ignore[attr-defined]
-    function = max(holders, key=lambda f: f.lineno) if holders else None  # type: ignore[attr-defined]
+    function = innermost_function(statement_facts(checker), ref.node)
     local: list[Import] = [(n, function.body) for n in ast.walk(function)  # type: ignore[attr-defined]
                            if isinstance(n, (ast.Import, ast.ImportFrom))] if function is not None else []
     imports = [(stmt, alias, body) for stmt, body in (*module, *local)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..engine.checker import Checker
 from ..engine.walk import last_name
+from .advice_matching import inside
 
 # calls whose first argument is a device or its type: torch.device(...), x.to(...),
 # torch.autocast(...), torch.amp.GradScaler("cuda"), torch.Generator("cuda"), torch.get_device_module("cuda")
@@ -162,10 +163,10 @@ def _gather(events) -> StatementFacts:
     return facts
 
 
-def inside(node: ast.AST, outer: ast.AST) -> bool:
-    """`node` lies within `outer`'s source span."""
-    return ((outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-            and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]
+def innermost_function(facts: StatementFacts, node: ast.AST) -> ast.AST | None:
+    """The innermost function (or lambda) of the statement whose span holds `node`; None at module level."""
+    holding = [f for f in facts.functions if inside(node, f)]
+    return max(holding, key=lambda f: f.lineno) if holding else None  # type: ignore[attr-defined]
 
 
 def under_cuda_key(facts: StatementFacts, node: ast.AST) -> bool:
