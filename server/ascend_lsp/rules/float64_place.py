@@ -36,6 +36,11 @@ COLLECTIVES = frozenset({
 DTYPE_NAMES = frozenset({"float64", "double", "float32", "float", "float16", "half", "bfloat16", "int64", "long",
                          "int32", "int", "bool", "uint8", "int8", "dtype"})
 
+# the dtypes a list of accepted dtypes holds, and the words that name a check accepting them
+TORCH_DTYPES = DTYPE_NAMES | {"float8_e4m3fn", "float8_e5m2", "complex64", "complex128", "cfloat", "cdouble",
+                              "int16", "short", "uint16", "uint32", "uint64"}
+ACCEPTING = re.compile(r"accept|allow|valid|support|check|expect")
+
 # CPU-side code, by its file (tests; data loading) or its function (a checkpoint's or input's conversion)
 TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)$")
 DATA_NAMES = frozenset({"data", "dataio", "dataset", "datasets", "dataloader", "dataloaders", "transforms",
@@ -44,6 +49,10 @@ CONVERSION = re.compile(r"convert|state_dict|checkpoint|filter_fn|collate|to_ten
 
 MADE_ON_CPU = (" (Made on the CPU: `{name}` is given no `device=` and nothing here moves it; float64 is exact "
                "there, and the NPU never sees it.)")
+ACCEPTED = (" (One of the dtypes a check accepts (`{name}`): it is compared with the data's dtype, and no float64 "
+            "tensor is made here.)")
+EXACT_COUNT = (" (It holds a tensor's size or dimension count (`{value}`), an integer that float32 holds exactly "
+               "up to 2**24: on the NPU the tensor has the same value.)")
 NO_DEVICE = (" (Nothing in {where} places a tensor on a device (no `device=`, `.to(device)`, `.cuda()`, "
              "`.device` or collective){kind}: its float64 tensors stay on the CPU, where float64 is exact.)")
 KEPT = " (Chosen only where the data already is float64: it makes no float64 of its own.)"
@@ -54,7 +63,12 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
     (`torch.float64`, `torch.double`, the attribute of `.double()`) stays on the CPU; None where
     a tensor may be on the device."""
     calls = [call for call, _scope in checker.events.calls]
+    accepting = _accepting_call(calls, node)
+    if accepting is not None:
+        return Severity.INFO, ACCEPTED.format(name=accepting)
     holder = _holding_call(calls, node)
+    if holder is not None and last_name(holder.func) in FACTORIES and holder.args and _size_of(holder.args[0]):
+        return Severity.INFO, EXACT_COUNT.format(value=ast.unparse(holder.args[0]))
     if holder is not None:
         made = holder if last_name(holder.func) in FACTORIES else _receiver(holder)
         if made is not None and _to_module(calls, made):
@@ -73,6 +87,30 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
             return None
     where = f"`{function.name}`" if function is not None else "this statement"
     return Severity.INFO, NO_DEVICE.format(where=where, kind=kind)
+
+
+def _accepting_call(calls: list[ast.Call], node: ast.expr) -> str | None:
+    """The keyword (or function) name of a check that `node` is one of the accepted dtypes of:
+    an element of a list, tuple or set of dtypes alone given to a call whose function or keyword
+    is named for accepting (`_validate_input_dtype(x, accepted_dtypes=[torch.float16, ...,
+    torch.float64])`, `check_dtype(x, (torch.float32, torch.float64))`)."""
+    for call in calls:
+        function = last_name(call.func)
+        for name, value in (*((function, arg) for arg in call.args), *((kw.arg, kw.value) for kw in call.keywords)):
+            if isinstance(value, (ast.List, ast.Tuple, ast.Set)) and any(e is node for e in value.elts) \
+                    and all(last_name(e) in TORCH_DTYPES for e in value.elts) \
+                    and ACCEPTING.search(f"{function} {name or ''}".lower()):
+                return name or function
+    return None
+
+
+def _size_of(value: ast.expr) -> bool:
+    """A tensor's size or dimension count: `x.shape[i]`, `x.size(i)`, `x.ndim`, `x.dim()`."""
+    if type(value) is ast.Subscript:
+        return last_name(value.value) == "shape"
+    if type(value) is ast.Call:
+        return type(value.func) is ast.Attribute and value.func.attr in ("size", "dim") and len(value.args) <= 1
+    return type(value) is ast.Attribute and value.attr == "ndim"
 
 
 def _cpu_side(checker: Checker, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str:

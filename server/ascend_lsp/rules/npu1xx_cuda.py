@@ -90,7 +90,7 @@ rule(
              "union (`IndexType = Union[torch.LongTensor, torch.cuda.LongTensor]`, `Optional[...]`, "
              "`torch.cuda.Event | None`); `torch.cuda` as the "
              "fallback of `getattr(torch, device_type, torch.cuda)`; an environment report (`collect_env.py`, "
-             "`env.py`, `print_env()`); a test's skip condition; the value of a per-device dict's `\"cuda\"` key; "
+             "`env.py`, `print_env()`), and the `torch.cuda` names it imports; a test's skip condition; the value of a per-device dict's `\"cuda\"` key; "
              "a class named only as the key a value is stored under (`hooks[torch.cuda.amp.GradScaler] = ...`); "
              "`import torch.cuda` alone, whose uses are reported where they are; code after a test for ROCm in "
              "an `and` (`bool(torch.version.hip) and torch.cuda.is_available()`); "
