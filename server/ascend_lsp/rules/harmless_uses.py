@@ -1,15 +1,19 @@
 """CUDA names used in ways that run fine on an NPU host, each with the reason said in the
 message: a copy's `non_blocking=` flag set from a test for CUDA (device_strings.py), `import
 torch.cuda` alone, a `torch.cuda` name imported by an environment report, a package imported
-under `try:` with a fallback. (A class object named only as a type or a key: harmless_calls.py;
+under `try:` with a fallback, the backend of an mmengine config's `dist_cfg`. (A class object named only as a type or a key: harmless_calls.py;
 ROCm's tests: engine/guards.py.)"""
 
 from __future__ import annotations
 
 import ast
+import os
 
 from ..engine.checker import Checker
 from ..engine.model import Severity
+from ..engine.walk import StringContext, last_name
+from ..project import allows_before
+from .call_arguments import assigned_key
 from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, import_with_fallback, in_environment_report
 from .statement_facts import statement_facts
 
@@ -32,3 +36,49 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
     if not qualname.startswith("torch") and import_with_fallback(checker, stmt):
         return Severity.INFO, FALLBACK_IMPORT
     return None
+
+
+# the first mmengine whose `pytorch` launcher initialises with hccl where an NPU is available
+# (open-mmlab/mmengine tags v0.1.0 to v0.10.7 read: v0.3.0 on; v0.10.7 mmengine/dist/utils.py:113-120)
+MMENGINE_HCCL = "0.3.0"
+DIST_CFG = (" (The backend of an mmengine config's `dist_cfg` ({tie}): mmengine's `pytorch` launcher (torchrun, "
+            "`dist_train.sh`) initialises with `hccl` wherever an NPU is available and does not read it (mmengine "
+            "0.10.7 mmengine/dist/utils.py:113-120, the same since 0.3.0); its `slurm` and `mpi` launchers pass it on, "
+            "but call `torch.cuda.set_device` first, which raises without CUDA.)")
+
+
+def backend_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity, str] | None:
+    """Info and the reason for `dist_cfg=dict(backend="nccl")` (or `dist_cfg = dict(...)`) in a file
+    that a project pinning mmengine 0.3.0 or later holds, or that imports mmengine where the project
+    pins none: only mmengine's launchers read it (`Runner.setup_env` hands it to `init_dist`)."""
+    holder = context.call
+    if context.kind != "arg" or context.keyword != "backend" or holder is None or last_name(holder.func) != "dict":
+        return None
+    events = checker.events
+    if not any(kw.arg == "dist_cfg" and kw.value is holder for call, _scope in events.calls for kw in call.keywords) \
+            and not any(stmt.value is holder and any(_names_dist_cfg(t) for t in _targets(stmt))
+                        for stmt, _scope in events.assigns):
+        return None
+    tie = _mmengine_tie(checker)
+    return (Severity.INFO, DIST_CFG.format(tie=tie)) if tie else None
+
+
+def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return stmt.targets if type(stmt) is ast.Assign else [stmt.target]
+
+
+def _names_dist_cfg(target: ast.expr) -> bool:
+    return (target.id if type(target) is ast.Name else assigned_key(target)) == "dist_cfg"
+
+
+def _mmengine_tie(checker: Checker) -> str | None:
+    """What ties the file to an mmengine whose launcher picks hccl: the project's pin (none
+    that admits a release before MMENGINE_HCCL), else an import of mmengine; None otherwise."""
+    project = checker.project
+    pin = project.pin("mmengine") if project is not None else None
+    if pin is not None:
+        if allows_before(pin, MMENGINE_HCCL):
+            return None
+        path, _line = project.pin_place("mmengine")  # type: ignore[union-attr, misc]
+        return f"mmengine pinned `{pin}` in {os.path.relpath(path, project.root)}"  # type: ignore[union-attr]
+    return "the file imports mmengine" if checker.module.imports_module("mmengine") else None

@@ -178,11 +178,17 @@ rule(
     message="`{name}` selects NCCL, NVIDIA's collective library.",
     doc=dict(
         what="Finds the NCCL backend name in `init_process_group(\"nccl\")`, `backend=\"nccl\"`, "
-             "`\"cpu:gloo,cuda:nccl\"`, and `torch.distributed.is_nccl_available`.",
+             "`\"cpu:gloo,cuda:nccl\"`, and `torch.distributed.is_nccl_available`. Info: the backend of an mmengine "
+             "config's `dist_cfg` (`env_cfg = dict(dist_cfg=dict(backend=\"nccl\"))`) where the project pins "
+             "mmengine 0.3.0 or later (no release before it admitted), or the file imports mmengine and the project "
+             "pins none: from 0.3.0 mmengine's `pytorch` launcher initialises with `hccl` wherever an NPU is "
+             "available and does not read it (mmengine 0.10.7 `mmengine/dist/utils.py:113-120`); its `slurm` and "
+             "`mpi` launchers pass it on, but call `torch.cuda.set_device` first, which raises without CUDA.",
         why="Ascend's collective library is HCCL; the backend is `\"hccl\"`.",
         example='dist.init_process_group(backend="nccl")\n\n# becomes\n\ndist.init_process_group(backend="hccl")',
         fix="Safe: replaces `nccl` with `hccl` (and `cuda` with `npu` in device-qualified specs).",
-        source=TRANSFER_TO_NPU + " `init_process_group`/`new_group` backend rewrite; msFmkTransplt ReplaceStringRule.",
+        source=TRANSFER_TO_NPU + " `init_process_group`/`new_group` backend rewrite; msFmkTransplt ReplaceStringRule; "
+               "open-mmlab/mmengine `mmengine/dist/utils.py` `_init_dist_pytorch` (tags v0.3.0 to v0.10.7 read).",
     ),
 )
 
