@@ -19,6 +19,7 @@ from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .advice_matching import inside
+from .uncalled_helpers import uncalled_place
 from .statement_facts import StatementFacts, innermost_function, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
@@ -130,6 +131,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     for a CUDA-only seed without a seed of every device, or a CUDA probe whose other path fails
     on an NPU host (cuda_test_paths.py), its severity (or None: the rule's) and why; else None."""
     qualname = ref.qualname
+    if (uncalled := uncalled_place(checker, ref.node)) is not None:
+        return uncalled
     if rule.startswith("NPU3"):
         return opt_in_reference(checker, ref)
     if rule == "NPU405" and dtype_test(checker, ref.node):

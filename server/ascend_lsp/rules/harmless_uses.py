@@ -1,7 +1,8 @@
 """CUDA names used in ways that run fine on an NPU host, each with the reason said in the
 message: a copy's `non_blocking=` flag set from a test for CUDA (device_strings.py), `import
 torch.cuda` alone, a `torch.cuda` name imported by an environment report, a package imported
-under `try:` with a fallback, the backend of an mmengine config's `dist_cfg`. (A class object named only as a type or a key: harmless_calls.py;
+under `try:` with a fallback, the backend of an mmengine config's `dist_cfg`; a name setup.py
+imports only for functions nothing calls (uncalled_helpers.py). (A class object named only as a type or a key: harmless_calls.py;
 ROCm's tests: engine/guards.py.)"""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..project import allows_before
 from .call_arguments import assigned_key
 from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, import_with_fallback, in_environment_report
 from .statement_facts import statement_facts
+from .uncalled_helpers import uncalled_import
 
 NON_BLOCKING = (" (It only sets `non_blocking=`: on an NPU host the copy is made synchronously, which is correct, "
                 "only not overlapped.)")
@@ -24,11 +26,14 @@ IMPORT_ALONE = " (It imports the module, which works on any host; its uses are r
 
 def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias,
                  qualname: str) -> tuple[Severity, str] | None:
-    """`import torch.cuda` binds `torch`, whose CUDA uses have findings of their own; a `torch.cuda`
+    """A name setup.py imports only for functions nothing calls (uncalled_helpers.py); `import
+    torch.cuda` binds `torch`, whose CUDA uses have findings of their own; a `torch.cuda`
     name an environment report imports (`from torch.cuda import device_count` in collect_env.py):
     its uses there carry no finding of their own, and only describe the host; a package other than
     torch imported with a fallback where it is missing (`try: import pynvml` ... `except
     Exception:` going on without it)."""
+    if (uncalled := uncalled_import(checker, alias)) is not None:
+        return uncalled
     if isinstance(stmt, ast.Import) and alias.asname is None and qualname.startswith("torch."):
         return Severity.INFO, IMPORT_ALONE
     if qualname.startswith("torch.cuda") and in_environment_report(checker, statement_facts(checker), stmt):

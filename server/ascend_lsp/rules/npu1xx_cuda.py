@@ -110,7 +110,8 @@ rule(
              "`torch.cuda.OutOfMemoryError`, which is `torch.OutOfMemoryError`, raised by torch_npu when the NPU "
              "runs out of memory; code in another device's class of a per-backend scheme (`HPU_Accelerator`); "
              "a memory statistic given to a print, a log or an exception (`torch.cuda.max_memory_allocated()` "
-             "reads 0 without CUDA); the test of an `if` whose branches only print or log.",
+             "reads 0 without CUDA); the test of an `if` whose branches only print or log; code in a function of "
+             "setup.py that nothing in it calls (setup.py is run, not imported: rules/uncalled_helpers.py).",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
