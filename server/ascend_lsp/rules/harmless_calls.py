@@ -164,6 +164,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, FALLBACK
     if id(ref.node) in facts.in_skip_condition or skip_test(checker, ref.node):
         return Severity.INFO, SKIP_CONDITION
+    if qualname in CUDA_PROBES and (loaded := state_dict_place(checker, ref.node)) is not None:
+        return loaded
     if qualname in CUDA_PROBES and handles_npu(checker):
         failed = failed_cuda_test(checker, ref.node)
         return (None, failed) if failed else (Severity.INFO, TESTED_BESIDE_NPU)
@@ -185,6 +187,57 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
+
+
+# what reads a checkpoint onto the device `map_location=` names
+LOADERS = frozenset({"load", "load_state_dict_from_url"})
+STATE_DICT_LOAD = (" (The `map_location` of a state dict that is only loaded into a module (`.load_state_dict(...)`), "
+                   "which copies each tensor into the module's own parameters, on whatever device they are: on an "
+                   "NPU host it is read onto the CPU, which is correct. A CUDA `map_location` without this fallback "
+                   "raises there.)")
+
+
+def state_dict_place(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
+    """Info and the reason for `map_location="cuda" if <CUDA test> else "cpu"` (`node` in it) of
+    a `torch.load(...)` or `load_state_dict_from_url(...)` whose result only goes into
+    `.load_state_dict(...)`: directly, or through a name every later use of which, in its
+    function, lies in what a `.load_state_dict(...)` call is given."""
+    for call, _scope in checker.events.calls:
+        choice = next((kw.value for kw in call.keywords if kw.arg == "map_location"), None)
+        if type(choice) is not ast.IfExp or not inside(node, choice) or last_name(call.func) not in LOADERS \
+                or not (type(choice.orelse) is ast.Constant and choice.orelse.value == "cpu"):
+            continue
+        if _loaded_into_module(checker, call):
+            return Severity.INFO, STATE_DICT_LOAD
+    return None
+
+
+def _loaded_into_module(checker: Checker, load: ast.Call) -> bool:
+    # not with `assign=True`, which keeps the loaded tensors themselves (torch 2.13 nn/modules/module.py:2495
+    # copies them otherwise: `param.copy_(input_param)`)
+    loads_into = [call for call, _scope in checker.events.calls if last_name(call.func) == "load_state_dict"
+                  and not any(kw.arg == "assign" and not (type(kw.value) is ast.Constant and kw.value.value is False)
+                              for kw in call.keywords)]
+    if any(inside(load, arg) for call in loads_into for arg in call.args):
+        return True
+    target = next((stmt.targets[0] for stmt, _scope in checker.events.assigns
+                   if type(stmt) is ast.Assign and stmt.value is load and len(stmt.targets) == 1), None)
+    function = innermost_function(statement_facts(checker), load)
+    if type(target) is not ast.Name or function is None:
+        return False
+    uses = [n for n in _own_nodes(function) if type(n) is ast.Name and n.id == target.id and type(n.ctx) is ast.Load]
+    return bool(uses) and all(any(inside(use, arg) for call in loads_into for arg in call.args) for use in uses)
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of a function's body, but those of the functions, lambdas and classes it defines
+    (their names are their own)."""
+    pending = list(getattr(function, "body", ()))
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
 
 
 UNION_FORMS = frozenset({"typing.Union", "typing.Optional", "typing_extensions.Union", "typing_extensions.Optional"})

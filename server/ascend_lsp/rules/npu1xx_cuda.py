@@ -19,7 +19,7 @@ from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..project import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
-from .harmless_calls import flag_off
+from .harmless_calls import flag_off, state_dict_place
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .statement_facts import CPU_ONLY
@@ -111,7 +111,8 @@ rule(
              "runs out of memory; code in another device's class of a per-backend scheme (`HPU_Accelerator`); "
              "a memory statistic given to a print, a log or an exception (`torch.cuda.max_memory_allocated()` "
              "reads 0 without CUDA); the test of an `if` whose branches only print or log; code in a function of "
-             "setup.py that nothing in it calls (setup.py is run, not imported: rules/uncalled_helpers.py).",
+             "setup.py that nothing in it calls (setup.py is run, not imported: rules/uncalled_helpers.py); the CUDA "
+             "test of a `map_location` whose state dict is only loaded into a module (as NPU113 says).",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
@@ -518,7 +519,12 @@ rule(
     message="`{name}` picks the CPU on an NPU host, silently.",
     doc=dict(
         what="Finds device selection that only knows CUDA: `\"cuda\" if torch.cuda.is_available() else \"cpu\"` "
-             "(also with `torch.cuda.device_count()`), assigned or passed as a device.",
+             "(also with `torch.cuda.device_count()`), assigned or passed as a device. Info where it is the "
+             "`map_location` of a `torch.load(...)` or `load_state_dict_from_url(...)` whose state dict only goes "
+             "into `.load_state_dict(...)` (not with `assign=True`), directly or through a name used nowhere else in "
+             "the function: the module copies each tensor into its own parameters, on whatever device they are "
+             "(torch 2.13 `nn/modules/module.py:2495`, `param.copy_(input_param)`), so the CPU is correct there; a "
+             "plain `map_location=\"cuda\"` raises without CUDA (NPU101).",
         why="Without `transfer_to_npu`, `torch.cuda.is_available()` is False on an Ascend host, so the program "
             "runs entirely on the CPU with no error: slow training, and NPU-vs-CPU comparisons that compare the "
             "CPU with itself.",
@@ -549,7 +555,10 @@ def cuda_or_cpu(checker: Checker, node: ast.expr, scope: Scope) -> bool:
 
 def report_cuda_or_cpu(checker: Checker, node: ast.expr, scope: Scope) -> None:
     if cuda_or_cpu(checker, node, scope):
-        checker.report("NPU113", node, name=checker.source.segment(checker.range(node)))
+        name = checker.source.segment(checker.range(node))
+        loaded = state_dict_place(checker, node)  # harmless_calls: a state dict loaded into a module
+        text = checker.rules["NPU113"].message.format(name=name) + loaded[1] if loaded else None
+        checker.report("NPU113", node, text, name=name, severity=loaded[0] if loaded else None)
 
 
 def check_cuda_or_cpu_argument(checker: Checker, call: ast.Call, scope: Scope) -> None:
