@@ -69,7 +69,7 @@ def backend_place(checker: Checker, node: ast.AST, context: StringContext) -> tu
 
 
 def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
-    return stmt.targets if type(stmt) is ast.Assign else [stmt.target]
+    return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
 
 
 def _names_dist_cfg(target: ast.expr) -> bool:
@@ -84,6 +84,6 @@ def _mmengine_tie(checker: Checker) -> str | None:
     if pin is not None:
         if allows_before(pin, MMENGINE_HCCL):
             return None
-        path, _line = project.pin_place("mmengine")  # type: ignore[union-attr, misc]
-        return f"mmengine pinned `{pin}` in {os.path.relpath(path, project.root)}"  # type: ignore[union-attr]
+        path, _line = project.pin_place("mmengine")
+        return f"mmengine pinned `{pin}` in {os.path.relpath(path, project.root)}"
     return "the file imports mmengine" if checker.module.imports_module("mmengine") else None

@@ -57,7 +57,7 @@ def _read(checker: Checker) -> Uncalled:
             bound = alias.asname or alias.name.partition(".")[0]
             holders = [next((f for f, (a, b) in spans.items() if a <= line <= b), None) for line in loads.get(bound, ())]
             if holders and None not in holders:
-                imports.append((bound, tuple(sorted(set(holders)))))  # type: ignore[arg-type]
+                imports.append((bound, tuple(sorted(set(holders)))))
     return Uncalled(tuple((name, a, b) for name, (a, b) in spans.items()), tuple(imports))
 
 
