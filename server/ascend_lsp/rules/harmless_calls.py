@@ -166,6 +166,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, SKIP_CONDITION
     if qualname in CUDA_PROBES and (loaded := state_dict_place(checker, ref.node)) is not None:
         return loaded
+    if qualname in CUDA_PROBES and onnx_provider_choice(checker, ref.node):
+        return Severity.INFO, ONNX_PROVIDER
     if qualname in CUDA_PROBES and handles_npu(checker):
         failed = failed_cuda_test(checker, ref.node)
         return (None, failed) if failed else (Severity.INFO, TESTED_BESIDE_NPU)
@@ -187,6 +189,42 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
+
+
+# ONNX Runtime's CUDA provider: a session's choice of it is ONNX Runtime's, apart from torch's devices
+CUDA_PROVIDER = "CUDAExecutionProvider"
+ONNX_PROVIDER = (" (It chooses ONNX Runtime's `CUDAExecutionProvider` for a CUDA device: ONNX Runtime runs the "
+                 "model apart from torch and has no provider for torch's `npu` device, so `npu` here is no fix; on an "
+                 "NPU host give the session the CPU's provider, or ONNX Runtime's CANN build (`onnxruntime-cann`) "
+                 "and its `CANNExecutionProvider`.)")
+
+
+def onnx_provider_choice(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in the test of an `if` that chooses ONNX Runtime's CUDA provider (its test or
+    body names `CUDAExecutionProvider`), or in the value of `name = ...` that such an `if` of the
+    function tests (`cuda = torch.cuda.is_available() and ...` then `if cuda and
+    "CUDAExecutionProvider" in available:`)."""
+    path = _path(checker, node)
+    if not path:
+        return False
+    block, index = path[-1]
+    stmt = block[index]
+    if type(stmt) is ast.If and inside(node, stmt.test):
+        return _names_provider(stmt)
+    function = innermost_function(statement_facts(checker), node)
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name \
+            or not inside(node, stmt.value) or function is None:
+        return False
+    name = stmt.targets[0].id
+    return any(type(n) is ast.If and _names_provider(n) and any(type(t) is ast.Name and t.id == name
+                                                                  for t in ast.walk(n.test))
+               for n in _own_nodes(function))
+
+
+def _names_provider(stmt: ast.If) -> bool:
+    """The `if`'s test or body (not its `else`) names ONNX Runtime's CUDA provider."""
+    return any(type(n) is ast.Constant and n.value == CUDA_PROVIDER
+               for part in (stmt.test, *stmt.body) for n in ast.walk(part))
 
 
 # what reads a checkpoint onto the device `map_location=` names

@@ -47,7 +47,10 @@ rule(
              "records the GPU's facts, `if device.type == \"cuda\": params[\"GPU\"] = name`) info, since `\"npu\"` "
              "there may raise; so is one in a `pytest.param(...)` whose marks require CUDA. A comparison with a device's type is info too where the code handles `npu`, "
              "unless the path an NPU host takes past it falls to the CPU (`else: arg = \"cpu\"`) or raises in a "
-             "function that names the NPU elsewhere (`if not bf16_ok: raise`). The message says which.",
+             "function that names the NPU elsewhere (`if not bf16_ok: raise`). A comparison in the test of an `if` that "
+             "chooses ONNX Runtime's `CUDAExecutionProvider` (its test or body names it) is info: ONNX Runtime has no "
+             "provider for torch's `npu` device, so `npu` there is no fix; its CANN build (`onnxruntime-cann`) has "
+             "`CANNExecutionProvider` (onnxruntime.ai, CANN Execution Provider). The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -112,7 +115,9 @@ rule(
              "a memory statistic given to a print, a log or an exception (`torch.cuda.max_memory_allocated()` "
              "reads 0 without CUDA); the test of an `if` whose branches only print or log; code in a function of "
              "setup.py that nothing in it calls (setup.py is run, not imported: rules/uncalled_helpers.py); the CUDA "
-             "test of a `map_location` whose state dict is only loaded into a module (as NPU113 says).",
+             "test of a `map_location` whose state dict is only loaded into a module (as NPU113 says); a CUDA test "
+             "that chooses ONNX Runtime's `CUDAExecutionProvider` (as NPU101 says), in an `if` or assigned to a name "
+             "such an `if` tests.",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
