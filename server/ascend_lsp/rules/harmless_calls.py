@@ -18,7 +18,7 @@ from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
-from .advice_matching import inside
+from .advice_matching import inside, own_nodes
 from .uncalled_helpers import uncalled_place
 from .statement_facts import StatementFacts, innermost_function, seeded_between, statement_facts, under_cuda_key
 
@@ -213,12 +213,12 @@ def onnx_provider_choice(checker: Checker, node: ast.AST) -> bool:
         return _names_provider(stmt)
     function = innermost_function(statement_facts(checker), node)
     if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name \
-            or not inside(node, stmt.value) or function is None:
+            or not inside(node, stmt.value) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     name = stmt.targets[0].id
     return any(type(n) is ast.If and _names_provider(n) and any(type(t) is ast.Name and t.id == name
                                                                   for t in ast.walk(n.test))
-               for n in _own_nodes(function))
+               for n in own_nodes(function.body))
 
 
 def _names_provider(stmt: ast.If) -> bool:
@@ -261,21 +261,10 @@ def _loaded_into_module(checker: Checker, load: ast.Call) -> bool:
     target = next((stmt.targets[0] for stmt, _scope in checker.events.assigns
                    if type(stmt) is ast.Assign and stmt.value is load and len(stmt.targets) == 1), None)
     function = innermost_function(statement_facts(checker), load)
-    if type(target) is not ast.Name or function is None:
+    if type(target) is not ast.Name or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    uses = [n for n in _own_nodes(function) if type(n) is ast.Name and n.id == target.id and type(n.ctx) is ast.Load]
+    uses = [n for n in own_nodes(function.body) if type(n) is ast.Name and n.id == target.id and type(n.ctx) is ast.Load]
     return bool(uses) and all(any(inside(use, arg) for call in loads_into for arg in call.args) for use in uses)
-
-
-def _own_nodes(function: ast.AST):
-    """The nodes of a function's body, but those of the functions, lambdas and classes it defines
-    (their names are their own)."""
-    pending = list(getattr(function, "body", ()))
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(node))
 
 
 UNION_FORMS = frozenset({"typing.Union", "typing.Optional", "typing_extensions.Union", "typing_extensions.Optional"})

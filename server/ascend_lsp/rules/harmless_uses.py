@@ -1,7 +1,8 @@
 """CUDA names used in ways that run fine on an NPU host, each with the reason said in the
 message: a copy's `non_blocking=` flag set from a test for CUDA (device_strings.py), `import
 torch.cuda` alone, a `torch.cuda` name imported by an environment report, a package imported
-under `try:` with a fallback, the backend of an mmengine config's `dist_cfg`; a name setup.py
+under `try:` with a fallback, the backend of an mmengine config's `dist_cfg`, the GPU a
+TensorFlow run is given; a name setup.py
 imports only for functions nothing calls (uncalled_helpers.py). (A class object named only as a type or a key: harmless_calls.py;
 ROCm's tests: engine/guards.py.)"""
 
@@ -12,11 +13,13 @@ import os
 
 from ..engine.checker import Checker
 from ..engine.model import Severity
+from ..engine.guards import name_words
 from ..engine.walk import StringContext, last_name
 from ..project import allows_before
 from .call_arguments import assigned_key
+from .advice_matching import own_nodes
 from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, import_with_fallback, in_environment_report
-from .statement_facts import statement_facts
+from .statement_facts import innermost_function, statement_facts
 from .uncalled_helpers import uncalled_import
 
 NON_BLOCKING = (" (It only sets `non_blocking=`: on an NPU host the copy is made synchronously, which is correct, "
@@ -87,3 +90,57 @@ def _mmengine_tie(checker: Checker) -> str | None:
         path, _line = project.pin_place("mmengine")
         return f"mmengine pinned `{pin}` in {os.path.relpath(path, project.root)}"
     return "the file imports mmengine" if checker.module.imports_module("mmengine") else None
+
+
+SUBPROCESS_CALLS = frozenset({"run", "Popen", "call", "check_call", "check_output"})
+TENSORFLOW = (" (It sets the GPU of {what}: TensorFlow has no NPU, and torch_npu reads `ASCEND_RT_VISIBLE_DEVICES`, "
+              "not this, so on an NPU host it changes nothing; renaming it gives TensorFlow no NPU.)")
+
+
+def env_place(checker: Checker, node: ast.AST, name: str) -> tuple[Severity, str] | None:
+    """Info and the reason for `CUDA_VISIBLE_DEVICES` set (`env[...] = ...`) in a function that
+    hands that environment to a subprocess whose call names TensorFlow (`env={**env,
+    **self.tf_env}`, a `tensorflow` script), or that runs TensorFlow itself and names no torch."""
+    if name != "CUDA_VISIBLE_DEVICES":
+        return None
+    store = next((t for stmt, _scope in checker.events.assigns if type(stmt) is ast.Assign for t in stmt.targets
+                  if type(t) is ast.Subscript and t.slice is node), None)
+    function = innermost_function(statement_facts(checker), node)
+    if store is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    holder = store.value
+    names = [n for n in own_nodes(function.body) if isinstance(n, (ast.Name, ast.Attribute))]
+    for call in (n for n in own_nodes(function.body) if type(n) is ast.Call and last_name(n.func) in SUBPROCESS_CALLS):
+        env = next((kw.value for kw in call.keywords if kw.arg == "env"), None)
+        passed = env is not None and any(type(n) is ast.Name and type(holder) is ast.Name and n.id == holder.id
+                                         for n in ast.walk(env))
+        if (passed or (env is None and last_name(holder) == "environ")) and _names_tensorflow(checker, call):
+            return Severity.INFO, TENSORFLOW.format(what="a TensorFlow subprocess, through the environment it is given")
+    bound = {_binding(checker, n) for n in names} | {alias.name.partition(".")[0] for n in own_nodes(function.body)
+                                                     if isinstance(n, (ast.Import, ast.ImportFrom))
+                                                     for alias in n.names}
+    if "tensorflow" in bound and "torch" not in bound:
+        return Severity.INFO, TENSORFLOW.format(what="the TensorFlow this function runs, which uses no torch")
+    return None
+
+
+def _binding(checker: Checker, node: ast.Name | ast.Attribute) -> str:
+    """The top package a name or chain's first name is bound to by the module's imports, or ""."""
+    while type(node) is ast.Attribute:
+        node = node.value  # type: ignore[assignment]
+    bound = checker.module.scope.lookup(node.id) if type(node) is ast.Name else None
+    return (bound or "").partition(".")[0]
+
+
+def _names_tensorflow(checker: Checker, call: ast.Call) -> bool:
+    """The call's arguments name TensorFlow: a name with the word `tf` or `tensorflow`
+    (`self.tf_env`), one bound to tensorflow, or a string that names it."""
+    for part in (*call.args, *(kw.value for kw in call.keywords)):
+        for n in ast.walk(part):
+            if isinstance(n, (ast.Name, ast.Attribute)):
+                word = n.id if type(n) is ast.Name else n.attr  # type: ignore[union-attr]
+                if {"tf", "tensorflow"} & set(name_words(word)) or _binding(checker, n) == "tensorflow":
+                    return True
+            elif type(n) is ast.Constant and type(n.value) is str and "tensorflow" in n.value.lower():
+                return True
+    return False

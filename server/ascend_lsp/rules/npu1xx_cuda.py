@@ -209,7 +209,10 @@ rule(
              "`NAME=... cmd` and `env NAME=... cmd`, where mappings/platform/launch.toml adds the legacy NCCL names, "
              "the NCCL variables HCCL ignores (info), `TORCH_CUDA_ARCH_LIST` and `FORCE_CUDA=1` (info). "
              "`CUDA_VISIBLE_DEVICES=\"\"` or `=-1` (forcing the CPU) is not reported, in a script or in Python "
-             "(`os.environ[...] = \"-1\"`, `os.environ.setdefault(...)`).",
+             "(`os.environ[...] = \"-1\"`, `os.environ.setdefault(...)`). `CUDA_VISIBLE_DEVICES` set for TensorFlow is info: "
+             "in a function that hands that environment to a subprocess whose call names TensorFlow (`env={**env, "
+             "**self.tf_env}`, a `tensorflow` script), or that runs TensorFlow itself and names no torch; TensorFlow "
+             "has no NPU.",
         why="The Ascend runtime and HCCL read their own variables (`ASCEND_RT_VISIBLE_DEVICES`, "
             "`HCCL_BUFFSIZE`, …); the CUDA ones are ignored.",
         example='os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n\n# becomes\n\n'
