@@ -40,6 +40,8 @@ DTYPE_NAMES = frozenset({"float64", "double", "float32", "float", "float16", "ha
 TORCH_DTYPES = DTYPE_NAMES | {"float8_e4m3fn", "float8_e5m2", "complex64", "complex128", "cfloat", "cdouble",
                               "int16", "short", "uint16", "uint32", "uint64"}
 ACCEPTING = re.compile(r"accept|allow|valid|support|check|expect")
+# a keyword given a list or tuple of names on one line: `accepted_dtypes=[float16, float32, float64]`
+LISTED = re.compile(r"\b(\w+)\s*=\s*[\[(]\s*([\w.]+(?:\s*,\s*[\w.]+)*)\s*,?\s*[\])]")
 
 # CPU-side code, by its file (tests; data loading) or its function (a checkpoint's or input's conversion)
 TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)$")
@@ -55,6 +57,8 @@ EXACT_COUNT = (" (It holds a tensor's size or dimension count (`{value}`), an in
                "up to 2**24: on the NPU the tensor has the same value.)")
 NO_DEVICE = (" (Nothing in {where} places a tensor on a device (no `device=`, `.to(device)`, `.cuda()`, "
              "`.device` or collective){kind}: its float64 tensors stay on the CPU, where float64 is exact.)")
+IMPORTED_FOR_CHECKS = (" (Imported for the dtypes checks accept: every use of `{name}` in the file is in such a list "
+                       "(`{keyword}=[...]`), and no float64 tensor is made with it.)")
 KEPT = " (Chosen only where the data already is float64: it makes no float64 of its own.)"
 
 
@@ -111,6 +115,42 @@ def _size_of(value: ast.expr) -> bool:
     if type(value) is ast.Call:
         return type(value.func) is ast.Attribute and value.func.attr in ("size", "dim") and len(value.args) <= 1
     return type(value) is ast.Attribute and value.attr == "ndim"
+
+
+def imported_for_checks(checker: Checker, stmt: ast.ImportFrom, alias: ast.alias) -> tuple[Severity, str] | None:
+    """Info and the reason for `from torch import float64` where every other use of the name in
+    the file is in a list of dtypes a check accepts (`accepted_dtypes=[float16, float32, float64]`),
+    read from the whole text (a text fact: a use added anywhere changes it)."""
+    name = alias.asname or alias.name
+    uses = checker.text_fact("accepted-dtype-names", _accepted_names).get(name)
+    if uses is None:
+        return None
+    keyword, others = uses
+    if any(not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in others):
+        return None
+    return Severity.INFO, IMPORTED_FOR_CHECKS.format(name=name, keyword=keyword)
+
+
+def _accepted_names(checker: Checker) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Each name listed in an accepted-dtypes keyword of one line (`accepted_dtypes=[float16,
+    float64]`, whose items are all dtypes) → the first such keyword, and the 1-based lines of
+    the name's other uses as a word (its import's among them)."""
+    text = checker.source.text
+    listed: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    for found in LISTED.finditer(text):
+        items = [item.strip() for item in found.group(2).split(",")]
+        if ACCEPTING.search(found.group(1).lower()) and all(item.rpartition(".")[2] in TORCH_DTYPES for item in items):
+            spans.append(found.span(2))
+            for item in items:
+                if "." not in item:
+                    listed.setdefault(item, found.group(1))
+    out = {}
+    for name, keyword in listed.items():
+        others = tuple(checker.source.position(m.start())[0] + 1 for m in re.finditer(rf"\b{re.escape(name)}\b", text)
+                       if not any(a <= m.start() < b for a, b in spans))
+        out[name] = (keyword, others)
+    return out
 
 
 def _cpu_side(checker: Checker, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str:

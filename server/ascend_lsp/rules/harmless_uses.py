@@ -18,6 +18,7 @@ from ..engine.walk import StringContext, last_name
 from ..project import allows_before
 from .call_arguments import assigned_key
 from .advice_matching import own_nodes
+from .float64_place import imported_for_checks
 from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, import_with_fallback, in_environment_report
 from .statement_facts import innermost_function, statement_facts
 from .uncalled_helpers import uncalled_import
@@ -39,6 +40,8 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
         return uncalled
     if isinstance(stmt, ast.Import) and alias.asname is None and qualname.startswith("torch."):
         return Severity.INFO, IMPORT_ALONE
+    if type(stmt) is ast.ImportFrom and stmt.module == "torch" and (checks := imported_for_checks(checker, stmt, alias)):
+        return checks
     if qualname.startswith("torch.cuda") and in_environment_report(checker, statement_facts(checker), stmt):
         return Severity.INFO, ENV_REPORT
     if not qualname.startswith("torch") and import_with_fallback(checker, stmt):
