@@ -24,6 +24,8 @@ FACTORIES = frozenset({
     "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "arange", "range", "linspace",
     "logspace", "eye", "rand", "randn", "randint", "randperm", "normal", "tril_indices", "triu_indices",
 })
+# those of them whose first argument is the tensor's data, not its shape
+VALUE_FACTORIES = frozenset({"tensor", "as_tensor", "asarray", "scalar_tensor"})
 CASTS = frozenset({"to", "type", "double"})
 MOVES = frozenset({"cuda", "npu", "xpu"})
 # what hands a tensor to a module, which carries it to the device with its own `.to(device)`
@@ -71,7 +73,7 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
     if accepting is not None:
         return Severity.INFO, ACCEPTED.format(name=accepting)
     holder = _holding_call(calls, node)
-    if holder is not None and last_name(holder.func) in FACTORIES and holder.args and _size_of(holder.args[0]):
+    if holder is not None and last_name(holder.func) in VALUE_FACTORIES and holder.args and _size_of(holder.args[0]):
         return Severity.INFO, EXACT_COUNT.format(value=ast.unparse(holder.args[0]))
     if holder is not None:
         made = holder if last_name(holder.func) in FACTORIES else _receiver(holder)
