@@ -11,7 +11,8 @@ from ..engine.checker import Checker
 from ..engine.model import Severity
 from ..engine.walk import StringContext, last_name
 from .cuda_test_paths import failed_cuda_test
-from .harmless_calls import REPORTS_ONLY, SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu, reports_only, skip_test
+from .harmless_calls import (ONNX_PROVIDER, REPORTS_ONLY, SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu,
+                             onnx_provider_choice, reports_only, skip_test)
 from .harmless_uses import NON_BLOCKING
 from .statement_facts import DEVICE_CALLS, device_keyword, statement_facts
 
@@ -70,6 +71,8 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     if compared_with_device(context):
         if reports_only(checker, node):
             return Severity.INFO, REPORTS_ONLY
+        if onnx_provider_choice(checker, node):
+            return Severity.INFO, ONNX_PROVIDER
         if not handles_npu(checker):
             return None
         failed = failed_cuda_test(checker, node)

@@ -24,6 +24,8 @@ FACTORIES = frozenset({
     "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "arange", "range", "linspace",
     "logspace", "eye", "rand", "randn", "randint", "randperm", "normal", "tril_indices", "triu_indices",
 })
+# those of them whose first argument is the tensor's data, not its shape
+VALUE_FACTORIES = frozenset({"tensor", "as_tensor", "asarray", "scalar_tensor"})
 CASTS = frozenset({"to", "type", "double"})
 MOVES = frozenset({"cuda", "npu", "xpu"})
 # what hands a tensor to a module, which carries it to the device with its own `.to(device)`
@@ -36,6 +38,13 @@ COLLECTIVES = frozenset({
 DTYPE_NAMES = frozenset({"float64", "double", "float32", "float", "float16", "half", "bfloat16", "int64", "long",
                          "int32", "int", "bool", "uint8", "int8", "dtype"})
 
+# the dtypes a list of accepted dtypes holds, and the words that name a check accepting them
+TORCH_DTYPES = DTYPE_NAMES | {"float8_e4m3fn", "float8_e5m2", "complex64", "complex128", "cfloat", "cdouble",
+                              "int16", "short", "uint16", "uint32", "uint64"}
+ACCEPTING = re.compile(r"accept|allow|valid|support|check|expect")
+# a keyword given a list or tuple of names on one line: `accepted_dtypes=[float16, float32, float64]`
+LISTED = re.compile(r"\b(\w+)\s*=\s*[\[(]\s*([\w.]+(?:\s*,\s*[\w.]+)*)\s*,?\s*[\])]")
+
 # CPU-side code, by its file (tests; data loading) or its function (a checkpoint's or input's conversion)
 TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)$")
 DATA_NAMES = frozenset({"data", "dataio", "dataset", "datasets", "dataloader", "dataloaders", "transforms",
@@ -44,8 +53,14 @@ CONVERSION = re.compile(r"convert|state_dict|checkpoint|filter_fn|collate|to_ten
 
 MADE_ON_CPU = (" (Made on the CPU: `{name}` is given no `device=` and nothing here moves it; float64 is exact "
                "there, and the NPU never sees it.)")
+ACCEPTED = (" (One of the dtypes a check accepts (`{name}`): it is compared with the data's dtype, and no float64 "
+            "tensor is made here.)")
+EXACT_COUNT = (" (It holds a tensor's size or dimension count (`{value}`), an integer that float32 holds exactly "
+               "up to 2**24: on the NPU the tensor has the same value.)")
 NO_DEVICE = (" (Nothing in {where} places a tensor on a device (no `device=`, `.to(device)`, `.cuda()`, "
              "`.device` or collective){kind}: its float64 tensors stay on the CPU, where float64 is exact.)")
+IMPORTED_FOR_CHECKS = (" (Imported for the dtypes checks accept: every use of `{name}` in the file is in such a list "
+                       "(`{keyword}=[...]`), and no float64 tensor is made with it.)")
 KEPT = " (Chosen only where the data already is float64: it makes no float64 of its own.)"
 
 
@@ -54,7 +69,12 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
     (`torch.float64`, `torch.double`, the attribute of `.double()`) stays on the CPU; None where
     a tensor may be on the device."""
     calls = [call for call, _scope in checker.events.calls]
+    accepting = _accepting_call(calls, node)
+    if accepting is not None:
+        return Severity.INFO, ACCEPTED.format(name=accepting)
     holder = _holding_call(calls, node)
+    if holder is not None and last_name(holder.func) in VALUE_FACTORIES and holder.args and _size_of(holder.args[0]):
+        return Severity.INFO, EXACT_COUNT.format(value=ast.unparse(holder.args[0]))
     if holder is not None:
         made = holder if last_name(holder.func) in FACTORIES else _receiver(holder)
         if made is not None and _to_module(calls, made):
@@ -73,6 +93,66 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
             return None
     where = f"`{function.name}`" if function is not None else "this statement"
     return Severity.INFO, NO_DEVICE.format(where=where, kind=kind)
+
+
+def _accepting_call(calls: list[ast.Call], node: ast.expr) -> str | None:
+    """The keyword (or function) name of a check that `node` is one of the accepted dtypes of:
+    an element of a list, tuple or set of dtypes alone given to a call whose function or keyword
+    is named for accepting (`_validate_input_dtype(x, accepted_dtypes=[torch.float16, ...,
+    torch.float64])`, `check_dtype(x, (torch.float32, torch.float64))`)."""
+    for call in calls:
+        function = last_name(call.func)
+        for name, value in (*((function, arg) for arg in call.args), *((kw.arg, kw.value) for kw in call.keywords)):
+            if isinstance(value, (ast.List, ast.Tuple, ast.Set)) and any(e is node for e in value.elts) \
+                    and all(last_name(e) in TORCH_DTYPES for e in value.elts) \
+                    and ACCEPTING.search(f"{function} {name or ''}".lower()):
+                return name or function
+    return None
+
+
+def _size_of(value: ast.expr) -> bool:
+    """A tensor's size or dimension count: `x.shape[i]`, `x.size(i)`, `x.ndim`, `x.dim()`."""
+    if type(value) is ast.Subscript:
+        return last_name(value.value) == "shape"
+    if type(value) is ast.Call:
+        return type(value.func) is ast.Attribute and value.func.attr in ("size", "dim") and len(value.args) <= 1
+    return type(value) is ast.Attribute and value.attr == "ndim"
+
+
+def imported_for_checks(checker: Checker, stmt: ast.ImportFrom, alias: ast.alias) -> tuple[Severity, str] | None:
+    """Info and the reason for `from torch import float64` where every other use of the name in
+    the file is in a list of dtypes a check accepts (`accepted_dtypes=[float16, float32, float64]`),
+    read from the whole text (a text fact: a use added anywhere changes it)."""
+    name = alias.asname or alias.name
+    uses = checker.text_fact("accepted-dtype-names", _accepted_names).get(name)
+    if uses is None:
+        return None
+    keyword, others = uses
+    if any(not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in others):
+        return None
+    return Severity.INFO, IMPORTED_FOR_CHECKS.format(name=name, keyword=keyword)
+
+
+def _accepted_names(checker: Checker) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Each name listed in an accepted-dtypes keyword of one line (`accepted_dtypes=[float16,
+    float64]`, whose items are all dtypes) → the first such keyword, and the 1-based lines of
+    the name's other uses as a word (its import's among them)."""
+    text = checker.source.text
+    listed: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    for found in LISTED.finditer(text):
+        items = [item.strip() for item in found.group(2).split(",")]
+        if ACCEPTING.search(found.group(1).lower()) and all(item.rpartition(".")[2] in TORCH_DTYPES for item in items):
+            spans.append(found.span(2))
+            for item in items:
+                if "." not in item:
+                    listed.setdefault(item, found.group(1))
+    out = {}
+    for name, keyword in listed.items():
+        others = tuple(checker.source.position(m.start())[0] + 1 for m in re.finditer(rf"\b{re.escape(name)}\b", text)
+                       if not any(a <= m.start() < b for a, b in spans))
+        out[name] = (keyword, others)
+    return out
 
 
 def _cpu_side(checker: Checker, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str:

@@ -18,7 +18,8 @@ from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
-from .advice_matching import inside
+from .advice_matching import inside, own_nodes
+from .uncalled_helpers import uncalled_place
 from .statement_facts import StatementFacts, innermost_function, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
@@ -130,6 +131,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     for a CUDA-only seed without a seed of every device, or a CUDA probe whose other path fails
     on an NPU host (cuda_test_paths.py), its severity (or None: the rule's) and why; else None."""
     qualname = ref.qualname
+    if (uncalled := uncalled_place(checker, ref.node)) is not None:
+        return uncalled
     if rule.startswith("NPU3"):
         return opt_in_reference(checker, ref)
     if rule == "NPU405" and dtype_test(checker, ref.node):
@@ -161,6 +164,10 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, FALLBACK
     if id(ref.node) in facts.in_skip_condition or skip_test(checker, ref.node):
         return Severity.INFO, SKIP_CONDITION
+    if qualname in CUDA_PROBES and (loaded := state_dict_place(checker, ref.node)) is not None:
+        return loaded
+    if qualname in CUDA_PROBES and onnx_provider_choice(checker, ref.node):
+        return Severity.INFO, ONNX_PROVIDER
     if qualname in CUDA_PROBES and handles_npu(checker):
         failed = failed_cuda_test(checker, ref.node)
         return (None, failed) if failed else (Severity.INFO, TESTED_BESIDE_NPU)
@@ -182,6 +189,82 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
+
+
+# ONNX Runtime's CUDA provider: a session's choice of it is ONNX Runtime's, apart from torch's devices
+CUDA_PROVIDER = "CUDAExecutionProvider"
+ONNX_PROVIDER = (" (It chooses ONNX Runtime's `CUDAExecutionProvider` for a CUDA device: ONNX Runtime runs the "
+                 "model apart from torch and has no provider for torch's `npu` device, so `npu` here is no fix; on an "
+                 "NPU host give the session the CPU's provider, or ONNX Runtime's CANN build (`onnxruntime-cann`) "
+                 "and its `CANNExecutionProvider`.)")
+
+
+def onnx_provider_choice(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in the test of an `if` that chooses ONNX Runtime's CUDA provider (its test or
+    body names `CUDAExecutionProvider`), or in the value of `name = ...` that such an `if` of the
+    function tests (`cuda = torch.cuda.is_available() and ...` then `if cuda and
+    "CUDAExecutionProvider" in available:`)."""
+    path = _path(checker, node)
+    if not path:
+        return False
+    block, index = path[-1]
+    stmt = block[index]
+    if type(stmt) is ast.If and inside(node, stmt.test):
+        return _names_provider(stmt)
+    function = innermost_function(statement_facts(checker), node)
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name \
+            or not inside(node, stmt.value) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    name = stmt.targets[0].id
+    return any(type(n) is ast.If and _names_provider(n) and any(type(t) is ast.Name and t.id == name
+                                                                  for t in ast.walk(n.test))
+               for n in own_nodes(function.body))
+
+
+def _names_provider(stmt: ast.If) -> bool:
+    """The `if`'s test or body (not its `else`) names ONNX Runtime's CUDA provider."""
+    return any(type(n) is ast.Constant and n.value == CUDA_PROVIDER
+               for part in (stmt.test, *stmt.body) for n in ast.walk(part))
+
+
+# what reads a checkpoint onto the device `map_location=` names
+LOADERS = frozenset({"load", "load_state_dict_from_url"})
+STATE_DICT_LOAD = (" (The `map_location` of a state dict that is only loaded into a module (`.load_state_dict(...)`), "
+                   "which copies each tensor into the module's own parameters, on whatever device they are: on an "
+                   "NPU host it is read onto the CPU, which is correct. A CUDA `map_location` without this fallback "
+                   "raises there.)")
+
+
+def state_dict_place(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
+    """Info and the reason for `map_location="cuda" if <CUDA test> else "cpu"` (`node` in it) of
+    a `torch.load(...)` or `load_state_dict_from_url(...)` whose result only goes into
+    `.load_state_dict(...)`: directly, or through a name every later use of which, in its
+    function, lies in what a `.load_state_dict(...)` call is given."""
+    for call, _scope in checker.events.calls:
+        choice = next((kw.value for kw in call.keywords if kw.arg == "map_location"), None)
+        if type(choice) is not ast.IfExp or not inside(node, choice) or last_name(call.func) not in LOADERS \
+                or not (type(choice.orelse) is ast.Constant and choice.orelse.value == "cpu"):
+            continue
+        if _loaded_into_module(checker, call):
+            return Severity.INFO, STATE_DICT_LOAD
+    return None
+
+
+def _loaded_into_module(checker: Checker, load: ast.Call) -> bool:
+    # not with `assign=True`, which keeps the loaded tensors themselves (torch 2.13 nn/modules/module.py:2495
+    # copies them otherwise: `param.copy_(input_param)`)
+    loads_into = [call for call, _scope in checker.events.calls if last_name(call.func) == "load_state_dict"
+                  and not any(kw.arg == "assign" and not (type(kw.value) is ast.Constant and kw.value.value is False)
+                              for kw in call.keywords)]
+    if any(inside(load, arg) for call in loads_into for arg in call.args):
+        return True
+    target = next((stmt.targets[0] for stmt, _scope in checker.events.assigns
+                   if type(stmt) is ast.Assign and stmt.value is load and len(stmt.targets) == 1), None)
+    function = innermost_function(statement_facts(checker), load)
+    if type(target) is not ast.Name or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    uses = [n for n in own_nodes(function.body) if type(n) is ast.Name and n.id == target.id and type(n.ctx) is ast.Load]
+    return bool(uses) and all(any(inside(use, arg) for call in loads_into for arg in call.args) for use in uses)
 
 
 UNION_FORMS = frozenset({"typing.Union", "typing.Optional", "typing_extensions.Union", "typing_extensions.Optional"})

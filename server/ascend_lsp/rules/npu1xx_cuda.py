@@ -19,7 +19,7 @@ from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..project import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
-from .harmless_calls import flag_off
+from .harmless_calls import flag_off, state_dict_place
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .statement_facts import CPU_ONLY
@@ -47,7 +47,10 @@ rule(
              "records the GPU's facts, `if device.type == \"cuda\": params[\"GPU\"] = name`) info, since `\"npu\"` "
              "there may raise; so is one in a `pytest.param(...)` whose marks require CUDA. A comparison with a device's type is info too where the code handles `npu`, "
              "unless the path an NPU host takes past it falls to the CPU (`else: arg = \"cpu\"`) or raises in a "
-             "function that names the NPU elsewhere (`if not bf16_ok: raise`). The message says which.",
+             "function that names the NPU elsewhere (`if not bf16_ok: raise`). A comparison in the test of an `if` that "
+             "chooses ONNX Runtime's `CUDAExecutionProvider` (its test or body names it) is info: ONNX Runtime has no "
+             "provider for torch's `npu` device, so `npu` there is no fix; its CANN build (`onnxruntime-cann`) has "
+             "`CANNExecutionProvider` (onnxruntime.ai, CANN Execution Provider). The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -90,7 +93,7 @@ rule(
              "union (`IndexType = Union[torch.LongTensor, torch.cuda.LongTensor]`, `Optional[...]`, "
              "`torch.cuda.Event | None`); `torch.cuda` as the "
              "fallback of `getattr(torch, device_type, torch.cuda)`; an environment report (`collect_env.py`, "
-             "`env.py`, `print_env()`); a test's skip condition; the value of a per-device dict's `\"cuda\"` key; "
+             "`env.py`, `print_env()`), and the `torch.cuda` names it imports; a test's skip condition; the value of a per-device dict's `\"cuda\"` key; "
              "a class named only as the key a value is stored under (`hooks[torch.cuda.amp.GradScaler] = ...`); "
              "`import torch.cuda` alone, whose uses are reported where they are; code after a test for ROCm in "
              "an `and` (`bool(torch.version.hip) and torch.cuda.is_available()`); "
@@ -110,7 +113,11 @@ rule(
              "`torch.cuda.OutOfMemoryError`, which is `torch.OutOfMemoryError`, raised by torch_npu when the NPU "
              "runs out of memory; code in another device's class of a per-backend scheme (`HPU_Accelerator`); "
              "a memory statistic given to a print, a log or an exception (`torch.cuda.max_memory_allocated()` "
-             "reads 0 without CUDA); the test of an `if` whose branches only print or log.",
+             "reads 0 without CUDA); the test of an `if` whose branches only print or log; code in a function of "
+             "setup.py that nothing in it calls (setup.py is run, not imported: rules/uncalled_helpers.py); the CUDA "
+             "test of a `map_location` whose state dict is only loaded into a module (as NPU113 says); a CUDA test "
+             "that chooses ONNX Runtime's `CUDAExecutionProvider` (as NPU101 says), in an `if` or assigned to a name "
+             "such an `if` tests.",
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
@@ -178,11 +185,17 @@ rule(
     message="`{name}` selects NCCL, NVIDIA's collective library.",
     doc=dict(
         what="Finds the NCCL backend name in `init_process_group(\"nccl\")`, `backend=\"nccl\"`, "
-             "`\"cpu:gloo,cuda:nccl\"`, and `torch.distributed.is_nccl_available`.",
+             "`\"cpu:gloo,cuda:nccl\"`, and `torch.distributed.is_nccl_available`. Info: the backend of an mmengine "
+             "config's `dist_cfg` (`env_cfg = dict(dist_cfg=dict(backend=\"nccl\"))`) where the project pins "
+             "mmengine 0.3.0 or later (no release before it admitted), or the file imports mmengine and the project "
+             "pins none: from 0.3.0 mmengine's `pytorch` launcher initialises with `hccl` wherever an NPU is "
+             "available and does not read it (mmengine 0.10.7 `mmengine/dist/utils.py:113-120`); its `slurm` and "
+             "`mpi` launchers pass it on, but call `torch.cuda.set_device` first, which raises without CUDA.",
         why="Ascend's collective library is HCCL; the backend is `\"hccl\"`.",
         example='dist.init_process_group(backend="nccl")\n\n# becomes\n\ndist.init_process_group(backend="hccl")',
         fix="Safe: replaces `nccl` with `hccl` (and `cuda` with `npu` in device-qualified specs).",
-        source=TRANSFER_TO_NPU + " `init_process_group`/`new_group` backend rewrite; msFmkTransplt ReplaceStringRule.",
+        source=TRANSFER_TO_NPU + " `init_process_group`/`new_group` backend rewrite; msFmkTransplt ReplaceStringRule; "
+               "open-mmlab/mmengine `mmengine/dist/utils.py` `_init_dist_pytorch` (tags v0.3.0 to v0.10.7 read).",
     ),
 )
 
@@ -196,7 +209,10 @@ rule(
              "`NAME=... cmd` and `env NAME=... cmd`, where mappings/platform/launch.toml adds the legacy NCCL names, "
              "the NCCL variables HCCL ignores (info), `TORCH_CUDA_ARCH_LIST` and `FORCE_CUDA=1` (info). "
              "`CUDA_VISIBLE_DEVICES=\"\"` or `=-1` (forcing the CPU) is not reported, in a script or in Python "
-             "(`os.environ[...] = \"-1\"`, `os.environ.setdefault(...)`).",
+             "(`os.environ[...] = \"-1\"`, `os.environ.setdefault(...)`). `CUDA_VISIBLE_DEVICES` set for TensorFlow is info: "
+             "in a function that hands that environment to a subprocess whose call names TensorFlow (`env={**env, "
+             "**self.tf_env}`, a `tensorflow` script), or that runs TensorFlow itself and names no torch; TensorFlow "
+             "has no NPU.",
         why="The Ascend runtime and HCCL read their own variables (`ASCEND_RT_VISIBLE_DEVICES`, "
             "`HCCL_BUFFSIZE`, …); the CUDA ones are ignored.",
         example='os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n\n# becomes\n\n'
@@ -511,7 +527,12 @@ rule(
     message="`{name}` picks the CPU on an NPU host, silently.",
     doc=dict(
         what="Finds device selection that only knows CUDA: `\"cuda\" if torch.cuda.is_available() else \"cpu\"` "
-             "(also with `torch.cuda.device_count()`), assigned or passed as a device.",
+             "(also with `torch.cuda.device_count()`), assigned or passed as a device. Info where it is the "
+             "`map_location` of a `torch.load(...)` or `load_state_dict_from_url(...)` whose state dict only goes "
+             "into `.load_state_dict(...)` (not with `assign=True`), directly or through a name used nowhere else in "
+             "the function: the module copies each tensor into its own parameters, on whatever device they are "
+             "(torch 2.13 `nn/modules/module.py:2495`, `param.copy_(input_param)`), so the CPU is correct there; a "
+             "plain `map_location=\"cuda\"` raises without CUDA (NPU101).",
         why="Without `transfer_to_npu`, `torch.cuda.is_available()` is False on an Ascend host, so the program "
             "runs entirely on the CPU with no error: slow training, and NPU-vs-CPU comparisons that compare the "
             "CPU with itself.",
@@ -542,7 +563,10 @@ def cuda_or_cpu(checker: Checker, node: ast.expr, scope: Scope) -> bool:
 
 def report_cuda_or_cpu(checker: Checker, node: ast.expr, scope: Scope) -> None:
     if cuda_or_cpu(checker, node, scope):
-        checker.report("NPU113", node, name=checker.source.segment(checker.range(node)))
+        name = checker.source.segment(checker.range(node))
+        loaded = state_dict_place(checker, node)  # harmless_calls: a state dict loaded into a module
+        text = checker.rules["NPU113"].message.format(name=name) + loaded[1] if loaded else None
+        checker.report("NPU113", node, text, name=name, severity=loaded[0] if loaded else None)
 
 
 def check_cuda_or_cpu_argument(checker: Checker, call: ast.Call, scope: Scope) -> None:

@@ -15,6 +15,7 @@ from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
 from .harmless_calls import opt_in_reference
 from .opt_in_imports import opt_in_binding
+from .uncalled_helpers import uncalled_place
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
@@ -123,7 +124,9 @@ rule(
              "`load_inline(cuda_sources=...)`, and `.cu`/`.cuh` source files named in the code. A file named in "
              "`setup(package_data=...)` / `data_files=` is info (installed, not compiled there), and so are the "
              "sources of a builder built on CUDA's (`class FusedAdamBuilder(CUDAOpBuilder)`: DeepSpeed builds "
-             "each op once per accelerator).",
+             "each op once per accelerator). So is one in a function of setup.py that nothing in it calls (mmdet's "
+             "`make_cuda_ext` beside `ext_modules=[]`), and a name setup.py imports only for such functions: "
+             "setup.py is run, not imported, so they never run (rules/uncalled_helpers.py).",
         why="CUDA kernels do not run on the NPU. torch_npu's `NpuExtension` builds C++ only; custom "
             "operators go through OpPlugin/aclnn (AscendC).",
         example='CUDAExtension("ops", ["ops.cpp", "kernel.cu"])  # NPU306 twice',
@@ -143,9 +146,10 @@ SHIPPED = (" (Named as a file to install, not compiled here: where the project b
 def check_cuda_source(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     # A file name, not a sentence that happens to end in ".cu".
     if not is_prose(context) and value.endswith((".cu", ".cuh")) and " " not in value and type(node) is ast.Constant:
-        if _shipped(checker, node):
-            checker.report("NPU306", node, checker.rules["NPU306"].message.format(name=value) + SHIPPED,
-                           severity=Severity.INFO)
+        place = (Severity.INFO, SHIPPED) if _shipped(checker, node) else uncalled_place(checker, node)
+        if place is not None:
+            checker.report("NPU306", node, checker.rules["NPU306"].message.format(name=value) + place[1],
+                           severity=place[0])
         else:
             checker.report("NPU306", node, name=value)
 

@@ -94,8 +94,14 @@ rule(
              "a function or statement that places nothing on a device (for a cast of a tensor made elsewhere, "
              "`x.double()`, only in CPU-side code: a test, data loading, a checkpoint's conversion; in a model's "
              "code the tensor may be on the device), a dtype compared with (`x.dtype in (torch.float16, "
-             "torch.float64)`) or a key of a dict display (`{torch.float64: 3.4e13}`, a table of peak FLOPs), or "
-             "chosen only where the data already is float64.",
+             "torch.float64)`), one of a list of dtypes a check accepts (`validate(x, accepted_dtypes=[torch.float16, "
+             "torch.float32, torch.float64])`: a call or keyword named for accepting, allowing, supporting, "
+             "validating, checking or expecting) or a key of a dict display (`{torch.float64: 3.4e13}`, a table "
+             "of peak FLOPs), or chosen only where the data already is float64. So is a tensor made of a size or "
+             "a dimension count (`torch.tensor(x.shape[-1], dtype=torch.float64, device=x.device)`), an integer "
+             "float32 holds exactly (up to 2**24), wherever it is; and `from torch import float64` where every other "
+             "use of the name in the file (as a word, comments too) is in such a list written on one line "
+             "(`accepted_dtypes=[float16, float32, float64]`).",
         why="Casting an NPU tensor to float64 gives float32 with a single warning (\"Device do not support "
             "double dtype now, dtype cast replace with float.\"), and 919 of the 1175 dtype-restricted "
             "operators exclude float64. Code that relies on double precision (loss accumulation, metrics, "

@@ -15,7 +15,7 @@ from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .device_strings import at_device_argument, device_place
 from .harmless_calls import hides_every_gpu, method_place, opt_in_place, reference_place
-from .harmless_uses import import_place
+from .harmless_uses import backend_place, env_place, import_place
 from .literal_text import literal_text_spans
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
                              styled, switch_branch, unused_import_fix, variable_branch)
@@ -330,7 +330,7 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             else:
                 portable = variable_branch(checker, node, value, env.replacement, Applicability(env.fix))
                 form = form_of("branch", value)
-        report(checker, env, node, value, env.replacement, fix, portable, form)
+        report(checker, env, node, value, env.replacement, fix, portable, form, env_place(checker, node, value))
         return
     if "cuda" not in value and "nccl" not in value:
         return
@@ -345,7 +345,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             new = _replace_words(value, words)
             fix = word_fix(checker, node, words, Applicability(entry.fix), f"Replace `{value}` with `{new}`") if entry.fix else None
             portable = backend_fix(checker, node, context, Applicability(entry.fix)) if entry.fix else None
-            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind))
+            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind),
+                   backend_place(checker, node, context))
             return
         if entry.kind == "device" and DEVICE_STRING.fullmatch(value.strip()) and entry.name in value:
             new = value.replace(entry.name, entry.replacement)
