@@ -14,7 +14,7 @@ from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .device_strings import at_device_argument, device_place
-from .harmless_calls import hides_every_gpu, method_place, opt_in_place, reference_place
+from .harmless_calls import ONNX_PROVIDER, hides_every_gpu, method_place, opt_in_place, reference_place
 from .harmless_uses import backend_place, env_place, import_place
 from .literal_text import literal_text_spans
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
@@ -321,7 +321,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
                    (None, " No fix in Python: the value must be converted with the name, which only a launch "
                           "script's, Dockerfile's or compose file's fix does, for a literal value."))
             return
-        if env.replacement and env.fix is not None:
+        place = env_place(checker, node, value)  # TensorFlow's variable: renaming it gives TensorFlow no NPU
+        if env.replacement and env.fix is not None and place is None:
             fix = word_fix(checker, node, [(value, env.replacement)], Applicability(env.fix),
                            f"Replace `{value}` with `{env.replacement}`")
             if form is not None:
@@ -330,7 +331,7 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             else:
                 portable = variable_branch(checker, node, value, env.replacement, Applicability(env.fix))
                 form = form_of("branch", value)
-        report(checker, env, node, value, env.replacement, fix, portable, form, env_place(checker, node, value))
+        report(checker, env, node, value, env.replacement, fix, portable, form, place)
         return
     if "cuda" not in value and "nccl" not in value:
         return
@@ -354,8 +355,10 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             fix = word_fix(checker, node, [(entry.name, entry.replacement)], applicability,
                            f"Replace `{value}` with `{new}`") if entry.fix else None
             portable = device_string_fix(checker, node, value, context, applicability) if entry.fix else None
-            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind),
-                   device_place(checker, node, context))
+            place = device_place(checker, node, context)
+            if place is not None and place[1] == ONNX_PROVIDER:
+                fix = portable = None  # `npu` there would hand CUDA's provider to the NPU host
+            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind), place)
             return
 
 
