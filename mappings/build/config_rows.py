@@ -2,11 +2,12 @@
 an Ascend NPU. `[[framework]]` rows say how a YAML or JSON file is recognised as a framework's
 config (a row matches when the file's top-level keys include all of `all` and, where given, one
 of `any`); `[[setting]]` rows name a key of such a config (a dotted path: `*` stands for any one
-key, `-` for a sequence's item), the values that matter, the other keys' values it needs (`also`:
-an absent key has the value it defaults to), and what happens on the NPU. Every fact
-was read in a package's own files (the torch_npu 2.13.0 wheel, transformers 4.50–4.56,
-bitsandbytes 0.50.2, the sources of accelerate 1.15.0.dev0 and LLaMA-Factory 0.9.6.dev0), in a
-public repository at a commit, or in a plain statement of a project's documents."""
+key, `-` for a sequence's item, a leading `**` any keys above it or none), the values that matter,
+the other keys' values it needs (`also`: an absent key has the value it defaults to), and what
+happens on the NPU. Every fact was read in a package's own files (the torch_npu 2.13.0 wheel,
+transformers 4.50–4.56, bitsandbytes 0.50.2, the sources of accelerate 1.15.0.dev0,
+LLaMA-Factory 0.9.6.dev0, audiocraft 1.3.0 and verl 0.9.1), in a public repository at a commit,
+or in a plain statement of a project's documents."""
 
 from __future__ import annotations
 
@@ -20,6 +21,16 @@ BNB_FALLBACK = ("bitsandbytes 0.50.2 wheel: `npu` in supported_torch_devices (__
 INDUCTOR = ("torch_npu-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl: torch_npu/_inductor/__init__.py:52-53, "
             "136-141 (inductor for the npu device registered only when triton-ascend is installed)")
 CHIPS = "mappings/platform/chips.toml (feature bf16)"
+# Hydra configs: a device named as a plain string, which the project's code hands to torch
+HYDRA = ("facebookresearch/hydra docs 1.3 (hydra.cc/docs/1.3/advanced/defaults_list: the Defaults List, a list at "
+         "a config's top level)")
+AUDIOCRAFT = ("facebookresearch/audiocraft 1.3.0 sdist: config/config.yaml:9 (`device: cuda`, which every solver "
+              "config inherits), audiocraft/solvers/base.py:43 (`self.device = cfg.device`, where models and batches "
+              "go), config/solver/musicgen/musicgen_base_32khz.yaml:45 (`optim.ema.device: cuda`)")
+VERL = ("verl 0.9.1 sdist: verl/utils/device.py:151-166 (auto_set_device: `trainer.device` becomes the detected "
+        "platform's device, `npu` on Ascend), called first by verl/trainer/main_ppo.py:174 and sft_trainer.py:464; "
+        "the same in volcengine/verl 0.8.0.dev (verl/utils/device.py:145-162, main_ppo.py:43, "
+        "fsdp_sft_trainer.py:846)")
 TRAINING_KEYS = ["per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate", "num_train_epochs",
                  "max_steps", "lr_scheduler_type", "warmup_ratio", "warmup_steps", "logging_steps", "save_steps",
                  "optim", "bf16", "fp16", "tf32", "ddp_backend", "half_precision_backend", "torch_compile"]
@@ -45,6 +56,7 @@ FRAMEWORKS = [
                                                           "num_epochs", "learning_rate", "datasets"],
      "source": "axolotl-style fine-tuning YAMLs (issue26-facts §4.5: their generic keys map onto transformers "
                "and bitsandbytes)"},
+    {"name": "hydra", "all": ["defaults"], "source": HYDRA},
 ]
 
 TRAINERS = ["training-args", "llamafactory", "fine-tuning"]
@@ -141,6 +153,16 @@ SETTINGS = [
      "severity": "warning",
      "note": "bitsandbytes has no NPU kernel for 4-bit: its generic PyTorch fallback runs instead, slowly.",
      "source": BNB_FALLBACK},
+    # Hydra configs (the project's own training configs): `trainer.device` is verl's, which verl switches itself
+    {"frameworks": ["hydra"], "key": "trainer.device", "values": ["cuda"], "rule": "NPU801", "severity": "info",
+     "note": "verl sets `trainer.device` to the platform's device before it reads it (`npu` on an Ascend host, with a "
+             "warning): `npu` says so.",
+     "replacement": "npu", "fix": "safe", "source": VERL},
+    {"frameworks": ["hydra"], "key": "**.device", "values": ["cuda"], "rule": "NPU801", "severity": "warning",
+     "note": "The code that reads the config hands the device to torch, and on an NPU host (torch without CUDA) the "
+             "first tensor moved there raises \"Torch not compiled with CUDA enabled\". Use `npu` (with torch_npu "
+             "imported).",
+     "replacement": "npu", "fix": "unsafe", "source": f"{AUDIOCRAFT}; {HYDRA}"},
     # bf16 on chips without it (NPU802)
     {"frameworks": TRAINERS, "key": "bf16", "values": ["true"], "rule": "NPU802", "severity": "error",
      "note": "transformers raises \"Your setup doesn't support bf16/gpu.\" where torch.npu.is_bf16_supported() is "

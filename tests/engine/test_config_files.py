@@ -74,6 +74,16 @@ def test_only_a_frameworks_config_is_read() -> None:
     assert found('{"output_dir": "o", "tf32": true}', "args.json") == [("NPU801", 0, 20, 0, 32)]
 
 
+def test_a_device_in_a_hydra_config_at_any_depth() -> None:
+    """A Hydra config (its top-level `defaults` list) is read for `device: cuda` at any depth;
+    an OmegaConf YAML without one is not a config; an item `cuda` of a list of devices is one."""
+    text = "defaults:\n  - _self_\ndevice: cuda\nmodel:\n  ema:\n    device: 'cuda'\n"
+    assert found(text, "conf/config.yaml") == [("NPU801", 2, 0, 2, 12), ("NPU801", 5, 4, 5, 18)]
+    assert found(text.replace("defaults:\n  - _self_\n", ""), "conf/config.yaml") == []
+    assert found("defaults:\n  - _self_\nworkers:\n  device:\n    - cuda\n    - cpu\n", "c.yaml") == \
+        [("NPU801", 4, 6, 4, 10)]
+
+
 def test_deepspeed_bf16_on_a_chip_without_it() -> None:
     text = '{"train_micro_batch_size_per_gpu": 1,\n "bf16": {"enabled": true}, "fp16": {"enabled": true}}\n'
     assert found(text, "ds_config.json", chip="910A") == [("NPU802", 1, 10, 1, 25)]

@@ -48,6 +48,18 @@ async def test_json_and_compose_by_language_id(client, workspace):
     assert [(d.code, d.range.start.line) for d in await diagnostics(client, uri, 1)] == [("NPU804", 2)]
 
 
+async def test_a_hydra_config_names_its_device(client, workspace):
+    text = "defaults:\n  - _self_\nname: 音频-😀\ndevice: cuda  # 设备\noptim:\n  ema: {use: true}\n  swa:\n    device: 'cuda'\n"
+    uri = open_document(client, workspace / "conf" / "config.yaml", text, language="yaml")
+    found = await diagnostics(client, uri, 1)
+    assert [(d.code, d.range.start.line, d.range.start.character, d.range.end.character) for d in found] == [
+        ("NPU801", 3, 0, 12), ("NPU801", 7, 4, 18)]
+    assert found[0].severity == types.DiagnosticSeverity.Warning
+    fix = next(a for a in await code_actions(client, uri, [found[1]]) if a.title == "Set `device` to `npu`")
+    edits = edits_by_uri((await resolved(client, fix)).edit)[uri]
+    assert apply(client, text, edits) == text.replace("'cuda'", "'npu'")
+
+
 async def test_a_yaml_that_is_no_config_stays_quiet(client, workspace):
     uri = open_document(client, workspace / ".github" / "ci.yml", "name: ci\noptim: paged_adamw_8bit\n",
                         language="yaml")

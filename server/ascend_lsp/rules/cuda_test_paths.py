@@ -5,7 +5,7 @@ function that names the NPU elsewhere (`bf16 = device == "cuda"`, then `if not b
 falls to the CPU (`if torch.cuda.is_available(): arg = "cuda:0"` ... `else: arg = "cpu"`), and
 no arm of its chain may be the NPU's: then the test is what must change. Read inside the innermost function around the test (a module-level test is not read).
 A test whose branch only logs or records the GPU's facts (`if device.type == "cuda": params["GPU"]
-= name`) changes nothing but a report."""
+= name`) changes nothing but a report; one that records its RNG state for a checkpoint does."""
 
 from __future__ import annotations
 
@@ -39,9 +39,15 @@ def reports(stmt: ast.stmt) -> bool:
     key (`params["GPU"] = name`), and does nothing else."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         return last_name(stmt.value.func) in MESSAGE_FUNCTIONS
-    return isinstance(stmt, ast.Assign) and all(
+    return isinstance(stmt, ast.Assign) and not keeps_state(stmt.value) and all(
         isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and type(t.slice.value) is str
         and not device_name(t) for t in stmt.targets)
+
+
+def keeps_state(value: ast.expr) -> bool:
+    """A value recorded to be restored, not reported: an RNG state or a state dict
+    (`rng_state["cuda"] = torch.cuda.get_rng_state()`, which a checkpoint saves and loads)."""
+    return type(value) is ast.Call and "state" in last_name(value.func).lower()
 
 
 def failed_cuda_test(checker: Checker, node: ast.AST) -> str | None:

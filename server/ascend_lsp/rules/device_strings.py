@@ -38,6 +38,20 @@ def at_device_argument(context: StringContext) -> bool:
     return context.position == 0 and last_name(call.func) in DEVICE_CALLS
 
 
+def bound_device_argument(checker: Checker, context: StringContext) -> bool:
+    """The first argument `functools.partial` binds to a call that takes a device first:
+    `autocast = partial(torch.amp.autocast, "cuda")`, the callable imported under any name."""
+    call = context.call
+    if context.kind != "arg" or call is None or context.position != 1 or last_name(call.func) != "partial":
+        return False
+    bound = call.args[0]
+    if last_name(bound) in DEVICE_CALLS:
+        return True
+    scope = next((s for c, s in checker.events.calls if c is call), None)
+    qualname = checker.qualname(bound, scope) if scope is not None else None
+    return qualname is not None and qualname.rpartition(".")[2] in DEVICE_CALLS
+
+
 def compared_with_device(context: StringContext) -> bool:
     """`x.device.type == "cuda"`, `args.device == "cuda"`, `device == "cuda"`."""
     if context.kind != "compare" or type(context.node) is not ast.Compare:
@@ -61,7 +75,7 @@ def is_default(checker: Checker, node: ast.AST, context: StringContext) -> bool:
 def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity | None, str] | None:
     """None for a string in a device position (the rule's warning); else the lower severity
     and the reason, for the message (no severity: the rule's, with the reason it stays)."""
-    if at_device_argument(context):
+    if at_device_argument(context) or bound_device_argument(checker, context):
         return None
     facts = statement_facts(checker)
     if id(node) in facts.in_skip_condition or skip_test(checker, node):

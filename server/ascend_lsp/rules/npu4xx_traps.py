@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Severity
@@ -304,15 +305,18 @@ rule(
     doc=dict(
         what="Finds out-of-memory handling that matches CUDA's message: `if \"CUDA out of memory\" in str(e):`, "
              "`str(e).startswith(\"CUDA out of memory\")`, `re.search(\"CUDA error: out of memory\", msg)` (in any "
-             "case). Not in an `assert`, which checks text a test recorded.",
+             "case), and the texts a loop or a comprehension tries in turn (`any(s in str(e) for s in [\"CUDA out "
+             "of memory\", \"CUDA error: out of memory\"])`). Not in an `assert`, which checks text a test "
+             "recorded.",
         why="torch_npu's allocator raises the same exception class as CUDA's, `torch.OutOfMemoryError` (a "
             "`RuntimeError`; `torch.cuda.OutOfMemoryError` is that class), with the text \"NPU out of memory. Tried "
             "to allocate …\". A test of the text for CUDA's words is never true on the NPU: the batch-size back-off "
             "or cache clearing it guards never runs, and the error propagates.",
         example='except RuntimeError as e:\n    if "CUDA out of memory" in str(e):  # NPU417\n        ...\n\n'
                 '# becomes\n\nexcept torch.OutOfMemoryError:\n    ...',
-        fix="Unsafe, where the text is searched for anywhere (`in`, `find`, `re.search`): matches `out of memory`, "
-            "which both messages contain. None where it is anchored (`startswith`, `re.match`). Catching "
+        fix="Unsafe, where the text is searched for anywhere (`in`, `find`, `re.search`, a loop's `s in str(e)`): "
+            "matches `out of memory`, which both messages contain. None where it is anchored (`startswith`, "
+            "`re.match`) or a loop's test is not read. Catching "
             "`torch.OutOfMemoryError` is the better change.",
         source="torch_npu-2.13.0 wheel (PyPI): `torch_npu/lib/libtorch_npu.so` (strings \"NPU out of memory. Tried to "
                "allocate \", \"NPU out of memory. device id: \"; it constructs `c10::OutOfMemoryError`); torch 2.13 "
@@ -328,32 +332,63 @@ SEARCHES = frozenset({"find", "index", "count", "search", "findall"})
 ANCHORED = frozenset({"startswith", "endswith", "match", "fullmatch"})
 
 
-@handles("string", "NPU417", contexts=("arg", "compare"))
+@handles("string", "NPU417", contexts=("arg", "compare", "value"))
 def check_oom_text(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
-    """The literal is the text searched for: an operand of `in`, or what a str method or `re`
-    function looks for."""
-    if "out of memory" not in value.lower() or type(node) is not ast.Constant:
+    """The literal is the text searched for: an operand of `in`, what a str method or `re`
+    function looks for, or one of the texts a loop tries in turn."""
+    if (context.kind == "value" and not context.siblings) or "out of memory" not in value.lower() \
+            or type(node) is not ast.Constant:
         return
     match = CUDA_OOM.search(value)
     if match is None:
         return
-    if context.kind == "compare":
-        compare = context.node
-        if type(compare) is not ast.Compare or compare.left is not node or \
-                not any(type(op) in (ast.In, ast.NotIn) for op in compare.ops):
-            return
-        if checker.source.line(checker.range(compare).start_line).lstrip().startswith("assert"):
-            return  # a test that a recorded CUDA error text is kept, not handling of one
-    elif context.kind != "arg" or context.call is None or last_name(context.call.func) not in SEARCHES | ANCHORED:
-        return
+    call = context.call if context.kind == "arg" else None
+    if call is not None and last_name(call.func) in SEARCHES | ANCHORED:
+        report_oom_text(checker, node, match, searched=last_name(call.func) not in ANCHORED)
+    elif context.kind == "compare" and type(compare := context.node) is ast.Compare and compare.left is node \
+            and any(type(op) in (ast.In, ast.NotIn) for op in compare.ops):
+        if not checker.source.line(checker.range(compare).start_line).lstrip().startswith("assert"):
+            report_oom_text(checker, node, match, searched=True)
+        # (an assert: a test that a recorded CUDA error text is kept, not handling of one)
+    elif context.siblings:
+        tried = _tried_texts(checker, node)
+        if tried is not None:
+            report_oom_text(checker, node, match, searched=tried)
+
+
+def report_oom_text(checker: Checker, node: ast.AST, match: re.Match[str], searched: bool) -> None:
+    """NPU417 on `node`, with the unsafe fix where the text is searched for anywhere."""
     where = checker.range(node)
     source = checker.source.segment(where)
     fixes: tuple[Fix, ...] = ()
-    anchored = context.kind == "arg" and context.call is not None and last_name(context.call.func) in ANCHORED
-    if match.group() in source and not anchored:  # written as it reads (no escapes in the way)
+    if match.group() in source and searched:  # written as it reads (no escapes in the way)
         fixes = (checker.fix("Match `out of memory`", Applicability.UNSAFE,
                              checker.replace(where, source.replace(match.group(), "out of memory", 1))),)
     checker.report("NPU417", node, fixes=fixes, name=match.group())
+
+
+def _tried_texts(checker: Checker, node: ast.AST) -> bool | None:
+    """For a string in a list, tuple or set of strings that a `for` or a comprehension iterates:
+    whether the loop searches for each in a text (`s in str(e)`, `s` the loop's name); None when
+    the display is not iterated so (a constant kept for later, a call's argument: not followed)."""
+    for root in checker.events.roots:
+        for owner in ast.walk(root):
+            loops: Sequence[ast.For | ast.AsyncFor | ast.comprehension]
+            if isinstance(owner, (ast.For, ast.AsyncFor)):
+                loops = [owner]
+            elif isinstance(owner, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+                loops = owner.generators
+            else:
+                continue
+            for loop in loops:
+                display, target = loop.iter, loop.target
+                if isinstance(display, (ast.List, ast.Tuple, ast.Set)) and any(e is node for e in display.elts):
+                    if not all(type(e) is ast.Constant and type(e.value) is str for e in display.elts):
+                        return None
+                    return isinstance(target, ast.Name) and any(
+                        isinstance(n, ast.Compare) and isinstance(n.left, ast.Name) and n.left.id == target.id
+                        and type(n.ops[0]) is ast.In for n in ast.walk(owner))
+    return None
 
 
 rule(

@@ -24,7 +24,8 @@ RECOGNISED = ("A YAML or JSON file is read as a config when its top-level keys s
               "`mixed_precision`), DeepSpeed (`zero_optimization`, `train_batch_size` or "
               "`train_micro_batch_size_per_gpu`), LLaMA-Factory (`stage` with `finetuning_type`, or "
               "`model_name_or_path` with `template`), transformers' TrainingArguments (`output_dir` with a training "
-              "key) and fine-tuning YAMLs (`base_model` with a training key); any other YAML or JSON is not read.")
+              "key), fine-tuning YAMLs (`base_model` with a training key) and Hydra configs (a top-level `defaults` "
+              "list); any other YAML or JSON is not read.")
 SPECIFIER = re.compile(r"\s*(===|==|~=|!=|<=|>=|<|>|=)?\s*([0-9][0-9A-Za-z.*+!-]*)\s*$")
 RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
@@ -37,20 +38,24 @@ rule(
              "(LLaMA-Factory), `tf32: true`, 8-bit and paged optimizers, `adamw_apex_fused`, "
              "`half_precision_backend: apex` (transformers' TrainingArguments, which LLaMA-Factory and fine-tuning "
              "YAMLs pass on), `load_in_8bit`/`load_in_4bit`, and as information settings that are harmless but "
-             "say CUDA (`ddp_backend: nccl`) or need triton-ascend (inductor, Liger kernels). " + RECOGNISED,
+             "say CUDA (`ddp_backend: nccl`) or need triton-ascend (inductor, Liger kernels); in Hydra configs, "
+             "`device: cuda` at any depth (the project's code hands it to torch), as information under `trainer` "
+             "(verl's key, which verl sets to `npu` itself). " + RECOGNISED,
         why="A config is read before any code runs: an fp8 mixed precision or `tf32: true` raises at start-up, "
             "a bitsandbytes 8-bit optimizer has no NPU kernel, an apex optimizer imports NVIDIA's build. "
             "Settings the facts show to work (`distributed_type: MULTI_GPU`, `gpu_ids`: accelerate maps them to "
             "the NPU) are not reported.",
         example="optim: paged_adamw_8bit  # NPU801\ntf32: true  # NPU801\n\n# becomes\n\noptim: adamw_torch\n"
                 "tf32: false",
-        fix="Safe: `tf32: true` → `false` (transformers then only leaves CUDA's flags alone) and `ddp_backend: "
-            "nccl` → `hccl` (accelerate runs HCCL anyway). Unsafe, as they change the numbers or the memory used: "
-            "an 8-bit optimizer → `adamw_torch`, `adamw_apex_fused` → `adamw_torch_npu_fused`, "
+        fix="Safe: `tf32: true` → `false` (transformers then only leaves CUDA's flags alone), `ddp_backend: "
+            "nccl` → `hccl` (accelerate runs HCCL anyway) and verl's `trainer.device: cuda` → `npu`. Unsafe: a Hydra "
+            "config's `device: cuda` → `npu` (the code must import torch_npu), and as they change the numbers or "
+            "the memory used, an 8-bit optimizer → `adamw_torch`, `adamw_apex_fused` → `adamw_torch_npu_fused`, "
             "`half_precision_backend: apex` → `auto`, `mixed_precision: fp8` → `bf16`, and LLaMA-Factory's 4-bit "
             "QLoRA gains `double_quantization: false`.",
         source="mappings/platform/configs.toml (each row's source: the transformers 4.56.0 and bitsandbytes 0.50.2 "
-               "wheels, accelerate 1.15.0.dev0 and LLaMA-Factory 0.9.6.dev0 sources, the torch_npu 2.13.0 wheel).",
+               "wheels, accelerate 1.15.0.dev0, LLaMA-Factory 0.9.6.dev0, audiocraft 1.3.0 and verl 0.9.1 sources, Hydra's "
+               "documents, the torch_npu 2.13.0 wheel).",
     ),
 )
 
@@ -116,10 +121,14 @@ DOCKER_FLAGS = frozenset({"--rm", "--privileged", "--init", "--interactive", "--
                           "--publish-all", "--oom-kill-disable", "--no-healthcheck", "--quiet", "--help",
                           "--sig-proxy", "--use-api-socket"})
 SHORT_FLAGS = frozenset("itdPq")
+ANY_DEPTH = "**"  # a row's key that starts so names the key at any depth
 
 
 def _key_matches(pattern: tuple[str, ...], keys: tuple[str, ...]) -> bool:
-    """A row's key (`*`: any one key) names these keys, or one item of the sequence they name."""
+    """A row's key (`*`: any one key; a leading `**`: any keys above, or none) names these keys,
+    or one item of the sequence they name."""
+    if pattern[0] == ANY_DEPTH:
+        return any(_key_matches(pattern[1:], keys[start:]) for start in range(len(keys)))
     if len(keys) == len(pattern) + 1 and keys[-1] == ITEM:
         keys = keys[:-1]
     return len(keys) == len(pattern) and all(p == "*" or p == k for p, k in zip(pattern, keys))
@@ -213,7 +222,7 @@ def _fix(checker: Checker, row: dict, setting: Setting) -> Fix | None:
 def _report(checker: Checker, row: dict, setting: Setting) -> None:
     code = row["rule"]
     pattern = row["key"].split(".")
-    after = max((i for i, part in enumerate(pattern) if part in ("*", ITEM)), default=-1) + 1
+    after = max((i for i, part in enumerate(pattern) if part in ("*", ITEM, ANY_DEPTH)), default=-1) + 1
     name = f"{'.'.join(pattern[after:])}: {setting.value}"  # the row's own keys (`bf16.enabled`, `runtime`)
     fmt: dict[str, str] = {"name": name}
     extra = {"note": row["note"], "source": row["source"]}
