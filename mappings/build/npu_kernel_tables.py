@@ -1,12 +1,15 @@
 """mappings/torch_npu/kernels-2.13.0.toml: the aten operators the torch_npu 2.13.0 wheel registers
-NPU kernels for; and the `npu-kernels` of the rows of support-2.13.0.toml that Ascend's support list
-marks ✘ although every operator they run has one.
+NPU kernels for and the APIs it replaces with its own at import; and the evidence they give the rows
+of support-2.13.0.toml that Ascend's support list marks ✘ or says may fall back to the CPU:
+`npu-kernels` where every operator the API runs has an NPU kernel (with `unsettled` where the row's
+note names a case the kernels do not settle), `no-npu-kernels` where one has none, and `npu-patched`
+where torch_npu replaces the API.
 
-Called from torch_npu_tables.build. The kernels are read from the wheel's registration table
-(REGISTRATIONS: the aten operators its code generator registered NPU kernels for) when `ASCEND_LSP_TORCH_NPU_WHEEL` names the wheel (`pip download torch-npu==2.13.0 --no-deps`);
-without it the committed file is kept, and the build says so. The operators an API runs are
-recorded on the installed torch (2.13, CPU) from support_kernel_examples.toml; without torch 2.13
-no row gets `npu-kernels` (a warning says so).
+Called from torch_npu_tables.build. The facts are read from the wheel when `ASCEND_LSP_TORCH_NPU_WHEEL`
+names it (`pip download torch-npu==2.13.0 --no-deps`): its registration table (REGISTRATIONS: the
+aten operators its code generator registered NPU kernels for) and its patch of DLPack (PATCHES); without it the committed file is kept,
+and the build says so. The operators an API runs are recorded on the installed torch (2.13, CPU)
+from support_kernel_examples.toml; without torch 2.13 no row gets that evidence (a warning says so).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 import tomllib
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 from torch_npu_tables import write_toml
 
@@ -30,12 +34,22 @@ REGISTRATIONS = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
 SECTIONS = ("supported", "symint", "autograd")
 # torch's kernels for every device, followed where torch_npu registers none
 COMPOSITES = ("CompositeImplicitAutograd", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+# the module whose import-time patch replaces torch's DLPack functions (alias.name = create_patched_...)
+PATCHES = "torch_npu/utils/dlpack.py"
+PATCH_ALIAS = re.compile(r"^\s*import ([\w.]+) as (\w+)$", re.M)
+PATCHED = re.compile(r"^\s*([\w.]+)\.(\w+) = create_patched_\w+\(", re.M)
+NPU_IMPLEMENTATION = re.compile(r"^from torch_npu\._C import (_npu_\w+)$", re.M)
 HERE = Path(__file__).resolve().parent
 COMMITTED = HERE.parent / "torch_npu" / f"kernels-{VERSION}.toml"
 EXAMPLES = HERE / "support_kernel_examples.toml"
 SECTION = re.compile(r"^(\w+):")
 ITEM = re.compile(r"^\s*-\s+(?:func:\s*)?([\w.]+)\s*(?:\(|$)")  # `- view`, `- func: clone`, `- func: abs(Tensor ...`
 FUNC = re.compile(r"^\s+func:\s*([\w.]+)\s*(?:\(|$)")  # an item whose func comes after other keys
+
+
+class WheelFacts(NamedTuple):
+    kernels: dict[str, list[str]]  # section of the registration table → its operators
+    patched: list[dict]  # {apis, by, implementation}: the APIs a module of the wheel replaces at import
 
 
 def registered(text: str) -> dict[str, list[str]]:
@@ -56,29 +70,46 @@ def registered(text: str) -> dict[str, list[str]]:
     return {section: sorted(ops) for section, ops in found.items()}
 
 
-def kernel_facts(out_dir: Path) -> tuple[dict[str, list[str]], Path | None]:
-    """The kernels, from the wheel (written to out_dir) or else from the committed file."""
+def patched_apis(text: str) -> dict:
+    """The APIs PATCHES replaces with its own (`torch_dlpack.to_dlpack = create_patched_to_dlpack(...)`
+    after `import torch.utils.dlpack as torch_dlpack`), and the torch_npu functions it calls for NPU tensors."""
+    aliases = {alias: module for module, alias in PATCH_ALIAS.findall(text)}
+    apis = sorted(f"{aliases.get(owner, owner)}.{name}" for owner, name in PATCHED.findall(text))
+    implementation = NPU_IMPLEMENTATION.findall(text)
+    if not apis or not implementation or not all(api.startswith("torch.") for api in apis):
+        raise ValueError(f"{PATCHES}: no torch API replaced by a torch_npu implementation")
+    return {"apis": apis, "by": PATCHES,
+            "implementation": ", ".join(f"torch_npu._C.{name}" for name in implementation)}
+
+
+def kernel_facts(out_dir: Path) -> tuple[WheelFacts, Path | None]:
+    """The wheel's facts, from the wheel (written to out_dir) or else from the committed file."""
     wheel = os.environ.get(WHEEL_VARIABLE)
     if not wheel:
         print(f"kept {COMMITTED.relative_to(HERE.parent.parent)}: no torch_npu {VERSION} wheel ({WHEEL_VARIABLE} "
               "names none)", file=sys.stderr)
         with COMMITTED.open("rb") as f:
-            return {row["section"]: row["ops"] for row in tomllib.load(f)["kernels"]}, None
+            table = tomllib.load(f)
+        return WheelFacts({row["section"]: row["ops"] for row in table["kernels"]},
+                          [{key: row[key] for key in ("apis", "by", "implementation")} for row in table["patched"]]), None
     path = Path(wheel)
     if not path.name.startswith(f"torch_npu-{VERSION}-") or path.suffix != ".whl":
         raise ValueError(f"{WHEEL_VARIABLE}={wheel}: not a torch_npu {VERSION} wheel")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     with zipfile.ZipFile(path) as archive:
         kernels = registered(archive.read(REGISTRATIONS).decode("utf-8"))
-    source = f"{path.name} (PyPI, sha256 {digest}): {REGISTRATIONS}"
+        facts = WheelFacts(kernels, [patched_apis(archive.read(PATCHES).decode("utf-8"))])
+    source = f"{path.name} (PyPI, sha256 {digest})"
     written = write_toml(
         out_dir / COMMITTED.name,
-        {"title": f"The aten operators torch_npu {VERSION} registers NPU kernels for, per section of its table",
-         "version": VERSION, "sources": [source]},
-        [("kernels", [{"section": section, "ops": ops, "source": f"{source}, section {section}"}
-                      for section, ops in kernels.items()])],
+        {"title": f"The aten operators torch_npu {VERSION} registers NPU kernels for, per section of its table; the APIs "
+                  "it replaces at import",
+         "version": VERSION, "sources": [f"{source}: {REGISTRATIONS}, {PATCHES}"]},
+        [("kernels", [{"section": section, "ops": ops, "source": f"{source}: {REGISTRATIONS}, section {section}"}
+                      for section, ops in kernels.items()]),
+         ("patched", [{**row, "source": f"{source}: {PATCHES}"} for row in facts.patched])],
     )
-    return kernels, written
+    return facts, written
 
 
 def recorded_ops(torch, setup: str, call: str, with_kernel: set[str]) -> tuple[set[str], set[str]]:
@@ -149,27 +180,52 @@ def named_after(api: str, op: str) -> bool:
     return base in api.rpartition(".")[2].lower().replace("_", "")
 
 
-def annotate(entries: list[dict], kernels: dict[str, list[str]], torch) -> str | None:
-    """Give each ✘ row whose example runs only operators with NPU kernels (followed through torch's
-    composites) its `npu-kernels`; the source that says how, or None without torch 2.13."""
+def flagged(row: dict) -> bool:
+    """A row NPU201 or NPU203 reports: ✘ on a chip, or said to fall back to the CPU."""
+    return not all(row.get("chips", {"A2": True}).values()) or row.get("cpu-fallback", False)
+
+
+def annotate(entries: list[dict], facts: WheelFacts, torch) -> list[str]:
+    """Give each flagged row its evidence: `npu-patched` where the wheel replaces its API; from its
+    example's operators (followed through torch's composites), `npu-kernels` where each has an NPU
+    kernel (with `unsettled`, the case its note names that they do not settle),
+    else `no-npu-kernels`. The sources that say how (none recorded without torch 2.13)."""
+    rows = {e["name"]: e for e in entries}
+    sources = []
+    for patch in facts.patched:
+        for api in patch["apis"]:
+            row = rows.get(api)
+            if row is not None and flagged(row):
+                row["npu-patched"] = f"{patch['by']} ({patch['implementation']})"
+                row["source"] = row.pop("source")  # the provenance stays the row's last key
+        sources.append(f"npu-patched: mappings/torch_npu/{COMMITTED.name} (the wheel's {patch['by']})")
     if torch is None or not torch.__version__.startswith(VERSION.rpartition(".")[0] + "."):
         print(f"warning: npu-kernels left out: they are recorded on torch {VERSION.rpartition('.')[0]}",
               file=sys.stderr)
-        return None
+        return sources
     with EXAMPLES.open("rb") as f:
         examples = tomllib.load(f)["example"]
-    rows = {e["name"]: e for e in entries}
-    with_kernel = {op for ops in kernels.values() for op in ops}
+    with_kernel = {op for ops in facts.kernels.values() for op in ops}
     for example in examples:
         api = example["api"]
         row = rows.get(api)
-        if row is None or all(row.get("chips", {"A2": True}).values()):
-            raise ValueError(f"{EXAMPLES.name}: {api} is not a row the support list marks ✘")
+        if row is None or not flagged(row):
+            raise ValueError(f"{EXAMPLES.name}: {api} is not a row the support list marks ✘ or says may fall back "
+                             "to the CPU")
         named, left = recorded_ops(torch, example["setup"], example["call"], with_kernel)
+        if not named and not left:
+            raise ValueError(f"{EXAMPLES.name}: {api}'s call runs no aten operator")
+        if "case" in example and example["says"] not in row.get("limitations", ""):
+            raise ValueError(f"{EXAMPLES.name}: {api}'s note does not say {example['says']!r}")
         if left:
-            print(f"warning: {api} keeps its ✘: no NPU kernel for {', '.join(sorted(left))}", file=sys.stderr)
-        elif named:
+            print(f"warning: {api} keeps its finding: no NPU kernel for "
+                  f"{', '.join(sorted(left))}", file=sys.stderr)
+            row["no-npu-kernels"] = sorted(left)
+        else:
             row["npu-kernels"] = sorted(named, key=lambda op: (not named_after(api, op), op))
-            row["source"] = row.pop("source")  # the provenance stays the row's last key
-    return (f"npu-kernels: mappings/torch_npu/{COMMITTED.name} (the wheel's registration table), the aten operators "
-            f"each API runs on torch {torch.__version__} (mappings/build/{EXAMPLES.name})")
+            row["unsettled"] = example.get("case")
+        row["source"] = row.pop("source")
+    sources.append(f"npu-kernels, no-npu-kernels: mappings/torch_npu/{COMMITTED.name} (the wheel's "
+                   f"registration table), the aten operators each API runs on torch "
+                   f"{torch.__version__} (mappings/build/{EXAMPLES.name})")
+    return sources

@@ -887,14 +887,14 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
         [("env", env)],
     ))
     from npu_kernel_tables import VERSION as KERNELS_VERSION, annotate, kernel_facts  # noqa: PLC0415 - a sibling module
-    kernels, kernels_file = kernel_facts(out_dir)
+    wheel_facts, kernels_file = kernel_facts(out_dir)
     if kernels_file is not None:
         written.append(kernels_file)
     for version in ("2.13.0", "2.7.1"):
         entries = support_table(d / f"native_api_support_{version}.tsv", version, warnings)
         sources = [f"{PT}:docs/zh/api/native_api/pytorch_{version.replace('.', '-')}/ (entries cite it as {PT_SHORT})"]
-        if version == KERNELS_VERSION and (kernel_source := annotate(entries, kernels, torch)) is not None:
-            sources.append(kernel_source)
+        if version == KERNELS_VERSION:
+            sources += annotate(entries, wheel_facts, torch)
         written.append(write_toml(
             out_dir / f"support-{version}.toml",
             {

@@ -1,5 +1,6 @@
-"""mappings/torch_npu/kernels-2.13.0.toml and the `npu-kernels` of support-2.13.0.toml: the wheel's
-registration table read, the operators an API runs recorded on torch, and the two in step."""
+"""mappings/torch_npu/kernels-2.13.0.toml and the evidence it gives support-2.13.0.toml's rows: the
+wheel's registration table and DLPack patch read, the operators an API runs
+recorded on torch, and the two in step."""
 
 from __future__ import annotations
 
@@ -45,6 +46,27 @@ def test_the_registration_table_is_read_by_section() -> None:
     }
 
 
+PATCH = """import torch
+from torch_npu._C import _npu_from_dlpack
+from torch_npu._C import _npu_to_dlpack
+
+
+def _apply_dlpack_patch():
+    import torch.utils.dlpack as torch_dlpack
+    torch_dlpack.to_dlpack = create_patched_to_dlpack('torch.utils.dlpack')
+    if hasattr(torch, 'from_dlpack'):
+        torch.from_dlpack = create_patched_from_dlpack('torch')
+"""
+
+
+def test_the_apis_the_dlpack_patch_replaces_are_read() -> None:
+    assert npu_kernel_tables.patched_apis(PATCH) == {
+        "apis": ["torch.from_dlpack", "torch.utils.dlpack.to_dlpack"], "by": "torch_npu/utils/dlpack.py",
+        "implementation": "torch_npu._C._npu_from_dlpack, torch_npu._C._npu_to_dlpack"}
+    with pytest.raises(ValueError, match="no torch API replaced by a torch_npu implementation"):
+        npu_kernel_tables.patched_apis(PATCH.replace("from torch_npu._C import", "from elsewhere import"))
+
+
 def test_a_table_without_a_section_fails() -> None:
     with pytest.raises(ValueError, match="no operator in its section symint"):
         npu_kernel_tables.registered(TABLE.partition("symint:")[0])
@@ -52,9 +74,13 @@ def test_a_table_without_a_section_fails() -> None:
 
 def test_without_the_wheel_the_committed_kernels_are_kept(monkeypatch, tmp_path: Path, capsys) -> None:
     monkeypatch.delenv(npu_kernel_tables.WHEEL_VARIABLE, raising=False)
-    kernels, written = npu_kernel_tables.kernel_facts(tmp_path)
+    facts, written = npu_kernel_tables.kernel_facts(tmp_path)
     assert written is None and not list(tmp_path.iterdir())
-    assert "unique_consecutive" in kernels["supported"]
+    assert "unique_consecutive" in facts.kernels["supported"]
+    assert facts.patched == [{
+        "apis": ["torch.from_dlpack", "torch.to_dlpack", "torch.utils.dlpack.from_dlpack",
+                 "torch.utils.dlpack.to_dlpack", "torch.utils.from_dlpack", "torch.utils.to_dlpack"],
+        "by": "torch_npu/utils/dlpack.py", "implementation": "torch_npu._C._npu_from_dlpack, torch_npu._C._npu_to_dlpack"}]
     assert "kept mappings/torch_npu/kernels-2.13.0.toml" in capsys.readouterr().err
 
 
@@ -79,7 +105,7 @@ def test_the_operators_a_call_runs_are_followed_through_torchs_composites() -> N
     assert left == {"aten::adaptive_max_pool2d_backward.grad_input", "aten::empty.memory_format"}
 
 
-def test_every_kernel_a_support_row_names_is_registered() -> None:
+def test_every_kernel_a_marked_row_names_is_registered() -> None:
     registered = {op for row in load("kernels-2.13.0.toml")["kernels"] for op in row["ops"]}
     rows = [row for row in load("support-2.13.0.toml")["support"] if "npu-kernels" in row]
     assert {row["name"] for row in rows} >= {
@@ -87,5 +113,53 @@ def test_every_kernel_a_support_row_names_is_registered() -> None:
         "torch.nn.functional.adaptive_max_pool2d", "torch.nn.AdaptiveMaxPool2d", "torch.nn.AvgPool3d",
         "torch.var_mean", "torch.nn.TransformerDecoder"}
     for row in rows:
-        assert not all(row["chips"].values()), row["name"]
         assert {op.removeprefix("aten::") for op in row["npu-kernels"]} <= registered, row["name"]
+
+
+def test_the_rows_that_may_fall_back_get_the_same_evidence() -> None:
+    registered = {op for row in load("kernels-2.13.0.toml")["kernels"] for op in row["ops"]}
+    rows = {row["name"]: row for row in load("support-2.13.0.toml")["support"]}
+    # every operator has an NPU kernel: NPU203 is info
+    assert rows["torch.trunc"]["npu-kernels"] == ["aten::trunc", "aten::empty_like", "aten::zero_"]
+    assert rows["torch.nn.ZeroPad2d"]["npu-kernels"] == ["aten::constant_pad_nd"]
+    assert rows["torch.nn.Hardsigmoid"]["npu-kernels"] == ["aten::hardsigmoid", "aten::hardsigmoid_backward"]
+    assert "aten::std.correction" in rows["torch.std"]["npu-kernels"]
+    assert "aten::scatter.src_out" in rows["torch.scatter"]["npu-kernels"]
+    # one without: the finding stays and names it
+    assert rows["torch.distributions.binomial.Binomial"]["no-npu-kernels"] == ["aten::binomial"]
+    assert rows["torch.nn.HuberLoss"]["no-npu-kernels"] == ["aten::huber_loss", "aten::huber_loss_backward.out"]
+    assert rows["torch.nn.functional.pdist"]["no-npu-kernels"] == ["aten::_pdist_backward"]
+    # every operator has one, but the note names a case they do not settle
+    assert rows["torch.Tensor.double"]["npu-kernels"] == ["aten::_to_copy"]
+    assert "float32" in rows["torch.Tensor.double"]["unsettled"]
+    # torch_npu replaces the DLPack functions at import
+    for name in ("torch.utils.dlpack.to_dlpack", "torch.utils.dlpack.from_dlpack", "torch.from_dlpack"):
+        assert rows[name]["npu-patched"].startswith("torch_npu/utils/dlpack.py ("), name
+    for row in rows.values():
+        if "npu-kernels" in row or "no-npu-kernels" in row:
+            assert row.get("cpu-fallback") or not all(row["chips"].values()), row["name"]
+        assert {op.removeprefix("aten::") for op in row.get("npu-kernels", ())} <= registered, row["name"]
+        assert not {op.removeprefix("aten::") for op in row.get("no-npu-kernels", ())} & registered, row["name"]
+
+
+def test_an_example_that_runs_no_operator_fails(monkeypatch, tmp_path: Path) -> None:
+    examples = tmp_path / "examples.toml"
+    examples.write_text('[[example]]\napi = "torch.std"\nsetup = "x = torch.randn(3)"\ncall = "x.shape"\n',
+                        encoding="utf-8")
+    monkeypatch.setattr(npu_kernel_tables, "EXAMPLES", examples)
+    facts = npu_kernel_tables.WheelFacts({"supported": ["std.correction"]}, [])
+    entries = [{"name": "torch.std", "chips": {"A2": True}, "cpu-fallback": True, "source": "list"}]
+    with pytest.raises(ValueError, match="torch.std's call runs no aten operator"):
+        npu_kernel_tables.annotate(entries, facts, torch)
+
+
+def test_a_case_the_note_does_not_say_fails(monkeypatch, tmp_path: Path) -> None:
+    examples = tmp_path / "examples.toml"
+    examples.write_text('[[example]]\napi = "torch.std"\nsetup = "x = torch.randn(3)"\ncall = "torch.std(x)"\n'
+                        'case = "it returns float32"\nsays = "默认返回fp32"\n', encoding="utf-8")
+    monkeypatch.setattr(npu_kernel_tables, "EXAMPLES", examples)
+    facts = npu_kernel_tables.WheelFacts({"supported": ["std.correction"]}, [])
+    entries = [{"name": "torch.std", "chips": {"A2": True}, "cpu-fallback": True, "limitations": "可能回退至CPU执行",
+                "source": "list"}]
+    with pytest.raises(ValueError, match="torch.std's note does not say '默认返回fp32'"):
+        npu_kernel_tables.annotate(entries, facts, torch)

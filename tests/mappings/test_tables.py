@@ -79,7 +79,8 @@ def test_no_duplicate_names(name):
     for section, entries in table.items():
         if section == "meta":
             continue
-        key = {"literal": lambda e: (e["kind"], e["match"]), "kernels": lambda e: e["section"]}.get(section, lambda e: e["name"])
+        key = {"literal": lambda e: (e["kind"], e["match"]), "kernels": lambda e: e["section"],
+               "patched": lambda e: e["by"]}.get(section, lambda e: e["name"])
         keys = [key(e) for e in entries]
         dupes = sorted({str(k) for k in keys if keys.count(k) > 1})
         assert not dupes, f"[[{section}]] in {name} repeats {dupes}"
@@ -95,7 +96,7 @@ def test_api_names_unique_across_files():
 @pytest.mark.parametrize("name", FILES)
 def test_rule_codes_are_known(name):
     for section, entries in load(name).items():
-        if section in ("meta", "support", "kernels"):
+        if section in ("meta", "support", "kernels", "patched"):
             continue
         for e in entries:
             assert e["rule"] in RULE_CODES, e

@@ -77,8 +77,13 @@ class Support:
     int64: bool | None = None
     cpu_fallback: bool = False
     limitations: str = ""
-    # the aten operators it runs, each with a kernel the torch_npu wheel registers (only where the list marks ✘)
+    # the torch_npu wheel's evidence, where the list marks it ✘ or says it may fall back: the aten operators
+    # it runs, each with an NPU kernel; else those with none; the case its note names that the kernels do
+    # not settle; the wheel's module that replaces it
     npu_kernels: tuple[str, ...] = ()
+    no_npu_kernels: tuple[str, ...] = ()
+    unsettled: str = ""
+    npu_patched: str = ""
     origin: str = ""
 
     def supported_on(self, chip: str) -> bool:
@@ -171,6 +176,9 @@ def _merge(tables: Tables, data: dict, origin: str) -> None:
             cpu_fallback=row.get("cpu-fallback", False),
             limitations=row.get("limitations", ""),
             npu_kernels=tuple(row.get("npu-kernels", ())),
+            no_npu_kernels=tuple(row.get("no-npu-kernels", ())),
+            unsettled=row.get("unsettled", ""),
+            npu_patched=row.get("npu-patched", ""),
             origin=origin,
         )
 

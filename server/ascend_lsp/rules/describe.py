@@ -46,5 +46,12 @@ def describe_api(name: str, settings: Settings) -> list[str]:
         if support.npu_kernels:
             lines.append(f"torch_npu {tables.support_version} registers NPU kernels for every aten operator it runs: "
                          f"{', '.join(support.npu_kernels)}")
+        if support.unsettled:
+            lines.append(f"not settled by the kernels: {support.unsettled}")
+        if support.no_npu_kernels:
+            lines.append(f"torch_npu {tables.support_version} registers no NPU kernel for: "
+                         f"{', '.join(support.no_npu_kernels)}")
+        if support.npu_patched:
+            lines.append(f"torch_npu {tables.support_version} replaces it at import: {support.npu_patched}")
         lines.append(f"source: {support.source}")
     return lines

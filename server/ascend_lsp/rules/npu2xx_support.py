@@ -40,7 +40,11 @@ rule(
             "wrapFunc(F.avg_pool3d, ...)`) or back; and an API the list marks ✘ although torch_npu 2.13.0 "
             "registers an NPU kernel for every aten operator it runs (`torch.unique_consecutive`, "
             "`nn.AdaptiveMaxPool2d`, `nn.RNN`: recorded on torch 2.13's CPU, forward and backward, and looked "
-            "up in the wheel's registration table); the message names the kernels.",
+            "up in the wheel's registration table); the message names the kernels. So are the DLPack functions "
+            "(`torch.utils.dlpack.to_dlpack`/`from_dlpack`, `torch.from_dlpack`), which torch_npu 2.13.0 "
+            "replaces at import with its own conversion for NPU tensors (`torch_npu/utils/dlpack.py`). Where an "
+            "operator the API runs has no NPU kernel, the message names it (`F.pdist`: "
+            "`aten::_pdist_backward`).",
         source=SUPPORT_LIST,
     ),
 )
@@ -69,7 +73,14 @@ rule(
         what="Finds APIs that run on the CPU when called on an NPU tensor: those the support list says \"may fall "
              "back to the CPU\", the operators with CPU-fallback warnings compiled into torch_npu, and "
              "`torch.optim.Adam(fused=True)`. Info where it is not called: re-bound to a wrapper of itself "
-             "(`F.x = wrap(F.x, ...)`) or back.",
+             "(`F.x = wrap(F.x, ...)`) or back; and where torch_npu 2.13.0 registers an NPU kernel for every "
+             "aten operator the API runs (`torch.trunc`, `nn.ZeroPad2d`, `torch.std`, `torch.scatter`, "
+             "`nn.Hardsigmoid`: recorded on torch 2.13's CPU, forward and backward, and looked up in the "
+             "wheel's registration table), naming them. "
+             "It stays a warning where an operator has no kernel (`Binomial`: `aten::binomial`; "
+             "`nn.HuberLoss`: `aten::huber_loss`), which the message names, and where the list's note names a "
+             "case the kernels do not settle (`x.double()` returns float32), which it says. The note's other "
+             "limits (dtypes) follow.",
         why="A CPU fallback copies the tensors to the host and back on every call: correct, but slow, and easy "
             "to miss (one warning per process). Set `TORCH_NPU_FALLBACK_CPU_DISABLE=1` to make it an error.",
         example="opt = torch.optim.Adam(params, fused=True)  # aten::_fused_adam_ falls back\n\n"
@@ -85,25 +96,48 @@ def support_extra(entry: Support, chip: str) -> dict:
         "api": entry.name, "chips": dict(entry.chips), "dtypes": list(entry.dtypes), "fp64": entry.fp64,
         "complex": entry.complex, "int64": entry.int64, "cpu_fallback": entry.cpu_fallback,
         "limitations": entry.limitations, "npu_name": entry.npu_name, "source": entry.source, "chip": chip,
-        "npu_kernels": list(entry.npu_kernels),
+        "npu_kernels": list(entry.npu_kernels), "no_npu_kernels": list(entry.no_npu_kernels),
+        "unsettled": entry.unsettled, "npu_patched": entry.npu_patched,
     }
 
 
-# the kernels a contradicted row's message names; the hover's `npu_kernels` holds them all
+# the kernels a message names; the hover's `npu_kernels` holds them all
 KERNELS_NAMED = 4
 
 
-def contradicted(name: str, chip: str, version: str, kernels: tuple[str, ...]) -> str:
-    """NPU201's message where torch_npu registers a kernel for every operator the API runs (the
-    table lists those named after the API first)."""
+def kernels_phrase(kernels: tuple[str, ...]) -> str:
+    """What torch_npu registers for an API whose every operator has a kernel (those named after it first)."""
     if len(kernels) == 1:
-        registered = f"an NPU kernel for {kernels[0]}"
-    elif len(kernels) <= KERNELS_NAMED:
-        registered = f"NPU kernels for {', '.join(kernels)}"
-    else:
-        registered = (f"an NPU kernel for each of the {len(kernels)} aten operators it runs "
-                      f"({', '.join(kernels[:KERNELS_NAMED])}, …)")
-    return f"Ascend's support list marks `{name}` ✘ on {chip}, but torch_npu {version} registers {registered}."
+        return f"an NPU kernel for {kernels[0]}"
+    if len(kernels) <= KERNELS_NAMED:
+        return f"NPU kernels for {', '.join(kernels)}"
+    return (f"an NPU kernel for each of the {len(kernels)} aten operators it runs "
+            f"({', '.join(kernels[:KERNELS_NAMED])}, …)")
+
+
+def evidence(entry: Support, version: str) -> str:
+    """What the wheel says of an API the list flags: the operators it runs without an NPU kernel; the
+    case its note names that the kernels do not settle."""
+    said = ""
+    if entry.no_npu_kernels:
+        said += f" torch_npu {version} registers no NPU kernel for {', '.join(entry.no_npu_kernels)}."
+    if entry.npu_kernels and entry.unsettled:
+        said += f" torch_npu {version} registers {kernels_phrase(entry.npu_kernels)}, but {entry.unsettled}."
+    return said
+
+
+def lowered(entry: Support, flag: str, version: str) -> str | None:
+    """The finding's text where the wheel contradicts the list (`flag`: what the list says), or None."""
+    if entry.npu_patched:
+        return (f"Ascend's support list {flag}, but torch_npu {version} replaces it at import with its own for NPU "
+                f"tensors ({entry.npu_patched}).")
+    if entry.npu_kernels and not entry.unsettled:
+        return f"Ascend's support list {flag}, but torch_npu {version} registers {kernels_phrase(entry.npu_kernels)}."
+    return None
+
+
+# the note's own words for a CPU fallback, which NPU203's message already says
+FALLBACK_NOTE = re.compile(r"\s*(?:- )?(?:在某些情况下)?(?:可能)?回退至CPU执行")
 
 
 # torch.compiler's functions steer only what Dynamo traces (skip a function, keep it whole in
@@ -147,20 +181,19 @@ def check_support(checker: Checker, node: ast.AST, qualname: str, uncalled: bool
     note = NOT_CALLED if uncalled and isinstance(node, ast.expr) and not_called(checker, node) else ""
     chip, version = checker.settings.chip, tables.support_version
     if not entry.supported_on(checker.settings.support_chip):
-        if entry.npu_kernels:
-            message = contradicted(qualname, chip, version, entry.npu_kernels)
-        else:
-            message = checker.rules["NPU201"].message.format(name=qualname, chip=chip, version=version)
-        if entry.limitations:
-            message += f" Ascend notes: {entry.limitations}"
+        code, flag = "NPU201", f"marks `{qualname}` ✘ on {chip}"
+        message = checker.rules[code].message.format(name=qualname, chip=chip, version=version)
+        notes = entry.limitations
         if qualname.startswith(COMPILE_STEERING):
             note = STEERS_COMPILE
-        checker.report("NPU201", node, message + note, origin=entry.origin, extra=support_extra(entry, chip),
-                       severity=Severity.INFO if note or entry.npu_kernels else None)
-    elif entry.cpu_fallback:
-        message = checker.rules["NPU203"].message.format(name=qualname)
-        checker.report("NPU203", node, message + note, origin=entry.origin, extra=support_extra(entry, chip),
-                       severity=Severity.INFO if note else None)
+    else:
+        code, flag = "NPU203", f"says `{qualname}` may fall back to the CPU"
+        message = checker.rules[code].message.format(name=qualname)
+        notes = FALLBACK_NOTE.sub("", entry.limitations).strip()
+    contradicted = lowered(entry, flag, version)
+    message = (contradicted or message + evidence(entry, version)) + (f" Ascend notes: {notes}" if notes else "")
+    checker.report(code, node, message + note, origin=entry.origin, extra=support_extra(entry, chip),
+                   severity=Severity.INFO if note or contradicted else None)
 
 
 @handles("reference", "NPU201", "NPU203", names=lambda tables: {name.rpartition(".")[2] for name in tables.support})
