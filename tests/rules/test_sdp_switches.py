@@ -1,14 +1,13 @@
-"""CUDA's SDPA switches that leave torch_npu's SDPA on its fused kernel (rules/sdp_switches.py),
-read by the engine from real code: a handler in the place of NPU201's hook reports each
-reference's note."""
+"""CUDA's SDPA switches that leave torch_npu's SDPA on its fused kernel (rules/sdp_switches.py):
+NPU201 on each reference, lowered to info with the note where the switch keeps the kernel."""
 
 from __future__ import annotations
 
 from ascend_lsp.engine.analyzer import analyze_with
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.engine.registry import EVENT_KINDS, RuleSet
+from ascend_lsp.engine.model import Severity
+from ascend_lsp.engine.registry import HANDLERS, RuleSet
 from ascend_lsp.rules import RULES
-from ascend_lsp.rules.sdp_switches import sdp_switch_note
 
 CODE = """import torch
 from torch.backends.cuda import enable_math_sdp
@@ -24,14 +23,13 @@ torch.backends.cuda.flash_sdp_enabled()
 
 
 def notes(text: str) -> list[tuple[int, str]]:
-    def on_reference(checker, ref) -> None:
-        if ref.qualname.startswith("torch.backends.cuda."):
-            checker.report("NPU201", ref.node, sdp_switch_note(checker, ref.node, ref.qualname) or "-")
-
-    handlers = {kind: [] for kind in EVENT_KINDS} | {"reference": [(frozenset({"NPU201"}), on_reference)]}
-    rules = RuleSet({"NPU201": RULES["NPU201"]}, handlers)
-    analysis = analyze_with(text, Settings(select=("NPU201",)), "train.py", rules=rules)
-    return [(f.range.start_line + 1, f.message) for f in analysis.findings]
+    """(line, the note after the rule's message, or "-" where a warning or error has none)."""
+    analysis = analyze_with(text, Settings(select=("NPU201",)), "train.py", rules=RuleSet(RULES, HANDLERS))
+    found = []
+    for f in analysis.findings:
+        note = f.message[f.message.index(" (It only sets"):] if f.severity == Severity.INFO else "-"
+        found.append((f.range.start_line + 1, note))
+    return found
 
 
 def test_notes_say_which_switches_leave_the_fused_kernel() -> None:
@@ -39,15 +37,15 @@ def test_notes_say_which_switches_leave_the_fused_kernel() -> None:
     fused = "leaves it on its fused kernel, as by default.)"
     assert [(line, message.endswith(fused), "never reads this one" in message, message == "-")
             for line, message in found] == [
+        (2, False, False, True),  # the import that names enable_math_sdp: its calls are not read there
         (4, True, False, False),
         (5, False, False, True),  # flash off: the NPU's SDPA may take its math path
         (6, False, True, False),
-        (7, True, False, False),
         (8, False, False, True),  # not a constant
         (9, False, False, True),  # named, not called
         (10, False, False, True),  # not a switch
     ]
-    assert found[0][1] == (" (It only sets a global flag of scaled_dot_product_attention's choice, which works without "
+    assert found[1][1] == (" (It only sets a global flag of scaled_dot_product_attention's choice, which works without "
                            "CUDA. torch_npu 2.13.0's SDPA reads only the flash and math flags and takes its math path "
                            "only where math is on and flash off: `enable_flash_sdp(True)` leaves it on its fused "
                            "kernel, as by default.)")

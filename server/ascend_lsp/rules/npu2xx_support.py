@@ -18,6 +18,7 @@ from ..engine.registry import TableRef, handles, rule
 from .chip_features import (BF16_KEYWORDS, BF16_NAMES, BF16_STRINGS, CHIP_TABLE, DTYPE_KEYWORDS, FP8_KEYWORDS,
                             FP8_NAMES, chip_doc, lacking, report_chip)
 from .citations import real_world_citation
+from .sdp_switches import sdp_switch_note
 
 SUPPORT_LIST = ("Ascend/pytorch docs/zh/api/native_api/pytorch_<version>/*.md — the \"PyTorch原生接口清单\" "
                 "(native API support list), per chip (Atlas A2, Atlas A3, Ascend 950DT).")
@@ -179,6 +180,7 @@ def check_support(checker: Checker, node: ast.AST, qualname: str, uncalled: bool
     if entry.supported_on(checker.settings.support_chip) and not entry.cpu_fallback:
         return
     note = NOT_CALLED if uncalled and isinstance(node, ast.expr) and not_called(checker, node) else ""
+    note = note or sdp_switch_note(checker, node, qualname)
     chip, version = checker.settings.chip, tables.support_version
     if not entry.supported_on(checker.settings.support_chip):
         code, flag = "NPU201", f"marks `{qualname}` ✘ on {chip}"
