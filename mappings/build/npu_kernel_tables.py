@@ -3,11 +3,13 @@ NPU kernels for and the APIs it replaces with its own at import; and the evidenc
 of support-2.13.0.toml that Ascend's support list marks ✘ or says may fall back to the CPU:
 `npu-kernels` where every operator the API runs has an NPU kernel (with `unsettled` where the row's
 note names a case the kernels do not settle), `no-npu-kernels` where one has none, and `npu-patched`
-where torch_npu replaces the API.
+where torch_npu replaces the API; and the communication functions its library binds into torch._C
+for `torch.nn.DataParallel` (`[[bound]]`), which make NPU403's rows advice.
 
 Called from torch_npu_tables.build. The facts are read from the wheel when `ASCEND_LSP_TORCH_NPU_WHEEL`
 names it (`pip download torch-npu==2.13.0 --no-deps`): its registration table (REGISTRATIONS: the
-aten operators its code generator registered NPU kernels for) and its patch of DLPack (PATCHES); without it the committed file is kept,
+aten operators its code generator registered NPU kernels for), its patch of DLPack (PATCHES) and the
+functions its library binds for DataParallel (COMM_LIBRARY); without it the committed file is kept,
 and the build says so. The operators an API runs are recorded on the installed torch (2.13, CPU)
 from support_kernel_examples.toml; without torch 2.13 no row gets that evidence (a warning says so).
 """
@@ -39,6 +41,12 @@ PATCHES = "torch_npu/utils/dlpack.py"
 PATCH_ALIAS = re.compile(r"^\s*import ([\w.]+) as (\w+)$", re.M)
 PATCHED = re.compile(r"^\s*([\w.]+)\.(\w+) = create_patched_\w+\(", re.M)
 NPU_IMPLEMENTATION = re.compile(r"^from torch_npu\._C import (_npu_\w+)$", re.M)
+# the library that binds torch._C's DataParallel communication (torch's own are CUDA's, absent from a
+# CPU build: `torch._C._broadcast_coalesced` raises AttributeError on torch 2.13 CPU), and the source
+# file its assertion strings name
+COMM_LIBRARY = "torch_npu/lib/libtorch_npu.so"
+COMM_SOURCE = "torch_npu/csrc/npu/DataParallelComm.cpp"
+COMM_FUNCTIONS = ("_broadcast_coalesced", "_scatter", "_gather")  # what nn.parallel.comm calls
 HERE = Path(__file__).resolve().parent
 COMMITTED = HERE.parent / "torch_npu" / f"kernels-{VERSION}.toml"
 EXAMPLES = HERE / "support_kernel_examples.toml"
@@ -50,6 +58,7 @@ FUNC = re.compile(r"^\s+func:\s*([\w.]+)\s*(?:\(|$)")  # an item whose func come
 class WheelFacts(NamedTuple):
     kernels: dict[str, list[str]]  # section of the registration table → its operators
     patched: list[dict]  # {apis, by, implementation}: the APIs a module of the wheel replaces at import
+    bound: list[dict]  # {functions, by}: the torch._C functions the wheel's library binds, and its source file
 
 
 def registered(text: str) -> dict[str, list[str]]:
@@ -82,6 +91,31 @@ def patched_apis(text: str) -> dict:
             "implementation": ", ".join(f"torch_npu._C.{name}" for name in implementation)}
 
 
+def bound_comm(library: bytes) -> dict:
+    """COMM_FUNCTIONS as the library's symbol names (NUL-delimited strings) beside COMM_SOURCE."""
+    missing = [name for name in COMM_FUNCTIONS if f"\0{name}\0".encode() not in library]
+    if COMM_SOURCE.encode() not in library or missing:
+        raise ValueError(f"{COMM_LIBRARY}: no {COMM_SOURCE} binding {', '.join(missing) or 'its functions'}")
+    return {"functions": [f"torch._C.{name}" for name in COMM_FUNCTIONS], "by": COMM_SOURCE}
+
+
+def data_parallel(entries: list[dict], facts: WheelFacts) -> None:
+    """NPU403's rows (cuda.toml): advice where the wheel binds DataParallel's communication, as
+    torch 2.13's DataParallel finds the NPU through torch.accelerator (nn/parallel/data_parallel.py,
+    parallel_apply.py) and calls those functions through nn/parallel/comm.py."""
+    bound = next((row for row in facts.bound if row["by"] == COMM_SOURCE), None)
+    rows = [e for e in entries if e["rule"] == "NPU403"]
+    if bound is None or not rows:
+        raise ValueError(f"no NPU403 row or no {COMM_SOURCE} fact")
+    for row in rows:
+        row["severity"] = "info"
+        row["note"] = (f"Yet torch_npu {VERSION} binds the communication it calls "
+                       f"({', '.join(bound['functions'])}: {COMM_SOURCE}) and torch 2.13's DataParallel finds the NPU "
+                       "through torch.accelerator: it runs, in one process, slower than DistributedDataParallel "
+                       "with the 'hccl' backend, the way Ascend supports.")
+        row["source"] += f"; mappings/torch_npu/{COMMITTED.name} (the wheel's {COMM_LIBRARY}: {COMM_SOURCE})"
+
+
 def kernel_facts(out_dir: Path) -> tuple[WheelFacts, Path | None]:
     """The wheel's facts, from the wheel (written to out_dir) or else from the committed file."""
     wheel = os.environ.get(WHEEL_VARIABLE)
@@ -91,23 +125,26 @@ def kernel_facts(out_dir: Path) -> tuple[WheelFacts, Path | None]:
         with COMMITTED.open("rb") as f:
             table = tomllib.load(f)
         return WheelFacts({row["section"]: row["ops"] for row in table["kernels"]},
-                          [{key: row[key] for key in ("apis", "by", "implementation")} for row in table["patched"]]), None
+                          [{key: row[key] for key in ("apis", "by", "implementation")} for row in table["patched"]],
+                          [{key: row[key] for key in ("functions", "by")} for row in table["bound"]]), None
     path = Path(wheel)
     if not path.name.startswith(f"torch_npu-{VERSION}-") or path.suffix != ".whl":
         raise ValueError(f"{WHEEL_VARIABLE}={wheel}: not a torch_npu {VERSION} wheel")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     with zipfile.ZipFile(path) as archive:
         kernels = registered(archive.read(REGISTRATIONS).decode("utf-8"))
-        facts = WheelFacts(kernels, [patched_apis(archive.read(PATCHES).decode("utf-8"))])
+        facts = WheelFacts(kernels, [patched_apis(archive.read(PATCHES).decode("utf-8"))],
+                           [bound_comm(archive.read(COMM_LIBRARY))])
     source = f"{path.name} (PyPI, sha256 {digest})"
     written = write_toml(
         out_dir / COMMITTED.name,
         {"title": f"The aten operators torch_npu {VERSION} registers NPU kernels for, per section of its table; the APIs "
-                  "it replaces at import",
-         "version": VERSION, "sources": [f"{source}: {REGISTRATIONS}, {PATCHES}"]},
+                  "it replaces at import; the torch._C functions it binds for DataParallel",
+         "version": VERSION, "sources": [f"{source}: {REGISTRATIONS}, {PATCHES}, {COMM_LIBRARY}"]},
         [("kernels", [{"section": section, "ops": ops, "source": f"{source}: {REGISTRATIONS}, section {section}"}
                       for section, ops in kernels.items()]),
-         ("patched", [{**row, "source": f"{source}: {PATCHES}"} for row in facts.patched])],
+         ("patched", [{**row, "source": f"{source}: {PATCHES}"} for row in facts.patched]),
+         ("bound", [{**row, "source": f"{source}: {COMM_LIBRARY} (strings)"} for row in facts.bound])],
     )
     return facts, written
 

@@ -854,7 +854,10 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
                 e["deprecated"] = True
                 e["source"] += f"; torch {version}: {message}"
 
-    written = []
+    from npu_kernel_tables import VERSION as KERNELS_VERSION, annotate, data_parallel, kernel_facts  # noqa: PLC0415 - a sibling module
+    wheel_facts, kernels_file = kernel_facts(out_dir)
+    data_parallel(cuda_apis, wheel_facts)
+    written = [] if kernels_file is None else [kernels_file]
     written.append(write_toml(
         out_dir / "cuda.toml",
         {
@@ -886,10 +889,6 @@ def build(data_dir: Path, out_dir: Path) -> list[Path]:
         },
         [("env", env)],
     ))
-    from npu_kernel_tables import VERSION as KERNELS_VERSION, annotate, kernel_facts  # noqa: PLC0415 - a sibling module
-    wheel_facts, kernels_file = kernel_facts(out_dir)
-    if kernels_file is not None:
-        written.append(kernels_file)
     for version in ("2.13.0", "2.7.1"):
         entries = support_table(d / f"native_api_support_{version}.tsv", version, warnings)
         sources = [f"{PT}:docs/zh/api/native_api/pytorch_{version.replace('.', '-')}/ (entries cite it as {PT_SHORT})"]

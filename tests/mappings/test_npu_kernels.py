@@ -147,7 +147,7 @@ def test_an_example_that_runs_no_operator_fails(monkeypatch, tmp_path: Path) -> 
     examples.write_text('[[example]]\napi = "torch.std"\nsetup = "x = torch.randn(3)"\ncall = "x.shape"\n',
                         encoding="utf-8")
     monkeypatch.setattr(npu_kernel_tables, "EXAMPLES", examples)
-    facts = npu_kernel_tables.WheelFacts({"supported": ["std.correction"]}, [])
+    facts = npu_kernel_tables.WheelFacts({"supported": ["std.correction"]}, [], [])
     entries = [{"name": "torch.std", "chips": {"A2": True}, "cpu-fallback": True, "source": "list"}]
     with pytest.raises(ValueError, match="torch.std's call runs no aten operator"):
         npu_kernel_tables.annotate(entries, facts, torch)
@@ -158,8 +158,34 @@ def test_a_case_the_note_does_not_say_fails(monkeypatch, tmp_path: Path) -> None
     examples.write_text('[[example]]\napi = "torch.std"\nsetup = "x = torch.randn(3)"\ncall = "torch.std(x)"\n'
                         'case = "it returns float32"\nsays = "默认返回fp32"\n', encoding="utf-8")
     monkeypatch.setattr(npu_kernel_tables, "EXAMPLES", examples)
-    facts = npu_kernel_tables.WheelFacts({"supported": ["std.correction"]}, [])
+    facts = npu_kernel_tables.WheelFacts({"supported": ["std.correction"]}, [], [])
     entries = [{"name": "torch.std", "chips": {"A2": True}, "cpu-fallback": True, "limitations": "可能回退至CPU执行",
                 "source": "list"}]
     with pytest.raises(ValueError, match="torch.std's note does not say '默认返回fp32'"):
         npu_kernel_tables.annotate(entries, facts, torch)
+
+
+def test_data_parallel_is_advice_where_the_library_binds_its_communication() -> None:
+    library = b"\0".join([b"x", b"_broadcast_coalesced", b"_scatter", b"_gather", b"../torch_npu/csrc/npu/DataParallelComm.cpp", b""])
+    bound = npu_kernel_tables.bound_comm(library)
+    assert bound == {"functions": ["torch._C._broadcast_coalesced", "torch._C._scatter", "torch._C._gather"],
+                     "by": "torch_npu/csrc/npu/DataParallelComm.cpp"}
+    entries = [{"name": "torch.nn.DataParallel", "rule": "NPU403", "note": "✘", "source": "list"},
+               {"name": "torch.cuda.synchronize", "rule": "NPU102", "source": "wheel"}]
+    npu_kernel_tables.data_parallel(entries, npu_kernel_tables.WheelFacts({}, [], [bound]))
+    assert entries[0]["severity"] == "info" and "torch._C._scatter" in entries[0]["note"]
+    assert entries[0]["source"].startswith("list; mappings/torch_npu/kernels-2.13.0.toml")
+    assert "severity" not in entries[1]
+
+
+def test_a_library_without_the_binding_fails() -> None:
+    with pytest.raises(ValueError, match="no torch_npu/csrc/npu/DataParallelComm.cpp binding _gather"):
+        npu_kernel_tables.bound_comm(b"\0_broadcast_coalesced\0_scatter\0torch_npu/csrc/npu/DataParallelComm.cpp\0")
+    with pytest.raises(ValueError, match="no NPU403 row"):
+        npu_kernel_tables.data_parallel([], npu_kernel_tables.WheelFacts({}, [], []))
+
+
+def test_the_committed_facts_make_data_parallel_advice() -> None:
+    cuda = {e["name"]: e for e in tomllib.loads((ROOT / "mappings" / "torch_npu" / "cuda.toml").read_text("utf-8"))["api"]}
+    assert {cuda[name].get("severity") for name in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                                                    "torch.nn.parallel.data_parallel")} == {"info"}

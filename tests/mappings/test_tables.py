@@ -80,7 +80,7 @@ def test_no_duplicate_names(name):
         if section == "meta":
             continue
         key = {"literal": lambda e: (e["kind"], e["match"]), "kernels": lambda e: e["section"],
-               "patched": lambda e: e["by"]}.get(section, lambda e: e["name"])
+               "patched": lambda e: e["by"], "bound": lambda e: e["by"]}.get(section, lambda e: e["name"])
         keys = [key(e) for e in entries]
         dupes = sorted({str(k) for k in keys if keys.count(k) > 1})
         assert not dupes, f"[[{section}]] in {name} repeats {dupes}"
@@ -96,7 +96,7 @@ def test_api_names_unique_across_files():
 @pytest.mark.parametrize("name", FILES)
 def test_rule_codes_are_known(name):
     for section, entries in load(name).items():
-        if section in ("meta", "support", "kernels", "patched"):
+        if section in ("meta", "support", "kernels", "patched", "bound"):
             continue
         for e in entries:
             assert e["rule"] in RULE_CODES, e

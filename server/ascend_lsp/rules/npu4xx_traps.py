@@ -54,10 +54,15 @@ rule(
 rule(
     code="NPU403", name="data-parallel", severity=Severity.ERROR, fix="never", table=CUDA_TABLE,
     on_type_only=False,
-    message="`{name}` is not supported on the NPU.",
+    message="`{name}` is marked unsupported (✘) in Ascend's support list.",
     doc=dict(
-        what="Finds `torch.nn.DataParallel` and `torch.nn.parallel.data_parallel`.",
-        why="Single-process multi-device DataParallel is marked unsupported (✘) in Ascend's support list.",
+        what="Finds `torch.nn.DataParallel` and `torch.nn.parallel.data_parallel`. Info where the torch_npu wheel "
+             "binds the communication DataParallel calls (2.13.0 does: `torch._C._broadcast_coalesced`, `_scatter` "
+             "and `_gather` from `torch_npu/csrc/npu/DataParallelComm.cpp`, the table's row says so).",
+        why="Single-process multi-device DataParallel is marked unsupported (✘) in Ascend's support list. torch 2.13's "
+            "DataParallel is device-generic (it finds the NPU through `torch.accelerator`) and torch_npu 2.13.0 "
+            "provides the broadcast, scatter and gather it calls, so it runs; it is still one process driving every "
+            "NPU, slower than one process per device, and outside what Ascend verifies.",
         example="model = torch.nn.DataParallel(model)\n\n# use one process per device\n\n"
                 'dist.init_process_group("hccl")\nmodel = DistributedDataParallel(model, device_ids=[local_rank])',
         fix="None automatic: switching to DistributedDataParallel changes how the script is launched.",
