@@ -13,7 +13,7 @@ from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
-from .device_strings import at_device_argument, device_place
+from .device_strings import at_device_argument, device_remark
 from .harmless_calls import hides_every_gpu, method_place, opt_in_place, reference_place
 from .harmless_uses import import_place
 from .literal_text import literal_text_spans
@@ -354,7 +354,7 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
                            f"Replace `{value}` with `{new}`") if entry.fix else None
             portable = device_string_fix(checker, node, value, context, applicability) if entry.fix else None
             report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind),
-                   device_place(checker, node, context))
+                   *device_remark(checker, node, context))
             return
 
 

@@ -1,0 +1,245 @@
+"""The calls a project makes of its own functions and classes whose parameters default to a
+CUDA device (`def create_loader(..., device=torch.device("cuda"))`, `def __init__(self,
+device="cuda")`): for each such parameter, whether every call in the project passes it, by
+keyword or by position, and where those calls are (NPU101: a default no call uses is info).
+
+Read from the text in the same pass over the project's Python files as the flags
+(flag_defaults.read_flags hands each text to `CallScan.add`): a CUDA string inside the
+parentheses of a module's `def`, or of a module class's `__init__`, is a default; then every
+occurrence of the function's (or the class's) name in the project is read. A default counts
+as passed only where each occurrence is a definition, an import under the same name, a
+comment, or a call whose arguments say so. Any other occurrence leaves it unknown, and its
+finding a warning: the name passed as a value (`partial(f)`, a callback), a subclass (whose
+`super().__init__` may omit it), an annotation, an import under another name, a string
+(`getattr(module, "f")`, `__all__`, a dotted path), a call with `**kwargs` or `*args` before
+the parameter, a call whose arguments do not parse alone. No call at all is unknown too: a
+library's default is what its users get. Calls from outside the project (a library's users,
+a config naming the function) are not seen: the project's own calls are the evidence, as its
+own values are for flag_defaults."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+
+DEF = re.compile(r"[ \t]*def[ \t]+(\w+)[ \t]*\(")  # at a line's start (`async def` is never a class's `__init__`)
+CLASS = re.compile(r"class[ \t]+(\w+)")
+CUDA_STRING = re.compile(r"""cuda(?::\d+)?['"]""")  # after the opening quote
+CUDA_DEVICE = re.compile(r"cuda(?::\d+)?")
+# what brackets are matched over: strings (skipped; a triple quote stops the match), comments, brackets
+TOKEN = re.compile(r"""'''|\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|#[^\n]*|[()\[\]{}]""")
+MAX_SPAN = 20_000  # characters a header or a call's arguments may span
+# an import's names before the one read: `from m import a, name`, `from m import (\n    a,\n    name`
+IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+\(?(?:\s*[\w.]+(?:\s+as\s+\w+)?\s*,)*\s*$", re.M)
+RENAMED = re.compile(r"\s+as\s")
+
+# (0-based line, positional arguments before any `*args`, keywords passed by name): a `*args`
+# or a `**kwargs` may pass a parameter or not, so they pass none
+Call = tuple[int, int, frozenset[str]]
+# what the calls name (the function, or the class of an `__init__`), and each call (path relative to the
+# root, 0-based line), in file order
+Passed = tuple[str, tuple[tuple[str, int], ...]]
+
+
+class CallIndex:
+    """Per parameter with a CUDA default that every call in the project passes: the calls."""
+
+    def __init__(self, root: str, passing: dict[tuple[str, str, str, int], Passed]) -> None:
+        self.root = root
+        # (path relative to the root, the function's name, the parameter, the 0-based line of its `def`) → Passed
+        self.passing = passing
+        self._digest: str | None = None
+
+    def passed(self, path: str, function: str, parameter: str, line: int) -> Passed | None:
+        """The calls that pass `parameter` of the function defined at `line` of `path`, when
+        every use of its name in the project is such a call; None when one is not, or there is none."""
+        return self.passing.get((os.path.relpath(path, self.root), function, parameter, line))
+
+    def digest(self) -> str:
+        """What the answers are, for result caches (once: the index is complete when asked)."""
+        if self._digest is None:
+            self._digest = hashlib.blake2b(repr(sorted(self.passing.items())).encode(), digest_size=12).hexdigest()
+        return self._digest
+
+
+class Definition:
+    __slots__ = ("path", "name", "function", "line", "parameters")
+
+    def __init__(self, path: str, name: str, function: str, line: int, parameters: list[tuple[str, int | None]]) -> None:
+        self.path = path  # relative to the root
+        self.name = name  # what a call names: the function's, or the class's for an `__init__`
+        self.function = function
+        self.line = line  # of the `def`, 0-based
+        self.parameters = parameters  # (name, position among a call's positional arguments, None: keyword only)
+
+
+class CallScan:
+    """The project's texts as the shared read hands them (`add`), then the index (`index`)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.texts: list[tuple[str, str]] = []
+        self.definitions: list[Definition] = []
+
+    def add(self, path: str, text: str) -> None:
+        if "\r" in text:  # lines break at \r too (engine/text.py): counted as "\n" here
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.texts.append((path, text))
+        if "cuda" in text:
+            self.definitions += _definitions(os.path.relpath(path, self.root), text)
+
+    def index(self) -> CallIndex:
+        """Every occurrence of the names defined with a CUDA default, read in the files that have one."""
+        texts, self.texts = self.texts, []
+        names = {d.name for d in self.definitions}
+        calls: dict[str, list[tuple[str, Call]]] = {}
+        unknown: set[str] = set()
+        for path, text in texts:
+            for name in [n for n in names if n in text]:
+                found = _calls(text, name)
+                if found is None:
+                    unknown.add(name)
+                    names.discard(name)
+                elif found:
+                    where = os.path.relpath(path, self.root)
+                    calls.setdefault(name, []).extend((where, call) for call in found)
+        passing = {}
+        for d in self.definitions:
+            made = calls.get(d.name, []) if d.name not in unknown else []
+            for parameter, position in d.parameters if made else ():
+                if all(parameter in call[2] or (position is not None and call[1] > position) for _, call in made):
+                    passing[d.path, d.function, parameter, d.line] = d.name, tuple((where, call[0]) for where, call in made)
+        return CallIndex(self.root, passing)
+
+
+def _definitions(path: str, text: str) -> list[Definition]:
+    """The module functions and module classes' `__init__`s that a CUDA string stands in the
+    parameters of."""
+    found: dict[int, Definition] = {}
+    at = text.find("cuda")
+    while at >= 0:
+        if at > 0 and text[at - 1] in "'\"" and CUDA_STRING.match(text, at):
+            header = _header(text, at)
+            if header is not None and header.start() not in found:
+                definition = _definition(path, text, header, at)
+                if definition is not None:
+                    found[header.start()] = definition
+        at = text.find("cuda", at + 4)
+    return list(found.values())
+
+
+def _header(text: str, at: int) -> re.Match | None:
+    """The nearest `def` line before `at` (a few words "def" back: `default=` is none)."""
+    start = at
+    for _ in range(8):
+        start = text.rfind("def", 0, start)
+        if start < 0:
+            return None
+        header = DEF.match(text, text.rfind("\n", 0, start) + 1)
+        if header is not None:
+            return header
+    return None
+
+
+def _definition(path: str, text: str, header: re.Match, at: int) -> Definition | None:
+    line_start = header.start()
+    opening = header.end() - 1
+    closing = _closing(text, opening)
+    if closing is None or not opening < at < closing:
+        return None
+    indent, function = header.start(1) - line_start - len("def "), header.group(1)
+    if indent == 0:
+        name = function
+    elif function == "__init__" and (name := _class_of(text, line_start, header.group()[:indent])) is None:
+        return None
+    elif function != "__init__":
+        return None
+    try:
+        parsed = ast.parse(f"def f{text[opening:closing + 1]}: pass").body[0]
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    parameters = _cuda_parameters(parsed.args, 1 if indent else 0)  # type: ignore[attr-defined]
+    return Definition(path, name, function, text.count("\n", 0, line_start), parameters) if parameters else None
+
+
+def _class_of(text: str, line_start: int, indent: str) -> str | None:
+    """The module class whose body the line (indented by `indent`) stands in, directly."""
+    line = text.rfind("\nclass", 0, line_start)
+    owner = CLASS.match(text, line + 1 if line >= 0 else 0)
+    if owner is None:
+        return None
+    body = text[owner.end():line_start]
+    # every line in between that begins a statement is inside the class at this depth or deeper
+    for row in body.split("\n")[1:]:
+        if row.strip() and not row.startswith(indent) and not row.lstrip().startswith("#"):
+            return None
+    return owner.group(1)
+
+
+def _cuda_parameters(arguments: ast.arguments, skipped: int) -> list[tuple[str, int | None]]:
+    """(name, position among a call's positional arguments, None if keyword-only) of each
+    parameter whose default holds a CUDA device string; `skipped`: the positions a call does not fill (`self`)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaulted = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+    found = []
+    for arg, default in (*defaulted, *zip(arguments.kwonlyargs, arguments.kw_defaults)):
+        if default is not None and any(type(n) is ast.Constant and type(n.value) is str
+                                       and CUDA_DEVICE.fullmatch(n.value) for n in ast.walk(default)):
+            found.append((arg.arg, positional.index(arg) - skipped if arg in positional else None))
+    return found
+
+
+def _closing(text: str, opening: int) -> int | None:
+    """Where the bracket at `opening` closes, past strings and comments; None past MAX_SPAN or a triple quote."""
+    depth = 0
+    for token in TOKEN.finditer(text, opening, opening + MAX_SPAN):
+        mark = token.group()
+        if mark in ("(", "[", "{"):
+            depth += 1
+        elif mark in (")", "]", "}"):
+            depth -= 1
+            if depth == 0:
+                return token.start()
+        elif mark in ("'''", '"""'):
+            return None
+    return None
+
+
+def _calls(text: str, name: str) -> list[Call] | None:
+    """The calls of `name` in the text, or None where an occurrence is something else."""
+    calls: list[Call] = []
+    for found in re.finditer(rf"\b{name}\b", text):
+        start, end = found.span()
+        line_start = text.rfind("\n", 0, start) + 1
+        before = text[line_start:start]
+        if "#" in before and before[:before.index("#")].count("'") % 2 == 0 \
+                and before[:before.index("#")].count('"') % 2 == 0:
+            continue  # in a comment
+        if before.strip() in ("def", "class", "async def"):
+            continue  # the definition, or another of the same name (whose calls are read with these)
+        if RENAMED.match(text, end) is None and IMPORTED.search(text, max(0, line_start - 2000), start):
+            continue  # imported under its own name
+        opening = end + len(text[end:end + 8]) - len(text[end:end + 8].lstrip(" \t"))
+        if text.startswith("(", opening):
+            closing = _closing(text, opening)
+            call = _parsed(text[opening:closing + 1]) if closing is not None else None
+            if call is not None:
+                calls.append((text.count("\n", 0, start), *call))
+                continue
+        return None
+    return calls
+
+
+def _parsed(arguments: str) -> tuple[int, frozenset[str]] | None:
+    """(positional arguments before any `*args`, the keywords passed by name) of the
+    parenthesised arguments; None if they do not parse alone."""
+    try:
+        call = ast.parse("f" + arguments, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if type(call) is not ast.Call:
+        return None
+    positional = next((i for i, a in enumerate(call.args) if type(a) is ast.Starred), len(call.args))
+    return positional, frozenset(kw.arg for kw in call.keywords if kw.arg is not None)
