@@ -15,7 +15,14 @@ finding a warning: the name passed as a value (`partial(f)`, a callback), a subc
 the parameter, a call whose arguments do not parse alone. No call at all is unknown too: a
 library's default is what its users get. Calls from outside the project (a library's users,
 a config naming the function) are not seen: the project's own calls are the evidence, as its
-own values are for flag_defaults."""
+own values are for flag_defaults.
+
+And the module functions whose body names CUDA (`def get_gpu_info(i): return
+torch.cuda.get_device_properties(i)`) that the project calls only under a CUDA test (`if
+torch.cuda.is_available():`, `x if device.type == "cuda" else None`, past `if not
+torch.cuda.is_available(): return`, or in the CUDA arm beside an NPU one: engine/guards.py, on
+the top-level statement around each call): their NPU1xx findings are then like those under
+the test (engine/checker.py). The same occurrences count, and each call must be under one."""
 
 from __future__ import annotations
 
@@ -23,8 +30,18 @@ import ast
 import hashlib
 import os
 import re
+from typing import Any
+
+from .engine.guards import Branches, and_branches, backend_branches, exit_guards
+from .engine.model import Range, Related
 
 DEF = re.compile(r"[ \t]*def[ \t]+(\w+)[ \t]*\(")  # at a line's start (`async def` is never a class's `__init__`)
+MODULE_DEF = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
+# a line at the module's level that begins a statement (not a header's closing bracket, a comment, a
+# compound statement's later clause)
+TOP_LINE = re.compile(r"\n(?![\s#)\]}]|else\b|elif\b|except\b|finally\b)")
+TEST_LINE = re.compile(r"[ \t]*(?:el)?if\b|.*\bif\b.*\belse\b")  # an `if`, an `elif`, or a conditional expression
+CALLED = re.compile(r"\b(\w+)[ \t]*\(")
 CLASS = re.compile(r"class[ \t]+(\w+)")
 CUDA_STRING = re.compile(r"""cuda(?::\d+)?['"]""")  # after the opening quote
 CUDA_DEVICE = re.compile(r"cuda(?::\d+)?")
@@ -35,21 +52,29 @@ MAX_SPAN = 20_000  # characters a header or a call's arguments may span
 IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+\(?(?:\s*[\w.]+(?:\s+as\s+\w+)?\s*,)*\s*$", re.M)
 RENAMED = re.compile(r"\s+as\s")
 
-# (0-based line, positional arguments before any `*args`, keywords passed by name): a `*args`
-# or a `**kwargs` may pass a parameter or not, so they pass none
-Call = tuple[int, int, frozenset[str]]
+# (0-based line, positional arguments before any `*args`, keywords passed by name, the CUDA test it
+# is under where asked): a `*args` or a `**kwargs` may pass a parameter or not, so they pass none
+Call = tuple[int, int, frozenset[str], str]
 # what the calls name (the function, or the class of an `__init__`), and each call (path relative to the
 # root, 0-based line), in file order
 Passed = tuple[str, tuple[tuple[str, int], ...]]
+# each call (path relative to the root, 0-based line, the CUDA test it is under), in file order
+Guarded = tuple[tuple[str, int, str], ...]
+UNDER_TESTS = (" (Every call of `{name}` in the project runs only where a test found CUDA ({calls}): on an NPU host "
+               "it runs once those tests are changed, if ever, and then this needs the change too.)")
+BESIDE_NPU = "called in a CUDA arm beside an NPU arm"
 
 
 class CallIndex:
     """Per parameter with a CUDA default that every call in the project passes: the calls."""
 
-    def __init__(self, root: str, passing: dict[tuple[str, str, str, int], Passed]) -> None:
+    def __init__(self, root: str, passing: dict[tuple[str, str, str, int], Passed],
+                 guarded: dict[tuple[str, str, int], Guarded]) -> None:
         self.root = root
         # (path relative to the root, the function's name, the parameter, the 0-based line of its `def`) → Passed
         self.passing = passing
+        # (path relative to the root, a module function's name, the 0-based line of its `def`) → Guarded
+        self.guarded = guarded
         self._digest: str | None = None
 
     def passed(self, path: str, function: str, parameter: str, line: int) -> Passed | None:
@@ -57,11 +82,29 @@ class CallIndex:
         every use of its name in the project is such a call; None when one is not, or there is none."""
         return self.passing.get((os.path.relpath(path, self.root), function, parameter, line))
 
+    def under_tests(self, path: str, function: str, line: int) -> tuple[str, tuple[Related, ...]] | None:
+        """Why the module function defined at `line` of `path` runs only where a CUDA test
+        passed, and its calls, when every use of its name in the project is a call under one; else None."""
+        own = os.path.relpath(path, self.root)
+        found = self.guarded.get((own, function, line))
+        if found is None:
+            return None
+        related = tuple(Related(Range(at, 0, at, 0), f"called under `{test}`" if test else BESIDE_NPU,
+                                "" if where == own else os.path.join(self.root, where)) for where, at, test in found)
+        return UNDER_TESTS.format(name=function, calls=counted(found, own)), related
+
     def digest(self) -> str:
         """What the answers are, for result caches (once: the index is complete when asked)."""
         if self._digest is None:
-            self._digest = hashlib.blake2b(repr(sorted(self.passing.items())).encode(), digest_size=12).hexdigest()
+            shown = repr((sorted(self.passing.items()), sorted(self.guarded.items())))
+            self._digest = hashlib.blake2b(shown.encode(), digest_size=12).hexdigest()
         return self._digest
+
+
+def counted(calls: tuple[tuple[str, int, str], ...] | tuple[tuple[str, int], ...], own: str) -> str:
+    """`2 calls, e.g. train.py:12`: the first in another file (lines in the file being edited move)."""
+    where = next((f"{path}:{line + 1}" for path, line, *_ in calls if path != own), "in this file")
+    return f"1 call, {where}" if len(calls) == 1 else f"{len(calls)} calls, e.g. {where}"
 
 
 class Definition:
@@ -82,36 +125,54 @@ class CallScan:
         self.root = root
         self.texts: list[tuple[str, str]] = []
         self.definitions: list[Definition] = []
+        self.functions: list[tuple[str, str, int]] = []  # module functions naming CUDA: (path, name, 0-based line)
+        self.tested: set[str] = set()  # what is called on a line that tests CUDA, or in its block
 
     def add(self, path: str, text: str) -> None:
         if "\r" in text:  # lines break at \r too (engine/text.py): counted as "\n" here
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         self.texts.append((path, text))
         if "cuda" in text:
-            self.definitions += _definitions(os.path.relpath(path, self.root), text)
+            where = os.path.relpath(path, self.root)
+            self.definitions += _definitions(where, text)
+            self.functions += ((where, name, line) for name, line in _cuda_functions(text))
+            self.tested.update(_tested_calls(text))
 
     def index(self) -> CallIndex:
         """Every occurrence of the names defined with a CUDA default, read in the files that have one."""
         texts, self.texts = self.texts, []
         names = {d.name for d in self.definitions}
+        tested = {name for _, name, _ in self.functions if name in self.tested}
         calls: dict[str, list[tuple[str, Call]]] = {}
+        guarded: dict[str, list[tuple[str, int, str]]] = {}
         unknown: set[str] = set()
+        unguarded: set[str] = set()
         for path, text in texts:
+            where = os.path.relpath(path, self.root)
             for name in [n for n in names if n in text]:
                 found = _calls(text, name)
                 if found is None:
                     unknown.add(name)
                     names.discard(name)
                 elif found:
-                    where = os.path.relpath(path, self.root)
                     calls.setdefault(name, []).extend((where, call) for call in found)
+            statements: dict[int, ast.Module | None] = {}  # the file's top-level statements parsed, by offset
+            for name in [n for n in tested if n in text]:
+                tests = _calls(text, name, statements)
+                if tests is None:
+                    unguarded.add(name)
+                    tested.discard(name)
+                elif tests:
+                    guarded.setdefault(name, []).extend((where, line, test) for line, _, _, test in tests)
+        under = {(path, name, line): tuple(guarded[name]) for path, name, line in self.functions
+                 if name in guarded and name not in unguarded}
         passing = {}
         for d in self.definitions:
             made = calls.get(d.name, []) if d.name not in unknown else []
             for parameter, position in d.parameters if made else ():
                 if all(parameter in call[2] or (position is not None and call[1] > position) for _, call in made):
                     passing[d.path, d.function, parameter, d.line] = d.name, tuple((where, call[0]) for where, call in made)
-        return CallIndex(self.root, passing)
+        return CallIndex(self.root, passing, under)
 
 
 def _definitions(path: str, text: str) -> list[Definition]:
@@ -207,8 +268,10 @@ def _closing(text: str, opening: int) -> int | None:
     return None
 
 
-def _calls(text: str, name: str) -> list[Call] | None:
-    """The calls of `name` in the text, or None where an occurrence is something else."""
+def _calls(text: str, name: str, statements: dict[int, ast.Module | None] | None = None) -> list[Call] | None:
+    """The calls of `name` in the text, or None where an occurrence is something else; with
+    `statements` (the text's top-level statements parsed, filled as they are), or one is under
+    no CUDA test."""
     calls: list[Call] = []
     for found in re.finditer(rf"\b{name}\b", text):
         start, end = found.span()
@@ -225,8 +288,9 @@ def _calls(text: str, name: str) -> list[Call] | None:
         if text.startswith("(", opening):
             closing = _closing(text, opening)
             call = _parsed(text[opening:closing + 1]) if closing is not None else None
-            if call is not None:
-                calls.append((text.count("\n", 0, start), *call))
+            test = "" if statements is None or call is None else _test_over(text, start, end, statements)
+            if call is not None and test is not None:
+                calls.append((text.count("\n", 0, start), *call, test))
                 continue
         return None
     return calls
@@ -243,3 +307,112 @@ def _parsed(arguments: str) -> tuple[int, frozenset[str]] | None:
         return None
     positional = next((i for i, a in enumerate(call.args) if type(a) is ast.Starred), len(call.args))
     return positional, frozenset(kw.arg for kw in call.keywords if kw.arg is not None)
+
+
+def _cuda_functions(text: str) -> list[tuple[str, int]]:
+    """(name, 0-based line of its `def`) of each module function whose body has the word cuda."""
+    found = []
+    at = text.find("cuda")
+    while at >= 0:
+        start = text.rfind("\ndef ", 0, at) + 1
+        header = MODULE_DEF.match(text, start) if start > 0 or text.startswith("def ") else None
+        # the function's end: the next line at the module's level after its header's
+        end = TOP_LINE.search(text, header.end() if header is not None else at)
+        stop = end.start() if end is not None else len(text)
+        if header is not None and at < stop:
+            found.append((header.group(1), text.count("\n", 0, start)))
+        at = text.find("cuda", max(stop, at + 4))
+    return found
+
+
+def _tested_calls(text: str) -> set[str]:
+    """The names called on a line that tests CUDA (`if torch.cuda.is_available():`, `x if
+    cuda else y`) and in the block under it: the names whose every call may be under a test."""
+    names: set[str] = set()
+    at = text.find("cuda")
+    while at >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", at)
+        line_end = len(text) if line_end < 0 else line_end
+        if TEST_LINE.match(text, line_start, line_end):
+            indent = len(text[line_start:line_end]) - len(text[line_start:line_end].lstrip())
+            end = line_end
+            while end < len(text):  # the block: the lines below indented deeper (or blank)
+                following = text.find("\n", end + 1)
+                following = len(text) if following < 0 else following
+                row = text[end + 1:following]
+                if row.strip() and len(row) - len(row.lstrip()) <= indent:
+                    break
+                end = following
+            names.update(CALLED.findall(text, line_start, end))
+            line_end = end
+        at = text.find("cuda", line_end)
+    return names
+
+
+def _test_over(text: str, start: int, end: int, statements: dict[int, ast.Module | None]) -> str | None:
+    """The CUDA test the callee from `start` to `end` runs under, in its top-level statement
+    (engine/guards.py: an `if`'s or a conditional expression's CUDA arm, an `and` after a CUDA
+    test, the rest of a function past `if not torch.cuda.is_available(): return`, the CUDA arm
+    beside an NPU arm); None under none, or where the statement does not parse."""
+    first = text.rfind("\n", 0, start)
+    while first > 0 and TOP_LINE.match(text, first) is None:
+        first = text.rfind("\n", 0, first)
+    first += 1
+    if first not in statements:
+        after = TOP_LINE.search(text, text.find("\n", start) if "\n" in text[start:] else len(text))
+        try:
+            statements[first] = ast.parse(text[first:after.start() if after is not None else len(text)])
+        except (SyntaxError, ValueError, RecursionError):
+            statements[first] = None
+    tree = statements[first]
+    if tree is None:
+        return None
+    line_start = text.rfind("\n", 0, start) + 1
+    line = text.count("\n", first, start) + 1
+    place = (line, len(text[line_start:end].encode()))  # ast's columns count UTF-8 bytes
+    parents: dict[int, ast.AST] = {}
+    target = None
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if type(node) is ast.Call and (node.func.end_lineno, node.func.end_col_offset) == place:
+            target = node
+    node = target
+    while node is not None:
+        parent = parents.get(id(node))
+        kind = type(parent)
+        found: list[Branches | None] = []
+        if kind in (ast.If, ast.IfExp, ast.Match):
+            head = parent
+            while type(parents.get(id(head))) is ast.If and parents[id(head)].orelse == [head]:  # type: ignore[attr-defined]
+                head = parents[id(head)]  # an `elif`: its chain begins above
+            found = [backend_branches(head, set())]  # type: ignore[arg-type]
+        elif kind is ast.BoolOp:
+            found = [and_branches(parent)]  # type: ignore[arg-type]
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            found = list(exit_guards(parent.body))  # type: ignore[attr-defined]
+        for branches in found:
+            test = _arm_test(text[first:], branches, target) if branches is not None else None
+            if test is not None:
+                return test
+        node = parent
+    return None
+
+
+def _arm_test(text: str, branches: Branches, node: ast.AST) -> str | None:
+    """The test of the CUDA arm that holds `node`, in a chain without an NPU arm; "the CUDA
+    arm beside the NPU's" in one with (or another backend's arm)."""
+    for test, branch in branches.guarded:
+        if _holds(branch, node):
+            return " ".join((ast.get_source_segment(text, test) or "").split())
+    if any(_holds(branch, node) for branch in (*branches.never, *branches.other)):
+        return ""
+    return None
+
+
+def _holds(branch: Any, node: Any) -> bool:
+    """Whether `node` lies in the branch (a node, or a list of statements), by their spans."""
+    first, last = (branch[0], branch[-1]) if isinstance(branch, list) else (branch, branch)
+    return ((first.lineno, first.col_offset) <= (node.lineno, node.col_offset)
+            and (node.end_lineno, node.end_col_offset) <= (last.end_lineno, last.end_col_offset))

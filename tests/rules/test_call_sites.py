@@ -133,3 +133,33 @@ def test_the_cache_key_and_the_server_follow_the_calls(tmp_path: Path) -> None:
     assert project.reread_python()
     assert project.calls.passed(str(tmp_path / "helpers.py"), "load", "device", 3) is None
     assert settings_key(settings, ProjectContext(str(tmp_path))) != key
+
+
+MEMORY = '''import torch
+
+
+def peak():
+    return torch.cuda.max_memory_allocated()
+'''
+
+
+@pytest.mark.parametrize(("caller", "severity"), [
+    ("if torch.cuda.is_available():\n    print(peak())\n", Severity.INFO),
+    ("x = peak() if use_cuda else 0\n", Severity.INFO),
+    ("if torch.cuda.is_available() and verbose:\n    print(peak())\n", Severity.INFO),
+    ("if torch.cuda.is_available():\n    print(peak())\nprint(peak())\n", Severity.WARNING),
+    ("if use_gpu:\n    print(peak())\n", Severity.WARNING),  # a test of no backend
+    ("if torch.cuda.is_available():\n    print(peak(\n", Severity.WARNING),  # the statement does not parse
+    ("if torch.cuda.is_available():\n    print(peak())\nsetattr(mod, 'peak', None)\n", Severity.WARNING),
+])
+def test_npu103_follows_the_tests_every_call_is_under(tmp_path: Path, caller: str, severity: Severity) -> None:
+    memory = write(tmp_path / "memory.py", MEMORY)
+    write(tmp_path / "run.py", caller)
+    findings = analyze(MEMORY, Settings(select=("NPU103",)), str(memory), project=ProjectContext(str(tmp_path))).findings
+    assert [(f.range.start_line, f.severity) for f in findings] == [(4, severity)]
+    if severity == Severity.INFO:
+        line = caller[:caller.index("peak(")].count("\n") + 1
+        assert findings[0].message.endswith(f" (Every call of `peak` in the project runs only where a test found CUDA "
+                                            f"(1 call, run.py:{line}): on an NPU host it runs once those tests are "
+                                            f"changed, if ever, and then this needs the change too.)")
+        assert findings[0].related[0].path == str(tmp_path / "run.py")

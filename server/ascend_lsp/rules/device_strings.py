@@ -9,6 +9,7 @@ import ast
 
 import os
 
+from ..call_sites import counted
 from ..engine.checker import Checker
 from ..engine.model import Range, Related, Severity
 from ..engine.walk import StringContext, last_name
@@ -123,7 +124,5 @@ def passed_by_callers(checker: Checker, node: ast.AST) -> tuple[tuple[Severity, 
             own = os.path.relpath(checker.path, project.root)
             related = tuple(Related(Range(line, 0, line, 0), f"passes `{arg.arg}`",
                                     "" if path == own else os.path.join(project.root, path)) for path, line in calls)
-            first = f"{calls[0][0]}:{calls[0][1] + 1}"
-            count = f"1 call, {first}" if len(calls) == 1 else f"{len(calls)} calls, e.g. {first}"
-            return (Severity.INFO, PASSED.format(name=name, calls=count, parameter=arg.arg)), related
+            return (Severity.INFO, PASSED.format(name=name, calls=counted(calls, own), parameter=arg.arg)), related
     return None
