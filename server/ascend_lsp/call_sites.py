@@ -60,6 +60,8 @@ Call = tuple[int, int, frozenset[str], str]
 Passed = tuple[str, tuple[tuple[str, int], ...]]
 # each call (path relative to the root, 0-based line, the CUDA test it is under), in file order
 Guarded = tuple[tuple[str, int, str], ...]
+# a top-level statement's calls by where their callees end (1-based line, UTF-8 column), each node's parent, its text
+Statement = tuple[dict[tuple[int, int], ast.Call], dict[int, ast.AST], str]
 UNDER_TESTS = (" (Every call of `{name}` in the project runs only where a test found CUDA ({calls}): on an NPU host "
                "it runs once those tests are changed, if ever, and then this needs the change too.)")
 BESIDE_NPU = "called in a CUDA arm beside an NPU arm"
@@ -156,7 +158,7 @@ class CallScan:
                     names.discard(name)
                 elif found:
                     calls.setdefault(name, []).extend((where, call) for call in found)
-            statements: dict[int, ast.Module | None] = {}  # the file's top-level statements parsed, by offset
+            statements: dict[int, Statement | None] = {}  # the file's top-level statements parsed, by offset
             for name in [n for n in tested if n in text]:
                 tests = _calls(text, name, statements)
                 if tests is None:
@@ -268,7 +270,7 @@ def _closing(text: str, opening: int) -> int | None:
     return None
 
 
-def _calls(text: str, name: str, statements: dict[int, ast.Module | None] | None = None) -> list[Call] | None:
+def _calls(text: str, name: str, statements: dict[int, Statement | None] | None = None) -> list[Call] | None:
     """The calls of `name` in the text, or None where an occurrence is something else; with
     `statements` (the text's top-level statements parsed, filled as they are), or one is under
     no CUDA test."""
@@ -350,7 +352,7 @@ def _tested_calls(text: str) -> set[str]:
     return names
 
 
-def _test_over(text: str, start: int, end: int, statements: dict[int, ast.Module | None]) -> str | None:
+def _test_over(text: str, start: int, end: int, statements: dict[int, Statement | None]) -> str | None:
     """The CUDA test the callee from `start` to `end` runs under, in its top-level statement
     (engine/guards.py: an `if`'s or a conditional expression's CUDA arm, an `and` after a CUDA
     test, the rest of a function past `if not torch.cuda.is_available(): return`, the CUDA arm
@@ -360,26 +362,18 @@ def _test_over(text: str, start: int, end: int, statements: dict[int, ast.Module
         first = text.rfind("\n", 0, first)
     first += 1
     if first not in statements:
-        after = TOP_LINE.search(text, text.find("\n", start) if "\n" in text[start:] else len(text))
-        try:
-            statements[first] = ast.parse(text[first:after.start() if after is not None else len(text)])
-        except (SyntaxError, ValueError, RecursionError):
-            statements[first] = None
-    tree = statements[first]
-    if tree is None:
+        line_end = text.find("\n", start)
+        after = TOP_LINE.search(text, line_end if line_end >= 0 else len(text))
+        statements[first] = _calls_in(text[first:after.start() if after is not None else len(text)])
+    read = statements[first]
+    if read is None:
         return None
+    callees, parents, statement = read
     line_start = text.rfind("\n", 0, start) + 1
-    line = text.count("\n", first, start) + 1
-    place = (line, len(text[line_start:end].encode()))  # ast's columns count UTF-8 bytes
-    parents: dict[int, ast.AST] = {}
-    target = None
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-        if type(node) is ast.Call and (node.func.end_lineno, node.func.end_col_offset) == place:
-            target = node
-    node = target
-    while node is not None:
+    # where the callee ends, as ast counts (1-based lines in the statement, UTF-8 bytes)
+    target = callees.get((text.count("\n", first, start) + 1, len(text[line_start:end].encode())))
+    node: ast.AST | None = target
+    while node is not None and target is not None:
         parent = parents.get(id(node))
         kind = type(parent)
         found: list[Branches | None] = []
@@ -393,11 +387,28 @@ def _test_over(text: str, start: int, end: int, statements: dict[int, ast.Module
         elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             found = list(exit_guards(parent.body))  # type: ignore[attr-defined]
         for branches in found:
-            test = _arm_test(text[first:], branches, target) if branches is not None else None
+            test = _arm_test(statement, branches, target) if branches is not None else None
             if test is not None:
                 return test
         node = parent
     return None
+
+
+def _calls_in(statement: str) -> Statement | None:
+    """The calls of a top-level statement by where their callees end, and each node's parent;
+    None if it does not parse."""
+    try:
+        tree = ast.parse(statement)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    callees: dict[tuple[int, int], ast.Call] = {}
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if type(node) is ast.Call:
+            callees[node.func.end_lineno, node.func.end_col_offset] = node
+    return callees, parents, statement
 
 
 def _arm_test(text: str, branches: Branches, node: ast.AST) -> str | None:

@@ -278,7 +278,8 @@ def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> S
 
 def _statement(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
     if scope.kind == MODULE and type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef):
-        checker.top_function = (stmt.name, stmt.lineno - 1)  # type: ignore[attr-defined]
+        body = checker.range(stmt.body[0])  # type: ignore[attr-defined]  # not its decorators and defaults, run at import
+        checker.top_function = (stmt.name, stmt.lineno - 1, (body.start_line, body.start_col))  # type: ignore[attr-defined]
     try:
         span = _walk(checker, [(stmt, scope, VALUE, None)], _span_start(stmt), stmt.end_lineno - 1, _binds(stmt))
     finally:
