@@ -36,7 +36,6 @@ from .engine.guards import Branches, and_branches, backend_branches, exit_guards
 from .engine.model import Range, Related
 
 DEF = re.compile(r"[ \t]*def[ \t]+(\w+)[ \t]*\(")  # at a line's start (`async def` is never a class's `__init__`)
-MODULE_DEF = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
 # a line at the module's level that begins a statement (not a header's closing bracket, a comment, a
 # compound statement's later clause)
 TOP_LINE = re.compile(r"\n(?![\s#)\]}]|else\b|elif\b|except\b|finally\b)")
@@ -49,7 +48,7 @@ CUDA_DEVICE = re.compile(r"cuda(?::\d+)?")
 TOKEN = re.compile(r"""'''|\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|#[^\n]*|[()\[\]{}]""")
 MAX_SPAN = 20_000  # characters a header or a call's arguments may span
 # an import's names before the one read: `from m import a, name`, `from m import (\n    a,\n    name`
-IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+\(?(?:\s*[\w.]+(?:\s+as\s+\w+)?\s*,)*\s*$", re.M)
+IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+\(?(?:\s*[\w.]+(?:\s+as\s+\w+)?\s*,)*\s*\Z", re.M)
 RENAMED = re.compile(r"\s+as\s")
 
 # (0-based line, positional arguments before any `*args`, keywords passed by name, the CUDA test it
@@ -317,7 +316,7 @@ def _cuda_functions(text: str) -> list[tuple[str, int]]:
     at = text.find("cuda")
     while at >= 0:
         start = text.rfind("\ndef ", 0, at) + 1
-        header = MODULE_DEF.match(text, start) if start > 0 or text.startswith("def ") else None
+        header = DEF.match(text, start) if start > 0 or text.startswith("def ") else None
         # the function's end: the next line at the module's level after its header's
         end = TOP_LINE.search(text, header.end() if header is not None else at)
         stop = end.start() if end is not None else len(text)

@@ -63,6 +63,7 @@ LOAD_CALLS = [
     ("load(d, 8, **options)\n", None),
     ("from helpers import load as fetch\nfetch(d, 8, dev)\n", None),  # calls of `fetch` are not read
     ("loaders = map(load, items)\n", None),  # a value: called elsewhere
+    ("from helpers import (\n    load,\n)\nfrom os import (\n    path,\n)\nloaders = map(load, items)\n", None),
     ('f = getattr(helpers, "load")\n', None),
     ("load(d, 8, device=dev)\nload = cached(load)\n", None),
     ("load(d, 8, device=(dev\n", None),  # the arguments do not parse
