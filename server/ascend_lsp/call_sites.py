@@ -67,7 +67,8 @@ BESIDE_NPU = "called in a CUDA arm beside an NPU arm"
 
 
 class CallIndex:
-    """Per parameter with a CUDA default that every call in the project passes: the calls."""
+    """Per parameter with a CUDA default that every call in the project passes: the calls; per
+    module function naming CUDA that the project calls only under CUDA tests: the calls and tests."""
 
     def __init__(self, root: str, passing: dict[tuple[str, str, str, int], Passed],
                  guarded: dict[tuple[str, str, int], Guarded]) -> None:
@@ -140,7 +141,8 @@ class CallScan:
             self.tested.update(_tested_calls(text))
 
     def index(self) -> CallIndex:
-        """Every occurrence of the names defined with a CUDA default, read in the files that have one."""
+        """Every occurrence of the names defined with a CUDA default, and of the module functions
+        naming CUDA that are called on a line testing CUDA or below one, in the files that have one."""
         texts, self.texts = self.texts, []
         names = {d.name for d in self.definitions}
         tested = {name for _, name, _ in self.functions if name in self.tested}
