@@ -52,8 +52,9 @@ IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+\(?(?:\s*[
 RENAMED = re.compile(r"\s+as\s")
 
 # (0-based line, positional arguments before any `*args`, keywords passed by name, the CUDA test it
-# is under where asked): a `*args` or a `**kwargs` may pass a parameter or not, so they pass none
-Call = tuple[int, int, frozenset[str], str]
+# is under where asked, whether it calls a definition of the same file: `name(...)` where the file
+# defines `name`): a `*args` or a `**kwargs` may pass a parameter or not, so they pass none
+Call = tuple[int, int, frozenset[str], str, bool]
 # what the calls name (the function, or the class of an `__init__`), and each call (path relative to the
 # root, 0-based line), in file order
 Passed = tuple[str, tuple[tuple[str, int], ...]]
@@ -147,7 +148,7 @@ class CallScan:
         names = {d.name for d in self.definitions}
         tested = {name for _, name, _ in self.functions if name in self.tested}
         calls: dict[str, list[tuple[str, Call]]] = {}
-        guarded: dict[str, list[tuple[str, int, str]]] = {}
+        guarded: dict[str, list[tuple[str, Call]]] = {}
         unknown: set[str] = set()
         unguarded: set[str] = set()
         for path, text in texts:
@@ -166,12 +167,17 @@ class CallScan:
                     unguarded.add(name)
                     tested.discard(name)
                 elif tests:
-                    guarded.setdefault(name, []).extend((where, line, test) for line, _, _, test in tests)
-        under = {(path, name, line): tuple(guarded[name]) for path, name, line in self.functions
-                 if name in guarded and name not in unguarded}
+                    guarded.setdefault(name, []).extend((where, call) for call in tests)
+        under = {}
+        for path, name, line in self.functions:
+            # another file's `name(...)` calls that file's own `name`
+            reached = [(where, call[0], call[3]) for where, call in guarded.get(name, []) if where == path or not call[4]]
+            if reached and name not in unguarded:
+                under[path, name, line] = tuple(reached)
         passing = {}
         for d in self.definitions:
-            made = calls.get(d.name, []) if d.name not in unknown else []
+            made = [(where, call) for where, call in calls.get(d.name, []) if where == d.path or not call[4]] \
+                if d.name not in unknown else []
             for parameter, position in d.parameters if made else ():
                 if all(parameter in call[2] or (position is not None and call[1] > position) for _, call in made):
                     passing[d.path, d.function, parameter, d.line] = d.name, tuple((where, call[0]) for where, call in made)
@@ -276,6 +282,7 @@ def _calls(text: str, name: str, statements: dict[int, Statement | None] | None 
     `statements` (the text's top-level statements parsed, filled as they are), or one is under
     no CUDA test."""
     calls: list[Call] = []
+    defines = re.search(rf"^(?:async[ \t]+)?(?:def|class)[ \t]+{name}\b", text, re.M) is not None
     for found in re.finditer(rf"\b{name}\b", text):
         start, end = found.span()
         line_start = text.rfind("\n", 0, start) + 1
@@ -293,7 +300,8 @@ def _calls(text: str, name: str, statements: dict[int, Statement | None] | None 
             call = _parsed(text[opening:closing + 1]) if closing is not None else None
             test = "" if statements is None or call is None else _test_over(text, start, end, statements)
             if call is not None and test is not None:
-                calls.append((text.count("\n", 0, start), *call, test))
+                local = defines and text[start - 1:start] != "."
+                calls.append((text.count("\n", 0, start), *call, test, local))
                 continue
         return None
     return calls

@@ -79,6 +79,15 @@ def test_which_uses_pass_a_default(tmp_path: Path, caller: str, lines: list[int]
     assert passed(tmp_path, "load", "device", 3) == expected
 
 
+def test_a_file_calls_its_own_function_of_the_name(tmp_path: Path) -> None:
+    write(tmp_path / "helpers.py", HELPERS)
+    write(tmp_path / "run.py", "load(d, 8, dev)\n")
+    write(tmp_path / "other.py", "def load(path):\n    return path\n\n\nload(p)\nhelpers.load(d, 8)\n")
+    assert passed(tmp_path, "load", "device", 3) is None  # `helpers.load(d, 8)` may be this one
+    write(tmp_path / "other.py", "def load(path):\n    return path\n\n\nload(p)\n")
+    assert passed(tmp_path, "load", "device", 3) == ("load", (("run.py", 0),))
+
+
 def test_keyword_only_classes_and_methods(tmp_path: Path) -> None:
     write(tmp_path / "helpers.py", HELPERS)
     write(tmp_path / "run.py", "ready(m, device=d)\nready(m, d)\nRunner(m, d)\nRunner(m, device=d).step(x, d)\n"
