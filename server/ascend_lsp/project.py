@@ -1,8 +1,9 @@
 """The facts about one project that the analyses of its files share: its root, the operators
 it registers (custom_ops.py, for NPU308), the versions it pins, the boolean flags it leaves
 off (flag_defaults.py, for NPU106 and NPU111) and the calls of its functions whose parameters
-default to CUDA (call_sites.py, for NPU101): the last two in one read of its Python files, on
-first use, and again when the language server sees a Python file change (`reread_python`). An adapter keeps one
+default to CUDA or that name CUDA (call_sites.py, for NPU101 and NPU1xx): the last two in one
+read of its Python files, on first use, and again when the language server sees a Python file
+change (`reread_python`). An adapter keeps one
 ProjectContext per project (Projects) and hands it to each analysis (`analyze(...,
 project=)`), where handlers read `checker.project`: no module keeps them.
 
@@ -129,7 +130,7 @@ class ProjectContext:
 
     @property
     def calls(self) -> CallIndex:
-        """The calls of the project's functions with CUDA defaults (call_sites.py), read with the flags."""
+        """The calls of the project's functions with CUDA defaults or naming CUDA (call_sites.py), read with the flags."""
         with self._lock:
             if self._calls is None:
                 self._flags, self._calls = self._read_python()

@@ -6,7 +6,6 @@ raise ("unknown mode") or change nothing."""
 from __future__ import annotations
 
 import ast
-
 import os
 
 from ..call_sites import counted
