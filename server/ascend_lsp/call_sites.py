@@ -338,7 +338,8 @@ def _cuda_functions(text: str) -> list[tuple[str, int]]:
 
 def _tested_calls(text: str) -> set[str]:
     """The names called on a line that tests CUDA (`if torch.cuda.is_available():`, `x if
-    cuda else y`) and in the block under it: the names whose every call may be under a test."""
+    cuda else y`) and in the block under it (after `if not ...:`, which may return, the rest of
+    its block too): the names whose every call may be under a test."""
     names: set[str] = set()
     at = text.find("cuda")
     while at >= 0:
@@ -346,7 +347,10 @@ def _tested_calls(text: str) -> set[str]:
         line_end = text.find("\n", at)
         line_end = len(text) if line_end < 0 else line_end
         if TEST_LINE.match(text, line_start, line_end):
-            indent = len(text[line_start:line_end]) - len(text[line_start:line_end].lstrip())
+            line = text[line_start:line_end]
+            indent = len(line) - len(line.lstrip())
+            if line.lstrip().startswith("if not "):
+                indent -= 1  # the lines beside it too
             end = line_end
             while end < len(text):  # the block: the lines below indented deeper (or blank)
                 following = text.find("\n", end + 1)

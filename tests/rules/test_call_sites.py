@@ -157,6 +157,7 @@ def peak():
     ("if torch.cuda.is_available():\n    print(peak())\n", Severity.INFO),
     ("x = peak() if use_cuda else 0\n", Severity.INFO),
     ("if torch.cuda.is_available() and verbose:\n    print(peak())\n", Severity.INFO),
+    ("def log():\n    if not torch.cuda.is_available():\n        return\n    print(peak())\n", Severity.INFO),
     ("if torch.cuda.is_available():\n    print(peak())\nprint(peak())\n", Severity.WARNING),
     ("if use_gpu:\n    print(peak())\n", Severity.WARNING),  # a test of no backend
     ("if torch.cuda.is_available():\n    print(peak(\n", Severity.WARNING),  # the statement does not parse
