@@ -42,6 +42,7 @@ TOP_LINE = re.compile(r"\n(?![\s#)\]}]|else\b|elif\b|except\b|finally\b)")
 TEST_LINE = re.compile(r"[ \t]*(?:el)?if\b|.*\bif\b.*\belse\b")  # an `if`, an `elif`, or a conditional expression
 CALLED = re.compile(r"\b(\w+)[ \t]*\(")
 CLASS = re.compile(r"class[ \t]+(\w+)")
+SELF_CALL = re.compile(r"\bcls\(|__class__\(|\btype\(self\)\(")  # `cls(...)`, `self.__class__(...)`, `type(self)(...)`
 CUDA_STRING = re.compile(r"""cuda(?::\d+)?['"]""")  # after the opening quote
 CUDA_DEVICE = re.compile(r"cuda(?::\d+)?")
 # what brackets are matched over: strings (skipped; a triple quote stops the match), comments, brackets
@@ -245,6 +246,9 @@ def _class_of(text: str, line_start: int, indent: str) -> str | None:
     for row in body.split("\n")[1:]:
         if row.strip() and not row.startswith(indent) and not row.lstrip().startswith("#"):
             return None
+    end = TOP_LINE.search(text, line_start)
+    if SELF_CALL.search(text, owner.end(), end.start() if end is not None else len(text)):
+        return None  # the class makes itself without its name: calls not read
     return owner.group(1)
 
 

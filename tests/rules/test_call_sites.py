@@ -106,6 +106,15 @@ def test_a_subclass_leaves_the_class_unknown(tmp_path: Path) -> None:
     assert passed(tmp_path, "__init__", "device", 12) is None
 
 
+@pytest.mark.parametrize("made", ["cls(model)", "self.__class__(model)", "type(self)(model)"])
+def test_a_class_that_makes_itself_unnamed_is_unknown(tmp_path: Path, made: str) -> None:
+    write(tmp_path / "helpers.py", HELPERS.replace("        return x\n", f"        return {made}\n", 1))
+    write(tmp_path / "run.py", "Runner(m, d)\n")
+    assert passed(tmp_path, "__init__", "device", 12) is None
+    write(tmp_path / "helpers.py", HELPERS)
+    assert passed(tmp_path, "__init__", "device", 12) == ("Runner", (("run.py", 0),))
+
+
 def test_lines_break_as_the_engine_breaks_them(tmp_path: Path) -> None:
     write(tmp_path / "helpers.py", HELPERS.replace("\n", "\r\n"))
     write(tmp_path / "run.py", "x = 1\rload(d, 8, dev)\r")
