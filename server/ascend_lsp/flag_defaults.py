@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Callable
 
 from .custom_ops import MAX_FILE_BYTES, project_files
 from .sources import SourceError, read_regular
@@ -56,15 +57,18 @@ class FlagIndex:
         return self._digest
 
 
-def read_flags(root: str, exclude: tuple[str, ...] = ()) -> FlagIndex:
+def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, str], None] | None = None) -> FlagIndex:
     """The literal booleans the project's Python files give each name (a file that is a link is
-    not read, so none out of the project is: os.walk enters no linked folder; docs/security.md)."""
+    not read, so none out of the project is: os.walk enters no linked folder; docs/security.md).
+    `each(path, text)`: another reader of every file, in the same read (call_sites.CallScan)."""
     index = FlagIndex()
     for path in project_files(root, exclude, lambda path: path.endswith(".py")):
         try:
             text = read_regular(path, MAX_FILE_BYTES, follow_links=False)[0].decode("utf-8", "replace")
         except SourceError:
             continue
+        if each is not None:
+            each(path, text)
         if "True" not in text and "False" not in text and "store_" not in text:
             continue
         line, counted = 0, 0  # the 0-based line of the offset counted to, in offset order

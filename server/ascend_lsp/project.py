@@ -1,7 +1,9 @@
 """The facts about one project that the analyses of its files share: its root, the operators
-it registers (custom_ops.py, for NPU308), the versions it pins and the boolean flags it leaves
-off (flag_defaults.py, for NPU106 and NPU111: read on first use, and again when the language
-server sees a Python file change: `reread_flags`). An adapter keeps one
+it registers (custom_ops.py, for NPU308), the versions it pins, the boolean flags it leaves
+off (flag_defaults.py, for NPU106 and NPU111) and the calls of its functions whose parameters
+default to CUDA or that name CUDA (call_sites.py, for NPU101 and NPU1xx): the last two in one
+read of its Python files, on first use, and again when the language server sees a Python file
+change (`reread_python`). An adapter keeps one
 ProjectContext per project (Projects) and hands it to each analysis (`analyze(...,
 project=)`), where handlers read `checker.project`: no module keeps them.
 
@@ -26,6 +28,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from .call_sites import CallIndex, CallScan
 from .custom_ops import MAX_FILE_BYTES, OpIndex, project_files, scan
 from .flag_defaults import FlagIndex, read_flags
 from .engine.config import Settings
@@ -50,6 +53,7 @@ class ProjectContext:
         self._ops: OpIndex | None = None
         self._pins: dict[str, tuple[str, str, int]] | None = None  # name → (specifier, file, 0-based line)
         self._flags: FlagIndex | None = None
+        self._calls: CallIndex | None = None  # read with the flags
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -121,18 +125,37 @@ class ProjectContext:
         """The boolean flags the project leaves off (flag_defaults.py), read on first use."""
         with self._lock:
             if self._flags is None:
-                self._flags = read_flags(self.root, self.exclude)
+                self._flags, self._calls = self._read_python()
             return self._flags
 
-    def reread_flags(self) -> bool:
-        """Read the flags again, if they were read (a Python file changed); whether what they
-        say changed."""
+    @property
+    def calls(self) -> CallIndex:
+        """The calls of the project's functions with CUDA defaults or naming CUDA (call_sites.py), read with the flags."""
+        with self._lock:
+            if self._calls is None:
+                self._flags, self._calls = self._read_python()
+            return self._calls
+
+    def _read_python(self) -> tuple[FlagIndex, CallIndex]:
+        """Both facts of the project's Python files, each file read once."""
+        scan = CallScan(self.root)
+        flags = read_flags(self.root, self.exclude, scan.add)
+        return flags, scan.index()
+
+    def python_digest(self) -> str:
+        """What the flags and the calls say, for result caches."""
+        return self.flags.digest() + self.calls.digest()
+
+    def reread_python(self) -> bool:
+        """Read the flags and the calls again, if they were read (a Python file changed);
+        whether what they say changed."""
         if self._flags is None:
             return False
-        fresh = read_flags(self.root, self.exclude)
+        before = self.python_digest()
+        flags, calls = self._read_python()
         with self._lock:
-            old, self._flags = self._flags, fresh
-        return old is None or old.digest() != fresh.digest()
+            self._flags, self._calls = flags, calls
+        return self.python_digest() != before
 
 
 class Projects:

@@ -143,8 +143,8 @@ def test_an_environment_report_file_is_info(path: str) -> None:
 
 
 def test_what_fails_on_the_npu_under_a_cuda_test_keeps_its_severity() -> None:
-    text = "import torch\nif torch.cuda.device_count() > 1:\n    model = torch.nn.DataParallel(model)\n"
-    assert found(text) == [("NPU103", 2, WARNING), ("NPU403", 3, ERROR)]
+    text = "import torch\nif torch.cuda.device_count() > 1:\n    batched = torch.func.vmap(step)\n"
+    assert found(text) == [("NPU103", 2, WARNING), ("NPU201", 3, ERROR)]
 
 
 def test_a_gpu_class_of_an_accelerator_scheme_does_not_run_on_the_npu() -> None:

@@ -78,10 +78,10 @@ def test_code_under_a_flag_left_off_is_info(tmp_path: Path) -> None:
 def test_a_flag_turned_on_changes_the_cache_key_and_is_read_again(tmp_path: Path) -> None:
     write(tmp_path / "config.py", CONFIG)
     project = ProjectContext(str(tmp_path))
-    assert not project.reread_flags()  # never read: nothing depended on them
+    assert not project.reread_python()  # never read: nothing depended on them
     key = settings_key(Settings(), project)
-    assert not project.reread_flags()  # read, and unchanged
+    assert not project.reread_python()  # read, and unchanged
     write(tmp_path / "train.py", "build(Config(compile_model=True))\n")
-    assert project.reread_flags()
+    assert project.reread_python()
     assert project.flags.default_off("compile_model") is None
     assert settings_key(Settings(), project) != key

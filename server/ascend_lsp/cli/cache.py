@@ -43,10 +43,11 @@ def code_stamp() -> int:
 def settings_key(settings: Settings, project: ProjectContext | None = None) -> str:
     """What a cached result depends on besides the file: the code, the tables, the settings,
     the operators the file's project registers (NPU308), the versions it pins (NPU109, NPU112, and
-    the portable fix style: an older torch keeps the npu fixes) and the flags it leaves off (NPU106, NPU111)."""
+    the portable fix style: an older torch keeps the npu fixes), the flags it leaves off (NPU106, NPU111) and
+    the calls that pass what its defaults would (NPU101)."""
     stamp = [code_stamp(), project.ops_digest(settings) if project is not None else "",
              project.pins_digest() if project is not None else "",
-             project.flags.digest() if project is not None else ""] + tables_stamp()
+             project.python_digest() if project is not None else ""] + tables_stamp()
     stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
     return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
 

@@ -213,14 +213,14 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     if progress is not None and len(results):
         progress(len(results))
     # Fail fast, once, on tables that cannot load, rather than once per file.
-    # And scan the project's operators, pins and flags here, once, not in every worker (they go along).
+    # And scan the project's operators, pins, flags and calls here, once, not in every worker (they go along).
     for settings, project in {(s, p) for _, s, p in todo}:
         if settings.target == "torch_npu":
             tables_for(settings, RULE_SET)
             if project is not None:
                 project.ops_digest(settings)
                 project.pins_digest()
-                project.flags.digest()
+                project.python_digest()
     jobs = jobs or os.cpu_count() or 1
     shared = list({id(project): project for _, _, project in todo}.values())
     number = {id(project): n for n, project in enumerate(shared)}

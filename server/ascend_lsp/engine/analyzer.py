@@ -28,7 +28,7 @@ from .packaging_analysis import packaging_findings
 from .text import SourceText, split_lines, starts_block
 from .backend_members import backend_methods, backend_named, cuda_classes, method_reasons, opt_in_class
 from .guards import backend_class, class_branches, may_test_backend
-from .walk import (CLASS, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
+from .walk import (CLASS, MODULE, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
                    context_of, module_context, walk)
 
 if TYPE_CHECKING:
@@ -277,7 +277,13 @@ def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> S
 
 
 def _statement(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
-    span = _walk(checker, [(stmt, scope, VALUE, None)], _span_start(stmt), stmt.end_lineno - 1, _binds(stmt))
+    if scope.kind == MODULE and type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef):
+        body = checker.range(stmt.body[0])  # type: ignore[attr-defined]  # not its decorators and defaults, run at import
+        checker.top_function = (stmt.name, stmt.lineno - 1, (body.start_line, body.start_col))  # type: ignore[attr-defined]
+    try:
+        span = _walk(checker, [(stmt, scope, VALUE, None)], _span_start(stmt), stmt.end_lineno - 1, _binds(stmt))
+    finally:
+        checker.top_function = None
     if scope.kind == CLASS:
         span.member = class_member(stmt)
     return span

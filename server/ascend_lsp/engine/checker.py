@@ -103,6 +103,11 @@ class Checker:
         # why the top-level class member being walked runs only where CUDA was chosen (a `cuda()`
         # method beside `npu()`, a class beside its NPU variant: engine/backend_members.py); "" if not
         self.cuda_member = ""
+        # the module function being walked (its name, its `def`'s 0-based line, where its body
+        # begins): the NPU1xx findings in its body follow the CUDA tests every call of it is under,
+        # where the project's calls show that (call_sites.py; asked at its first such finding)
+        self.top_function: tuple[str, int, tuple[int, int]] | None = None
+        self._under_tests: tuple[object, tuple[str, tuple[Related, ...]] | None] = (None, None)
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
         self.backend_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_backend), once asked
         # a test file's NPU findings are info (engine/test_suites.py); what its top level says
@@ -173,6 +178,15 @@ class Checker:
                 # unsupported or differs on the NPU (NPU2xx-4xx) fails there once the test passes
                 severity, guard = lowered, (test, text)
                 message = text + GUARDED.format(test=self._test_text(test))
+        function = self.top_function
+        if function is not None and guard is None and code[:4] == "NPU1" and (severity or rule.severity) < Severity.INFO \
+                and (rng.start_line, rng.start_col) >= function[2] and self.project is not None and self.path:
+            if self._under_tests[0] != function:
+                self._under_tests = (function, self.project.calls.under_tests(self.path, *function[:2]))
+            called = self._under_tests[1]
+            if called is not None:  # like the code under a test (above), ported with it
+                severity, related = Severity.INFO, related + called[1]
+                message = (message if message is not None else rule.message.format(**fmt)) + called[0]
         if self.test_file and code[:3] == "NPU" and (severity or rule.severity) < Severity.INFO:
             if self.suite is None:
                 self.suite = SuiteFile(self.source)

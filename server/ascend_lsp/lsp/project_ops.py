@@ -61,7 +61,7 @@ def _concerns(project: ProjectContext, path: str) -> bool:
 def changed(server: AscendLanguageServer, paths: list[str]) -> None:
     """Files changed on disk: read their projects' pins again if they may pin versions (some
     findings' severity follows the pins), rescan their operators if they concern registrations, and
-    read the flags the project leaves off again after a Python file changed."""
+    read the flags the project leaves off and the calls of its functions again after a Python file changed."""
     # on the loop: finding the settings may report
     real = {os.path.realpath(p): server.settings.for_path(p) for p in paths}
     projects = {(path, server.projects.for_path(path, settings)) for path, settings in real.items()}
@@ -73,8 +73,8 @@ def changed(server: AscendLanguageServer, paths: list[str]) -> None:
         stale = {project for path, project in projects if project is not None and _concerns(project, path)}
         for project in stale:
             project.rescan_ops()
-        # a flag the project leaves off lowers what it guards (flag_defaults.py)
-        reflagged = [project.reread_flags() for project in {p for path, p in projects if p is not None
+        # a flag the project leaves off lowers what it guards (flag_defaults.py), calls a default (call_sites.py)
+        reflagged = [project.reread_python() for project in {p for path, p in projects if p is not None
                                                              and path.endswith(".py")}]
         return bool(stale or repinned or any(reflagged))
 

@@ -6,10 +6,13 @@ raise ("unknown mode") or change nothing."""
 from __future__ import annotations
 
 import ast
+import os
 
+from ..call_sites import counted
 from ..engine.checker import Checker
-from ..engine.model import Severity
+from ..engine.model import Range, Related, Severity
 from ..engine.walk import StringContext, last_name
+from .advice_matching import inside
 from .cuda_test_paths import failed_cuda_test
 from .harmless_calls import (ONNX_PROVIDER, REPORTS_ONLY, SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu,
                              onnx_provider_choice, reports_only, skip_test)
@@ -24,6 +27,7 @@ DEFAULT = (" (A default, used where no device is passed: on an NPU host pass `np
            "that passes its device is unaffected.)")
 NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`, `map_location=` or `device` "
                 "variable takes it, and as a mode, key or marker name it stays `cuda`; `npu` there may raise.)")
+PASSED = " (A default no call in the project uses: every call of `{name}` passes `{parameter}`: {calls}.)"
 COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host the test is False and the other "
             "branch runs.)")
 
@@ -101,3 +105,40 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     if context.kind == "value" and id(node) in facts.in_device_position:
         return None
     return Severity.INFO, NOT_A_DEVICE
+
+
+def device_remark(checker: Checker, node: ast.AST,
+                  context: StringContext) -> tuple[tuple[Severity | None, str] | None, tuple[Related, ...]]:
+    """device_place's verdict and no related place; or, for a parameter's default (a
+    warning in `torch.device("cuda")`, else a plain default's info) that every call in the
+    project passes, info with those calls."""
+    place = device_place(checker, node, context)
+    if place is None or place[0] is None or place[1] == DEFAULT:
+        passed = passed_by_callers(checker, node)
+        if passed is not None:
+            return passed
+    return place, ()
+
+
+def passed_by_callers(checker: Checker, node: ast.AST) -> tuple[tuple[Severity, str], tuple[Related, ...]] | None:
+    """Info and the calls, for a string in the default of a parameter every call in the
+    project passes (call_sites.py: a module's function, or a module class's `__init__`)."""
+    project = checker.project
+    if project is None or checker.path is None:
+        return None
+    for func, _scope in checker.events.functions:
+        arguments = func.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        for arg, default in (*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+                             *zip(arguments.kwonlyargs, arguments.kw_defaults)):
+            if default is None or not inside(node, default):
+                continue
+            passed = project.calls.passed(checker.path, func.name, arg.arg, func.lineno - 1)
+            if passed is None:
+                return None
+            name, calls = passed
+            own = os.path.relpath(checker.path, project.root)
+            related = tuple(Related(Range(line, 0, line, 0), f"passes `{arg.arg}`",
+                                    "" if path == own else os.path.join(project.root, path)) for path, line in calls)
+            return (Severity.INFO, PASSED.format(name=name, calls=counted(calls, own), parameter=arg.arg)), related
+    return None
