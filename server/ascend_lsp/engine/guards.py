@@ -22,10 +22,13 @@ and the class of another device in a per-backend scheme (`HPU_Accelerator`) as a
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
+
+from ..knowledge.portable import load_portable
 
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
 NPU_WORD = re.compile(r"(?<![a-z])(?:npu|hccl|ascend)(?![a-z])")
@@ -169,12 +172,13 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
                      torch: TorchTarget | None = None) -> list[Branches]:
     """The Branches of a chain, none when no branch tests for a backend or a torch release.
     The chain's later links go into `links`, so that the walker does not read them again.
-    `if not X: A else: B` is read as `if X: B else: A`. A name in `held` tests for CUDA; arms
+    `if not X: A else: B` is read as `if X: B else: A` (and `!=` as `==`). A name in `held` tests for CUDA; arms
     only a torch older than `torch` takes never run on the NPU."""
     branches = _chain(node, links)
-    first = branches[0][0]
-    if len(branches) == 2 and branches[1][0] is None and type(first) is ast.UnaryOp and type(first.op) is ast.Not:
-        branches = [(first.operand, branches[1][1]), (None, branches[0][1])]  # `if not is_mps_tensor_safe(x):`
+    if len(branches) == 2 and branches[1][0] is None:
+        passed = _negated(branches[0][0])  # `if not is_mps_tensor_safe(x):`, `if x.device.type != "mps":`
+        if passed is not None:
+            branches = [(passed, branches[1][1]), (None, branches[0][1])]
     old = _old_torch_arms(branches, torch.release) if torch is not None else ()
     found = [Branches([branches[i][1] for i in old], [], [], [], torch.why)] if torch is not None and old else []
     if old:
@@ -211,6 +215,18 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
     if first_npu is None:
         return found + [Branches([], [], other_backend, guarded)] if other_backend or guarded else found
     return found + [Branches(off, [branches[first_npu][1]], other_backend, [])]
+
+
+_POSITIVE = {ast.NotEq: ast.Eq, ast.IsNot: ast.Is, ast.NotIn: ast.In}
+
+
+def _negated(test: Any) -> ast.expr | None:
+    """X of `not X`; `a == b` for `a != b` (placed where it stands); None for another test."""
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        return test.operand
+    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in _POSITIVE:
+        return ast.copy_location(ast.Compare(test.left, [_POSITIVE[type(test.ops[0])]()], test.comparators), test)
+    return None
 
 
 PLACEMENT = (" (Taken for a tensor on a CUDA device only: an NPU tensor takes the path beside it, which does the "
@@ -428,6 +444,10 @@ def _torch_verdict(test: ast.expr, oldest: tuple[int, ...]) -> bool | None:
     if isinstance(test, ast.Call):
         name = test.func.attr if isinstance(test.func, ast.Attribute) else getattr(test.func, "id", "")
         args = test.args
+        if name == "hasattr" and len(args) == 2 and isinstance(args[1], ast.Constant) and type(args[1].value) is str:
+            # `hasattr(torch.amp, "GradScaler")`: true from the torch that has that portable form
+            needs = _portable_since().get(f"{dotted(args[0])}.{args[1].value}")
+            return True if needs is not None and _passes(">=", needs, oldest) else None
         if "torch" not in name.lower():
             return None
         if len(args) == 2 and isinstance(args[0], ast.Constant) and args[0].value in _FLIPPED:
@@ -446,6 +466,47 @@ def _named_comparison(words: list[str]) -> str:
     """The comparison a version test's name says: `torch_version_lt` <, `TORCH_1_13` >=."""
     present = set(words)
     return "<" if present & _OLDER else "<=" if present & _OLDER_OR_SAME else ">" if present & _NEWER else ">="
+
+
+def dotted(node: ast.expr) -> str:
+    """`torch.cuda.amp.GradScaler` for that attribute chain; "" for one that does not start with a name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
+@functools.cache
+def _portable_since() -> dict[str, tuple[int, ...]]:
+    """The portable forms of CUDA APIs (`torch.amp.GradScaler`) and the torch each needs (knowledge/portable.py)."""
+    return {form.replacement: form.needs for form in load_portable().apis.values()}
+
+
+# what a torch without an API raises where the code names it or passes it a new argument
+_MISSING = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "TypeError", "NameError"})
+
+
+def try_branches(node: ast.Try, torch: TorchTarget) -> list[Branches]:
+    """`try: scaler = torch.amp.GradScaler(device=device)` / `except (AttributeError, TypeError):
+    scaler = torch.cuda.amp.GradScaler()`: a handler of what an older torch lacks whose CUDA
+    calls are the old forms of portable ones the try calls (knowledge/portable.py), that the
+    target's torch has, runs only on an older torch."""
+    since = _portable_since()
+    tried: set[str] | None = None
+    dead = []
+    for handler in node.handlers:
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type else []
+        if not kinds or not {getattr(kind, "id", "") for kind in kinds} <= _MISSING:
+            continue
+        forms = [load_portable().apis.get(name) for stmt in handler.body for n in ast.walk(stmt)
+                 if isinstance(n, ast.Call) and (name := dotted(n.func)).startswith("torch.cuda.")]
+        if forms and tried is None:
+            tried = {dotted(n.func) for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call)}
+        if forms and tried and all(form is not None and form.replacement in tried
+                         and _passes(">=", since[form.replacement], torch.release) for form in forms):
+            dead.append(handler.body)
+    return [Branches(dead, [], [], [], torch.why)] if dead else []
 
 
 class GuardFacts(NamedTuple):

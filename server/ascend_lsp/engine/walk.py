@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, cast
 
 from .guards import (NONE_HELD, GuardFacts, Held, and_branches, backend_branches, backend_class, case_branches,
-                     class_branches, exit_guards, holds_cuda_test, local_held)
+                     class_branches, exit_guards, holds_cuda_test, local_held, try_branches)
 
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
@@ -395,6 +395,8 @@ def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = Tr
         if kind not in _OWN_BRANCHES:  # one test instead of a test per branch below
             if backend_tests and (kind is ast.If or kind is ast.IfExp or kind is ast.Match) and node not in elifs:
                 events.backends.extend(backend_branches(node, elifs, held_at(scope), torch))
+            elif kind is ast.Try and torch is not None and node.handlers:
+                events.backends.extend(try_branches(node, torch))  # `except AttributeError:` for an older torch
             elif backend_tests and kind is ast.BoolOp:
                 branches = and_branches(node)
                 if branches is not None:
