@@ -318,12 +318,14 @@ def held_tests(text: str) -> dict[str, str]:
 
 
 def local_held(func: ast.FunctionDef | ast.AsyncFunctionDef, outer: Held) -> Held:
-    """`outer` (the file's held_tests) without the names the function stores, with its own names
+    """`outer` (the file's held_tests) without the names the function binds, with its own names
     that hold a CUDA test (`run_on_gpu = torch.cuda.is_available()`, `use_io_binding = cuda
     and fits`): assigned that test once in the function, and else only something false (`cuda =
     False` where it turns out missing); each with the test's node (or, held through another
     local name, that name's: the test to change is there)."""
-    assigned: dict[str, list] = {}
+    args = func.args
+    assigned: dict[str, list] = {arg.arg: [None] for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                                            args.vararg, args.kwarg) if arg is not None}
     stack: list[ast.AST] = list(func.body)
     while stack:
         node = stack.pop()
