@@ -273,16 +273,26 @@ _FALSY = (False, None, 0)
 
 
 def _is_test(value: ast.expr) -> bool:
-    """An expression that is a test (a comparison, an `and`, a call, an attribute, a name), not
-    a device or a value chosen by one (`"cuda" if ok else "cpu"`, `use_cuda or force`)."""
-    return isinstance(value, (ast.Compare, ast.Call, ast.Attribute, ast.Name)) or (
-        isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And))
+    """An expression that is a test: a comparison, an `and`, a name, or a call or an attribute
+    named as one (`torch.cuda.is_available()`, `device_count()`, `x.is_cuda`, `args.cuda`); not a
+    device, a module or an object (`torch.device("cuda")`, `torch.cuda.Stream()`), nor a value
+    chosen by one (`"cuda" if ok else "cpu"`, `use_cuda or force`)."""
+    if isinstance(value, (ast.Compare, ast.Name)):
+        return True
+    if isinstance(value, ast.BoolOp):
+        return isinstance(value.op, ast.And)
+    if isinstance(value, ast.Call):
+        name = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+        return name.startswith(_TEST_PREFIXES) or name.endswith("available") or name == "device_count"
+    return isinstance(value, ast.Attribute) and (value.attr.startswith(_TEST_PREFIXES) or value.attr == "cuda")
+
+
+_TEST_PREFIXES = ("is_", "has_", "use_")
 
 
 def holds_cuda_test(value: ast.expr | None, held: Held = NONE_HELD) -> bool:
     """The value assigned is a test for CUDA (and no other backend): what a name that holds it guards."""
-    if value is None or not _is_test(value) or type(value) is ast.Call and type(value.func) is ast.Attribute \
-            and value.func.attr in ("device", "Device"):
+    if value is None or not _is_test(value):
         return False
     npu, cuda, other = _gates(value, held)
     return cuda and not npu and not other
