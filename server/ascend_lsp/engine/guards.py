@@ -257,11 +257,27 @@ def _falls_back(arms: list) -> bool:
 
 
 def held_test(test: ast.expr, held: Held) -> ast.expr:
-    """The test to report for `test`: the CUDA test a local name holds (`run_on_gpu =
-    torch.cuda.is_available()`, then `if run_on_gpu:`), else `test`."""
-    key = test.id if type(test) is ast.Name else None
-    value = held.get(key) if key is not None and held else None
-    return value if isinstance(value, ast.expr) else test
+    """The test to report for `test`: the CUDA test a local name in it holds (`run_on_gpu =
+    torch.cuda.is_available()`, then `if run_on_gpu:`, `if count > 0:`, `if run_on_gpu and
+    verbose:`), else `test`."""
+    name = _held_name(test, held) if held else None
+    return held[name] if name is not None else test
+
+
+def _held_name(test: ast.expr, held: Held) -> str | None:
+    """The local name the test reads its CUDA test from: the name, one compared with constants,
+    or the one conjunct of an `and` that does so where the others test for no backend."""
+    if isinstance(test, ast.Name):
+        return test.id if isinstance(held.get(test.id), ast.expr) else None
+    if isinstance(test, ast.Compare):
+        names = [o for o in (test.left, *test.comparators) if not isinstance(o, ast.Constant)]
+        return _held_name(names[0], held) if len(names) == 1 else None
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        found = [(value, _held_name(value, held)) for value in test.values]
+        names = [name for _, name in found if name is not None]
+        others = [value for value, name in found if name is None]
+        return names[0] if len(names) == 1 and not any(any(_gates(v)) for v in others) else None
+    return None
 
 
 # --- held tests: a name or an attribute set from a CUDA test ---------------------------------
