@@ -281,10 +281,22 @@ def _held_name(test: ast.expr, held: Held) -> str | None:
 
 
 # --- held tests: a name or an attribute set from a CUDA test ---------------------------------
-# an assignment line whose value may test for CUDA: `run_on_gpu = torch.cuda.is_available()`,
-# `self.gpu_available = ...` (the lowered text; the value is parsed to be sure)
-_HELD_LINE = re.compile(r"^([ \t]*)(self\.)?([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)([^\n]*(?i:cuda|nccl)[^\n]*)$",
-                        re.M)
+# an assignment line (`run_on_gpu = torch.cuda.is_available()`, `self.gpu_available = ...`): the
+# indentation, `self.`, the name, the value
+_ASSIGNMENT_LINE = re.compile(r"([ \t]*)(self\.)?([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)(.*)")
+_CUDA_SPELLINGS = ("cuda", "CUDA", "Cuda", "nccl", "NCCL")
+
+
+def _lines_naming_cuda(text: str) -> set[int]:
+    """Where each line that names CUDA in one of its usual spellings begins (str.find: a regex
+    or a lowered copy of the file costs ten times more, and this is read for every edit)."""
+    starts = set()
+    for word in _CUDA_SPELLINGS:
+        at = text.find(word)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(word, at + 4)
+    return starts
 _FALSY = (False, None, 0)
 
 
@@ -321,7 +333,12 @@ def held_tests(text: str) -> dict[str, str]:
     file. Read from the text line by line (a fact of the whole text, read again for every edit:
     no parse of the file); a value over several lines is not read."""
     out: dict[str, str] = {}
-    for match in _HELD_LINE.finditer(text):
+    for start in sorted(_lines_naming_cuda(text)):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        match = _ASSIGNMENT_LINE.match(text, start, end)
+        if match is None:
+            continue
         indent, attribute, name = match.group(1), match.group(2), match.group(3)
         if not attribute and indent:
             continue  # a local: local_held reads it from the function
