@@ -270,8 +270,8 @@ def _held_name(test: ast.expr, held: Held) -> str | None:
     if isinstance(test, ast.Name):
         return test.id if isinstance(held.get(test.id), ast.expr) else None
     if isinstance(test, ast.Compare):
-        names = [o for o in (test.left, *test.comparators) if not isinstance(o, ast.Constant)]
-        return _held_name(names[0], held) if len(names) == 1 else None
+        operands = [o for o in (test.left, *test.comparators) if not isinstance(o, ast.Constant)]
+        return _held_name(operands[0], held) if len(operands) == 1 else None
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         found = [(value, _held_name(value, held)) for value in test.values]
         names = [name for _, name in found if name is not None]
