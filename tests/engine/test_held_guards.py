@@ -106,8 +106,12 @@ else:
     ({"requirements.txt": "torch-npu==2.4.0\n"}, Severity.INFO,
      "older than 2.4.0, the oldest the project's torch-npu pin `==2.4.0` admits"),
     ({"requirements.txt": "torch-npu==2.1.0.post3\n"}, Severity.WARNING, ""),
-    ({"requirements.txt": "torch>=2.3\n"}, Severity.WARNING, ""),  # torch 2.3 takes that arm
-    ({"requirements.txt": "torch>=2.5\n"}, Severity.INFO, "older than 2.5, the oldest the project's torch pin"),
+    # a torch pin that admits torch-npu-version's torch leaves it the target's
+    ({"requirements.txt": "torch>=1.9.1\n"}, Severity.INFO, "older than 2.13.0, the one torch_npu 2.13.0"),
+    ({"requirements.txt": "torch==2.1.0\n"}, Severity.WARNING, ""),  # torch 2.1 takes that arm
+    ({"requirements.txt": "torch<2.4\n"}, Severity.WARNING, ""),  # down to the oldest torch a torch_npu has
+    ({"requirements.txt": "torch>=2.5,<2.7\n"}, Severity.INFO,
+     "older than 2.5, the oldest the project's torch pin `>=2.5,<2.7` admits that a torch_npu is built for"),
     ({"requirements.txt": "torch-npu<2.6\n"}, Severity.WARNING, ""),  # no lower bound: the oldest torch_npu known
 ])
 def test_the_target_torch_comes_from_the_pins_then_the_setting(tmp_path: Path, pins: dict[str, str],

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from ..knowledge.platform import load_platform
 from ..knowledge.portable import load_portable
 
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
@@ -52,10 +53,13 @@ def may_test_backend(text: str) -> bool:
     """Whether code with this text can hold a backend test (the words _mentions looks for, in
     any case); without one its `if`s need not be read. An `npu` after an `i` is never one
     (`input`, in most files): an identifier or a string holding it has the `i` before it
-    too. (A regex with IGNORECASE reads text ten times slower than lowering it.)"""
+    too. Another backend's words too (`is_mps_tensor_safe(x)`), but not `hip`, in too many words
+    (`ship`, `chip`): ROCm's test says `torch.version.hip`. (A regex with IGNORECASE reads text ten
+    times slower than lowering it.)"""
     lowered = text.lower()
     return (lowered.count("npu") > lowered.count("inpu") or "cuda" in lowered or "hccl" in lowered
-            or "nccl" in lowered or "ascend" in lowered)
+            or "nccl" in lowered or "ascend" in lowered or "mps" in lowered or "rocm" in lowered
+            or "version.hip" in lowered or "xpu" in lowered or "hpu" in lowered or "mlu" in lowered)
 
 
 NOTHING = (False, False, False)
@@ -202,7 +206,7 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
         elif first_npu is None:
             if not cuda or (type(test) is ast.BoolOp and type(test.op) is ast.Or) or type(test) is ast.MatchOr:
                 continue  # `use_cuda or force`, `case "cuda" | "cpu":` may pass without CUDA
-            if _placement(test) and _falls_back(branches[i + 1:]):
+            if _placement(test) and _falls_back(branch, branches[i + 1:]):
                 placed += [branch, test]  # `elif pred.is_cuda: <CUDA kernel> else: <the same in PyTorch>`
             else:
                 guarded.append((held_test(test, held), branch))
@@ -248,12 +252,23 @@ def _placement(test: ast.expr) -> bool:
     return False
 
 
-def _falls_back(arms: list) -> bool:
-    """A later arm does the work without CUDA: one that does not raise, the else among them."""
+def _falls_back(branch: Any, arms: list) -> bool:
+    """A later arm does the work without CUDA: the else, which does not raise, and whose calls are
+    not a part of the CUDA arm's (`with torch.autocast(..., dtype=torch.float32): x = einsum(...)`
+    beside `x = einsum(...)` is more than a kernel chosen: the NPU would skip the float32)."""
     if not arms or arms[-1][0] is not None:
         return False  # no else: a tensor elsewhere does nothing here
     body = arms[-1][1]
-    return not (isinstance(body, list) and type(body[-1]) is ast.Raise)
+    if isinstance(body, list) and type(body[-1]) is ast.Raise:
+        return False
+    return not _callees(body) < _callees(branch)
+
+
+def _callees(branch: Any) -> set[str]:
+    """The names of what a branch calls (`einsum`, `autocast`)."""
+    nodes = branch if isinstance(branch, list) else [branch]
+    return {n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+            for node in nodes for n in ast.walk(node) if isinstance(n, ast.Call)}
 
 
 def held_test(test: ast.expr, held: Held) -> ast.expr:
@@ -563,34 +578,55 @@ class GuardFacts(NamedTuple):
 
 def torch_target(torch_npu_version: str, project: Any) -> TorchTarget:
     """The oldest torch the target torch_npu runs with (torch_npu X.Y.Z is built for torch
-    X.Y.Z): the oldest release the project's torch-npu pin admits, else its torch pin's, else
-    the torch the configured torch-npu-version pairs with; a pin without a lower bound, or a
-    release the facts do not pair, is read as the oldest torch_npu the facts list."""
-    from ..knowledge.platform import load_platform  # (engine → knowledge; the project's helpers are read lazily:
-    from ..project import CLAUSE, FLOOR_OPERATORS, release  # project.py imports the engine)
+    X.Y.Z): the oldest release the project's torch-npu pin admits; else the torch the configured
+    torch-npu-version pairs with, unless the project's torch pin excludes it (then the oldest that
+    pin admits, and no older than the oldest torch_npu the facts list is built for). A torch-npu pin
+    without a lower bound, or a torch-npu-version the facts do not pair, is read as the oldest
+    torch_npu the facts list."""
+    from ..project import CLAUSE, FLOOR_OPERATORS, release  # (lazily: project.py imports the engine)
     pairs = sorted((release(row["torch-npu"]), row["torch-npu"], release(row["torch"]))
                    for row in load_platform(torch_npu_version).pairing)
     _, first_npu, lowest = pairs[0]
-    oldest_known = (lowest, f"the one the oldest torch_npu the facts list ({first_npu}) is built for")
-    for name in ("torch-npu", "torch"):
-        spec = project.pin(name) if project is not None else None
-        if spec is None:
-            continue
+    oldest_known = f"the one the oldest torch_npu the facts list ({first_npu}) is built for"
+
+    def floor(spec: str) -> tuple[int, ...] | None:
         floors = [release(m.group(2)) for clause in spec.split(",")
                   if (m := CLAUSE.match(clause)) is not None and m.group(1) in FLOOR_OPERATORS]
-        if not floors:
-            oldest, why = oldest_known[0], f"{oldest_known[1]}; the project's {name} pin `{spec}` has no lower bound"
-        else:
-            floor = max(floors)[:3]
-            oldest = next((t for n, _, t in pairs if n[:3] == floor), floor) if name == "torch-npu" else floor
-            why = f"the oldest the project's {name} pin `{spec}` admits"
-        break
+        return max(floors)[:3] if floors else None
+
+    npu_pin = project.pin("torch-npu") if project is not None else None
+    torch_pin = project.pin("torch") or project.pin("pytorch") if project is not None else None
+    if npu_pin is not None:
+        pinned = floor(npu_pin)
+        oldest, why = (lowest, f"{oldest_known}; the project's torch-npu pin `{npu_pin}` has no lower bound") \
+            if pinned is None else (next((t for n, _, t in pairs if n[:3] == pinned), pinned),
+                                    f"the oldest the project's torch-npu pin `{npu_pin}` admits")
     else:
-        row = next((t for _, n, t in pairs if n == torch_npu_version), None)
-        oldest, why = (row, f"the one torch_npu {torch_npu_version} (torch-npu-version) is built for") \
-            if row is not None else oldest_known
+        paired = next((t for _, n, t in pairs if n == torch_npu_version), None)
+        oldest, why = (paired, f"the one torch_npu {torch_npu_version} (torch-npu-version) is built for") \
+            if paired is not None else (lowest, oldest_known)
+        if torch_pin is not None and not _admits(torch_pin, oldest, CLAUSE, release):
+            oldest = max(floor(torch_pin) or lowest, lowest)
+            why = f"the oldest the project's torch pin `{torch_pin}` admits that a torch_npu is built for"
     shown = ".".join(map(str, oldest))
     return TorchTarget(oldest, f" (Taken only by a torch older than {shown}, {why}: it does not run on the NPU.)")
+
+
+def _admits(spec: str, version: tuple[int, ...], clause: re.Pattern, release: Any) -> bool:
+    """Whether a version specifier (`>=1.9.1`, `==2.1`, `<2.4`, conda's `=2.1`) admits the release."""
+    for part in spec.split(","):
+        match = clause.match(part)
+        if match is None:
+            continue
+        op, bound = match.group(1) or "==", release(match.group(2))
+        width = max(len(bound), len(version))
+        mine, theirs = version + (0,) * (width - len(version)), bound + (0,) * (width - len(bound))
+        if op in ("==", "=", "===") and version[:len(bound)] != bound \
+                or op == "~=" and (mine < theirs or version[:len(bound) - 1] != bound[:-1]) \
+                or op == ">=" and mine < theirs or op == ">" and mine <= theirs \
+                or op == "<=" and mine > theirs or op == "<" and mine >= theirs:
+            return False
+    return True
 
 
 def _old_torch_arms(branches: list, oldest: tuple[int, ...]) -> set[int]:
