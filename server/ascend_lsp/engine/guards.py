@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 from ..knowledge.platform import load_platform
 from ..knowledge.portable import load_portable
+from .versions import admits, floor, release
 
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
 NPU_WORD = re.compile(r"(?<![a-z])(?:npu|hccl|ascend)(?![a-z])")
@@ -583,21 +584,15 @@ def torch_target(torch_npu_version: str, project: Any) -> TorchTarget:
     pin admits, and no older than the oldest torch_npu the facts list is built for). A torch-npu pin
     without a lower bound, or a torch-npu-version the facts do not pair, is read as the oldest
     torch_npu the facts list."""
-    from ..project import CLAUSE, FLOOR_OPERATORS, release  # (lazily: project.py imports the engine)
     pairs = sorted((release(row["torch-npu"]), row["torch-npu"], release(row["torch"]))
                    for row in load_platform(torch_npu_version).pairing)
     _, first_npu, lowest = pairs[0]
     oldest_known = f"the one the oldest torch_npu the facts list ({first_npu}) is built for"
-
-    def floor(spec: str) -> tuple[int, ...] | None:
-        floors = [release(m.group(2)) for clause in spec.split(",")
-                  if (m := CLAUSE.match(clause)) is not None and m.group(1) in FLOOR_OPERATORS]
-        return max(floors)[:3] if floors else None
-
     npu_pin = project.pin("torch-npu") if project is not None else None
     torch_pin = project.pin("torch") or project.pin("pytorch") if project is not None else None
     if npu_pin is not None:
         pinned = floor(npu_pin)
+        pinned = pinned[:3] if pinned is not None else None
         oldest, why = (lowest, f"{oldest_known}; the project's torch-npu pin `{npu_pin}` has no lower bound") \
             if pinned is None else (next((t for n, _, t in pairs if n[:3] == pinned), pinned),
                                     f"the oldest the project's torch-npu pin `{npu_pin}` admits")
@@ -605,28 +600,11 @@ def torch_target(torch_npu_version: str, project: Any) -> TorchTarget:
         paired = next((t for _, n, t in pairs if n == torch_npu_version), None)
         oldest, why = (paired, f"the one torch_npu {torch_npu_version} (torch-npu-version) is built for") \
             if paired is not None else (lowest, oldest_known)
-        if torch_pin is not None and not _admits(torch_pin, oldest, CLAUSE, release):
-            oldest = max(floor(torch_pin) or lowest, lowest)
+        if torch_pin is not None and not admits(torch_pin, oldest):
+            oldest = max((floor(torch_pin) or lowest)[:3], lowest)
             why = f"the oldest the project's torch pin `{torch_pin}` admits that a torch_npu is built for"
     shown = ".".join(map(str, oldest))
     return TorchTarget(oldest, f" (Taken only by a torch older than {shown}, {why}: it does not run on the NPU.)")
-
-
-def _admits(spec: str, version: tuple[int, ...], clause: re.Pattern, release: Any) -> bool:
-    """Whether a version specifier (`>=1.9.1`, `==2.1`, `<2.4`, conda's `=2.1`) admits the release."""
-    for part in spec.split(","):
-        match = clause.match(part)
-        if match is None:
-            continue
-        op, bound = match.group(1) or "==", release(match.group(2))
-        width = max(len(bound), len(version))
-        mine, theirs = version + (0,) * (width - len(version)), bound + (0,) * (width - len(bound))
-        if op in ("==", "=", "===") and version[:len(bound)] != bound \
-                or op == "~=" and (mine < theirs or version[:len(bound) - 1] != bound[:-1]) \
-                or op == ">=" and mine < theirs or op == ">" and mine <= theirs \
-                or op == "<=" and mine > theirs or op == "<" and mine >= theirs:
-            return False
-    return True
 
 
 def _old_torch_arms(branches: list, oldest: tuple[int, ...]) -> set[int]:

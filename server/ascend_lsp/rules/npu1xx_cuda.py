@@ -17,7 +17,7 @@ from ..engine.registry import TableRef, handles, rule
 from ..engine.shell_script import Assignment, Command, ShellScript, scaled_value
 from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
-from ..project import allows_before, release
+from ..engine.versions import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
 from .harmless_calls import flag_off
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
