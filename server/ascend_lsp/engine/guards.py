@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -184,7 +184,7 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
         passed = _negated(branches[0][0])  # `if not is_mps_tensor_safe(x):`, `if x.device.type != "mps":`
         if passed is not None:
             branches = [(passed, branches[1][1]), (None, branches[0][1])]
-    old = _old_torch_arms(branches, torch.release) if torch is not None else ()
+    old = _old_torch_arms(branches, torch) if torch is not None else ()
     found = [Branches([branches[i][1] for i in old], [], [], [], torch.why)] if torch is not None and old else []
     if old:
         branches = [arm for i, arm in enumerate(branches) if i not in old]
@@ -421,11 +421,28 @@ def local_held(func: ast.FunctionDef | ast.AsyncFunctionDef, outer: Held) -> Hel
 
 
 # --- arms for an older torch -----------------------------------------------------------------
-class TorchTarget(NamedTuple):
-    """The oldest torch the target torch_npu runs with, and why (for the findings' message)."""
+class TorchTarget:
+    """The oldest torch the target torch_npu runs with (`release`), and why (`why`, for the
+    findings' message): read when a test first compares a release (most files compare none)."""
 
-    release: tuple[int, ...]
-    why: str
+    __slots__ = ("_read", "_found")
+
+    def __init__(self, read: Callable[[], tuple[tuple[int, ...], str]]) -> None:
+        self._read = read
+        self._found: tuple[tuple[int, ...], str] | None = None
+
+    def _value(self) -> tuple[tuple[int, ...], str]:
+        if self._found is None:
+            self._found = self._read()
+        return self._found
+
+    @property
+    def release(self) -> tuple[int, ...]:
+        return self._value()[0]
+
+    @property
+    def why(self) -> str:
+        return self._value()[1]
 
 
 # the words of a version test's name that mean "older than": `torch_version_lt(1, 10)`, `TORCH_LT_2_4`
@@ -472,17 +489,17 @@ def _passes(op: str, version: tuple[int, ...], oldest: tuple[int, ...]) -> bool 
     return False if (oldest >= version if op == "<" else oldest > version) else None
 
 
-def _torch_verdict(test: ast.expr, oldest: tuple[int, ...]) -> bool | None:
+def _torch_verdict(test: ast.expr, torch: TorchTarget) -> bool | None:
     """Whether the test passes with every torch from `oldest` on, with none, or may: a release
     compared (`torch_version < (2, 4)`, `version.parse(torch.__version__) >= version.parse("2.1")`),
     a flag named for one (`TORCH_1_13`, `_TORCH_GREATER_EQUAL_2_1`, `not TORCH_2_0`), a call
     that compares (`torch_version_ge(2, 4)`, `is_torch_version(">=", "2.1")`), and `and`/`or`/`not` of
     those."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _torch_verdict(test.operand, oldest)
+        inner = _torch_verdict(test.operand, torch)
         return None if inner is None else not inner
     if isinstance(test, ast.BoolOp):
-        verdicts = [_torch_verdict(v, oldest) for v in test.values]
+        verdicts = [_torch_verdict(v, torch) for v in test.values]
         decisive = isinstance(test.op, ast.Or)
         if decisive in verdicts:
             return decisive
@@ -492,34 +509,34 @@ def _torch_verdict(test: ast.expr, oldest: tuple[int, ...]) -> bool | None:
             return None
         op = _COMPARISONS[type(test.ops[0])]
         if _torch_release(test.left) and (version := _version(test.comparators[0])) is not None:
-            return _passes(op, version, oldest)
+            return _passes(op, version, torch.release)
         if _torch_release(test.comparators[0]) and (version := _version(test.left)) is not None:
-            return _passes(_FLIPPED[op], version, oldest)
+            return _passes(_FLIPPED[op], version, torch.release)
         return None
     if isinstance(test, ast.Name):
         words = name_words(test.id) if "torch" in test.id.lower() else []
         digits = [w for w in words if w.isdigit()]
         if "torch" not in words or not digits or not words[-1].isdigit():
             return None
-        return _passes(_named_comparison(words), tuple(int(d) for d in digits), oldest)
+        return _passes(_named_comparison(words), tuple(int(d) for d in digits), torch.release)
     if isinstance(test, ast.Call):
         name = test.func.attr if isinstance(test.func, ast.Attribute) else getattr(test.func, "id", "")
         args = test.args
         if name == "hasattr" and len(args) == 2 and isinstance(args[1], ast.Constant) and type(args[1].value) is str:
             # `hasattr(torch.amp, "GradScaler")`: true from the torch that has that portable form
             needs = _portable_since().get(f"{dotted(args[0])}.{args[1].value}")
-            return True if needs is not None and _passes(">=", needs, oldest) else None
+            return True if needs is not None and _passes(">=", needs, torch.release) else None
         if "torch" not in name.lower():
             return None
         if len(args) == 2 and isinstance(args[0], ast.Constant) and args[0].value in _FLIPPED:
             found = _version(args[1])  # is_torch_version(">=", "2.1")
-            return None if found is None else _passes(args[0].value, found, oldest)
+            return None if found is None else _passes(args[0].value, found, torch.release)
         words = name_words(name)
         if "version" not in words and not {"greater", "ge", "newer"} & set(words) and not _OLDER & set(words):
             return None
         numbers = [a.value for a in args if isinstance(a, ast.Constant) and type(a.value) is int]
         found = tuple(numbers) if args and len(numbers) == len(args) else _version(args[0]) if len(args) == 1 else None
-        return _passes(_named_comparison(words), found, oldest) if found else None
+        return _passes(_named_comparison(words), found, torch.release) if found else None
     return None
 
 
@@ -553,7 +570,6 @@ def try_branches(node: ast.Try, torch: TorchTarget) -> list[Branches]:
     scaler = torch.cuda.amp.GradScaler()`: a handler of what an older torch lacks whose CUDA
     calls are the old forms of portable ones the try calls (knowledge/portable.py), that the
     target's torch has, runs only on an older torch."""
-    since = _portable_since()
     tried: set[str] | None = None
     dead = []
     for handler in node.handlers:
@@ -565,7 +581,8 @@ def try_branches(node: ast.Try, torch: TorchTarget) -> list[Branches]:
         if forms and tried is None:
             tried = {dotted(n.func) for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call)}
         if forms and tried and all(form is not None and form.replacement in tried
-                         and _passes(">=", since[form.replacement], torch.release) for form in forms):
+                                   and _passes(">=", _portable_since()[form.replacement], torch.release)
+                                   for form in forms):
             dead.append(handler.body)
     return [Branches(dead, [], [], [], torch.why)] if dead else []
 
@@ -578,14 +595,25 @@ class GuardFacts(NamedTuple):
 
 
 def torch_target(torch_npu_version: str, project: Any) -> TorchTarget:
+    """_oldest_torch, read when first asked."""
+    return TorchTarget(lambda: _oldest_torch(torch_npu_version, project))
+
+
+@functools.cache
+def _pairs(torch_npu_version: str) -> tuple[tuple[tuple[int, ...], str, tuple[int, ...]], ...]:
+    """(torch_npu's release, its version, its torch's release) of every pairing the facts list, oldest first."""
+    return tuple(sorted((release(row["torch-npu"]), row["torch-npu"], release(row["torch"]))
+                        for row in load_platform(torch_npu_version).pairing))
+
+
+def _oldest_torch(torch_npu_version: str, project: Any) -> tuple[tuple[int, ...], str]:
     """The oldest torch the target torch_npu runs with (torch_npu X.Y.Z is built for torch
     X.Y.Z): the oldest release the project's torch-npu pin admits; else the torch the configured
     torch-npu-version pairs with, unless the project's torch pin excludes it (then the oldest that
     pin admits, and no older than the oldest torch_npu the facts list is built for). A torch-npu pin
     without a lower bound, or a torch-npu-version the facts do not pair, is read as the oldest
     torch_npu the facts list."""
-    pairs = sorted((release(row["torch-npu"]), row["torch-npu"], release(row["torch"]))
-                   for row in load_platform(torch_npu_version).pairing)
+    pairs = _pairs(torch_npu_version)
     _, first_npu, lowest = pairs[0]
     oldest_known = f"the one the oldest torch_npu the facts list ({first_npu}) is built for"
     npu_pin = project.pin("torch-npu") if project is not None else None
@@ -604,15 +632,15 @@ def torch_target(torch_npu_version: str, project: Any) -> TorchTarget:
             oldest = max((floor(torch_pin) or lowest)[:3], lowest)
             why = f"the oldest the project's torch pin `{torch_pin}` admits that a torch_npu is built for"
     shown = ".".join(map(str, oldest))
-    return TorchTarget(oldest, f" (Taken only by a torch older than {shown}, {why}: it does not run on the NPU.)")
+    return oldest, f" (Taken only by a torch older than {shown}, {why}: it does not run on the NPU.)"
 
 
-def _old_torch_arms(branches: list, oldest: tuple[int, ...]) -> set[int]:
-    """The arms of a chain that only a torch older than `oldest` takes: those whose test fails
+def _old_torch_arms(branches: list, torch: TorchTarget) -> set[int]:
+    """The arms of a chain that only a torch older than the target's takes: those whose test fails
     with every newer torch, and those after one that passes with every newer torch."""
     dead: set[int] = set()
     for i, (test, _branch) in enumerate(branches):
-        verdict = _torch_verdict(test, oldest) if type(test) in _VERSION_TESTS else None
+        verdict = _torch_verdict(test, torch) if type(test) in _VERSION_TESTS else None
         if verdict:
             return dead | set(range(i + 1, len(branches)))
         if verdict is False:

@@ -426,7 +426,8 @@ def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = Tr
             value = node.value
             if value is not None:
                 assigns.append((node, scope))
-                if backend_tests and scope.kind == FUNCTION and scope not in holding and holds_cuda_test(value):
+                if backend_tests and scope.kind == FUNCTION and scope not in holding \
+                        and type(node.targets[0] if kind is Assign else node.target) is Name and holds_cuda_test(value):
                     holding.add(owners.get(scope, scope))  # `run_on_gpu = torch.cuda.is_available()`
                 member = scope.kind == CLASS and value in scope.members
                 if kind is Assign and _assigns_all(node.targets):
