@@ -398,7 +398,7 @@ def _test_over(text: str, start: int, end: int, statements: dict[int, Statement 
             head = parent
             while type(parents.get(id(head))) is ast.If and parents[id(head)].orelse == [head]:  # type: ignore[attr-defined]
                 head = parents[id(head)]  # an `elif`: its chain begins above
-            found = [backend_branches(head, set())]  # type: ignore[arg-type]
+            found = list(backend_branches(head, set()))  # type: ignore[arg-type]
         elif kind is ast.BoolOp:
             found = [and_branches(parent)]  # type: ignore[arg-type]
         elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 import sys
 import threading
 from pathlib import Path
@@ -38,9 +37,6 @@ from .real_folders import RealFolders
 from .sources import SourceError, read_regular
 
 PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
-# One clause of a specifier: its operator (none: conda's bare `2.1.*`) and the release it names.
-CLAUSE = re.compile(r"\s*(===|==|~=|!=|<=|>=|<|>|=)?\s*v?(\d+(?:\.\d+)*)")
-FLOOR_OPERATORS = frozenset({"===", "==", "~=", ">=", ">", "=", None})  # the clauses that bound from below
 
 
 class ProjectContext:
@@ -206,20 +202,6 @@ def project_root(path: str | None, settings: Settings, folders: set[str] | froze
     if markers is not None:
         markers.update(dict.fromkeys(walked, nearest))
     return str(nearest or folder)
-
-
-def release(version: str) -> tuple[int, ...]:
-    """The release numbers of a version (`2.1.0.post3` → (2, 1, 0)), for comparisons."""
-    match = CLAUSE.match(version)
-    return tuple(int(p) for p in match.group(2).split(".")) if match else ()
-
-
-def allows_before(spec: str, version: str) -> bool:
-    """Whether the specifier `spec` (as `pin` gives it) admits a release older than `version`:
-    none of its clauses bounds it from below at `version` or later (`<2.6` admits any older)."""
-    floors = [release(m.group(2)) for clause in spec.split(",")
-              if (m := CLAUSE.match(clause)) is not None and m.group(1) in FLOOR_OPERATORS]
-    return not floors or max(floors) < release(version)
 
 
 def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, tuple[str, str, int]]:

@@ -31,6 +31,9 @@ def pick(inputs, device_type):
     ("import torch_npu\n", True),
     ("backend = 'hccl'\n", True),
     ("print('ascend')\n", True),
+    ("if not is_mps_tensor_safe(x): pass\n", True),  # another backend's arm
+    ("if torch.version.hip: pass\n", True),
+    ("relationship = ship(chip)\n", False),  # `hip` in words
 ])
 def test_the_gate(text: str, expected: bool) -> None:
     assert may_test_backend(text) is expected

@@ -34,11 +34,21 @@ DEVICE_LINES = ["accelerator_device = 3\n", "def f(accelerator_device): return x
                 "# accelerator_device\n", "x = [y.cuda() for accelerator_device in z]\n"]
 
 
+# CUDA tests held in names (engine/guards.py): a global's and an attribute's are facts of the whole
+# text, a local's of its function; the lines that hold one, use one or bind the name otherwise
+HELD = EXAMPLE.replace("\nlogger =", "\nUSE_GPU = torch.cuda.is_available()\n\nlogger =", 1).replace(
+    "        super().__init__()\n", "        super().__init__()\n        self.gpu = torch.cuda.is_available()\n", 1)
+HELD_LINES = ["USE_GPU = False\n", "self.gpu = torch.cuda.is_available()\n", "self.gpu = None\n",
+              "if USE_GPU:\n    torch.cuda.synchronize()\n", "if self.gpu: torch.cuda.synchronize()\n",
+              "run = torch.cuda.is_available()\n", "if run: x = x.cuda()\n", "global USE_GPU\n"]
+
+
 @pytest.mark.parametrize(("settings", "text", "more"), [
     (Settings(), EXAMPLE, []),
     (Settings(fix_style="portable"), NAMING, DEVICE_LINES),
     (Settings(fix_style="portable"), EXAMPLE, DEVICE_LINES),
-], ids=["npu", "portable, the device bound", "portable"])
+    (Settings(), HELD, HELD_LINES),
+], ids=["npu", "portable, the device bound", "portable", "held tests"])
 def test_random_line_edits_match_full_analysis(settings: Settings, text: str, more: list[str]) -> None:
     rng = random.Random(7)
     original = text.splitlines(keepends=True)

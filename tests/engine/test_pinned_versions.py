@@ -14,7 +14,8 @@ from ascend_lsp.analysis import analyze
 from ascend_lsp.cli.cache import settings_key
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Severity
-from ascend_lsp.project import ProjectContext, allows_before
+from ascend_lsp.engine.versions import allows_before
+from ascend_lsp.project import ProjectContext
 
 SETTINGS = Settings(select=("NPU109", "NPU112"))
 CODE = "import torch\n\ntorch.npu.set_device(0)\nx = x.to(0)\n"

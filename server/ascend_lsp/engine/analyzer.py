@@ -27,7 +27,7 @@ from ..knowledge.api_tables import Tables, load_tables
 from .packaging_analysis import packaging_findings
 from .text import SourceText, split_lines, starts_block
 from .backend_members import backend_methods, backend_named, cuda_classes, method_reasons, opt_in_class
-from .guards import backend_class, class_branches, may_test_backend
+from .guards import GuardFacts, backend_class, class_branches, held_tests, may_test_backend, torch_target
 from .walk import (CLASS, MODULE, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
                    context_of, module_context, walk)
 
@@ -268,7 +268,8 @@ def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> S
     if checker.facts:  # an empty one is not kept (below): the next statement may use it
         checker.facts = {}
     if checker.backend_tests is None:
-        checker.backend_tests = may_test_backend(checker.source.text)
+        checker.backend_tests = may_test_backend(checker.source.text) and GuardFacts(
+            checker.text_fact("held-tests", _held_tests), torch_target(checker.settings.torch_npu_version, checker.project))
     checker.run(walk(items, checker.module.scope, checker.backend_tests, checker.attribute_names))
     # Most statements find nothing: they share one empty list and dict (a span per
     # statement is kept, 1.7 million of them in 10 MB of `x = 1` lines).
@@ -297,6 +298,11 @@ def _class(header: Span, children: list[Span], backend: str | None, per_backend:
             facts.setdefault(fact, where)
     return Span(header.start, header.end, [f for part in parts for f in part.findings], False, facts, header,
                 children, backend=backend, per_backend=per_backend)
+
+
+def _held_tests(checker: Checker) -> dict[str, str]:
+    """The module's globals and instance attributes that hold a CUDA test (guards.held_tests): a fact of the whole text."""
+    return held_tests(checker.source.text)
 
 
 def _cuda_classes(checker: Checker) -> dict[str, str]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .guards import backend_module
+from .guards import GuardFacts, backend_module
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -90,6 +90,7 @@ class Checker:
         # the current statement's backend branches (engine/guards.Branches): never / only on the NPU,
         # another backend's, and (branch, its test) of the CUDA tests of chains without an NPU branch
         self.off_npu: list[Range] = []
+        self.off_why: list[tuple[Range, str]] = []  # those off the NPU for a reason of their own (Branches.why)
         self.on_npu: list[Range] = []
         self.other_backend: list[Range] = []
         self.guarded: list[tuple[Range, Range]] = []
@@ -109,7 +110,9 @@ class Checker:
         self.top_function: tuple[str, int, tuple[int, int]] | None = None
         self._under_tests: tuple[object, tuple[str, tuple[Related, ...]] | None] = (None, None)
         self.events = Events()  # the statement being run: for handlers that read more of it than their event
-        self.backend_tests: bool | None = None  # whether the text can test for a backend (guards.may_test_backend), once asked
+        # whether the text can test for a backend (guards.may_test_backend), with what the whole text
+        # tells of its tests; once asked
+        self.backend_tests: GuardFacts | bool | None = None
         # a test file's NPU findings are info (engine/test_suites.py); what its top level says
         # about CUDA is read at its first finding
         self.test_file = is_test_file(path, project.root if project is not None else settings.root)
@@ -167,7 +170,8 @@ class Checker:
             if self.cuda_module or self.cuda_member or _within(rng, self.off_npu) or _within(rng, self.other_backend):
                 severity = lowered
                 message = text + (CUDA_MODULE.format(module=self.cuda_module) if self.cuda_module
-                                  else self.cuda_member or (OFF_NPU if _within(rng, self.off_npu) else OTHER_BACKEND))
+                                  else self.cuda_member or (self._off_reason(rng) if _within(rng, self.off_npu)
+                                                            else OTHER_BACKEND))
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
                 fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
@@ -257,7 +261,7 @@ class Checker:
                 self._relate_guarded(before)
         finally:
             if self.ranged:
-                self.off_npu, self.on_npu, self.other_backend, self.guarded = [], [], [], []
+                self.off_npu, self.off_why, self.on_npu, self.other_backend, self.guarded = [], [], [], [], []
             self.branches, self.ranged, self.under_guard = [], False, []
 
     def _relate_guarded(self, before: int) -> None:
@@ -285,10 +289,14 @@ class Checker:
     def _range_branches(self) -> None:
         backends = self.branches
         self.off_npu = [self._branch(b) for found in backends for b in found.never]
+        self.off_why = [(self._branch(b), found.why) for found in backends if found.why for b in found.never]
         self.on_npu = [self._branch(b) for found in backends for b in found.only]
         self.other_backend = [self._branch(b) for found in backends for b in found.other]
         self.guarded = [(self._branch(b), self.range(test)) for found in backends for test, b in found.guarded]
         self.ranged = True
+
+    def _off_reason(self, rng: Range) -> str:
+        return next((why for branch, why in self.off_why if _within(rng, [branch])), OFF_NPU)
 
     def _test_text(self, test: Range) -> str:
         text = " ".join(self.source.segment(test).split())

@@ -22,8 +22,15 @@ and the class of another device in a per-backend scheme (`HPU_Accelerator`) as a
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
+
+from ..knowledge.platform import load_platform
+from ..knowledge.portable import load_portable
+from .versions import admits, floor, release
 
 # whole words inside identifiers and strings: `is_npu_available`, "npu:0"; not `input`
 NPU_WORD = re.compile(r"(?<![a-z])(?:npu|hccl|ascend)(?![a-z])")
@@ -40,34 +47,48 @@ class Branches(NamedTuple):
     only: list  # run only there
     other: list  # run only on another backend (ROCm, Intel's XPU, Apple's MPS)
     guarded: list  # (test, branch): run only when a CUDA test passes, in a chain without an NPU branch
+    why: str = ""  # why the `never` branches do not run there, when not for an NPU branch beside them
 
 
 def may_test_backend(text: str) -> bool:
     """Whether code with this text can hold a backend test (the words _mentions looks for, in
     any case); without one its `if`s need not be read. An `npu` after an `i` is never one
     (`input`, in most files): an identifier or a string holding it has the `i` before it
-    too. (A regex with IGNORECASE reads text ten times slower than lowering it.)"""
+    too. Another backend's words too (`is_mps_tensor_safe(x)`), but not `hip`, in too many words
+    (`ship`, `chip`): ROCm's test says `torch.version.hip`. (A regex with IGNORECASE reads text ten
+    times slower than lowering it.)"""
     lowered = text.lower()
     return (lowered.count("npu") > lowered.count("inpu") or "cuda" in lowered or "hccl" in lowered
-            or "nccl" in lowered or "ascend" in lowered)
+            or "nccl" in lowered or "ascend" in lowered or "mps" in lowered or "rocm" in lowered
+            or "version.hip" in lowered or "xpu" in lowered or "hpu" in lowered or "mlu" in lowered)
 
 
 NOTHING = (False, False, False)
+# names and instance attributes (`self.x`) that hold a CUDA test (held_tests, local_held), and what
+# each holds: the test's node in the function, or its text elsewhere in the file
+Held = Mapping[str, Any]
+NONE_HELD: Held = MappingProxyType({})
 
 
-def _mentions(test: ast.expr) -> tuple[bool, bool, bool]:
+def _mentions(test: ast.expr, held: Held = NONE_HELD) -> tuple[bool, bool, bool]:
     """(tests for the NPU, for CUDA, for another backend): names, attributes, calls and
     compared strings; a negated test (`not is_npu_available()`, `!= "npu"`) tests for none.
-    Runs for every `if` in a file, so it walks by hand and looks at a word twice only when
-    it may match."""
+    A name in `held` tests for CUDA. Runs for every `if` in a file, so it walks by hand and
+    looks at a word twice only when it may match."""
     npu = cuda = other = False
     stack: list[Any] = [test]  # AST nodes, read by their exact type
     while stack:
         node = stack.pop()
         kind = type(node)
         if kind is ast.Name:
+            if held and node.id in held:
+                cuda = True
+                continue
             word = node.id.lower()
         elif kind is ast.Attribute:
+            if held and type(node.value) is ast.Name and node.value.id == "self" and "self." + node.attr in held:
+                cuda = True
+                continue
             word = node.attr.lower()
             stack.append(node.value)
         elif kind is ast.Constant:
@@ -106,16 +127,16 @@ def _mentions(test: ast.expr) -> tuple[bool, bool, bool]:
     return npu, cuda, other
 
 
-def _gates(test: ast.expr) -> tuple[bool, bool, bool]:
+def _gates(test: ast.expr, held: Held = NONE_HELD) -> tuple[bool, bool, bool]:
     """_mentions of a test, conjunct by conjunct: `torch.cuda.is_available() and not
     args.cpu` tests for CUDA, the negated part for nothing."""
     if type(test) is ast.BoolOp and type(test.op) is ast.And:
         npu = cuda = other = False
         for value in test.values:
-            n, c, o = _gates(value)
+            n, c, o = _gates(value, held)
             npu, cuda, other = npu or n, cuda or c, other or o
         return npu, cuda, other
-    return _mentions(test)
+    return _mentions(test, held)
 
 
 def _chain(node: ast.If | ast.IfExp | ast.Match, links: set) -> list[tuple[Any, object]]:
@@ -152,17 +173,29 @@ def _chain(node: ast.If | ast.IfExp | ast.Match, links: set) -> list[tuple[Any, 
             return out
 
 
-def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set) -> Branches | None:
-    """The Branches of a chain; None when no branch tests for a backend. The chain's later
-    links go into `links`, so that the walker does not read them again."""
+def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Held = NONE_HELD,
+                     torch: TorchTarget | None = None) -> list[Branches]:
+    """The Branches of a chain, none when no branch tests for a backend or a torch release.
+    The chain's later links go into `links`, so that the walker does not read them again.
+    `if not X: A else: B` is read as `if X: B else: A` (and `!=` as `==`). A name in `held` tests for CUDA; arms
+    only a torch older than `torch` takes never run on the NPU."""
     branches = _chain(node, links)
-    tests = [(_gates(test) if test is not None else NOTHING) for test, _ in branches]
+    if len(branches) == 2 and branches[1][0] is None:
+        passed = _negated(branches[0][0])  # `if not is_mps_tensor_safe(x):`, `if x.device.type != "mps":`
+        if passed is not None:
+            branches = [(passed, branches[1][1]), (None, branches[0][1])]
+    old = _old_torch_arms(branches, torch) if torch is not None else ()
+    found = [Branches([branches[i][1] for i in old], [], [], [], torch.why)] if torch is not None and old else []
+    if old:
+        branches = [arm for i, arm in enumerate(branches) if i not in old]
+    tests = [(_gates(test, held) if test is not None else NOTHING) for test, _ in branches]
     if not any(npu or cuda or other for npu, cuda, other in tests):
-        return None
+        return found
     first_npu = next((i for i, (npu, cuda, _) in enumerate(tests) if npu and not cuda), None)
     off: list = []
     other_backend: list = []
     guarded: list = []
+    placed: list = []
     for i, (test, branch) in enumerate(branches):
         npu, cuda, other = tests[i]
         if test is None or npu:
@@ -172,15 +205,450 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set) -> Branch
         if other and not cuda:
             other_backend.append(branch)  # `if torch.version.hip:`: ROCm's branch
         elif first_npu is None:
-            if cuda and not (type(test) is ast.BoolOp and type(test.op) is ast.Or) and type(test) is not ast.MatchOr:
-                guarded.append((test, branch))  # `use_cuda or force`, `case "cuda" | "cpu":` may pass without CUDA
+            if not cuda or (type(test) is ast.BoolOp and type(test.op) is ast.Or) or type(test) is ast.MatchOr:
+                continue  # `use_cuda or force`, `case "cuda" | "cpu":` may pass without CUDA
+            if _placement(test) and _falls_back(branch, branches[i + 1:]):
+                placed += [branch, test]  # `elif pred.is_cuda: <CUDA kernel> else: <the same in PyTorch>`
+            else:
+                guarded.append((held_test(test, held), branch))
         elif cuda or i > first_npu:
             off.append(branch)
             if cuda:
                 off.append(test)  # `device_type == "cuda"` beside `== "npu"` is not a device being chosen
+    if placed:
+        found.append(Branches(placed, [], [], [], PLACEMENT))
     if first_npu is None:
-        return Branches([], [], other_backend, guarded) if other_backend or guarded else None
-    return Branches(off, [branches[first_npu][1]], other_backend, [])
+        return found + [Branches([], [], other_backend, guarded)] if other_backend or guarded else found
+    return found + [Branches(off, [branches[first_npu][1]], other_backend, [])]
+
+
+_POSITIVE = {ast.NotEq: ast.Eq, ast.IsNot: ast.Is, ast.NotIn: ast.In}
+
+
+def _negated(test: Any) -> ast.expr | None:
+    """X of `not X`; `a == b` for `a != b` (placed where it stands); None for another test."""
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        return test.operand
+    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in _POSITIVE:
+        return ast.copy_location(ast.Compare(test.left, [_POSITIVE[type(test.ops[0])]()], test.comparators), test)
+    return None
+
+
+PLACEMENT = (" (Taken for a tensor on a CUDA device only: an NPU tensor takes the path beside it, which does the "
+             "same job.)")
+
+
+def _placement(test: ast.expr) -> bool:
+    """The test (or a conjunct of it) asks where a tensor is: `x.is_cuda`, `x.device.type == "cuda"`
+    (not `self.device.type`: a module's or a run's device is chosen, not found)."""
+    for value in test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else (test,):
+        if type(value) is ast.Attribute and value.attr == "is_cuda":
+            return True
+        if type(value) is ast.Compare and len(value.ops) == 1 and type(value.ops[0]) is ast.Eq:
+            side = value.left
+            if type(side) is ast.Attribute and side.attr == "type" and type(side.value) is ast.Attribute \
+                    and side.value.attr == "device" and not (type(side.value.value) is ast.Name
+                                                             and side.value.value.id == "self"):
+                return True
+    return False
+
+
+def _falls_back(branch: Any, arms: list) -> bool:
+    """A later arm does the work without CUDA: the else, which does not raise, and whose calls are
+    not a part of the CUDA arm's (`with torch.autocast(..., dtype=torch.float32): x = einsum(...)`
+    beside `x = einsum(...)` is more than a kernel chosen: the NPU would skip the float32)."""
+    if not arms or arms[-1][0] is not None:
+        return False  # no else: a tensor elsewhere does nothing here
+    body = arms[-1][1]
+    if isinstance(body, list) and type(body[-1]) is ast.Raise:
+        return False
+    return not _callees(body) < _callees(branch)
+
+
+def _callees(branch: Any) -> set[str]:
+    """The names of what a branch calls (`einsum`, `autocast`)."""
+    nodes = branch if isinstance(branch, list) else [branch]
+    return {n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+            for node in nodes for n in ast.walk(node) if isinstance(n, ast.Call)}
+
+
+def held_test(test: ast.expr, held: Held) -> ast.expr:
+    """The test to report for `test`: the CUDA test a local name in it holds (`run_on_gpu =
+    torch.cuda.is_available()`, then `if run_on_gpu:`, `if count > 0:`, `if run_on_gpu and
+    verbose:`), else `test`."""
+    name = _held_name(test, held) if held else None
+    return held[name] if name is not None else test
+
+
+def _held_name(test: ast.expr, held: Held) -> str | None:
+    """The local name the test reads its CUDA test from: the name, one compared with constants,
+    or the one conjunct of an `and` that does so where the others test for no backend."""
+    if isinstance(test, ast.Name):
+        return test.id if isinstance(held.get(test.id), ast.expr) else None
+    if isinstance(test, ast.Compare):
+        operands = [o for o in (test.left, *test.comparators) if not isinstance(o, ast.Constant)]
+        return _held_name(operands[0], held) if len(operands) == 1 else None
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        found = [(value, _held_name(value, held)) for value in test.values]
+        names = [name for _, name in found if name is not None]
+        others = [value for value, name in found if name is None]
+        return names[0] if len(names) == 1 and not any(any(_gates(v)) for v in others) else None
+    return None
+
+
+# --- held tests: a name or an attribute set from a CUDA test ---------------------------------
+# an assignment line (`run_on_gpu = torch.cuda.is_available()`, `self.gpu_available = ...`): the
+# indentation, `self.`, the name, the value
+_ASSIGNMENT_LINE = re.compile(r"([ \t]*)(self\.)?([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)(.*)")
+_CUDA_SPELLINGS = ("cuda", "CUDA", "Cuda", "nccl", "NCCL")
+
+
+def _lines_naming_cuda(text: str) -> set[int]:
+    """Where each line that names CUDA in one of its usual spellings begins (str.find: a regex
+    or a lowered copy of the file costs ten times more, and this is read for every edit)."""
+    starts = set()
+    for word in _CUDA_SPELLINGS:
+        at = text.find(word)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(word, at + 4)
+    return starts
+_FALSY = (False, None, 0)
+
+
+def _is_test(value: ast.expr) -> bool:
+    """An expression that is a test: a comparison, an `and`, a name, or a call or an attribute
+    named as one (`torch.cuda.is_available()`, `device_count()`, `x.is_cuda`, `args.cuda`); not a
+    device, a module or an object (`torch.device("cuda")`, `torch.cuda.Stream()`), nor a value
+    chosen by one (`"cuda" if ok else "cpu"`, `use_cuda or force`)."""
+    if isinstance(value, (ast.Compare, ast.Name)):
+        return True
+    if isinstance(value, ast.BoolOp):
+        return isinstance(value.op, ast.And)
+    if isinstance(value, ast.Call):
+        name = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+        return name.startswith(_TEST_PREFIXES) or name.endswith("available") or name == "device_count"
+    return isinstance(value, ast.Attribute) and (value.attr.startswith(_TEST_PREFIXES) or value.attr == "cuda")
+
+
+_TEST_PREFIXES = ("is_", "has_", "use_")
+
+
+def holds_cuda_test(value: ast.expr | None, held: Held = NONE_HELD) -> bool:
+    """The value assigned is a test for CUDA (and no other backend): what a name that holds it guards."""
+    if value is None or not _is_test(value):
+        return False
+    npu, cuda, other = _gates(value, held)
+    return cuda and not npu and not other
+
+
+def held_tests(text: str) -> dict[str, str]:
+    """The module's globals and instance attributes that hold a CUDA test, with its text: a
+    top-level `USE_GPU = torch.cuda.is_available()` assigned once in the file and never
+    declared `global`, a `self.gpu_available = torch.cuda.is_available()` assigned once in the
+    file. Read from the text line by line (a fact of the whole text, read again for every edit:
+    no parse of the file); a value over several lines is not read."""
+    out: dict[str, str] = {}
+    for start in sorted(_lines_naming_cuda(text)):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        match = _ASSIGNMENT_LINE.match(text, start, end)
+        if match is None:
+            continue
+        indent, attribute, name = match.group(1), match.group(2), match.group(3)
+        if not attribute and indent:
+            continue  # a local: local_held reads it from the function
+        start, end = match.span(4)
+        try:
+            value = ast.parse(text[start:end].strip(), mode="eval").body
+        except SyntaxError:
+            continue
+        if not holds_cuda_test(value, NONE_HELD):
+            continue
+        if attribute:
+            stores = re.findall(rf"self\.{name}\b[^=\n(]*=(?!=)", text)
+        else:
+            stores = re.findall(rf"(?m)^{name}\b[^=\n(]*=(?!=)", text)
+            if re.search(rf"\bglobal\b[^\n]*\b{name}\b", text):
+                continue
+        if len(stores) == 1:
+            out[("self." if attribute else "") + name] = " ".join(text[start:end].split())
+    return out
+
+
+def local_held(func: ast.FunctionDef | ast.AsyncFunctionDef, outer: Held) -> Held:
+    """`outer` (the file's held_tests) without the names the function binds, with its own names
+    that hold a CUDA test (`run_on_gpu = torch.cuda.is_available()`, `use_io_binding = cuda
+    and fits`): assigned that test once in the function, and else only something false (`cuda =
+    False` where it turns out missing); each with the test's node (or, held through another
+    local name, that name's: the test to change is there)."""
+    args = func.args
+    assigned: dict[str, list] = {arg.arg: [None] for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                                            args.vararg, args.kwarg) if arg is not None}
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        if kind is ast.Assign or kind is ast.AnnAssign:
+            value = node.value  # type: ignore[attr-defined]
+            for target in node.targets if kind is ast.Assign else [node.target]:  # type: ignore[attr-defined]
+                if type(target) is ast.Tuple and type(value) is ast.Tuple and len(target.elts) == len(value.elts):
+                    pairs = list(zip(target.elts, value.elts))
+                else:
+                    pairs = [(target, value)]
+                for part, part_value in pairs:
+                    for stored in ast.walk(part):
+                        if type(stored) is ast.Name:
+                            assigned.setdefault(stored.id, []).append(part_value if stored is part else None)
+        elif kind is ast.Name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            assigned.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            for declared in node.names:  # type: ignore[attr-defined]
+                assigned.setdefault(declared, []).append(None)
+        if kind is not ast.Assign and kind is not ast.AnnAssign:
+            stack.extend(ast.iter_child_nodes(node))
+        elif node.value is not None:  # type: ignore[attr-defined]
+            stack.append(node.value)  # type: ignore[attr-defined]
+    held = {key: value for key, value in outer.items() if key not in assigned}
+    for name, values in sorted(assigned.items(), key=lambda item: [getattr(v, "lineno", 0) for v in item[1]]):
+        tests = [v for v in values if not (type(v) is ast.Constant and v.value in _FALSY)]
+        if len(tests) == 1 and holds_cuda_test(tests[0], held):
+            through = next((held[n.id] for n in ast.walk(tests[0]) if type(n) is ast.Name and n.id in held), None)
+            held[name] = through if isinstance(through, ast.expr) else tests[0]
+    return held
+
+
+# --- arms for an older torch -----------------------------------------------------------------
+class TorchTarget:
+    """The oldest torch the target torch_npu runs with (`release`), and why (`why`, for the
+    findings' message): read when a test first compares a release (most files compare none)."""
+
+    __slots__ = ("_read", "_found")
+
+    def __init__(self, read: Callable[[], tuple[tuple[int, ...], str]]) -> None:
+        self._read = read
+        self._found: tuple[tuple[int, ...], str] | None = None
+
+    def _value(self) -> tuple[tuple[int, ...], str]:
+        if self._found is None:
+            self._found = self._read()
+        return self._found
+
+    @property
+    def release(self) -> tuple[int, ...]:
+        return self._value()[0]
+
+    @property
+    def why(self) -> str:
+        return self._value()[1]
+
+
+# the words of a version test's name that mean "older than": `torch_version_lt(1, 10)`, `TORCH_LT_2_4`
+_OLDER = frozenset({"lt", "less", "older", "before", "below", "lower"})
+_OLDER_OR_SAME = frozenset({"le", "lte"})
+_NEWER = frozenset({"gt"})
+_COMPARISONS = {ast.GtE: ">=", ast.Gt: ">", ast.Lt: "<", ast.LtE: "<="}
+_FLIPPED = {">=": "<=", ">": "<", "<": ">", "<=": ">="}
+
+
+def _version(node: ast.expr) -> tuple[int, ...] | None:
+    """A release as written: `(2, 4)`, `"2.4.0"`, `version.parse("2.4")`, `digit_version("1.10")`."""
+    if type(node) is ast.Tuple and node.elts and all(type(e) is ast.Constant and type(e.value) is int
+                                                        for e in node.elts):
+        return tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
+    if type(node) is ast.Constant and type(node.value) is str:
+        match = re.fullmatch(r"v?(\d+(?:\.\d+)*)\S*", node.value)
+        return tuple(int(p) for p in match.group(1).split(".")) if match else None
+    if type(node) is ast.Call and len(node.args) == 1 and not node.keywords:
+        return _version(node.args[0])
+    return None
+
+
+def _torch_release(node: ast.expr) -> bool:
+    """The running torch's release: `torch.__version__`, `TORCH_VERSION`, `torch_version()`,
+    `version.parse(torch.__version__)`, `digit_version(torch.__version__).release`."""
+    if type(node) is ast.Attribute and node.attr in ("release", "base_version"):
+        node = node.value
+    if type(node) is ast.Call:
+        if node.args:
+            return len(node.args) == 1 and _torch_release(node.args[0])
+        node = node.func
+    if type(node) is ast.Attribute:
+        return node.attr == "__version__" and type(node.value) is ast.Name and node.value.id == "torch"
+    return type(node) is ast.Name and {"torch", "version"} <= set(name_words(node.id))
+
+
+def _passes(op: str, version: tuple[int, ...], oldest: tuple[int, ...]) -> bool | None:
+    """Whether `torch OP version` holds for every torch from `oldest` on (True), for none (False), or may."""
+    width = max(len(version), len(oldest))
+    version, oldest = version + (0,) * (width - len(version)), oldest + (0,) * (width - len(oldest))
+    if op in (">=", ">"):
+        return True if (oldest >= version if op == ">=" else oldest > version) else None
+    return False if (oldest >= version if op == "<" else oldest > version) else None
+
+
+def _torch_verdict(test: ast.expr, torch: TorchTarget) -> bool | None:
+    """Whether the test passes with every torch from `oldest` on, with none, or may: a release
+    compared (`torch_version < (2, 4)`, `version.parse(torch.__version__) >= version.parse("2.1")`),
+    a flag named for one (`TORCH_1_13`, `_TORCH_GREATER_EQUAL_2_1`, `not TORCH_2_0`), a call
+    that compares (`torch_version_ge(2, 4)`, `is_torch_version(">=", "2.1")`), and `and`/`or`/`not` of
+    those."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _torch_verdict(test.operand, torch)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        verdicts = [_torch_verdict(v, torch) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)
+        if decisive in verdicts:
+            return decisive
+        return (not decisive) if all(v is not None for v in verdicts) else None
+    if isinstance(test, ast.Compare):
+        if len(test.ops) != 1 or type(test.ops[0]) not in _COMPARISONS:
+            return None
+        op = _COMPARISONS[type(test.ops[0])]
+        if _torch_release(test.left) and (version := _version(test.comparators[0])) is not None:
+            return _passes(op, version, torch.release)
+        if _torch_release(test.comparators[0]) and (version := _version(test.left)) is not None:
+            return _passes(_FLIPPED[op], version, torch.release)
+        return None
+    if isinstance(test, ast.Name):
+        words = name_words(test.id) if "torch" in test.id.lower() else []
+        digits = [w for w in words if w.isdigit()]
+        if "torch" not in words or not digits or not words[-1].isdigit():
+            return None
+        return _passes(_named_comparison(words), tuple(int(d) for d in digits), torch.release)
+    if isinstance(test, ast.Call):
+        name = test.func.attr if isinstance(test.func, ast.Attribute) else getattr(test.func, "id", "")
+        args = test.args
+        if name == "hasattr" and len(args) == 2 and isinstance(args[1], ast.Constant) and type(args[1].value) is str:
+            # `hasattr(torch.amp, "GradScaler")`: true from the torch that has that portable form
+            needs = _portable_since().get(f"{dotted(args[0])}.{args[1].value}")
+            return True if needs is not None and _passes(">=", needs, torch.release) else None
+        if "torch" not in name.lower():
+            return None
+        if len(args) == 2 and isinstance(args[0], ast.Constant) and args[0].value in _FLIPPED:
+            found = _version(args[1])  # is_torch_version(">=", "2.1")
+            return None if found is None else _passes(args[0].value, found, torch.release)
+        words = name_words(name)
+        if "version" not in words and not {"greater", "ge", "newer"} & set(words) and not _OLDER & set(words):
+            return None
+        numbers = [a.value for a in args if isinstance(a, ast.Constant) and type(a.value) is int]
+        found = tuple(numbers) if args and len(numbers) == len(args) else _version(args[0]) if len(args) == 1 else None
+        return _passes(_named_comparison(words), found, torch.release) if found else None
+    return None
+
+
+def _named_comparison(words: list[str]) -> str:
+    """The comparison a version test's name says: `torch_version_lt` <, `TORCH_1_13` >=."""
+    present = set(words)
+    return "<" if present & _OLDER else "<=" if present & _OLDER_OR_SAME else ">" if present & _NEWER else ">="
+
+
+def dotted(node: ast.expr) -> str:
+    """`torch.cuda.amp.GradScaler` for that attribute chain; "" for one that does not start with a name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
+@functools.cache
+def _portable_since() -> dict[str, tuple[int, ...]]:
+    """The portable forms of CUDA APIs (`torch.amp.GradScaler`) and the torch each needs (knowledge/portable.py)."""
+    return {form.replacement: form.needs for form in load_portable().apis.values()}
+
+
+# what a torch without an API raises where the code names it or passes it a new argument
+_MISSING = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "TypeError", "NameError"})
+
+
+def try_branches(node: ast.Try, torch: TorchTarget) -> list[Branches]:
+    """`try: scaler = torch.amp.GradScaler(device=device)` / `except (AttributeError, TypeError):
+    scaler = torch.cuda.amp.GradScaler()`: a handler of what an older torch lacks whose CUDA
+    calls are the old forms of portable ones the try calls (knowledge/portable.py), that the
+    target's torch has, runs only on an older torch."""
+    tried: set[str] | None = None
+    dead = []
+    for handler in node.handlers:
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type else []
+        if not kinds or not {getattr(kind, "id", "") for kind in kinds} <= _MISSING:
+            continue
+        forms = [load_portable().apis.get(name) for stmt in handler.body for n in ast.walk(stmt)
+                 if isinstance(n, ast.Call) and (name := dotted(n.func)).startswith("torch.cuda.")]
+        if forms and tried is None:
+            tried = {dotted(n.func) for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call)}
+        if forms and tried and all(form is not None and form.replacement in tried
+                                   and _passes(">=", _portable_since()[form.replacement], torch.release)
+                                   for form in forms):
+            dead.append(handler.body)
+    return [Branches(dead, [], [], [], torch.why)] if dead else []
+
+
+class GuardFacts(NamedTuple):
+    """What the walk reads beside a statement to judge its tests (engine/walk.py)."""
+
+    held: Held  # held_tests of the whole text
+    torch: TorchTarget
+
+
+def torch_target(torch_npu_version: str, project: Any) -> TorchTarget:
+    """_oldest_torch, read when first asked."""
+    return TorchTarget(lambda: _oldest_torch(torch_npu_version, project))
+
+
+@functools.cache
+def _pairs(torch_npu_version: str) -> tuple[tuple[tuple[int, ...], str, tuple[int, ...]], ...]:
+    """(torch_npu's release, its version, its torch's release) of every pairing the facts list, oldest first."""
+    return tuple(sorted((release(row["torch-npu"]), row["torch-npu"], release(row["torch"]))
+                        for row in load_platform(torch_npu_version).pairing))
+
+
+def _oldest_torch(torch_npu_version: str, project: Any) -> tuple[tuple[int, ...], str]:
+    """The oldest torch the target torch_npu runs with (torch_npu X.Y.Z is built for torch
+    X.Y.Z): the oldest release the project's torch-npu pin admits; else the torch the configured
+    torch-npu-version pairs with, unless the project's torch pin excludes it (then the oldest that
+    pin admits, and no older than the oldest torch_npu the facts list is built for). A torch-npu pin
+    without a lower bound, or a torch-npu-version the facts do not pair, is read as the oldest
+    torch_npu the facts list."""
+    pairs = _pairs(torch_npu_version)
+    _, first_npu, lowest = pairs[0]
+    oldest_known = f"the one the oldest torch_npu the facts list ({first_npu}) is built for"
+    npu_pin = project.pin("torch-npu") if project is not None else None
+    torch_pin = project.pin("torch") or project.pin("pytorch") if project is not None else None
+    if npu_pin is not None:
+        pinned = floor(npu_pin)
+        pinned = pinned[:3] if pinned is not None else None
+        oldest, why = (lowest, f"{oldest_known}; the project's torch-npu pin `{npu_pin}` has no lower bound") \
+            if pinned is None else (next((t for n, _, t in pairs if n[:3] == pinned), pinned),
+                                    f"the oldest the project's torch-npu pin `{npu_pin}` admits")
+    else:
+        paired = next((t for _, n, t in pairs if n == torch_npu_version), None)
+        oldest, why = (paired, f"the one torch_npu {torch_npu_version} (torch-npu-version) is built for") \
+            if paired is not None else (lowest, oldest_known)
+        if torch_pin is not None and not admits(torch_pin, oldest):
+            oldest = max((floor(torch_pin) or lowest)[:3], lowest)
+            why = f"the oldest the project's torch pin `{torch_pin}` admits that a torch_npu is built for"
+    shown = ".".join(map(str, oldest))
+    return oldest, f" (Taken only by a torch older than {shown}, {why}: it does not run on the NPU.)"
+
+
+def _old_torch_arms(branches: list, torch: TorchTarget) -> set[int]:
+    """The arms of a chain that only a torch older than the target's takes: those whose test fails
+    with every newer torch, and those after one that passes with every newer torch."""
+    dead: set[int] = set()
+    for i, (test, _branch) in enumerate(branches):
+        verdict = _torch_verdict(test, torch) if type(test) in _VERSION_TESTS else None
+        if verdict:
+            return dead | set(range(i + 1, len(branches)))
+        if verdict is False:
+            dead.add(i)
+    return dead
+
+
+_VERSION_TESTS = frozenset({ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Name, ast.Call})
 
 
 def and_branches(node: ast.BoolOp) -> Branches | None:
@@ -217,13 +685,13 @@ def leaves(body: list[ast.stmt]) -> bool:
     return (func.attr if type(func) is ast.Attribute else getattr(func, "id", "")) in _EXIT_CALLS
 
 
-def _failed_cuda_test(test: ast.expr) -> ast.expr | None:
+def _failed_cuda_test(test: ast.expr, held: Held = NONE_HELD) -> ast.expr | None:
     """X of `not X` where X tests for CUDA and not the NPU, alone or as one operand of an `or`
     (`not torch.cuda.is_available() or torch.cuda.device_count() < 2`): where the test
     is true, X failed."""
     for value in test.values if type(test) is ast.BoolOp and type(test.op) is ast.Or else (test,):
         if type(value) is ast.UnaryOp and type(value.op) is ast.Not:
-            npu, cuda, _other = _gates(value.operand)
+            npu, cuda, _other = _gates(value.operand, held)
             if cuda and not npu:
                 return value.operand
     return None
@@ -250,7 +718,7 @@ def skips(body: list[ast.stmt]) -> bool:
     return type(last) in (ast.Expr, ast.Return, ast.Raise) and _skip_call(value)
 
 
-def exit_guards(body: list[ast.stmt]) -> list[Branches]:
+def exit_guards(body: list[ast.stmt], held: Held = NONE_HELD) -> list[Branches]:
     """`if not torch.cuda.is_available(): return` in a function's body: the statements after
     it run only where the CUDA test passes, as under `if torch.cuda.is_available():`. Not after
     a test's skip (`pytest.skip(...)`): that test is a skip condition, as in a skip decorator,
@@ -258,9 +726,9 @@ def exit_guards(body: list[ast.stmt]) -> list[Branches]:
     out = []
     for i, stmt in enumerate(body[:-1]):
         if type(stmt) is ast.If and not stmt.orelse and leaves(stmt.body) and not skips(stmt.body):
-            test = _failed_cuda_test(stmt.test)
+            test = _failed_cuda_test(stmt.test, held)
             if test is not None:
-                out.append(Branches([], [], [], [(test, body[i + 1:])]))
+                out.append(Branches([], [], [], [(held_test(test, held), body[i + 1:])]))
     return out
 
 

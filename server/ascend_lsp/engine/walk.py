@@ -14,7 +14,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
-from .guards import and_branches, backend_branches, backend_class, case_branches, class_branches, exit_guards
+from .guards import (NONE_HELD, GuardFacts, Held, and_branches, backend_branches, backend_class, case_branches,
+                     class_branches, exit_guards, holds_cuda_test, local_held, try_branches)
 
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
@@ -281,10 +282,12 @@ def class_header(node: ast.ClassDef, module_scope: Scope) -> list:
     return items + [(base, module_scope, VALUE, node) for base in node.bases]
 
 
-def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Collection[str] | None = None) -> Events:
+def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = True,
+         reads: Collection[str] | None = None) -> Events:
     """Walk from `items`: (node, scope, string context, the Call/ClassDef it is the callee/base of).
     `backend_tests`: whether an if/elif chain may test for a backend (guards.may_test_backend of the
-    file's text); else no `if` is read for one. `reads`: the attribute names the checker
+    file's text), with what the whole file tells of its tests (GuardFacts) when known; else no
+    `if` is read for one. `reads`: the attribute names the checker
     dispatches on (Checker.attribute_names); a name or chain that no import binds is an
     event only when it ends with one of them (none reaches a handler otherwise: `self.x`,
     locals, most names). None: every name is."""
@@ -295,6 +298,28 @@ def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Co
     imports, names, calls, strings = events.imports, events.names, events.calls, events.strings
     assigns, products = events.assigns, events.products
     elifs: set = set()  # the later links of an if/elif chain already read from its head
+    facts = backend_tests if isinstance(backend_tests, GuardFacts) else None
+    file_held = facts.held if facts is not None else NONE_HELD
+    torch = facts.torch if facts is not None else None
+    # the names that hold a CUDA test, per function scope (guards.local_held), read when a test
+    # there may use one: the function assigns one (`holding`), or the file holds some
+    functions: dict[Scope, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    owners: dict[Scope, Scope] = {}  # a comprehension's or a lambda's scope → its function's
+    holding: set[Scope] = set()
+    held_in: dict[Scope, Held] = {}
+
+    def held_at(scope: Scope) -> Held:
+        scope = owners.get(scope, scope)
+        func = functions.get(scope)
+        if func is None:
+            return file_held
+        if scope not in holding and not file_held:
+            return NONE_HELD  # (a later assignment may still make it one that holds)
+        held = held_in.get(scope)
+        if held is None:
+            held = held_in[scope] = local_held(func, file_held)
+        return held
+
     stack: list = list(reversed(items))
     push = stack.append
     Attribute, Name, Call, Constant, JoinedStr = ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.JoinedStr
@@ -369,9 +394,9 @@ def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Co
             continue
         if kind not in _OWN_BRANCHES:  # one test instead of a test per branch below
             if backend_tests and (kind is ast.If or kind is ast.IfExp or kind is ast.Match) and node not in elifs:
-                branches = backend_branches(node, elifs)
-                if branches is not None:
-                    events.backends.append(branches)
+                events.backends.extend(backend_branches(node, elifs, held_at(scope), torch))
+            elif kind is ast.Try and torch is not None and node.handlers:
+                events.backends.extend(try_branches(node, torch))  # `except AttributeError:` for an older torch
             elif backend_tests and kind is ast.BoolOp:
                 branches = and_branches(node)
                 if branches is not None:
@@ -401,6 +426,9 @@ def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Co
             value = node.value
             if value is not None:
                 assigns.append((node, scope))
+                if backend_tests and scope.kind == FUNCTION and scope not in holding \
+                        and type(node.targets[0] if kind is Assign else node.target) is Name and holds_cuda_test(value):
+                    holding.add(owners.get(scope, scope))  # `run_on_gpu = torch.cuda.is_available()`
                 member = scope.kind == CLASS and value in scope.members
                 if kind is Assign and _assigns_all(node.targets):
                     push((value, scope, MESSAGE, None))  # names of the module's attributes, not values
@@ -480,12 +508,14 @@ def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Co
                 if default is not None:
                     push((default, scope, VALUE, None))
             if kind is ast.Lambda:
+                owners[inner] = owners.get(scope, scope)
                 push((node.body, inner, VALUE, None))
                 continue
             scope.stores.add(node.name)
             events.functions.append((node, inner))
-            if backend_tests:
-                events.backends.extend(exit_guards(node.body))  # `if not torch.cuda.is_available(): return`
+            functions[inner] = node
+            if backend_tests:  # `if not torch.cuda.is_available(): return`
+                events.backends.extend(exit_guards(node.body, local_held(node, file_held) if file_held else NONE_HELD))
             for decorator in node.decorator_list:
                 push((decorator, scope, VALUE, None))
             if node.returns is not None:
@@ -509,6 +539,7 @@ def walk(items: list, module_scope: Scope, backend_tests: bool = True, reads: Co
             continue
         # the comprehensions
         inner = Scope(scope, FUNCTION)
+        owners[inner] = owners.get(scope, scope)
         for child in child_nodes(node):
             push((child, inner, sctx, None))
     if len(bound) > binds:

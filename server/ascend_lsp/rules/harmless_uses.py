@@ -15,7 +15,7 @@ from ..engine.checker import Checker
 from ..engine.model import Severity
 from ..engine.guards import name_words
 from ..engine.walk import StringContext, last_name
-from ..project import allows_before
+from ..engine.versions import allows_before
 from .call_arguments import assigned_key
 from .advice_matching import own_nodes
 from .float64_place import imported_for_checks

@@ -17,7 +17,7 @@ from ..engine.registry import TableRef, handles, rule
 from ..engine.shell_script import Assignment, Command, ShellScript, scaled_value
 from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
-from ..project import allows_before, release
+from ..engine.versions import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
 from .harmless_calls import flag_off, state_dict_place
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
@@ -58,7 +58,10 @@ rule(
              "function that names the NPU elsewhere (`if not bf16_ok: raise`). A comparison in the test of an `if` that "
              "chooses ONNX Runtime's `CUDAExecutionProvider` (its test or body names it) is info: ONNX Runtime has no "
              "provider for torch's `npu` device, so `npu` there is no fix; its CANN build (`onnxruntime-cann`) has "
-             "`CANNExecutionProvider` (onnxruntime.ai, CANN Execution Provider). The message says which.",
+             "`CANNExecutionProvider` (onnxruntime.ai, CANN Execution Provider). A comparison held in a name "
+             "(`check_sync = idx == 1 and self.device == \"cuda\"`, then `if check_sync:`) is the test of what "
+             "that name guards (as NPU103 says); one of where a tensor is with a fallback beside it (`if "
+             "x.device.type == \"cuda\": ... else: ...`) is info, with its arm. The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -80,7 +83,10 @@ rule(
     table=TableRef("mappings/torch_npu/cuda.toml", ("method",)),
     message="`{name}` is CUDA-only.",
     doc=dict(
-        what="Finds `.cuda()` on tensors and modules and the `.is_cuda` attribute.",
+        what="Finds `.cuda()` on tensors and modules and the `.is_cuda` attribute. Info in a test of where a "
+             "tensor is with a fallback beside it (`if torch.cuda.is_available() and pred.is_cuda: <CUDA kernel> "
+             "else: <the same in PyTorch>`): an NPU tensor takes the fallback; a test whose other path raises "
+             "keeps its warning, and what it guards is listed with it (as NPU103 says).",
         why="On an Ascend NPU the tensor methods are `.npu()` and `.is_npu`, added by `import torch_npu`.",
         example="model.cuda()\nif x.is_cuda: ...\n\n# becomes\n\nimport torch_npu\nmodel.npu()\nif x.is_npu: ...",
         fix="Safe: renames the method and adds `import torch_npu` when the file lacks it.",
@@ -110,7 +116,18 @@ rule(
              "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
              "\"cuda\":`) with no NPU branch beside it runs on an NPU host only once that test is changed: the "
              "test keeps its finding, which lists the NPU1xx findings under it as related locations (info that names "
-             "the test where the test has no finding of its own); info too is the "
+             "the test where the test has no finding of its own). The test may be held in a name: a function's "
+             "local assigned it once (`run_on_gpu = torch.cuda.is_available()`, then `if run_on_gpu:`; the "
+             "assignment keeps the finding and takes the calls, also through another local: `use_io_binding = "
+             "cuda and fits`), a module global or an instance attribute (`self.gpu_available`) assigned it once in "
+             "the file (the calls are info that name it). Info too: the arm of a test of where a tensor is "
+             "with a fallback beside it, and that test (`elif pred.is_cuda: <CUDA kernel> else: <the same in "
+             "PyTorch>`); an arm only a torch older than the target torch_npu's takes (`if torch_version_ge(2, "
+             "4): ... else: torch.cuda.amp.custom_fwd`, flags named `TORCH_1_13`, `hasattr(torch.amp, "
+             "\"GradScaler\")`, a `try`'s `except AttributeError:` falling back to `torch.cuda.amp.GradScaler()`; "
+             "the target's torch is the oldest the project's torch-npu pin admits, else that of "
+             "torch-npu-version where the project's torch pin admits it, else the oldest that pin admits); the "
+             "else of `if not <another backend's test>:`. Info too is the "
              "rest of a function after `if not torch.cuda.is_available(): return` (or `raise`; after "
              "`pytest.skip(...)` that test is a skip condition, info, and the test after it is to port), the "
              "body of a module function that every call in the project makes under such a test or in a CUDA arm "

@@ -1,0 +1,48 @@
+"""Version specifiers as projects pin them (`==2.1.0.post3`, `>=2.1,<2.3`, conda's `=2.1`): the
+releases they name and the releases they admit. Read by the project's pins (project.py), the rules
+that judge by them, and the guards that judge a torch's arms (guards.torch_target)."""
+
+from __future__ import annotations
+
+import re
+
+# One clause of a specifier: its operator (none: conda's bare `2.1.*`) and the release it names.
+CLAUSE = re.compile(r"\s*(===|==|~=|!=|<=|>=|<|>|=)?\s*v?(\d+(?:\.\d+)*)")
+FLOOR_OPERATORS = frozenset({"===", "==", "~=", ">=", ">", "=", None})  # the clauses that bound from below
+
+
+def release(version: str) -> tuple[int, ...]:
+    """The release numbers of a version (`2.1.0.post3` → (2, 1, 0)), for comparisons."""
+    match = CLAUSE.match(version)
+    return tuple(int(p) for p in match.group(2).split(".")) if match else ()
+
+
+def floor(spec: str) -> tuple[int, ...] | None:
+    """The oldest release the specifier admits, as its clauses bound it from below; None without such a clause."""
+    floors = [release(m.group(2)) for clause in spec.split(",")
+              if (m := CLAUSE.match(clause)) is not None and m.group(1) in FLOOR_OPERATORS]
+    return max(floors) if floors else None
+
+
+def allows_before(spec: str, version: str) -> bool:
+    """Whether the specifier `spec` (as `pin` gives it) admits a release older than `version`:
+    none of its clauses bounds it from below at `version` or later (`<2.6` admits any older)."""
+    oldest = floor(spec)
+    return oldest is None or oldest < release(version)
+
+
+def admits(spec: str, version: tuple[int, ...]) -> bool:
+    """Whether the specifier admits the release (`>=1.9.1` admits (2, 13, 0); `==2.1` (2, 1, 3); `<2.4` not (2, 4))."""
+    for part in spec.split(","):
+        match = CLAUSE.match(part)
+        if match is None:
+            continue
+        op, bound = match.group(1) or "==", release(match.group(2))
+        width = max(len(bound), len(version))
+        mine, theirs = version + (0,) * (width - len(version)), bound + (0,) * (width - len(bound))
+        if op in ("==", "=", "===") and version[:len(bound)] != bound \
+                or op == "~=" and (mine < theirs or version[:len(bound) - 1] != bound[:-1]) \
+                or op == ">=" and mine < theirs or op == ">" and mine <= theirs \
+                or op == "<=" and mine > theirs or op == "<" and mine >= theirs:
+            return False
+    return True
