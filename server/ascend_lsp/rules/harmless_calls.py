@@ -393,13 +393,14 @@ LEFT_EARLY = (" (After `if {test}:` leaves early, which names `{word}`: it runs 
 
 def _names(test: str, words: set[str]) -> str | None:
     """The word of `words` that `test` names as a word, not in a test of a version
-    (`if flash_attn_version >= ...`: which release, not whether it is used)."""
+    (`if flash_attn_version >= ...`: which release, not whether it is used); the longest where
+    several are named (`apex_amp` over `apex`), so the message does not hang on a set's order."""
     lowered = test.lower()
     if "version" in lowered:
         return None
     camel = set(name_words(test))  # `BitsandbytesPrecision`
-    return next((w for w in words if w in camel or re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)),
-                None)
+    named = [w for w in words if w in camel or re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)]
+    return max(named, key=lambda w: (len(w), w), default=None)
 
 
 def blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
