@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from ..engine.checker import Checker
 from ..engine.model import Severity
@@ -46,7 +47,31 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
         return Severity.INFO, ENV_REPORT
     if not qualname.startswith("torch") and import_with_fallback(checker, stmt):
         return Severity.INFO, FALLBACK_IMPORT
+    if qualname.startswith("torch.cuda") and type(stmt) is ast.ImportFrom and unused_import(checker, stmt, alias):
+        return Severity.INFO, UNUSED_IMPORT
     return None
+
+
+UNUSED_IMPORT = (" (Imported and not used in its scope, as in a check of the torch release (`try: from torch.cuda "
+                 "import amp` ... `except ImportError: raise`): importing it needs no CUDA, so on an NPU host it does "
+                 "nothing.)")
+
+
+def unused_import(checker: Checker, stmt: ast.ImportFrom, alias: ast.alias) -> bool:
+    """The name `from torch.cuda... import name` binds is not in the rest of its scope's text: the
+    innermost function holding it, else the file (not a package's `__init__.py`, which may
+    re-export it). Read as words of the text, so a use through a string (`__all__`,
+    `globals()["amp"]`), `self.amp` or a comment keeps the finding."""
+    if alias.name == "*":
+        return False
+    function = innermost_function(statement_facts(checker), stmt)
+    if function is None and checker.path is not None and os.path.basename(checker.path) == "__init__.py":
+        return False
+    first, last = (function.lineno - 1, function.end_lineno) if function is not None \
+        else (0, len(checker.source.lines))  # type: ignore[attr-defined]
+    lines = checker.source.lines
+    word = re.compile(rf"\b{re.escape(alias.asname or alias.name)}\b")
+    return not any(word.search(lines[i]) for i in range(first, last) if not stmt.lineno - 1 <= i < stmt.end_lineno)
 
 
 # the first mmengine whose `pytorch` launcher initialises with hccl where an NPU is available
