@@ -66,13 +66,15 @@ PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up
 SCRIPTED_FUNCTION = (" (A function scripted in place (a decorator, or `f = torch.jit.script(f)`): under "
                      "transfer_to_npu it stays plain Python with the same results; only code that needs the "
                      "TorchScript object (`torch.jit.save`, `.graph`, `.code`) changes.)")
-# what reads 0 or None without CUDA, not an error (torch 2.13 on a host without it, checked): CUDA's
-# memory statistics, the CUDA version torch was built with
+# what reads 0, False or None without CUDA, not an error (torch 2.13 on a host without it, checked): CUDA's
+# memory statistics, the CUDA version torch was built with, whether there is a GPU and how many
+# (`print(torch.cuda.is_available())` in a script that reports the host)
 HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated",
                             "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
-                            "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda"})
-MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0 or None, and "
-                "only the message says so.)")
+                            "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda",
+                            "torch.cuda.is_available", "torch.cuda.device_count"})
+MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0, False or "
+                "None, and only the message says so.)")
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
                      "host it is False and the code takes the path its authors gave other devices.)")
