@@ -67,9 +67,9 @@ def unused_import(checker: Checker, stmt: ast.ImportFrom, alias: ast.alias) -> b
     function = innermost_function(statement_facts(checker), stmt)
     if function is None and checker.path is not None and os.path.basename(checker.path) == "__init__.py":
         return False
-    first, last = (function.lineno - 1, function.end_lineno) if function is not None \
-        else (0, len(checker.source.lines))  # type: ignore[attr-defined]
     lines = checker.source.lines
+    first, last = (0, len(lines)) if function is None \
+        else (function.lineno - 1, function.end_lineno)  # type: ignore[attr-defined]
     word = re.compile(rf"\b{re.escape(alias.asname or alias.name)}\b")
     return not any(word.search(lines[i]) for i in range(first, last) if not stmt.lineno - 1 <= i < stmt.end_lineno)
 
