@@ -52,26 +52,23 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
     return None
 
 
-UNUSED_IMPORT = (" (Imported and not used in its scope, as in a check of the torch release (`try: from torch.cuda "
+UNUSED_IMPORT = (" (Imported and not used in its function, as in a check of the torch release (`try: from torch.cuda "
                  "import amp` ... `except ImportError: raise`): importing it needs no CUDA, so on an NPU host it does "
                  "nothing.)")
 
 
 def unused_import(checker: Checker, stmt: ast.ImportFrom, alias: ast.alias) -> bool:
-    """The name `from torch.cuda... import name` binds is not in the rest of its scope's text: the
-    innermost function holding it, else the file (not a package's `__init__.py`, which may
-    re-export it). Read as words of the text, so a use through a string (`__all__`,
-    `globals()["amp"]`), `self.amp` or a comment keeps the finding."""
-    if alias.name == "*":
-        return False
+    """The name `from torch.cuda... import name` binds in a function is not in the rest of the
+    function's text. Read as words of the text, so a use through a string (`locals()["amp"]`),
+    `global amp` or a comment keeps the finding. Not at module level: there other modules may
+    import the name, and its uses are in other statements, which an edit does not read again."""
     function = innermost_function(statement_facts(checker), stmt)
-    if function is None and checker.path is not None and os.path.basename(checker.path) == "__init__.py":
+    if function is None or alias.name == "*":
         return False
     lines = checker.source.lines
-    first, last = (0, len(lines)) if function is None \
-        else (function.lineno - 1, function.end_lineno)  # type: ignore[attr-defined]
     word = re.compile(rf"\b{re.escape(alias.asname or alias.name)}\b")
-    return not any(word.search(lines[i]) for i in range(first, last) if not stmt.lineno - 1 <= i < stmt.end_lineno)
+    return not any(word.search(lines[i]) for i in range(function.lineno - 1, function.end_lineno)  # type: ignore[attr-defined]
+                   if not stmt.lineno - 1 <= i < stmt.end_lineno)
 
 
 # the first mmengine whose `pytorch` launcher initialises with hccl where an NPU is available
