@@ -14,7 +14,7 @@ from ..engine.model import Range, Related, Severity
 from ..engine.walk import StringContext, last_name
 from .advice_matching import inside
 from .cuda_test_paths import failed_cuda_test
-from .harmless_calls import (ONNX_PROVIDER, REPORTS_ONLY, SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu,
+from .harmless_calls import (ONNX_PROVIDER, SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu,
                              onnx_provider_choice, reports_only, skip_test)
 from .harmless_uses import NON_BLOCKING
 from .statement_facts import DEVICE_CALLS, device_keyword, statement_facts
@@ -87,8 +87,8 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     if id(node) in facts.in_non_blocking:
         return Severity.INFO, NON_BLOCKING
     if compared_with_device(context):
-        if reports_only(checker, node):
-            return Severity.INFO, REPORTS_ONLY
+        if (reason := reports_only(checker, node)) is not None:
+            return Severity.INFO, reason
         if onnx_provider_choice(checker, node):
             return Severity.INFO, ONNX_PROVIDER
         if not handles_npu(checker):

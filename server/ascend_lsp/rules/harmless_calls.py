@@ -54,18 +54,27 @@ FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it on
 DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no float64 tensor.)"
 REPORTS_ONLY = (" (The test only decides what is reported: its branches only log or record facts, so on an NPU "
                 "host only the report differs.)")
+NO_OPS_ONLY = (" (Its branches only do what does nothing without CUDA (`torch.cuda.empty_cache()`, a CUDA seed "
+               "beside `torch.manual_seed`), or log: on an NPU host the test is False and nothing that matters is "
+               "skipped.)")
+# what returns at once, doing nothing, where torch has no CUDA (torch 2.13 CPU, each run): a seed only
+# beside a seed of every device (seeds_all_beside), as its own finding says; ipc_collect,
+# synchronize and reset_peak_memory_stats raise there instead
+NO_OPS_WITHOUT_CUDA = frozenset({"torch.cuda.empty_cache"})
 DTYPE_KEY = " (A key of a table, looked up, not made: no float64 tensor is created here.)"
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
 SCRIPTED_FUNCTION = (" (A function scripted in place (a decorator, or `f = torch.jit.script(f)`): under "
                      "transfer_to_npu it stays plain Python with the same results; only code that needs the "
                      "TorchScript object (`torch.jit.save`, `.graph`, `.code`) changes.)")
-# what reads 0 or None without CUDA, not an error (torch 2.13 on a host without it, checked): CUDA's
-# memory statistics, the CUDA version torch was built with
+# what reads 0, False or None without CUDA, not an error (torch 2.13 on a host without it, checked): CUDA's
+# memory statistics, the CUDA version torch was built with, whether there is a GPU and how many
+# (`print(torch.cuda.is_available())` in a script that reports the host)
 HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated",
                             "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
-                            "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda"})
-MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0 or None, and "
-                "only the message says so.)")
+                            "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda",
+                            "torch.cuda.is_available", "torch.cuda.device_count"})
+MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0, False or "
+                "None, and only the message says so.)")
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
                      "host it is False and the code takes the path its authors gave other devices.)")
@@ -175,8 +184,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, PER_DEVICE
     if qualname in HARMLESS_READS and in_message(checker, ref.node):
         return Severity.INFO, MESSAGE_READ
-    if rule.startswith("NPU1") and reports_only(checker, ref.node):
-        return Severity.INFO, REPORTS_ONLY
+    if rule.startswith("NPU1") and (reason := reports_only(checker, ref.node)) is not None:
+        return Severity.INFO, reason
     if qualname in CUDA_SEEDS:
         if seeds_all_beside(facts, ref.node):
             return Severity.INFO, SEEDED_BESIDE
@@ -446,16 +455,32 @@ def dict_key(checker: Checker, node: ast.AST) -> bool:
     return id(node) in known[1]  # type: ignore[operator]
 
 
-def reports_only(checker: Checker, node: ast.AST) -> bool:
-    """`node` is in the test of an `if` both of whose ways only report: its branches only log or
-    record (cuda_test_paths.reports), or go on at once (no `else`): `if fabric.device.type == "cuda":
-    fabric.print(f"Memory used: ...")`."""
+def reports_only(checker: Checker, node: ast.AST) -> str | None:
+    """The reason, where `node` is in the test of an `if` both of whose ways only report: its
+    branches only log or record (cuda_test_paths.reports), or go on at once (no `else`): `if
+    fabric.device.type == "cuda": fabric.print(f"Memory used: ...")`; or only do, beside
+    that, what does nothing without CUDA (`if torch.cuda.is_available(): torch.cuda.empty_cache()`).
+    None otherwise."""
     path = _path(checker, node)
     if not path:
-        return False
+        return None
     block, index = path[-1]
     stmt = block[index]
-    return type(stmt) is ast.If and inside(node, stmt.test) and all(reports(s) for s in (*stmt.body, *stmt.orelse))
+    if type(stmt) is not ast.If or not inside(node, stmt.test):
+        return None
+    branches = (*stmt.body, *stmt.orelse)
+    if all(reports(s) for s in branches):
+        return REPORTS_ONLY
+    return NO_OPS_ONLY if all(reports(s) or _no_op(checker, s) for s in branches) else None
+
+
+def _no_op(checker: Checker, stmt: ast.stmt) -> bool:
+    """`stmt` is a call that does nothing without CUDA: NO_OPS_WITHOUT_CUDA, or a CUDA seed
+    beside a seed of every device."""
+    if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
+        return False
+    name = _qualname(checker, stmt.value.func)
+    return name in NO_OPS_WITHOUT_CUDA or (name in CUDA_SEEDS and seeds_all_beside(statement_facts(checker), stmt))
 
 
 def skip_test(checker: Checker, node: ast.AST) -> bool:

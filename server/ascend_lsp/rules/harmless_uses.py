@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from ..engine.checker import Checker
 from ..engine.model import Severity
@@ -46,7 +47,28 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
         return Severity.INFO, ENV_REPORT
     if not qualname.startswith("torch") and import_with_fallback(checker, stmt):
         return Severity.INFO, FALLBACK_IMPORT
+    if qualname.startswith("torch.cuda") and type(stmt) is ast.ImportFrom and unused_import(checker, stmt, alias):
+        return Severity.INFO, UNUSED_IMPORT
     return None
+
+
+UNUSED_IMPORT = (" (Imported and not used in its function, as in a check of the torch release (`try: from torch.cuda "
+                 "import amp` ... `except ImportError: raise`): importing it needs no CUDA, so on an NPU host it does "
+                 "nothing.)")
+
+
+def unused_import(checker: Checker, stmt: ast.ImportFrom, alias: ast.alias) -> bool:
+    """The name `from torch.cuda... import name` binds in a function is not in the rest of the
+    function's text. Read as words of the text, so a use through a string (`locals()["amp"]`),
+    `global amp` or a comment keeps the finding. Not at module level: there other modules may
+    import the name, and its uses are in other statements, which an edit does not read again."""
+    function = innermost_function(statement_facts(checker), stmt)
+    if function is None or alias.name == "*":
+        return False
+    lines = checker.source.lines
+    word = re.compile(rf"\b{re.escape(alias.asname or alias.name)}\b")
+    return not any(word.search(lines[i]) for i in range(function.lineno - 1, function.end_lineno)  # type: ignore[attr-defined]
+                   if not stmt.lineno - 1 <= i < stmt.end_lineno)
 
 
 # the first mmengine whose `pytorch` launcher initialises with hccl where an NPU is available
