@@ -1,9 +1,10 @@
 """The boolean flags a project leaves off: names to which its Python files give only the
 literal `False` (a dataclass field `compile_model: bool = False`, a parameter default
-`use_tf32=False`, `self.use_tf32 = False`, argparse's `action="store_true"` or
+`use_tf32=False`, `self.use_tf32 = False`, a dataclass field's
+`use_flash_attn: bool = field(default=False, ...)`, argparse's `action="store_true"` or
 `default=False`), never `True` (a caller's `compile_model=True`, `set_defaults(...=True)`,
 `action="store_false"`). Code under `if cfg.compile_model:` then runs only where the user turns
-the flag on (NPU106, NPU111). Read from the text with patterns, not parsed: a project's every
+the flag on (NPU106, NPU111, NPU307). Read from the text with patterns, not parsed: a project's every
 file is read once per run, and a name mentioned in a string counts as given (a `True` there
 keeps the finding)."""
 
@@ -20,6 +21,8 @@ from .sources import SourceError, read_regular
 VALUE = re.compile(r"=(?<![=!<>]=)(?!=)[ \t]*(True|False)\b")
 # what stands before it on its line: `name`, `name: bool`, `self.name` (the last name)
 TARGET = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$")
+# a dataclass field (HfArgumentParser's arguments): `use_flash_attn: Optional[bool] = field(\n default=False, ...`
+FIELD = re.compile(r"\b([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:dataclasses\.)?field\(\s*default[ \t]*=[ \t]*(True|False)\b")
 # argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`
 ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2([^()]*)\)")
 ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
@@ -86,6 +89,8 @@ def _literals(text: str):
         target = TARGET.search(text, start, found.start())
         if target is not None:
             yield target.start(1), target.group(1), found.group(1) == "True"
+    for found in FIELD.finditer(text) if "field(" in text else ():
+        yield found.start(1), found.group(1), found.group(2) == "True"
     for found in ARGUMENT.finditer(text):
         value = ARGUMENT_VALUE.search(found.group(4))
         if value is not None:
