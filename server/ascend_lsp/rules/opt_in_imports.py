@@ -6,7 +6,11 @@ The imports read are the module's (outside functions and classes) and those of t
 holding the use: what an analysis of that function sees again, since an edit of a top-level
 statement that imports re-analyses every statement. The module's are parsed here a top-level
 statement at a time, from the lines that start an import, so that a syntax error elsewhere
-changes nothing; one that does not parse binds nothing, as in the engine, which blanks it."""
+changes nothing; one that does not parse binds nothing, as in the engine, which blanks it.
+
+Code after such an import in its block is opt-in too: `try: import flash_attn;
+config._attn_implementation = "flash_attention_2" except ImportError: ...` sets it only where
+the import ran (after_opt_in_import, for NPU307)."""
 
 from __future__ import annotations
 
@@ -16,11 +20,14 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Related, Severity
 from ..engine.text import starts_block
-from .harmless_calls import blocks, feature_test, holding, import_with_fallback
+from .harmless_calls import blocks, feature_test, holding, import_with_fallback, statement_path
 from .statement_facts import innermost_function, statement_facts
 
 OPT_IN_BINDING = (" (`{name}` is bound only by an import that runs where the package is installed or its feature "
                   "is on (the related import): on an NPU host it does not, and this code is that feature's.)")
+AFTER_IMPORT = (" (After the import of `{module}` in the same block, which is opt-in (the related import: where "
+                "the package is missing the code goes on without it): on an NPU host that import fails or is "
+                "skipped, and this never runs.)")
 IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
 DEFINITIONS = ("def ", "async ", "class ", "@")
 
@@ -101,3 +108,21 @@ def opt_in_binding(checker: Checker, ref: Reference) -> tuple[Severity, str, Rel
     stmt, alias, _ = min(imports, key=lambda found: found[0].lineno)
     related = Related(checker.range(alias), f"`{first.id}` imported here, opt-in")
     return Severity.INFO, OPT_IN_BINDING.format(name=first.id), related
+
+
+def after_opt_in_import(checker: Checker, node: ast.AST, packages: frozenset[str]) -> tuple[Severity, str, Related] | None:
+    """Info, the reason and the import, for code after an import of one of `packages` in a
+    block it holds (nearest first) that only runs where the package is installed: the body of
+    a `try:` whose handler goes on without it, or of an `if is_<package>_available():`
+    (import_with_fallback)."""
+    for block, index in reversed(statement_path(checker, node)):
+        for before in block[:index]:
+            if not isinstance(before, (ast.Import, ast.ImportFrom)):
+                continue
+            modules = [(before.module or "", before) if type(before) is ast.ImportFrom else (alias.name, alias)
+                       for alias in before.names]
+            found = next(((module, where) for module, where in modules if module.partition(".")[0] in packages), None)
+            if found is not None and import_with_fallback(checker, before):
+                related = Related(checker.range(found[1]), f"`{found[0]}` imported here, opt-in")
+                return Severity.INFO, AFTER_IMPORT.format(module=found[0]), related
+    return None
