@@ -1,12 +1,12 @@
 """The boolean flags a project leaves off: names to which its Python files give only the
-literal `False` (a dataclass field `compile_model: bool = False`, a parameter default
-`use_tf32=False`, `self.use_tf32 = False`, a dataclass field's
-`use_flash_attn: bool = field(default=False, ...)`, argparse's `action="store_true"` or
-`default=False`), never `True` (a caller's `compile_model=True`, `set_defaults(...=True)`,
-`action="store_false"`). Code under `if cfg.compile_model:` then runs only where the user turns
-the flag on (NPU106, NPU111, NPU307). Read from the text with patterns, not parsed: a project's every
-file is read once per run, and a name mentioned in a string counts as given (a `True` there
-keeps the finding)."""
+literal `False` (a dataclass field `compile_model: bool = False` or `use_flash_attn: bool =
+field(default=False, ...)`, a parameter default `use_tf32=False`, `self.use_tf32 = False`,
+argparse's `action="store_true"` or `default=False`), never `True` (a caller's
+`compile_model=True`, `set_defaults(...=True)`, `action="store_false"`; a boolean field whose
+default is None counts as `True`: a config file gives its value). Code under `if
+cfg.compile_model:` then runs only where the user turns the flag on (NPU106, NPU111, NPU307).
+Read from the text with patterns, not parsed: a project's every file is read once per run, and
+a name mentioned in a string counts as given (a `True` there keeps the finding)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ VALUE = re.compile(r"=(?<![=!<>]=)(?!=)[ \t]*(True|False)\b")
 TARGET = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$")
 # a dataclass field (HfArgumentParser's arguments): `use_flash_attn: Optional[bool] = field(\n default=False, ...`
 FIELD = re.compile(r"\b([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:dataclasses\.)?field\(\s*default[ \t]*=[ \t]*(True|False)\b")
+# a boolean field whose default is None (`flash_attention: bool | None = None`, pydantic's, a dataclass's):
+# its value comes from elsewhere (a YAML config), so it counts as given True, never left off
+UNSET = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*:[^=\n]*\bbool\b[^=\n]*=[ \t]*(?:(?:dataclasses\.)?field\(\s*default[ \t]*=[ \t]*)?None\b",
+                   re.MULTILINE)
 # argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`
 ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2([^()]*)\)")
 ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
@@ -72,7 +76,7 @@ def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, st
             continue
         if each is not None:
             each(path, text)
-        if "True" not in text and "False" not in text and "store_" not in text:
+        if "True" not in text and "False" not in text and "store_" not in text and "bool" not in text:
             continue
         line, counted = 0, 0  # the 0-based line of the offset counted to, in offset order
         for found, name, on in sorted(_literals(text)):
@@ -91,6 +95,8 @@ def _literals(text: str):
             yield target.start(1), target.group(1), found.group(1) == "True"
     for found in FIELD.finditer(text) if "field(" in text else ():
         yield found.start(1), found.group(1), found.group(2) == "True"
+    for found in UNSET.finditer(text) if "None" in text else ():
+        yield found.start(1), found.group(1), True
     for found in ARGUMENT.finditer(text):
         value = ARGUMENT_VALUE.search(found.group(4))
         if value is not None:

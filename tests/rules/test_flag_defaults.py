@@ -99,6 +99,11 @@ class ModelArguments:
     )
     use_liger: bool = dataclasses.field(default=True)
     bf16: bool = field(default=False)
+
+
+class Config(BaseModel):  # its values come from a YAML file
+    flash_attention: bool | None = None
+    sample_packing: Optional[bool] = field(default=None)
 '''
 LOADER = '''from transformers import AutoModelForCausalLM
 
@@ -119,11 +124,14 @@ def load(model_args, args):
 def test_dataclass_fields_give_their_default(tmp_path: Path) -> None:
     arguments = write(tmp_path / "arguments.py", FIELDS)
     write(tmp_path / "launch.py", "ModelArguments(bf16=True)\n")
+    write(tmp_path / "merge.py", "cfg = load(path, flash_attention=False, sample_packing=False)\n")
     flags = ProjectContext(str(tmp_path)).flags
     assert flags.default_off("use_flash_attn") == (str(arguments), 6)
     assert flags.default_off("packing") == (str(arguments), 7)  # `default=False` on the next line
     assert flags.default_off("use_liger") is None  # True by default
     assert flags.default_off("bf16") is None  # the launcher turns it on
+    assert flags.default_off("flash_attention") is None  # None by default: the YAML file may turn it on
+    assert flags.default_off("sample_packing") is None
 
 
 def test_flash_attention_chosen_by_a_flag_left_off_or_after_its_import_is_info(tmp_path: Path) -> None:
