@@ -411,7 +411,7 @@ def _names(test: str, words: set[str]) -> str | None:
     if "version" in lowered:
         return None
     camel = set(name_words(test))  # `BitsandbytesPrecision`
-    return next((w for w in words if w in camel or re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)),
+    return next((w for w in sorted(words) if w in camel or re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)),
                 None)
 
 
