@@ -252,9 +252,9 @@ rule(
              "chooses it (`\"flash_attention_2\" if model_args.use_flash_attn else None`, or under `if "
              "args.use_flash_attn:`, where its Python files give `use_flash_attn` only `False`: a dataclass field "
              "`field(default=False)`, argparse's `store_true`; never `True`): the message names the flag and where "
-             "(flag_defaults.py); and after `import flash_attn` in a `try:` whose `except ImportError` goes on "
-             "without it (or under `if is_flash_attn_2_available():`): where flash_attn is missing the import fails "
-             "first (rules/opt_in_imports.py).",
+             "(flag_defaults.py); after `import flash_attn` in a `try:` whose `except ImportError` goes on "
+             "without it, and under `if is_flash_attn_2_available():` (without arguments): where flash_attn is "
+             "missing, as on an NPU host, neither runs (rules/opt_in_imports.py).",
         why="The flash-attn package cannot be built for the NPU. transformers releases without its NPU path "
             "load `flash_attn` for these settings and fail (\"flash_attn seems not installed\"); releases with it "
             "(transformers#36696; 5.x routes `flash_attention_2` to `torch_npu.npu_fusion_attention` in "
