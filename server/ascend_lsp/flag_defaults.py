@@ -1,11 +1,12 @@
 """The boolean flags a project leaves off: names to which its Python files give only the
-literal `False` (a dataclass field `compile_model: bool = False`, a parameter default
-`use_tf32=False`, `self.use_tf32 = False`, argparse's `action="store_true"` or
-`default=False`), never `True` (a caller's `compile_model=True`, `set_defaults(...=True)`,
-`action="store_false"`). Code under `if cfg.compile_model:` then runs only where the user turns
-the flag on (NPU106, NPU111). Read from the text with patterns, not parsed: a project's every
-file is read once per run, and a name mentioned in a string counts as given (a `True` there
-keeps the finding)."""
+literal `False` (a dataclass field `compile_model: bool = False` or `use_flash_attn: bool =
+field(default=False, ...)`, a parameter default `use_tf32=False`, `self.use_tf32 = False`,
+argparse's `action="store_true"` or `default=False`), never `True` (a caller's
+`compile_model=True`, `set_defaults(...=True)`, `action="store_false"`; a boolean field whose
+default is None counts as `True`: a config file gives its value). Code under `if
+cfg.compile_model:` then runs only where the user turns the flag on (NPU106, NPU111, NPU307).
+Read from the text with patterns, not parsed: a project's every file is read once per run, and
+a name mentioned in a string counts as given (a `True` there keeps the finding)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ from .sources import SourceError, read_regular
 VALUE = re.compile(r"=(?<![=!<>]=)(?!=)[ \t]*(True|False)\b")
 # what stands before it on its line: `name`, `name: bool`, `self.name` (the last name)
 TARGET = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$")
+# a field's default: `= field(default=False`, also with `default=` on the next line (HfArgumentParser's
+# dataclasses); and a boolean field's None default (`: bool | None = None`, `: Optional[bool] = field(default=None`).
+# Found by a word first (a pattern that starts with a literal is quick to find, one with `\b` first is not: 0.7 s over
+# transformers), then the declaration before it on its line
+FIELD = re.compile(r"field\(\s*default[ \t]*=[ \t]*(True|False)\b")
+UNSET = re.compile(r"bool(?<!\wbool)\b[^=\n]*=[ \t]*(?:(?:dataclasses\.)?field\(\s*default[ \t]*=[ \t]*)?None\b")
+# `use_flash_attn: bool = ` before `field(`, `flash_attention: ` before `bool`
+DECLARATION = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*:[^=\n]*(?:=[ \t]*(?:dataclasses\.)?)?$")
 # argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`
 ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2([^()]*)\)")
 ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
@@ -69,7 +78,7 @@ def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, st
             continue
         if each is not None:
             each(path, text)
-        if "True" not in text and "False" not in text and "store_" not in text:
+        if "True" not in text and "False" not in text and "store_" not in text and "bool" not in text:
             continue
         line, counted = 0, 0  # the 0-based line of the offset counted to, in offset order
         for found, name, on in sorted(_literals(text)):
@@ -86,6 +95,12 @@ def _literals(text: str):
         target = TARGET.search(text, start, found.start())
         if target is not None:
             yield target.start(1), target.group(1), found.group(1) == "True"
+    for pattern in (FIELD, UNSET):
+        for found in pattern.finditer(text):
+            start = text.rfind("\n", 0, found.start()) + 1
+            declared = DECLARATION.match(text, start, found.start())
+            if declared is not None:  # UNSET: a config file gives its value, so it may be on
+                yield declared.start(1), declared.group(1), pattern is UNSET or found.group(1) == "True"
     for found in ARGUMENT.finditer(text):
         value = ARGUMENT_VALUE.search(found.group(4))
         if value is not None:

@@ -85,3 +85,67 @@ def test_a_flag_turned_on_changes_the_cache_key_and_is_read_again(tmp_path: Path
     assert project.reread_python()
     assert project.flags.default_off("compile_model") is None
     assert settings_key(Settings(), project) != key
+
+
+FIELDS = '''from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class ModelArguments:
+    use_flash_attn: bool = field(default=False, metadata={"help": "FlashAttention-2"})
+    packing: Optional[bool] = field(
+        default=False, metadata={"help": "pack sequences"}
+    )
+    use_liger: bool = dataclasses.field(default=True)
+    bf16: bool = field(default=False)
+
+
+class Config(BaseModel):  # its values come from a YAML file
+    flash_attention: bool | None = None
+    sample_packing: Optional[bool] = field(default=None)
+'''
+LOADER = '''from transformers import AutoModelForCausalLM
+
+
+def load(model_args, args):
+    AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if model_args.use_flash_attn else None)
+    AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if args.bf16 else "sdpa")
+    if model_args.use_flash_attn:
+        AutoModelForCausalLM.from_pretrained("m", use_flash_attention_2=True)
+    try:
+        import flash_attn
+        AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_3")
+    except ImportError:
+        pass
+'''
+
+
+def test_dataclass_fields_give_their_default(tmp_path: Path) -> None:
+    arguments = write(tmp_path / "arguments.py", FIELDS)
+    write(tmp_path / "launch.py", "ModelArguments(bf16=True)\n")
+    write(tmp_path / "merge.py", "cfg = load(path, flash_attention=False, sample_packing=False)\n")
+    flags = ProjectContext(str(tmp_path)).flags
+    assert flags.default_off("use_flash_attn") == (str(arguments), 6)
+    assert flags.default_off("packing") == (str(arguments), 7)  # `default=False` on the next line
+    assert flags.default_off("use_liger") is None  # True by default
+    assert flags.default_off("bf16") is None  # the launcher turns it on
+    assert flags.default_off("flash_attention") is None  # None by default: the YAML file may turn it on
+    assert flags.default_off("sample_packing") is None
+
+
+def test_flash_attention_chosen_by_a_flag_left_off_or_after_its_import_is_info(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[project]\nname = \"p\"\n")
+    write(tmp_path / "arguments.py", FIELDS)
+    write(tmp_path / "launch.py", "ModelArguments(bf16=True)\n")
+    loader = write(tmp_path / "loader.py", LOADER)
+    project = ProjectContext(str(tmp_path))
+    findings = analyze(LOADER, Settings(select=("NPU307",)), str(loader), project=project).findings
+    assert [(f.range.start_line + 1, f.severity) for f in findings] == [
+        (5, Severity.INFO), (6, Severity.WARNING), (8, Severity.INFO), (11, Severity.INFO)]
+    assert findings[0].message.endswith(
+        "(Under `... if model_args.use_flash_attn else ...`, and the project gives `use_flash_attn` no value but "
+        "False (arguments.py:7): it runs only where the user turns that flag on; on an NPU host leave it off, "
+        "or change this first.)")
+    assert [(r.range.start_line + 1, r.message) for r in findings[3].related] == [
+        (10, "`flash_attn` imported here, opt-in")]

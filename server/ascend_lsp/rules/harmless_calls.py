@@ -213,7 +213,7 @@ def onnx_provider_choice(checker: Checker, node: ast.AST) -> bool:
     body names `CUDAExecutionProvider`), or in the value of `name = ...` that such an `if` of the
     function tests (`cuda = torch.cuda.is_available() and ...` then `if cuda and
     "CUDAExecutionProvider" in available:`)."""
-    path = _path(checker, node)
+    path = statement_path(checker, node)
     if not path:
         return False
     block, index = path[-1]
@@ -326,31 +326,44 @@ def type_union_members(checker: Checker) -> set[int]:
 
 
 FLAG_RULES = frozenset({"NPU106", "NPU111"})
-FLAG_OFF = (" (Under `if {test}:`, and the project gives `{name}` no value but False ({place}): it runs only where "
+FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False ({place}): it runs only where "
             "the user turns that flag on; on an NPU host leave it off, or change this first.)")
 
 
 def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
     """Info and the reason for code in the body of an `if` whose test is a flag (`if
-    cfg.compile_model:`, `if self.use_tf32 and ...:`) that the project leaves off
-    (flag_defaults.py: its only literal value anywhere is False), nearest `if` first."""
-    project = checker.project
-    if project is None:
+    cfg.compile_model:`, `if self.use_tf32 and ...:`), or in the value a conditional expression
+    takes when it is (`"flash_attention_2" if args.use_flash_attn else None`), that the project
+    leaves off (flag_defaults.py: its only literal value anywhere is False), nearest first."""
+    if checker.project is None:
         return None
-    for block, index in reversed(_path(checker, node)):
+    path = statement_path(checker, node)
+    if path:  # the conditional expressions of the innermost statement, innermost (last in the walk) first
+        block, index = path[-1]
+        for choice in reversed([n for n in ast.walk(block[index]) if type(n) is ast.IfExp and inside(node, n.body)]):
+            if (found := _flag_test(checker, choice.test)) is not None:
+                return Severity.INFO, FLAG_OFF.format(test=f"`... if {found[0]} else ...`", **found[1])
+    for block, index in reversed(path):
         stmt = block[index]
-        if type(stmt) is not ast.If or not any(inside(node, child) for child in stmt.body):
+        if type(stmt) is ast.If and any(inside(node, child) for child in stmt.body) \
+                and (found := _flag_test(checker, stmt.test)) is not None:
+            return Severity.INFO, FLAG_OFF.format(test=f"`if {found[0]}:`", **found[1])
+    return None
+
+
+def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, dict[str, str]] | None:
+    """The test as written (on one line), and the flag it needs on that the project leaves off
+    with where its default is given: the test, or one of the tests it joins by `and`."""
+    project = checker.project
+    assert project is not None
+    tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+    for flag in tested:
+        if not isinstance(flag, (ast.Name, ast.Attribute)):
             continue
-        test = stmt.test
-        tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
-        for flag in tested:
-            if not isinstance(flag, (ast.Name, ast.Attribute)):
-                continue
-            place = project.flags.default_off(last_name(flag), checker.path)
-            if place is not None:
-                where = f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"
-                text = " ".join(checker.source.segment(checker.range(test)).split())
-                return Severity.INFO, FLAG_OFF.format(test=text, name=last_name(flag), place=where)
+        place = project.flags.default_off(last_name(flag), checker.path)
+        if place is not None:
+            text = " ".join(checker.source.segment(checker.range(test)).split())
+            return text, {"name": last_name(flag), "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
     return None
 
 
@@ -434,8 +447,8 @@ def holding(node: ast.AST, body: list[ast.stmt]) -> list[tuple[list[ast.stmt], i
         body = next((block for block in blocks(body[index]) if any(inside(node, stmt) for stmt in block)), [])
 
 
-def _path(checker: Checker, node: ast.AST) -> list[tuple[list[ast.stmt], int]]:
-    """_holding from the innermost function of the statement holding `node`, else from the statement."""
+def statement_path(checker: Checker, node: ast.AST) -> list[tuple[list[ast.stmt], int]]:
+    """holding() from the innermost function of the statement holding `node`, else from the statement."""
     holders = [f for f in statement_facts(checker).functions if inside(node, f)]
     if holders:
         return holding(node, max(holders, key=lambda f: f.lineno).body)  # type: ignore[attr-defined]
@@ -461,7 +474,7 @@ def reports_only(checker: Checker, node: ast.AST) -> str | None:
     fabric.device.type == "cuda": fabric.print(f"Memory used: ...")`; or only do, beside
     that, what does nothing without CUDA (`if torch.cuda.is_available(): torch.cuda.empty_cache()`).
     None otherwise."""
-    path = _path(checker, node)
+    path = statement_path(checker, node)
     if not path:
         return None
     block, index = path[-1]
@@ -486,7 +499,7 @@ def _no_op(checker: Checker, stmt: ast.stmt) -> bool:
 def skip_test(checker: Checker, node: ast.AST) -> bool:
     """`node` is in the test of an `if` whose branch skips a test: `if not torch.cuda.is_available():
     pytest.skip(...)`, a decorator's `return unittest.skip(reason)(test_case)`: a skip condition."""
-    path = _path(checker, node)
+    path = statement_path(checker, node)
     if not path:
         return False
     block, index = path[-1]
@@ -501,7 +514,7 @@ def in_message(checker: Checker, node: ast.AST) -> bool:
            and any(inside(node, value) for value in (*call.args, *(kw.value for kw in call.keywords)))
            for call, _scope in checker.events.calls):
         return True
-    path = _path(checker, node)
+    path = statement_path(checker, node)
     stmt = path[-1][0][path[-1][1]] if path else None
     return type(stmt) is ast.Raise and type(stmt.exc) is ast.Call and inside(node, stmt.exc) \
         and not inside(node, stmt.exc.func)
@@ -515,7 +528,7 @@ def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str],
     `if not ...:` before it in a block holding it, whose body leaves (`if not HAS_BNB:
     pytest.skip(...)`). Nearest first. `path`: the blocks holding `node` where it is not in the
     statement being run (_holding)."""
-    for block, index in reversed(_path(checker, node) if path is None else path):
+    for block, index in reversed(statement_path(checker, node) if path is None else path):
         for before in reversed(block[:index]):
             if type(before) is ast.If and type(before.test) is ast.UnaryOp and type(before.test.op) is ast.Not \
                     and leaves(before.body):

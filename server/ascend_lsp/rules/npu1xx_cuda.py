@@ -203,7 +203,8 @@ rule(
     doc=dict(
         what="Finds the TF32 switches `torch.backends.cuda.matmul.allow_tf32`, `torch.backends.cudnn.allow_tf32` "
              "and `torch.set_float32_matmul_precision`. A switch only read (to log it) is info. "
-             "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, where its Python "
+             "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, or the value of "
+             "`... if cfg.compile_model else ...`, where its Python "
              "files give `compile_model` only `False`: a dataclass field, a parameter default, argparse's "
              "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py).",
         why="The NPU's reduced-precision fp32 mode is HF32, switched by `torch.npu.matmul.allow_hf32` and "
@@ -381,7 +382,8 @@ rule(
              "no `backend=`, or `backend=\"inductor\"`. Not when the backend is chosen elsewhere (a variable, "
              "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed. Info "
              "where a function binds the result to a name the file never reads again: nothing is compiled. "
-             "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, where its Python "
+             "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, or the value of "
+             "`... if cfg.compile_model else ...`, where its Python "
              "files give `compile_model` only `False`: a dataclass field, a parameter default, argparse's "
              "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py).",
         why="torch_npu registers inductor's code generation for the NPU only when it finds Triton "

@@ -13,8 +13,8 @@ from ..engine.walk import Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
-from .harmless_calls import opt_in_reference
-from .opt_in_imports import opt_in_binding
+from .harmless_calls import flag_off, opt_in_reference
+from .opt_in_imports import after_opt_in_import, opt_in_binding
 from .uncalled_helpers import uncalled_place
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
@@ -248,7 +248,13 @@ rule(
     doc=dict(
         what="Finds FlashAttention requested by configuration: `attn_implementation=\"flash_attention_2\"` "
              "(or `\"flash_attention_3\"`, also as `_attn_implementation`, in a call or assigned to an attribute "
-             "or key of that name) and `use_flash_attention_2=True`.",
+             "or key of that name) and `use_flash_attention_2=True`. Info where only a flag the project leaves off "
+             "chooses it (`\"flash_attention_2\" if model_args.use_flash_attn else None`, or under `if "
+             "args.use_flash_attn:`, where its Python files give `use_flash_attn` only `False`: a dataclass field "
+             "`field(default=False)`, argparse's `store_true`; never `True`): the message names the flag and where "
+             "(flag_defaults.py); after `import flash_attn` in a `try:` whose `except ImportError` goes on "
+             "without it, and under `if is_flash_attn_2_available():` (without arguments): where flash_attn is "
+             "missing, as on an NPU host, neither runs (rules/opt_in_imports.py).",
         why="The flash-attn package cannot be built for the NPU. transformers releases without its NPU path "
             "load `flash_attn` for these settings and fail (\"flash_attn seems not installed\"); releases with it "
             "(transformers#36696; 5.x routes `flash_attention_2` to `torch_npu.npu_fusion_attention` in "
@@ -270,9 +276,23 @@ FLASH_IMPLEMENTATIONS = frozenset({"flash_attention_2", "flash_attention_3"})
 ATTENTION_KEYS = frozenset({"attn_implementation", "_attn_implementation"})
 
 
+FLASH_PACKAGES = frozenset({"flash_attn"})
+
+
+def report_flash(checker: Checker, node: ast.AST, fixes: tuple[Fix, ...], name: str) -> None:
+    """The finding, info where the setting is taken only under a flag the project leaves off
+    (harmless_calls.flag_off) or after flash_attn's opt-in import (opt_in_imports.after_opt_in_import)."""
+    remark = flag_off(checker, node) or after_opt_in_import(checker, node, FLASH_PACKAGES)
+    if remark is None:
+        checker.report("NPU307", node, fixes=fixes, name=name)
+        return
+    message = checker.rules["NPU307"].message.format(name=name) + remark[1]
+    checker.report("NPU307", node, message, fixes, severity=remark[0], related=remark[2:])
+
+
 def report_flash_string(checker: Checker, node: ast.AST, value: str) -> None:
     fix = checker.fix('Use `"sdpa"`', Applicability.UNSAFE, checker.replace(node, '"sdpa"'))
-    checker.report("NPU307", node, fixes=(fix,), name=value)
+    report_flash(checker, node, (fix,), value)
 
 
 def check_flash_keyword(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
@@ -289,7 +309,7 @@ def check_use_flash_attention_2(checker: Checker, call: ast.Call, qualname: str 
     if keyword(call, "attn_implementation") is None:  # else the rewrite would repeat the keyword
         fixes = (checker.fix('Use `attn_implementation="sdpa"`', Applicability.UNSAFE,
                              checker.replace(kw, 'attn_implementation="sdpa"')),)
-    checker.report("NPU307", kw, fixes=fixes, name="use_flash_attention_2=True")
+    report_flash(checker, kw, fixes, "use_flash_attention_2=True")
 
 
 def check_flash_assignment(checker: Checker, value: str, targets: list[ast.expr], node: ast.expr) -> None:

@@ -6,7 +6,13 @@ The imports read are the module's (outside functions and classes) and those of t
 holding the use: what an analysis of that function sees again, since an edit of a top-level
 statement that imports re-analyses every statement. The module's are parsed here a top-level
 statement at a time, from the lines that start an import, so that a syntax error elsewhere
-changes nothing; one that does not parse binds nothing, as in the engine, which blanks it."""
+changes nothing; one that does not parse binds nothing, as in the engine, which blanks it.
+
+Code after such an import in its block is opt-in too: `try: import flash_attn;
+config._attn_implementation = "flash_attention_2" except ImportError: ...` sets it only where
+the import ran; so is code under a test that the package is installed (`if
+is_flash_attn_2_available():`, without arguments: transformers' `kernels_fallback_ok=True` is
+True without it) (after_opt_in_import, for NPU307)."""
 
 from __future__ import annotations
 
@@ -16,11 +22,20 @@ import re
 from ..engine.checker import Checker, Reference
 from ..engine.model import Related, Severity
 from ..engine.text import starts_block
-from .harmless_calls import blocks, feature_test, holding, import_with_fallback
+from ..engine.walk import last_name
+from .advice_matching import inside
+from .harmless_calls import blocks, feature_test, holding, import_with_fallback, statement_path
 from .statement_facts import innermost_function, statement_facts
 
 OPT_IN_BINDING = (" (`{name}` is bound only by an import that runs where the package is installed or its feature "
                   "is on (the related import): on an NPU host it does not, and this code is that feature's.)")
+AFTER_IMPORT = (" (After the import of `{module}` in the same block, which is opt-in (the related import: where "
+                "the package is missing the code goes on without it): on an NPU host that import fails or is "
+                "skipped, and this never runs.)")
+AVAILABLE = (" (Under `{test}`, which is True only where the package is installed (the related test): on an NPU host "
+             "without it this never runs.)")
+# a test that a package is installed: `is_flash_attn_2_available` names `flash_attn` (its release after it)
+AVAILABILITY_NAME = re.compile(r"is_([a-z]\w*?)(?:_\d+)?_available")
 IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
 DEFINITIONS = ("def ", "async ", "class ", "@")
 
@@ -101,3 +116,36 @@ def opt_in_binding(checker: Checker, ref: Reference) -> tuple[Severity, str, Rel
     stmt, alias, _ = min(imports, key=lambda found: found[0].lineno)
     related = Related(checker.range(alias), f"`{first.id}` imported here, opt-in")
     return Severity.INFO, OPT_IN_BINDING.format(name=first.id), related
+
+
+def after_opt_in_import(checker: Checker, node: ast.AST, packages: frozenset[str]) -> tuple[Severity, str, Related] | None:
+    """Info, the reason and the import (or the test), for code that runs only where one of
+    `packages` is installed, nearest first: after its import in a block holding it, the body of
+    a `try:` whose handler goes on without it or of an `if is_<package>_available():`
+    (import_with_fallback); or in the body of such an `if` (transformers' `if
+    is_flash_attn_2_available():`, False without the package and a GPU)."""
+    for block, index in reversed(statement_path(checker, node)):
+        stmt = block[index]
+        if type(stmt) is ast.If and any(inside(node, child) for child in stmt.body):
+            tests = stmt.test.values if type(stmt.test) is ast.BoolOp and type(stmt.test.op) is ast.And else [stmt.test]
+            test = next((t for t in tests if type(t) is ast.Call and not t.args and not t.keywords
+                         and _tests_package(last_name(t.func), packages)), None)
+            if test is not None:
+                shown = checker.source.segment(checker.range(test))
+                return Severity.INFO, AVAILABLE.format(test=shown), Related(checker.range(test), f"`{shown}` tested here")
+        for before in block[:index]:
+            if not isinstance(before, (ast.Import, ast.ImportFrom)):
+                continue
+            modules = [(before.module or "", before) if type(before) is ast.ImportFrom else (alias.name, alias)
+                       for alias in before.names]
+            found = next(((module, where) for module, where in modules if module.partition(".")[0] in packages), None)
+            if found is not None and import_with_fallback(checker, before):
+                related = Related(checker.range(found[1]), f"`{found[0]}` imported here, opt-in")
+                return Severity.INFO, AFTER_IMPORT.format(module=found[0]), related
+    return None
+
+
+def _tests_package(name: str, packages: frozenset[str]) -> bool:
+    """`is_flash_attn_available`, `is_flash_attn_2_available` for `flash_attn`."""
+    found = AVAILABILITY_NAME.fullmatch(name)
+    return found is not None and found.group(1) in packages
