@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .guards import GuardFacts, backend_module
+from .guards import GuardFacts, backend_module, on_by_default
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -292,7 +292,8 @@ class Checker:
         self.off_why = [(self._branch(b), found.why) for found in backends if found.why for b in found.never]
         self.on_npu = [self._branch(b) for found in backends for b in found.only]
         self.other_backend = [self._branch(b) for found in backends for b in found.other]
-        self.guarded = [(self._branch(b), self.range(test)) for found in backends for test, b in found.guarded]
+        self.guarded = [(self._branch(b), self.range(test)) for found in backends for test, b in found.guarded
+                        if not on_by_default(test, self.events.functions)]
         self.ranged = True
 
     def _off_reason(self, rng: Range) -> str:

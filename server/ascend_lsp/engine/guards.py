@@ -296,6 +296,31 @@ def _held_name(test: ast.expr, held: Held) -> str | None:
     return None
 
 
+def on_by_default(test: ast.expr, functions: list) -> bool:
+    """`if use_cuda:` where `use_cuda` is a parameter of the innermost function around it
+    (`functions`: the walk's (function, scope) events) that defaults to True (`def __init__(self,
+    ..., use_cuda=True)`): an NPU host takes that branch unless a caller passes False, so the
+    code under it is not held back by a test, as under `if torch.cuda.is_available():`."""
+    if type(test) is not ast.Name:
+        return False
+    around = [func for func, _scope in functions
+              if func.lineno <= test.lineno <= (func.end_lineno or func.lineno) and not inside_args(test, func)]
+    if not around:
+        return False
+    args = max(around, key=lambda func: (func.lineno, func.col_offset)).args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+             *zip(args.kwonlyargs, args.kw_defaults)]
+    return any(arg.arg == test.id and type(default) is ast.Constant and default.value is True
+               for arg, default in pairs)
+
+
+def inside_args(node: ast.expr, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`node` is in the function's header (a default, an annotation), not its body."""
+    first = func.body[0]
+    return (node.lineno, node.col_offset) < (first.lineno, first.col_offset)
+
+
 # --- held tests: a name or an attribute set from a CUDA test ---------------------------------
 # an assignment line (`run_on_gpu = torch.cuda.is_available()`, `self.gpu_available = ...`): the
 # indentation, `self.`, the name, the value
