@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Iterator
 from typing import Callable
 
 from .custom_ops import MAX_FILE_BYTES, project_files
@@ -66,12 +67,19 @@ class FlagIndex:
         return self._digest
 
 
-def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, str], None] | None = None) -> FlagIndex:
+def python_files(root: str, exclude: tuple[str, ...] = ()) -> Iterator[str]:
+    """The project's Python files, as read_flags reads them."""
+    return project_files(root, exclude, lambda path: path.endswith(".py"))
+
+
+def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, str], None] | None = None,
+               files: Iterable[str] | None = None) -> FlagIndex:
     """The literal booleans the project's Python files give each name (a file that is a link is
     not read, so none out of the project is: os.walk enters no linked folder; docs/security.md).
-    `each(path, text)`: another reader of every file, in the same read (call_sites.CallScan)."""
+    `each(path, text)`: another reader of every file, in the same read (call_sites.CallScan).
+    `files`: python_files(root, exclude), where the caller has just listed them."""
     index = FlagIndex()
-    for path in project_files(root, exclude, lambda path: path.endswith(".py")):
+    for path in python_files(root, exclude) if files is None else files:
         try:
             text = read_regular(path, MAX_FILE_BYTES, follow_links=False)[0].decode("utf-8", "replace")
         except SourceError:

@@ -29,7 +29,7 @@ else:  # pragma: no cover
 
 from .call_sites import CallIndex, CallScan
 from .custom_ops import MAX_FILE_BYTES, OpIndex, project_files, scan
-from .flag_defaults import FlagIndex, read_flags
+from .flag_defaults import FlagIndex, python_files, read_flags
 from .engine.config import Settings
 from .engine.packaging import document_kind, items_of, normalise, requirement_at
 from .engine.text import SourceText
@@ -50,6 +50,7 @@ class ProjectContext:
         self._pins: dict[str, tuple[str, str, int]] | None = None  # name → (specifier, file, 0-based line)
         self._flags: FlagIndex | None = None
         self._calls: CallIndex | None = None  # read with the flags
+        self._listed: list[str] | None = None  # python_files' last listing, for the next read
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -135,12 +136,20 @@ class ProjectContext:
     def _read_python(self) -> tuple[FlagIndex, CallIndex]:
         """Both facts of the project's Python files, each file read once."""
         scan = CallScan(self.root)
-        flags = read_flags(self.root, self.exclude, scan.add)
+        files, self._listed = self._listed, None  # a listing is used once: a later read lists again
+        flags = read_flags(self.root, self.exclude, scan.add, files)
         return flags, scan.index()
 
     def python_digest(self) -> str:
         """What the flags and the calls say, for result caches."""
         return self.flags.digest() + self.calls.digest()
+
+    def python_files(self) -> list[str]:
+        """The Python files the flags and the calls are read from (the next read takes them
+        from this listing rather than walking the tree again)."""
+        files = list(python_files(self.root, self.exclude))
+        self._listed = files
+        return files
 
     def reread_python(self) -> bool:
         """Read the flags and the calls again, if they were read (a Python file changed);

@@ -40,14 +40,14 @@ def code_stamp() -> int:
     return max(p.stat().st_mtime_ns for p in Path(__file__).parent.parent.rglob("*.py"))
 
 
-def settings_key(settings: Settings, project: ProjectContext | None = None) -> str:
+def settings_key(settings: Settings, project: ProjectContext | None = None, cache: Cache | None = None) -> str:
     """What a cached result depends on besides the file: the code, the tables, the settings,
     the operators the file's project registers (NPU308), the versions it pins (NPU109, NPU112, and
     the portable fix style: an older torch keeps the npu fixes), the flags it leaves off (NPU106, NPU111) and
-    the calls that pass what its defaults would (NPU101)."""
+    the calls that pass what its defaults would (NPU101); with `cache`, those two as it kept them."""
+    python = "" if project is None else cache.python_digest(project) if cache is not None else project.python_digest()
     stamp = [code_stamp(), project.ops_digest(settings) if project is not None else "",
-             project.pins_digest() if project is not None else "",
-             project.python_digest() if project is not None else ""] + tables_stamp()
+             project.pins_digest() if project is not None else "", python] + tables_stamp()
     stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
     return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
 
@@ -96,6 +96,21 @@ class Cache:
                               references=[tuple(r) for r in refs] if refs is not None else None)
         except TypeError:  # not an entry this version wrote
             return None
+
+    def python_digest(self, project: ProjectContext) -> str:
+        """project.python_digest() (the flags and the calls, read from every Python file of the
+        project), kept beside the entries with the stamps of the files it was read from: while
+        none changed, none is read again. A planted cache cannot match those stamps (inode and
+        ctime), as it cannot an entry's."""
+        files = tuple((path, self.stamp(path)) for path in project.python_files())
+        memo = ("python", project.root, project.exclude, code_stamp())
+        kept = self.entries.get(memo)
+        if type(kept) is tuple and len(kept) == 2 and kept[0] == files and type(kept[1]) is str:
+            return kept[1]
+        digest = project.python_digest()
+        self.entries[memo] = (files, digest)
+        self.dirty = True
+        return digest
 
     def put(self, result: FileResult, key: str) -> None:
         stamp = self.stamp(result.path)

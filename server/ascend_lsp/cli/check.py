@@ -204,7 +204,7 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
     for path, settings in items:
         project = project_of(path, settings)
         if use_cache:
-            key = keys.get((settings, project)) or keys.setdefault((settings, project), settings_key(settings, project))
+            key = keys.get((settings, project)) or keys.setdefault((settings, project), settings_key(settings, project, cache))
             hit = cache.get(path, key, options.references)
             if hit is not None:
                 results[path] = hit
