@@ -32,7 +32,7 @@ import os
 import re
 from typing import Any
 
-from .engine.guards import Branches, and_branches, backend_branches, exit_guards
+from .engine.guards import Branches, and_branches, backend_branches, exit_guards, parameter_defaults
 from .engine.model import Range, Related
 
 DEF = re.compile(r"[ \t]*def[ \t]+(\w+)[ \t]*\(")  # at a line's start (`async def` is never a class's `__init__`)
@@ -256,9 +256,8 @@ def _cuda_parameters(arguments: ast.arguments, skipped: int) -> list[tuple[str, 
     """(name, position among a call's positional arguments, None if keyword-only) of each
     parameter whose default holds a CUDA device string; `skipped`: the positions a call does not fill (`self`)."""
     positional = [*arguments.posonlyargs, *arguments.args]
-    defaulted = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
     found = []
-    for arg, default in (*defaulted, *zip(arguments.kwonlyargs, arguments.kw_defaults)):
+    for arg, default in parameter_defaults(arguments):
         if default is not None and any(type(n) is ast.Constant and type(n.value) is str
                                        and CUDA_DEVICE.fullmatch(n.value) for n in ast.walk(default)):
             found.append((arg.arg, positional.index(arg) - skipped if arg in positional else None))

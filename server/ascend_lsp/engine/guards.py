@@ -296,6 +296,14 @@ def _held_name(test: ast.expr, held: Held) -> str | None:
     return None
 
 
+def parameter_defaults(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr | None]]:
+    """Each parameter that may have a default, with it: the last positional ones that have one,
+    then every keyword-only one (None where it has none)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    return [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+            *zip(arguments.kwonlyargs, arguments.kw_defaults)]
+
+
 def on_by_default(test: ast.expr, functions: list) -> bool:
     """`if use_cuda:` where `use_cuda` is a parameter of the innermost function around it
     (`functions`: the walk's (function, scope) events) that defaults to True (`def __init__(self,
@@ -308,11 +316,8 @@ def on_by_default(test: ast.expr, functions: list) -> bool:
     if not around:
         return False
     args = max(around, key=lambda func: (func.lineno, func.col_offset)).args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
-             *zip(args.kwonlyargs, args.kw_defaults)]
     return any(arg.arg == test.id and type(default) is ast.Constant and default.value is True
-               for arg, default in pairs)
+               for arg, default in parameter_defaults(args))
 
 
 def inside_args(node: ast.expr, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -338,6 +343,8 @@ def _lines_naming_cuda(text: str) -> set[int]:
             starts.add(text.rfind("\n", 0, at) + 1)
             at = text.find(word, at + 4)
     return starts
+
+
 _FALSY = (False, None, 0)
 
 

@@ -11,6 +11,7 @@ import os
 from ..call_sites import counted
 from ..engine.checker import Checker
 from ..engine.model import Range, Related, Severity
+from ..engine.guards import parameter_defaults
 from ..engine.walk import StringContext, last_name
 from .advice_matching import inside
 from .cuda_test_paths import failed_cuda_test
@@ -127,10 +128,7 @@ def passed_by_callers(checker: Checker, node: ast.AST) -> tuple[tuple[Severity, 
     if project is None or checker.path is None:
         return None
     for func, _scope in checker.events.functions:
-        arguments = func.args
-        positional = [*arguments.posonlyargs, *arguments.args]
-        for arg, default in (*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
-                             *zip(arguments.kwonlyargs, arguments.kw_defaults)):
+        for arg, default in parameter_defaults(func.args):
             if default is None or not inside(node, default):
                 continue
             passed = project.calls.passed(checker.path, func.name, arg.arg, func.lineno - 1)
