@@ -16,7 +16,8 @@ from .sources import MAX_BYTES, SourceError, read_regular
 
 CELL_MARK = "# %% ascend-lsp cell {index}\n"
 CELL_MARK_RE = re.compile(r"^# %% ascend-lsp cell (\d+)$")
-MAGIC = re.compile(r"^\s*[%!]")
+# A line magic or shell escape, alone (`%pip ...`, `!ls`) or assigned (`out = !ls`, `t = %time f()`).
+MAGIC = re.compile(r"^\s*(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)?[%!]")
 FIRST_LINES = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)?[^\r\n]*(?:\r\n|\r|\n)?")
 MAGIC_MARK = "# ascend-lsp magic: "  # a magic kept as a comment, restored on write
 

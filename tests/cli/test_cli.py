@@ -208,6 +208,8 @@ def test_notebooks_are_checked_and_fixed_by_cell(project: Path, capsys) -> None:
              "source": ["%matplotlib inline\n", "import torch"]},
             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
              "source": ["!nvidia-smi\n", "x = torch.ones(2).cuda()"]},
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+             "source": ["VERSION = !curl -s https://example.org/v\n", "t, u = %time f()\n", "y = x != 1"]},
         ],
         "metadata": {"language_info": {"name": "python"}},
         "nbformat": 4,
@@ -222,6 +224,7 @@ def test_notebooks_are_checked_and_fixed_by_cell(project: Path, capsys) -> None:
     assert cells[1]["source"] == ["%matplotlib inline\n", "import torch\n", "import torch_npu"]
     assert cells[2]["source"] == ["!nvidia-smi\n", "x = torch.ones(2).npu()"]
     assert cells[0]["source"] == ["# Train on cuda"]
+    assert cells[3]["source"] == ["VERSION = !curl -s https://example.org/v\n", "t, u = %time f()\n", "y = x != 1"]
 
 
 def test_gitignore_is_respected_in_git_repositories(project: Path, capsys) -> None:
