@@ -35,13 +35,25 @@ def _around(checker: Checker, node: ast.AST) -> tuple[ast.AST, ast.If | ast.IfEx
 
 
 def reports(stmt: ast.stmt) -> bool:
-    """The statement logs (`print`, `logger.info`, `fabric.print`) or records a value under a string
-    key (`params["GPU"] = name`), and does nothing else."""
+    """The statement logs (`print`, `logger.info`, `fabric.print`), records a value under a string
+    key (`params["GPU"] = name`), formats a message (`mem = f"GPU Max Mem: {...} MB"`) or imports
+    from torch what the report reads (`from torch.backends import cudnn`), and does nothing else."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         return last_name(stmt.value.func) in MESSAGE_FUNCTIONS
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        modules = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""]
+        return all(m == "torch" or m.startswith("torch.") for m in modules)
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return _message(stmt.value)
     return isinstance(stmt, ast.Assign) and not keeps_state(stmt.value) and all(
         isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and type(t.slice.value) is str
         and not device_name(t) for t in stmt.targets)
+
+
+def _message(value: ast.expr) -> bool:
+    """An f-string with prose in it (`f"GPU Max Mem: {m} MB"`): a message, never a device or a path."""
+    return type(value) is ast.JoinedStr and any(
+        type(part) is ast.Constant and " " in str(part.value) for part in value.values)
 
 
 def keeps_state(value: ast.expr) -> bool:

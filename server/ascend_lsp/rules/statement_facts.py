@@ -49,6 +49,8 @@ def device_name(target: ast.expr) -> bool:
     else:
         return False
     name = name.lower()
+    if " " in name:  # a label (`config["cuda device name"]`), not a name that holds a device
+        return False
     return "device" in name or name in ("dev", "map_location") or name.startswith("dev_") or name.endswith("_dev")
 
 
