@@ -1,8 +1,8 @@
 """Code that runs only where a caller chose CUDA, beside the code for the NPU or the CPU.
 
 A class's `cuda()` method (or `to_cuda`, `cuda_*`, `forward_cuda`) beside a method named the same
-for another device (`npu()`, `musa()`, `xpu()`, `mlu()`, `cpu()`; `to_cpu`, `forward_npu`) runs only
-when a caller asks for CUDA, and that call is reported where it is. A top-level class whose module
+for another device (`npu()`, `musa()`, `xpu()`, `mlu()`, `cpu()`; `to_cpu`, `forward_npu`), or its
+`cuda()` beside a `to()` as on a Module, runs only when a caller asks for CUDA, and that call is reported where it is. A top-level class whose module
 also holds its NPU variant (`ProfilerHook` beside `NPUProfilerHook`, `CudaGraphRunner` beside
 `NpuGraphRunner`) is the one an NPU run does not use; so is a class for a library CUDA-only by
 design that a user picks (`TensorRTBackend`, `ApexOptimWrapper`). Findings there are advice at most.
@@ -49,7 +49,7 @@ def _methods(body: list[ast.stmt]) -> dict[str, ast.stmt]:
 def backend_methods(body: list[ast.stmt]) -> frozenset[str]:
     """The names of a class body's methods named for a device (the class's fact that an edit of
     one method may change for another)."""
-    return frozenset(name for name in _methods(body) if backend_named(name))
+    return frozenset(name for name in _methods(body) if backend_named(name) or name == "to")
 
 
 def method_reasons(cls: str, body: list[ast.stmt]) -> dict[int, str]:
@@ -60,11 +60,12 @@ def method_reasons(cls: str, body: list[ast.stmt]) -> dict[int, str]:
         parts = name.split("_")
         if "cuda" not in parts:
             continue
-        for device in OTHER_DEVICES:
-            sibling = "_".join(device if part == "cuda" else part for part in parts)
-            if sibling in methods:
-                out[id(stmt)] = METHOD.format(cls=cls, method=name, sibling=sibling)
-                break
+        siblings = ["_".join(device if part == "cuda" else part for part in parts) for device in OTHER_DEVICES]
+        if name == "cuda":  # `cuda()` beside `to()`, as on a Module: callers that move it elsewhere call `to`
+            siblings.append("to")
+        sibling = next((s for s in siblings if s in methods), None)
+        if sibling is not None:
+            out[id(stmt)] = METHOD.format(cls=cls, method=name, sibling=sibling)
     return out
 
 
