@@ -14,7 +14,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Fix, Range, Related, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
-from ..engine.shell_script import Assignment, Command, ShellScript, scaled_value
+from ..engine.shell_script import Assignment, Command, ShellScript, options, scaled_value
 from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..engine.versions import allows_before, release
@@ -23,7 +23,7 @@ from .harmless_calls import flag_off, state_dict_place
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .statement_facts import CPU_ONLY
-from .portable_fixes import PORTABLY, form_of
+from .portable_fixes import PORTABLY, form_of, styled
 from .table import REAL_WORLD_TABLE, is_prose, report as report_entry
 
 rule(
@@ -850,12 +850,47 @@ rule(
 )
 
 
-@handles("launch", "NPU108", "NPU124", "NPU127")
+@handles("launch", "NPU101", "NPU108", "NPU124", "NPU127")
 def check_launch_script(checker: Checker, found: Assignment | Command, script: ShellScript) -> None:
     if isinstance(found, Assignment):
         check_launch_variable(checker, found, script)
     else:
         check_launch_command(checker, found)
+        check_device_options(checker, found)
+
+
+# `cuda`, `cuda:0`, `cuda:$LOCAL_RANK`: torch's device syntax, the type written as is
+CUDA_DEVICE_VALUE = re.compile(r"cuda(?::\S+)?")
+
+
+def check_device_options(checker: Checker, found: Command) -> None:
+    """A CUDA device given to a program's `--device` (NPU101, as a device string in Python):
+    `python train.py --device cuda:0`, `lm_eval ... --device=cuda`, `trainer.device=cuda`."""
+    found_options = options(found, checker.source)
+    # vLLM picks its device by its platform (vllm-ascend's on an NPU host), and a program that hands
+    # it the work drops the device string (lm_eval 0.4.13 lm_eval/models/vllm_causallms.py:107-113)
+    vllm = next((o for o in found_options if o.value == "vllm"), None)
+    for option in found_options:
+        if option.name.rpartition(".")[2] != "device" or not CUDA_DEVICE_VALUE.fullmatch(option.value):
+            continue
+        entry = next(e for e in checker.tables.literals if e.kind == "device" and e.name == "cuda")
+        new = entry.replacement + option.value[4:]
+        text = checker.rules["NPU101"].message.format(name=option.value) + \
+            f" `{option.owner}` reads it as its `{option.name}` option,"
+        fixes: tuple[Fix, ...] = ()
+        if vllm is not None:
+            text += (f" and runs vLLM (its `{vllm.name}` is `vllm`), which chooses its device itself (vllm-ascend's on an NPU "
+                     "host) and is handed no device string.")
+        else:
+            text += (f" a torch device that fails on a host without CUDA. Use `{new}`; review it: the program may "
+                     "accept only the devices it lists.")
+            written = checker.source.segment(option.range)
+            fix = checker.fix(f"Replace `{option.value}` with `{new}`", Applicability.UNSAFE,
+                              checker.replace(option.range, written.replace("cuda", entry.replacement, 1)))
+            fixes = styled(checker, fix, None, None)[0]
+        checker.report("NPU101", option.range, text, fixes, origin=entry.origin,
+                       severity=Severity.INFO if vllm is not None else None,
+                       extra={"api": option.value, "replacement": new, "note": entry.note, "source": entry.source})
 
 
 def check_launch_variable(checker: Checker, found: Assignment, script: ShellScript) -> None:
