@@ -62,7 +62,14 @@ rule(
              "`CANNExecutionProvider` (onnxruntime.ai, CANN Execution Provider). A comparison held in a name "
              "(`check_sync = idx == 1 and self.device == \"cuda\"`, then `if check_sync:`) is the test of what "
              "that name guards (as NPU103 says); one of where a tensor is with a fallback beside it (`if "
-             "x.device.type == \"cuda\": ... else: ...`) is info, with its arm. The message says which.",
+             "x.device.type == \"cuda\": ... else: ...`) is info, with its arm. The message says which. In shell "
+             "launch scripts (`*.sh`, sbatch jobs, `#!` scripts without a suffix), a CUDA device given to a command's "
+             "`--device` (`python train.py --device cuda:0`, `torchrun ... -m pkg.run --device=cuda`, `lm_eval "
+             "--device cuda:0`) or to a Python program's override (`trainer.device=cuda`), naming whose option it "
+             "is: the script or module a Python launcher runs, else the program. Not `cpu`, a variable "
+             "(`--device \"$DEVICE\"`), the words of `echo`, or `make device=cuda`; info in the arm beside an `if` "
+             "that tests for the NPU, and info without a fix where the same command runs vLLM (`--model vllm`), "
+             "which chooses its device itself (lm_eval's vLLM model drops `device`).",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -74,8 +81,11 @@ rule(
             "or its type (`x.device.type == \"cuda\"`). Unsafe elsewhere (a value assigned, a dict key, an enum "
             "member, one element of a list): such a string may be a name or a key looked up elsewhere, so the "
             "rename needs review. Strings in log messages, docstrings, exception texts and `__all__` are never "
-            "flagged.",
-        source=TRANSFER_TO_NPU + "; msFmkTransplt ReplaceStringRule (Ascend/mstt builtin_rules.json).",
+            "flagged. In a launch script, unsafe: the option's value becomes `npu` (`cuda:0` → `npu:0`), which the "
+            "program may not accept where it lists its devices (argparse `choices`).",
+        source=TRANSFER_TO_NPU + "; msFmkTransplt ReplaceStringRule (Ascend/mstt builtin_rules.json); launch "
+               "scripts: lm_eval 0.4.13 lm_eval/models/huggingface.py:277-288 (`cuda:N` is in HFLM's device list, "
+               "the model is moved there), lm_eval/models/vllm_causallms.py:107-113 (the vLLM model drops `device`).",
     ),
 )
 
