@@ -63,7 +63,7 @@ rule(
              "(`check_sync = idx == 1 and self.device == \"cuda\"`, then `if check_sync:`) is the test of what "
              "that name guards (as NPU103 says); one of where a tensor is with a fallback beside it (`if "
              "x.device.type == \"cuda\": ... else: ...`) is info, with its arm. The message says which. In shell "
-             "launch scripts (`*.sh`, sbatch jobs, `#!` scripts without a suffix), a CUDA device given to a command's "
+             "launch scripts (`*.sh`, sbatch jobs, `#!` scripts without a suffix) and a Dockerfile's `RUN`, a CUDA device given to a command's "
              "`--device` (`python train.py --device cuda:0`, `torchrun ... -m pkg.run --device=cuda`, `lm_eval "
              "--device cuda:0`) or to a Python program's override (`trainer.device=cuda`), naming whose option it "
              "is: the script or module a Python launcher runs, else the program. Not `cpu`, a variable "
