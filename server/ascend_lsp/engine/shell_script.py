@@ -106,7 +106,6 @@ class Option:
     name: str  # without its dashes or an override's `+`: "device", "trainer.device"
     value: str  # unquoted
     range: Range  # the value as written (quotes included)
-    literal: bool  # the value has no expansion
     owner: str  # whose option: the program, or the script or module a Python launcher runs
 
 
@@ -128,15 +127,14 @@ def options(command: Command, source: SourceText) -> list[Option]:
         if text.startswith("--"):
             name, sep, value = text[2:].partition("=")
             if sep:
-                found.append(Option(name, value, _after_equals(word, source), word.literal, owner))
+                found.append(Option(name, value, _after_equals(word, source), owner))
             elif i + 1 < len(words) and not words[i + 1].text.startswith("-"):
                 following = words[i + 1]
-                found.append(Option(name, following.text, following.range, following.literal, owner))
+                found.append(Option(name, following.text, following.range, owner))
         elif launcher and "=" in text and not text.startswith("-"):  # only Python programs read overrides
             key = OVERRIDE_KEY.fullmatch(text.partition("=")[0])
             if key is not None:
-                found.append(Option(key.group(1), text.partition("=")[2], _after_equals(word, source), word.literal,
-                                    owner))
+                found.append(Option(key.group(1), text.partition("=")[2], _after_equals(word, source), owner))
     return found
 
 
