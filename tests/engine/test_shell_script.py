@@ -110,9 +110,10 @@ def test_the_arms_of_if_chains_that_test_for_the_npu() -> None:
 
 
 def test_a_default_with_quotes_and_a_command_ends_at_its_own_brace() -> None:
-    text = 'NAME="${EXP:-$(basename "${DIR,,}")-run}"\npython3 -m pkg.main trainer.device=cuda\n'
+    text = 'NAME="${EXP:-$(basename "${DIR,,}")-run}"\nMSG="${MSG:-it\'s}"\npython3 -m pkg.main trainer.device=cuda\n'
     script = ShellScript(SourceText(text))
-    assert [(a.name, a.value) for a in script.assignments] == [("NAME", '${EXP:-$(basename "${DIR,,}")-run}')]
+    assert [(a.name, a.value) for a in script.assignments] == [
+        ("NAME", '${EXP:-$(basename "${DIR,,}")-run}'), ("MSG", "${MSG:-it's}")]
     assert [[w.text for w in c.words] for c in script.commands] == [["python3", "-m", "pkg.main", "trainer.device=cuda"]]
 
 

@@ -335,13 +335,14 @@ def _balanced(text: str, i: int, end: int) -> int:
 
 def _braced(text: str, i: int, end: int) -> int:
     """The index after the `}` that closes the `{` at `i` of a `${...}`: a default may hold
-    quotes, `$(...)` and other `${...}` (`"${NAME:-$(basename "${DIR,,}")-x}"`)."""
+    double quotes, `$(...)` and other `${...}` (`"${NAME:-$(basename "${DIR,,}")-x}"`). A `'`
+    is no quote there inside double quotes (`"${MSG:-it's}"`), so none is one."""
     depth = 0
     while i < end:
         char = text[i]
         if char == "\\":
             i += 1
-        elif char in "'\"":
+        elif char == '"':
             close = text.find(char, i + 1, end)
             i = end if close < 0 else close
         elif text.startswith("$(", i):
