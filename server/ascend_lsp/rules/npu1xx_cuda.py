@@ -876,6 +876,8 @@ CUDA_DEVICE_VALUE = re.compile(r"cuda(?::\S+)?")
 def check_device_options(checker: Checker, found: Command) -> None:
     """A CUDA device given to a program's `--device` (NPU101, as a device string in Python):
     `python train.py --device cuda:0`, `lm_eval ... --device=cuda`, `trainer.device=cuda`."""
+    if not any("cuda" in word.text for word in found.words):
+        return
     found_options = options(found, checker.source)
     # vLLM picks its device by its platform (vllm-ascend's on an NPU host), and a program that hands
     # it the work drops the device string (lm_eval 0.4.13 lm_eval/models/vllm_causallms.py:107-113)
