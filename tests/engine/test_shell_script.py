@@ -9,7 +9,7 @@ from ascend_lsp.analysis import analyze, fix_text
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Range
 from ascend_lsp.engine.packaging import document_kind
-from ascend_lsp.engine.shell_script import ShellScript
+from ascend_lsp.engine.shell_script import ShellScript, options
 from ascend_lsp.engine.text import SourceText
 
 SCRIPT = "\n".join([
@@ -107,3 +107,36 @@ def test_the_arms_of_if_chains_that_test_for_the_npu() -> None:
     ])))
     assert script.on_npu == [Range(0, 27, 0, 31), Range(4, 25, 6, 0)]  # ` a; ` and the outer then-arm
     assert script.off_npu == [Range(0, 57, 0, 61), Range(0, 65, 0, 69), Range(6, 4, 6, 25)]  # ` b; `, ` c; `, the else
+
+
+def test_a_default_with_quotes_and_a_command_ends_at_its_own_brace() -> None:
+    text = 'NAME="${EXP:-$(basename "${DIR,,}")-run}"\nMSG="${MSG:-it\'s}"\npython3 -m pkg.main trainer.device=cuda\n'
+    script = ShellScript(SourceText(text))
+    assert [(a.name, a.value) for a in script.assignments] == [
+        ("NAME", '${EXP:-$(basename "${DIR,,}")-run}'), ("MSG", "${MSG:-it's}")]
+    assert [[w.text for w in c.words] for c in script.commands] == [["python3", "-m", "pkg.main", "trainer.device=cuda"]]
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("python train.py --device cuda:0 --fp16", [("device", "cuda:0", "train.py", Range(0, 25, 0, 31))]),
+    ("torchrun --nproc_per_node=8 -m pkg.run --device='cuda'", [
+        ("nproc_per_node", "8", "torchrun", Range(0, 26, 0, 27)), ("device", "cuda", "pkg.run", Range(0, 48, 0, 54))]),
+    ("accelerate launch --gpu_ids 0,1 src/train.py trainer.device=cuda", [
+        ("gpu_ids", "0,1", "accelerate", Range(0, 28, 0, 31)), ("trainer.device", "cuda", "train.py", Range(0, 60, 0, 64))]),
+    ("lm_eval --model hf --device cuda:0", [("model", "hf", "lm_eval", Range(0, 16, 0, 18)),
+                                           ("device", "cuda:0", "lm_eval", Range(0, 28, 0, 34))]),
+    ("make device=cuda", []),  # make's variable, not an override a Python program reads
+    ("echo python train.py --device cuda", []),  # text
+])
+def test_options_and_whose_they_are(line: str, expected: list) -> None:
+    source = SourceText(line + "\n")
+    script = ShellScript(source)
+    found = [o for c in script.commands for o in options(c, source)]
+    assert [(o.name, o.value, o.owner, o.range) for o in found] == expected
+
+
+def test_a_wrappers_command_has_the_options() -> None:
+    source = SourceText("nohup python serve.py --device cuda &\n")
+    wrapper, command = ShellScript(source).commands
+    assert options(wrapper, source) == []
+    assert [(o.owner, o.value) for o in options(command, source)] == [("serve.py", "cuda")]

@@ -66,3 +66,17 @@ async def test_the_cuda_arm_of_an_npu_aware_script_is_information_with_no_fix_to
     titles = [[a.title for a in await code_actions(client, uri, [d]) if a.title.startswith("Replace")]
               for d in found]
     assert titles == [[], ["Replace with `npu-smi info -l`"]]  # the arm's: advice, no edit offered
+
+
+async def test_a_cuda_device_on_a_scripts_command_line_gets_its_finding_and_fix(client, workspace):
+    text = '#!/bin/bash\necho "🙂"; python train.py --device cuda:0 \\\n  --epochs 3\nlm_eval --device=cpu\n'
+    uri = open_document(client, workspace / "run.sh", text, language="shellscript")
+    found = await diagnostics(client, uri, 1)
+    start = units(client, 'echo "🙂"; python train.py --device ')
+    assert [(d.code, d.range.start.line, d.range.start.character, d.range.end.character, d.severity)
+            for d in found] == [("NPU101", 1, start, start + len("cuda:0"), types.DiagnosticSeverity.Warning)]
+    assert "`train.py` reads it as its `device` option" in found[0].message
+    actions = await code_actions(client, uri, found)
+    fix = next(a for a in actions if a.title == "Replace `cuda:0` with `npu:0`")
+    edits = edits_by_uri((await resolved(client, fix)).edit)[uri]
+    assert apply(client, text, edits) == text.replace("cuda:0", "npu:0")

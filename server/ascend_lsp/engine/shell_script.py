@@ -7,11 +7,16 @@ skipped) are understood; anything else a shell does (expansion, functions, alias
 An NPU-aware script says which arm of an `if` runs on the NPU as Python's backend branches
 do (engine/guards.py): in an `if`/`elif` chain whose test names the NPU (`[ "$DEVICE" = npu ]`,
 `command -v npu-smi`, `$USE_NPU`), that arm runs there and every other arm of the chain never
-does. A negated test (`!`, `!=`, `-ne`, `-z`) is no evidence either way, as in Python."""
+does. A negated test (`!`, `!=`, `-ne`, `-z`) is no evidence either way, as in Python.
+
+A command's options (`--device cuda:0`, `--device=cuda`, an override `trainer.device=cuda`) are
+read with the program they belong to: after a Python launcher's script or module
+(`python train.py`, `torchrun ... -m pkg.run`), that script's or module's."""
 
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 
 from .guards import NPU_WORD
@@ -31,6 +36,13 @@ DECLARATIONS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 REDIRECTIONS = frozenset({"<", ">", ">>", "<<<", "&>", ">&", "<&", ">|", "<<", "<<-"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 NEGATIONS = frozenset({"!", "!=", "-ne", "-z"})  # `-z "$ASCEND_HOME_PATH"`: the arm without it
+# Programs that start a Python program: options after its script or module are that program's.
+PYTHON = re.compile(r"python(?:[0-9]+(?:\.[0-9]+)?)?")
+PYTHON_LAUNCHERS = frozenset({"torchrun", "accelerate", "deepspeed"})
+# Programs that only write their words out: an option among them is text that nothing reads.
+PRINTERS = frozenset({"echo", "printf"})
+# An override's key (`trainer.device`, `+model.device`): dotted names, as Hydra and OmegaConf read them.
+OVERRIDE_KEY = re.compile(r"\+{0,2}([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +97,54 @@ class Command:
     def range(self) -> Range:
         first, last = self.words[0].range, self.words[-1].range
         return Range(first.start_line, first.start_col, last.end_line, last.end_col)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option of a command: `--name value`, `--name=value`, or an override `key=value`."""
+
+    name: str  # without its dashes or an override's `+`: "device", "trainer.device"
+    value: str  # unquoted
+    range: Range  # the value as written (quotes included)
+    owner: str  # whose option: the program, or the script or module a Python launcher runs
+
+
+def options(command: Command, source: SourceText) -> list[Option]:
+    """The options of `command` with whose they are (a printer's words are text, and have none;
+    a wrapper's, `nohup python train.py --device cuda`, are the command it runs).
+    A word after `--name` is its value unless it is an option itself; a `key=value` word is an
+    override only for a Python program (`make device=cuda` sets make's variable)."""
+    program = command.program
+    if program in PRINTERS or program in WRAPPERS:  # a wrapper's command is read as a command of its own
+        return []
+    launcher = PYTHON.fullmatch(program) is not None or program in PYTHON_LAUNCHERS
+    owner, found, words = program, [], command.words
+    for i, word in enumerate(words[1:], 1):
+        text = word.text
+        if launcher and (text.endswith(".py") or words[i - 1].text == "-m") and not text.startswith("-"):
+            owner = text.rpartition("/")[2]
+            continue
+        if text.startswith("--"):
+            name, sep, value = text[2:].partition("=")
+            if sep:
+                found.append(Option(name, value, _after_equals(word, source), owner))
+            elif i + 1 < len(words) and not words[i + 1].text.startswith("-"):
+                following = words[i + 1]
+                found.append(Option(name, following.text, following.range, owner))
+        elif launcher and "=" in text and not text.startswith("-"):  # only Python programs read overrides
+            key = OVERRIDE_KEY.fullmatch(text.partition("=")[0])
+            if key is not None:
+                found.append(Option(key.group(1), text.partition("=")[2], _after_equals(word, source), owner))
+    return found
+
+
+def _after_equals(word: Word, source: SourceText) -> Range:
+    """Where the value after a word's first `=` is written (the whole word where it spans lines)."""
+    written = source.segment(word.range)
+    equals = written.find("=")
+    if word.range.start_line != word.range.end_line or equals < 0:
+        return word.range
+    return Range(word.range.start_line, word.range.start_col + equals + 1, word.range.end_line, word.range.end_col)
 
 
 @dataclass(slots=True)
@@ -220,8 +280,7 @@ class _Lexer:
             self.nested.append((i + 2, after - 1))
             return after
         if text.startswith("${", i):
-            close = text.find("}", i, end)
-            return end if close < 0 else close + 1
+            return _braced(text, i + 1, end)
         j = i + 1
         while j < end and (text[j].isalnum() or text[j] == "_"):
             j += 1
@@ -267,6 +326,30 @@ def _balanced(text: str, i: int, end: int) -> int:
         elif char == "(":
             depth += 1
         elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return end
+
+
+def _braced(text: str, i: int, end: int) -> int:
+    """The index after the `}` that closes the `{` at `i` of a `${...}`: a default may hold
+    double quotes, `$(...)` and other `${...}` (`"${NAME:-$(basename "${DIR,,}")-x}"`). A `'`
+    is no quote there inside double quotes (`"${MSG:-it's}"`), so none is one."""
+    depth = 0
+    while i < end:
+        char = text[i]
+        if char == "\\":
+            i += 1
+        elif char == '"':
+            close = text.find(char, i + 1, end)
+            i = end if close < 0 else close
+        elif text.startswith("$(", i):
+            i = _balanced(text, i + 1, end) - 1
+        elif char == "{":
+            depth += 1
+        elif char == "}":
             depth -= 1
             if depth == 0:
                 return i + 1

@@ -14,7 +14,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Edit, Fix, Range, Related, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
-from ..engine.shell_script import Assignment, Command, ShellScript, scaled_value
+from ..engine.shell_script import Assignment, Command, ShellScript, options, scaled_value
 from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..engine.versions import allows_before, release
@@ -23,7 +23,7 @@ from .harmless_calls import flag_off, state_dict_place
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .statement_facts import CPU_ONLY
-from .portable_fixes import PORTABLY, form_of
+from .portable_fixes import PORTABLY, form_of, styled
 from .table import REAL_WORLD_TABLE, is_prose, report as report_entry
 
 rule(
@@ -62,7 +62,14 @@ rule(
              "`CANNExecutionProvider` (onnxruntime.ai, CANN Execution Provider). A comparison held in a name "
              "(`check_sync = idx == 1 and self.device == \"cuda\"`, then `if check_sync:`) is the test of what "
              "that name guards (as NPU103 says); one of where a tensor is with a fallback beside it (`if "
-             "x.device.type == \"cuda\": ... else: ...`) is info, with its arm. The message says which.",
+             "x.device.type == \"cuda\": ... else: ...`) is info, with its arm. The message says which. In shell "
+             "launch scripts (`*.sh`, sbatch jobs, `#!` scripts without a suffix) and a Dockerfile's `RUN`, a CUDA device given to a command's "
+             "`--device` (`python train.py --device cuda:0`, `torchrun ... -m pkg.run --device=cuda`, `lm_eval "
+             "--device cuda:0`) or to a Python program's override (`trainer.device=cuda`), naming whose option it "
+             "is: the script or module a Python launcher runs, else the program. Not `cpu`, a variable "
+             "(`--device \"$DEVICE\"`), the words of `echo`, or `make device=cuda`; info in the arm beside an `if` "
+             "that tests for the NPU, and info without a fix where the same command runs vLLM (`--model vllm`), "
+             "which chooses its device itself (lm_eval's vLLM model drops `device`).",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -74,8 +81,11 @@ rule(
             "or its type (`x.device.type == \"cuda\"`). Unsafe elsewhere (a value assigned, a dict key, an enum "
             "member, one element of a list): such a string may be a name or a key looked up elsewhere, so the "
             "rename needs review. Strings in log messages, docstrings, exception texts and `__all__` are never "
-            "flagged.",
-        source=TRANSFER_TO_NPU + "; msFmkTransplt ReplaceStringRule (Ascend/mstt builtin_rules.json).",
+            "flagged. In a launch script, unsafe: the option's value becomes `npu` (`cuda:0` → `npu:0`), which the "
+            "program may not accept where it lists its devices (argparse `choices`).",
+        source=TRANSFER_TO_NPU + "; msFmkTransplt ReplaceStringRule (Ascend/mstt builtin_rules.json); launch "
+               "scripts: lm_eval 0.4.13 lm_eval/models/huggingface.py:277-288 (`cuda:N` is in HFLM's device list, "
+               "the model is moved there), lm_eval/models/vllm_causallms.py:107-113 (the vLLM model drops `device`).",
     ),
 )
 
@@ -850,12 +860,49 @@ rule(
 )
 
 
-@handles("launch", "NPU108", "NPU124", "NPU127")
+@handles("launch", "NPU101", "NPU108", "NPU124", "NPU127")
 def check_launch_script(checker: Checker, found: Assignment | Command, script: ShellScript) -> None:
     if isinstance(found, Assignment):
         check_launch_variable(checker, found, script)
     else:
         check_launch_command(checker, found)
+        check_device_options(checker, found)
+
+
+# `cuda`, `cuda:0`, `cuda:$LOCAL_RANK`: torch's device syntax, the type written as is
+CUDA_DEVICE_VALUE = re.compile(r"cuda(?::\S+)?")
+
+
+def check_device_options(checker: Checker, found: Command) -> None:
+    """A CUDA device given to a program's `--device` (NPU101, as a device string in Python):
+    `python train.py --device cuda:0`, `lm_eval ... --device=cuda`, `trainer.device=cuda`."""
+    if not any("cuda" in word.text for word in found.words):
+        return
+    found_options = options(found, checker.source)
+    # vLLM picks its device by its platform (vllm-ascend's on an NPU host), and a program that hands
+    # it the work drops the device string (lm_eval 0.4.13 lm_eval/models/vllm_causallms.py:107-113)
+    vllm = next((o for o in found_options if o.value == "vllm"), None)
+    for option in found_options:
+        if option.name.rpartition(".")[2] != "device" or not CUDA_DEVICE_VALUE.fullmatch(option.value):
+            continue
+        entry = next(e for e in checker.tables.literals if e.kind == "device" and e.name == "cuda")
+        new = entry.replacement + option.value[4:]
+        text = checker.rules["NPU101"].message.format(name=option.value) + \
+            f" `{option.owner}` reads it as its `{option.name}` option,"
+        fixes: tuple[Fix, ...] = ()
+        if vllm is not None:
+            text += (f" and runs vLLM (its `{vllm.name}` is `vllm`), which chooses its device itself (vllm-ascend's on an NPU "
+                     "host) and is handed no device string.")
+        else:
+            text += (f" a torch device that fails on a host without CUDA. Use `{new}`; review it: the program may "
+                     "accept only the devices it lists.")
+            written = checker.source.segment(option.range)
+            fix = checker.fix(f"Replace `{option.value}` with `{new}`", Applicability.UNSAFE,
+                              checker.replace(option.range, written.replace("cuda", entry.replacement, 1)))
+            fixes = styled(checker, fix, None, None)[0]
+        checker.report("NPU101", option.range, text, fixes, origin=entry.origin,
+                       severity=Severity.INFO if vllm is not None else None,
+                       extra={"api": option.value, "replacement": new, "note": entry.note, "source": entry.source})
 
 
 def check_launch_variable(checker: Checker, found: Assignment, script: ShellScript) -> None:
