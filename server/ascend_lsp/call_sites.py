@@ -20,7 +20,7 @@ own values are for flag_defaults.
 And the module functions whose body names CUDA (`def get_gpu_info(i): return
 torch.cuda.get_device_properties(i)`) that the project calls only under a CUDA test (`if
 torch.cuda.is_available():`, `x if device.type == "cuda" else None`, past `if not
-torch.cuda.is_available(): return`, or in the CUDA arm beside an NPU one: engine/guards.py, on
+torch.cuda.is_available(): return` in its block, or in the CUDA arm beside an NPU one: engine/guards.py, on
 the top-level statement around each call): their NPU1xx findings are then like those under
 the test (engine/checker.py). The same occurrences count, and each call must be under one."""
 
@@ -32,7 +32,7 @@ import os
 import re
 from typing import Any
 
-from .engine.guards import Branches, and_branches, backend_branches, exit_guards, parameter_defaults
+from .engine.guards import Branches, and_branches, backend_branches, block_exits, parameter_defaults, written
 from .engine.model import Range, Related
 
 DEF = re.compile(r"[ \t]*def[ \t]+(\w+)[ \t]*\(")  # at a line's start (`async def` is never a class's `__init__`)
@@ -341,8 +341,8 @@ def _cuda_functions(text: str) -> list[tuple[str, int]]:
 
 def _tested_calls(text: str) -> set[str]:
     """The names called on a line that tests CUDA (`if torch.cuda.is_available():`, `x if
-    cuda else y`) and in the block under it (after `if not ...:`, which may return, the rest of
-    its block too): the names whose every call may be under a test."""
+    cuda else y`) and in the block under it (after `if not ...:` or `if ... != ...:`, which may
+    return, the rest of its block too): the names whose every call may be under a test."""
     names: set[str] = set()
     at = text.find("cuda")
     while at >= 0:
@@ -352,7 +352,7 @@ def _tested_calls(text: str) -> set[str]:
         if TEST_LINE.match(text, line_start, line_end):
             line = text[line_start:line_end]
             indent = len(line) - len(line.lstrip())
-            if line.lstrip().startswith("if not "):
+            if line.lstrip().startswith("if not ") or "!=" in line:
                 indent -= 1  # the lines beside it too
             end = line_end
             while end < len(text):  # the block: the lines below indented deeper (or blank)
@@ -371,7 +371,7 @@ def _tested_calls(text: str) -> set[str]:
 def _test_over(text: str, start: int, end: int, statements: dict[int, Statement | None]) -> str | None:
     """The CUDA test the callee from `start` to `end` runs under, in its top-level statement
     (engine/guards.py: an `if`'s or a conditional expression's CUDA arm, an `and` after a CUDA
-    test, the rest of a function past `if not torch.cuda.is_available(): return`, the CUDA arm
+    test, the rest of a block past `if not torch.cuda.is_available(): return` (or `continue`), the CUDA arm
     beside an NPU arm); None under none, or where the statement does not parse."""
     first = text.rfind("\n", 0, start)
     while first > 0 and TOP_LINE.match(text, first) is None:
@@ -400,8 +400,7 @@ def _test_over(text: str, start: int, end: int, statements: dict[int, Statement 
             found = list(backend_branches(head, set()))  # type: ignore[arg-type]
         elif kind is ast.BoolOp:
             found = [and_branches(parent)]  # type: ignore[arg-type]
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            found = list(exit_guards(parent.body))  # type: ignore[attr-defined]
+        found += block_exits(parent)
         for branches in found:
             test = _arm_test(statement, branches, target) if branches is not None else None
             if test is not None:
@@ -432,7 +431,7 @@ def _arm_test(text: str, branches: Branches, node: ast.AST) -> str | None:
     arm beside the NPU's" in one with (or another backend's arm)."""
     for test, branch in branches.guarded:
         if _holds(branch, node):
-            return " ".join((ast.get_source_segment(text, test) or "").split())
+            return written(test) or " ".join((ast.get_source_segment(text, test) or "").split())
     if any(_holds(branch, node) for branch in (*branches.never, *branches.other)):
         return ""
     return None

@@ -76,3 +76,13 @@ def test_an_edit_above_moves_the_related_locations() -> None:
     assert again.walked == 3  # the three assignments alone: the guard's findings were moved
     assert [f.related for f in again.findings] == [(Related(Range(7, 4, 7, 26), SYNC),)]
     assert [f.related for f in again.findings] == [f.related for f in analyze(edited, SETTINGS).findings]
+
+
+def test_an_exit_in_a_loop_gives_the_rest_of_its_block_to_the_test() -> None:
+    text = ("import torch\n\n\ndef restore(states):\n    ok = torch.cuda.is_available()\n"
+            "    for key, state in states.items():\n        if key != 'default':\n            if not ok:\n"
+            "                continue\n            torch.cuda.set_rng_state(state)\n        torch.cuda.seed()\n")
+    assert found(text) == [
+        ("NPU103", 5, 10, "WARNING", (Related(Range(9, 12, 9, 36), "inside the guard: NPU103 `torch.cuda.set_rng_state` "
+                                                                  "is a CUDA API. Use `torch.npu.set_rng_state`."),)),
+        ("NPU103", 11, 9, "WARNING", ())]  # past the block the exit leaves: the default key gets here without CUDA
