@@ -696,8 +696,11 @@ _VERSION_TESTS = frozenset({ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Name, ast.
 def and_branches(node: ast.BoolOp) -> Branches | None:
     """`is_npu_available() and torch.npu.device_count()`: the operands after one that tests
     for the NPU run only there, and after one for another backend (`bool(torch.version.hip) and
-    torch.cuda.is_available()`) only on that backend, as backend_branches gives them; None for
-    other operations."""
+    torch.cuda.is_available()`) only on that backend, as backend_branches gives them; after a
+    comparison that tests for CUDA (`device.type == "cuda" and not torch.cuda.is_available()`,
+    `torch.cuda.device_count() > 1 and ...`) or `x.is_cuda`, only where it passes, as under an
+    `if` (not after a flag, `args.cuda and torch.cuda.is_available()`: the second operand is the
+    test that finds no CUDA on an NPU host); None for other operations."""
     if type(node.op) is not ast.And:
         return None
     for i, value in enumerate(node.values[:-1]):
@@ -706,6 +709,9 @@ def and_branches(node: ast.BoolOp) -> Branches | None:
             return Branches([], [node.values[i + 1:]], [], [])
         if other and not cuda:
             return Branches([], [], [node.values[i + 1:]], [])
+        if cuda and not npu and not other and (type(value) is ast.Compare or type(value) is ast.Attribute
+                                               and value.attr == "is_cuda"):
+            return Branches([], [], [], [(value, node.values[i + 1:])])
     return None
 
 
