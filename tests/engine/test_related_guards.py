@@ -98,3 +98,6 @@ def test_an_and_after_a_comparison_for_cuda_gives_it_the_rest() -> None:
     # after a flag, the availability test is what finds no CUDA on an NPU host: it keeps its finding
     text = "import torch\n\nuse_gpu = args.cuda and torch.cuda.is_available()\n"
     assert found(text) == [("NPU103", 3, 25, "WARNING", ())]
+    # nor after an opt-in read from the environment whose name says CUDA
+    text = 'import os\nimport torch\n\nok = os.getenv("USE_CUDA_KERNELS", "0") == "1" and torch.cuda.is_available()\n'
+    assert found(text) == [("NPU103", 4, 52, "WARNING", ())]

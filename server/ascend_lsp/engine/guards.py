@@ -700,7 +700,7 @@ def and_branches(node: ast.BoolOp) -> Branches | None:
     comparison that tests for CUDA (`device.type == "cuda" and not torch.cuda.is_available()`,
     `torch.cuda.device_count() > 1 and ...`) or `x.is_cuda`, only where it passes, as under an
     `if` (not after a flag, `args.cuda and torch.cuda.is_available()`: the second operand is the
-    test that finds no CUDA on an NPU host); None for other operations."""
+    test that finds no CUDA on an NPU host; _compares_cuda); None for other operations."""
     if type(node.op) is not ast.And:
         return None
     for i, value in enumerate(node.values[:-1]):
@@ -709,10 +709,24 @@ def and_branches(node: ast.BoolOp) -> Branches | None:
             return Branches([], [node.values[i + 1:]], [], [])
         if other and not cuda:
             return Branches([], [], [node.values[i + 1:]], [])
-        if cuda and not npu and not other and (type(value) is ast.Compare or type(value) is ast.Attribute
-                                               and value.attr == "is_cuda"):
+        if cuda and not npu and not other and _compares_cuda(value):
             return Branches([], [], [], [(value, node.values[i + 1:])])
     return None
+
+
+_DEVICE_STRING = re.compile(r"(?:cuda|nccl)(?::\d+)?")
+
+
+def _compares_cuda(test: ast.expr) -> bool:
+    """`x.is_cuda`, or a comparison that names CUDA by a device or backend string (`"cuda"`,
+    `"nccl"`) or by torch's CUDA module (`torch.cuda.device_count() > 1`, `torch.version.cuda`);
+    not by a word in another name or string (`os.getenv("USE_CUDA_KERNELS", "0") == "1"`, a flag)."""
+    if type(test) is ast.Attribute:
+        return test.attr == "is_cuda"
+    return type(test) is ast.Compare and any(
+        type(n) is ast.Attribute and n.attr in ("cuda", "is_cuda")
+        or type(n) is ast.Constant and type(n.value) is str and _DEVICE_STRING.fullmatch(n.value) is not None
+        for n in ast.walk(test))
 
 
 # what leaves a block at once: `return`, `raise`, `continue`, `break`, `pytest.skip(...)`,
