@@ -17,12 +17,16 @@ library's default is what its users get. Calls from outside the project (a libra
 a config naming the function) are not seen: the project's own calls are the evidence, as its
 own values are for flag_defaults.
 
-And the module functions whose body names CUDA (`def get_gpu_info(i): return
-torch.cuda.get_device_properties(i)`) that the project calls only under a CUDA test (`if
+And the module functions and classes whose body names CUDA (`def get_gpu_info(i): return
+torch.cuda.get_device_properties(i)`, a class whose methods call `torch.cuda.get_rng_state`) that the
+project calls (or makes) only under a CUDA test (`if
 torch.cuda.is_available():`, `x if device.type == "cuda" else None`, past `if not
-torch.cuda.is_available(): return`, or in the CUDA arm beside an NPU one: engine/guards.py, on
+torch.cuda.is_available(): return` in its block, or in the CUDA arm beside an NPU one: engine/guards.py, on
 the top-level statement around each call): their NPU1xx findings are then like those under
-the test (engine/checker.py). The same occurrences count, and each call must be under one."""
+the test (engine/checker.py), a class's in the bodies of its methods. The same occurrences count
+(a subclass, an `isinstance`, an `__all__` naming it is another), and each call must be under one;
+a test's double replacing it (`monkeypatch.setattr(module, "f", fake)`, `mock.patch("pkg.f")`) is
+neither a call nor a use, for both indexes."""
 
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ import os
 import re
 from typing import Any
 
-from .engine.guards import Branches, and_branches, backend_branches, exit_guards, parameter_defaults
+from .engine.guards import Branches, and_branches, backend_branches, block_exits, parameter_defaults, written
 from .engine.model import Range, Related
 
 DEF = re.compile(r"[ \t]*def[ \t]+(\w+)[ \t]*\(")  # at a line's start (`async def` is never a class's `__init__`)
@@ -42,6 +46,11 @@ TOP_LINE = re.compile(r"\n(?![\s#)\]}]|else\b|elif\b|except\b|finally\b)")
 TEST_LINE = re.compile(r"[ \t]*(?:el)?if\b|.*\bif\b.*\belse\b")  # an `if`, an `elif`, or a conditional expression
 CALLED = re.compile(r"\b(\w+)[ \t]*\(")
 CLASS = re.compile(r"class[ \t]+(\w+)")
+HEADER = re.compile(r"(?:def|class)[ \t]+(\w+)")  # a module function's or class's, at a line's start
+# what a test's double replaces, by its name in a string: `monkeypatch.setattr(module, "f", fake)`,
+# `mock.patch("pkg.module.f")`, `patch.object(module, "f")`, the line before that name (not a plain
+# `setattr(module, "f", g)`, which may install what calls it)
+REPLACED = re.compile(r"\b(?:monkeypatch\.setattr|patch|patch\.object)[ \t]*\([^()]*\Z")
 SELF_CALL = re.compile(r"\bcls\(|__class__\(|\btype\(self\)\(")  # `cls(...)`, `self.__class__(...)`, `type(self)(...)`
 CUDA_STRING = re.compile(r"""cuda(?::\d+)?['"]""")  # after the opening quote
 CUDA_DEVICE = re.compile(r"cuda(?::\d+)?")
@@ -70,14 +79,14 @@ BESIDE_NPU = "called in a CUDA arm beside an NPU arm"
 
 class CallIndex:
     """Per parameter with a CUDA default that every call in the project passes: the calls; per
-    module function naming CUDA that the project calls only under CUDA tests: the calls and tests."""
+    module function or class naming CUDA that the project calls only under CUDA tests: the calls and tests."""
 
     def __init__(self, root: str, passing: dict[tuple[str, str, str, int], Passed],
                  guarded: dict[tuple[str, str, int], Guarded]) -> None:
         self.root = root
         # (path relative to the root, the function's name, the parameter, the 0-based line of its `def`) → Passed
         self.passing = passing
-        # (path relative to the root, a module function's name, the 0-based line of its `def`) → Guarded
+        # (path relative to the root, a module function's or class's name, the 0-based line of its `def`/`class`) → Guarded
         self.guarded = guarded
         self._digest: str | None = None
 
@@ -87,8 +96,9 @@ class CallIndex:
         return self.passing.get((os.path.relpath(path, self.root), function, parameter, line))
 
     def under_tests(self, path: str, function: str, line: int) -> tuple[str, tuple[Related, ...]] | None:
-        """Why the module function defined at `line` of `path` runs only where a CUDA test
-        passed, and its calls, when every use of its name in the project is a call under one; else None."""
+        """Why the module function (or the methods of the class) defined at `line` of `path` runs only
+        where a CUDA test passed, and its calls, when every use of its name in the project is a call under
+        one; else None."""
         own = os.path.relpath(path, self.root)
         found = self.guarded.get((own, function, line))
         if found is None:
@@ -129,7 +139,8 @@ class CallScan:
         self.root = root
         self.texts: list[tuple[str, str]] = []
         self.definitions: list[Definition] = []
-        self.functions: list[tuple[str, str, int]] = []  # module functions naming CUDA: (path, name, 0-based line)
+        # module functions and classes naming CUDA: (path, name, 0-based line of the `def` or `class`)
+        self.functions: list[tuple[str, str, int]] = []
         self.tested: set[str] = set()  # what is called on a line that tests CUDA, or in its block
 
     def add(self, path: str, text: str) -> None:
@@ -297,6 +308,8 @@ def _calls(text: str, name: str, statements: dict[int, Statement | None] | None 
             continue  # the definition, or another of the same name (whose calls are read with these)
         if RENAMED.match(text, end) is None and IMPORTED.search(text, max(0, line_start - 2000), start):
             continue  # imported under its own name
+        if text[end:end + 1] in ("'", '"') and REPLACED.search(before):
+            continue  # a double replaces it (a test's `monkeypatch.setattr`): neither a call nor a use
         opening = end + len(text[end:end + 8]) - len(text[end:end + 8].lstrip(" \t"))
         if text.startswith("(", opening):
             closing = _closing(text, opening)
@@ -324,12 +337,13 @@ def _parsed(arguments: str) -> tuple[int, frozenset[str]] | None:
 
 
 def _cuda_functions(text: str) -> list[tuple[str, int]]:
-    """(name, 0-based line of its `def`) of each module function whose body has the word cuda."""
+    """(name, 0-based line of its `def` or `class`) of each module function and class whose body
+    has the word cuda (a class's methods run only where it is made)."""
     found = []
     at = text.find("cuda")
     while at >= 0:
-        start = text.rfind("\ndef ", 0, at) + 1
-        header = DEF.match(text, start) if start > 0 or text.startswith("def ") else None
+        start = max(text.rfind("\ndef ", 0, at), text.rfind("\nclass ", 0, at)) + 1
+        header = HEADER.match(text, start) if start > 0 or text.startswith(("def ", "class ")) else None
         # the function's end: the next line at the module's level after its header's
         end = TOP_LINE.search(text, header.end() if header is not None else at)
         stop = end.start() if end is not None else len(text)
@@ -341,8 +355,8 @@ def _cuda_functions(text: str) -> list[tuple[str, int]]:
 
 def _tested_calls(text: str) -> set[str]:
     """The names called on a line that tests CUDA (`if torch.cuda.is_available():`, `x if
-    cuda else y`) and in the block under it (after `if not ...:`, which may return, the rest of
-    its block too): the names whose every call may be under a test."""
+    cuda else y`) and in the block under it (after `if not ...:` or `if ... != ...:`, which may
+    return, the rest of its block too): the names whose every call may be under a test."""
     names: set[str] = set()
     at = text.find("cuda")
     while at >= 0:
@@ -352,7 +366,7 @@ def _tested_calls(text: str) -> set[str]:
         if TEST_LINE.match(text, line_start, line_end):
             line = text[line_start:line_end]
             indent = len(line) - len(line.lstrip())
-            if line.lstrip().startswith("if not "):
+            if line.lstrip().startswith("if not ") or "!=" in line:
                 indent -= 1  # the lines beside it too
             end = line_end
             while end < len(text):  # the block: the lines below indented deeper (or blank)
@@ -371,7 +385,7 @@ def _tested_calls(text: str) -> set[str]:
 def _test_over(text: str, start: int, end: int, statements: dict[int, Statement | None]) -> str | None:
     """The CUDA test the callee from `start` to `end` runs under, in its top-level statement
     (engine/guards.py: an `if`'s or a conditional expression's CUDA arm, an `and` after a CUDA
-    test, the rest of a function past `if not torch.cuda.is_available(): return`, the CUDA arm
+    test, the rest of a block past `if not torch.cuda.is_available(): return` (or `continue`), the CUDA arm
     beside an NPU arm); None under none, or where the statement does not parse."""
     first = text.rfind("\n", 0, start)
     while first > 0 and TOP_LINE.match(text, first) is None:
@@ -400,8 +414,7 @@ def _test_over(text: str, start: int, end: int, statements: dict[int, Statement 
             found = list(backend_branches(head, set()))  # type: ignore[arg-type]
         elif kind is ast.BoolOp:
             found = [and_branches(parent)]  # type: ignore[arg-type]
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            found = list(exit_guards(parent.body))  # type: ignore[attr-defined]
+        found += block_exits(parent)
         for branches in found:
             test = _arm_test(statement, branches, target) if branches is not None else None
             if test is not None:
@@ -432,7 +445,7 @@ def _arm_test(text: str, branches: Branches, node: ast.AST) -> str | None:
     arm beside the NPU's" in one with (or another backend's arm)."""
     for test, branch in branches.guarded:
         if _holds(branch, node):
-            return " ".join((ast.get_source_segment(text, test) or "").split())
+            return written(test) or " ".join((ast.get_source_segment(text, test) or "").split())
     if any(_holds(branch, node) for branch in (*branches.never, *branches.other)):
         return ""
     return None

@@ -267,3 +267,39 @@ def test_edits_beside_an_opt_in_import_match_full_analysis() -> None:
         edit = TextEdit(first, last, len(new) - (last - first + 1))
         assert snapshot(analyze(text, settings, previous=base, edit=edit)) == snapshot(analyze(text, settings)), \
             (first, last, new)
+
+
+# early exits past a failed CUDA test in a loop's body and in an `if`'s (engine/guards.py: block_exits)
+EXITS = """import torch
+
+
+def restore(states, device):
+    for key, state in states.items():
+        if key != "default":
+            if not torch.cuda.is_available():
+                continue
+            torch.cuda.set_rng_state(state)
+        if device.type != "cuda":
+            break
+        torch.cuda.synchronize()
+"""
+
+
+@pytest.mark.parametrize(("first", "last", "new"), [
+    (7, 7, []),  # the exit removed: the call is reported on its own
+    (7, 7, ["                print(key)\n"]),  # no exit
+    (7, 7, ["                continue\n", "            torch.cuda.init()\n"]),  # one more call past it
+    (9, 9, ["        if device.type == 'cuda':\n"]),  # a test that passes with CUDA exits
+    (11, 11, ["        torch.cuda.synchronize()\n", "        torch.cuda.init()\n"]),
+    (5, 6, ["        if key != 'default' and not torch.cuda.is_available():\n"]),
+])
+def test_edits_of_early_exits_match_full_analysis(first: int, last: int, new: list[str]) -> None:
+    settings = Settings(select=("NPU1",))
+    base = analyze(EXITS, settings)
+    # the two tests take the calls past their exits
+    assert [(f.code, f.range.start_line, len(f.related)) for f in base.findings] == [("NPU103", 6, 1), ("NPU101", 9, 1)]
+    text = "".join(apply(EXITS.splitlines(keepends=True), first, last, new))
+    incremental = analyze(text, settings, previous=base, edit=TextEdit(first, last, len(new) - (last - first + 1)))
+    full = analyze(text, settings)
+    assert snapshot(incremental) == snapshot(full)
+    assert snapshot(full) != snapshot(base)

@@ -76,3 +76,28 @@ def test_an_edit_above_moves_the_related_locations() -> None:
     assert again.walked == 3  # the three assignments alone: the guard's findings were moved
     assert [f.related for f in again.findings] == [(Related(Range(7, 4, 7, 26), SYNC),)]
     assert [f.related for f in again.findings] == [f.related for f in analyze(edited, SETTINGS).findings]
+
+
+def test_an_exit_in_a_loop_gives_the_rest_of_its_block_to_the_test() -> None:
+    text = ("import torch\n\n\ndef restore(states):\n    ok = torch.cuda.is_available()\n"
+            "    for key, state in states.items():\n        if key != 'default':\n            if not ok:\n"
+            "                continue\n            torch.cuda.set_rng_state(state)\n        torch.cuda.seed()\n")
+    assert found(text) == [
+        ("NPU103", 5, 10, "WARNING", (Related(Range(9, 12, 9, 36), "inside the guard: NPU103 `torch.cuda.set_rng_state` "
+                                                                  "is a CUDA API. Use `torch.npu.set_rng_state`."),)),
+        ("NPU103", 11, 9, "WARNING", ())]  # past the block the exit leaves: the default key gets here without CUDA
+
+
+def test_an_and_after_a_comparison_for_cuda_gives_it_the_rest() -> None:
+    text = ('import torch\n\n\ndef get_device(device):\n    device = torch.device(device)\n'
+            '    if device.type == "cuda" and not torch.cuda.is_available():\n        return torch.device("cpu")\n'
+            '    return device\n')
+    [finding] = found(text)
+    assert finding[:4] == ("NPU101", 6, 23, "WARNING")  # the request for CUDA takes the test of its availability
+    assert [r.range for r in finding[4]] == [Range(5, 37, 5, 60)]
+    # after a flag, the availability test is what finds no CUDA on an NPU host: it keeps its finding
+    text = "import torch\n\nuse_gpu = args.cuda and torch.cuda.is_available()\n"
+    assert found(text) == [("NPU103", 3, 25, "WARNING", ())]
+    # nor after an opt-in read from the environment whose name says CUDA
+    text = 'import os\nimport torch\n\nok = os.getenv("USE_CUDA_KERNELS", "0") == "1" and torch.cuda.is_available()\n'
+    assert found(text) == [("NPU103", 4, 52, "WARNING", ())]

@@ -10,6 +10,7 @@ import pytest
 
 from ascend_lsp.analysis import analyze
 from ascend_lsp.cli.cache import settings_key
+from ascend_lsp.engine.analyzer import TextEdit
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Severity
 from ascend_lsp.project import ProjectContext
@@ -171,6 +172,10 @@ def peak():
     ("if use_gpu:\n    print(peak())\n", Severity.WARNING),  # a test of no backend
     ("if torch.cuda.is_available():\n    print(peak(\n", Severity.WARNING),  # the statement does not parse
     ("if torch.cuda.is_available():\n    print(peak())\nsetattr(mod, 'peak', None)\n", Severity.WARNING),
+    # a test's doubles replace it: not a call, nor a use (the call above is the one to follow)
+    ("if torch.cuda.is_available():\n    print(peak())\nmonkeypatch.setattr(mod, 'peak', fake)\n"
+     "with mock.patch('memory.peak', return_value=0), patch.object(mod, \"peak\"):\n    pass\n", Severity.INFO),
+    ("if torch.cuda.is_available():\n    print(peak())\nmonkeypatch.setattr(mod, 'peak', peak)\n", Severity.WARNING),
 ])
 def test_npu103_follows_the_tests_every_call_is_under(tmp_path: Path, caller: str, severity: Severity) -> None:
     memory = write(tmp_path / "memory.py", MEMORY)
@@ -183,3 +188,49 @@ def test_npu103_follows_the_tests_every_call_is_under(tmp_path: Path, caller: st
                                             f"(1 call, run.py:{line}): on an NPU host it runs once those tests are "
                                             f"changed, if ever, and then this needs the change too.)")
         assert findings[0].related[0].path == str(tmp_path / "run.py")
+
+
+STATES = '''import torch
+
+
+class CudaState:
+    saved = torch.cuda.is_available()
+
+    def __init__(self, index):
+        self.index = index
+
+    def get(self):
+        return torch.cuda.get_rng_state(self.index)
+'''
+
+
+@pytest.mark.parametrize(("caller", "severity"), [
+    ("if torch.cuda.is_available():\n    states = [CudaState(i) for i in range(2)]\n", Severity.INFO),
+    ("def restore(key):\n    if key != 'default':\n        if not torch.cuda.is_available():\n            return\n"
+     "        return CudaState(0)\n", Severity.INFO),
+    ("if torch.cuda.is_available():\n    state = CudaState(0)\nstate = CudaState(1)\n", Severity.WARNING),
+    ("__all__ = ['CudaState']\nif torch.cuda.is_available():\n    state = CudaState(0)\n", Severity.WARNING),
+    ("class Mine(CudaState):\n    pass\nif torch.cuda.is_available():\n    state = CudaState(0)\n", Severity.WARNING),
+    ("if torch.cuda.is_available():\n    state = CudaState(0)\nCudaState.get(state)\n", Severity.WARNING),
+])
+def test_a_class_made_only_under_cuda_tests_runs_its_methods_there(tmp_path: Path, caller: str,
+                                                                 severity: Severity) -> None:
+    states = write(tmp_path / "states.py", STATES)
+    write(tmp_path / "run.py", caller)
+    project = ProjectContext(str(tmp_path))
+    findings = analyze(STATES, Settings(select=("NPU103",)), str(states), project=project).findings
+    # the class body runs at import, wherever the class is made: its finding keeps its severity
+    assert [(f.range.start_line, f.severity) for f in findings] == [(4, Severity.WARNING), (10, severity)]
+    if severity == Severity.INFO:
+        assert "(Every call of `CudaState` in the project runs only where a test found CUDA (1 call, run.py:" \
+            in findings[1].message
+        assert [r.path for r in findings[1].related] == [str(tmp_path / "run.py")]
+    # an edit inside the method re-walks it alone, with what the calls of its class say
+    edited = STATES.replace("self.index)", "self.index) or None")
+    again = analyze(edited, Settings(select=("NPU103",)), str(states), project=project,
+                    previous=analyze(STATES, Settings(select=("NPU103",)), str(states), project=project),
+                    edit=TextEdit(10, 10, 0))
+    full = analyze(edited, Settings(select=("NPU103",)), str(states), project=project)
+    assert again.walked < full.walked
+    assert [(f.range, f.message, f.severity, f.related) for f in again.findings] == \
+        [(f.range, f.message, f.severity, f.related) for f in full.findings]

@@ -60,6 +60,7 @@ class Span:
     # a class with a method named for a device, beside its NPU variant, or for a CUDA-only library
     # (engine/backend_members.py): what one member's findings say depends on the others or the header
     per_backend: bool = False
+    owner: tuple[str, int] | None = None  # a class: its name and the 0-based line of its `class`
 
 
 @dataclass(slots=True)
@@ -277,10 +278,13 @@ def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> S
     return Span(start, end, findings, binds, checker.facts or NO_FACTS)
 
 
-def _statement(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
-    if scope.kind == MODULE and type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef):
+def _statement(checker: Checker, stmt: ast.stmt, scope: Scope, owner: tuple[str, int] | None = None) -> Span:
+    """`owner`: the module class whose body `stmt` stands in (its name, its `class`'s 0-based line)."""
+    if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef) and (scope.kind == MODULE or owner is not None):
         body = checker.range(stmt.body[0])  # type: ignore[attr-defined]  # not its decorators and defaults, run at import
-        checker.top_function = (stmt.name, stmt.lineno - 1, (body.start_line, body.start_col))  # type: ignore[attr-defined]
+        # a method's body runs where its class is made: the calls of the class are read (call_sites.py)
+        name, line = owner if owner is not None else (stmt.name, stmt.lineno - 1)  # type: ignore[attr-defined]
+        checker.top_function = (name, line, (body.start_line, body.start_col))
     try:
         span = _walk(checker, [(stmt, scope, VALUE, None)], _span_start(stmt), stmt.end_lineno - 1, _binds(stmt))
     finally:
@@ -290,14 +294,15 @@ def _statement(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
     return span
 
 
-def _class(header: Span, children: list[Span], backend: str | None, per_backend: bool) -> Span:
+def _class(header: Span, children: list[Span], backend: str | None, per_backend: bool,
+           owner: tuple[str, int] | None) -> Span:
     parts = [header, *children]
     facts: dict[str, Range] = {}
     for part in parts:
         for fact, where in part.facts.items():
             facts.setdefault(fact, where)
     return Span(header.start, header.end, [f for part in parts for f in part.findings], False, facts, header,
-                children, backend=backend, per_backend=per_backend)
+                children, backend=backend, per_backend=per_backend, owner=owner)
 
 
 def _held_tests(checker: Checker) -> dict[str, str]:
@@ -332,21 +337,22 @@ def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> lis
         checker.enclosing = class_branches(backend, body)
         methods = method_reasons(stmt.name, body)
         children = []
+        owner = (stmt.name, stmt.lineno - 1)
         for child in body:
             checker.cuda_member = beside_npu or methods.get(id(child), "")
-            children.append(_member(checker, child, scope))
+            children.append(_member(checker, child, scope, owner))
         checker.enclosing, checker.cuda_member = [], ""
         children += [_broken(checker, b) for b in inside]
         if inside:  # else in the body's order already
             children.sort(key=lambda span: span.start)
-        spans.append(_class(header, children, backend, bool(beside_npu or backend_methods(body))))
+        spans.append(_class(header, children, backend, bool(beside_npu or backend_methods(body)), owner))
     if blocks:  # else in the module's order already
         spans.sort(key=lambda span: span.start)
     return spans
 
 
-def _member(checker: Checker, stmt: ast.stmt, scope: Scope) -> Span:
-    span = _statement(checker, stmt, scope)
+def _member(checker: Checker, stmt: ast.stmt, scope: Scope, owner: tuple[str, int]) -> Span:
+    span = _statement(checker, stmt, scope, owner)
     if span.binds:
         span.class_imports = dict(scope.imports)
     return span
@@ -668,11 +674,11 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
         for name, qualname in imports.items():
             scope.bind(name, qualname)
         checker.enclosing = class_branches(cls.backend, body)
-        new = _statement(checker, body[0], scope)
+        new = _statement(checker, body[0], scope, cls.owner)
         checker.enclosing = []
     later = [_moved(c, edit) for c in cls.children[index + 1:]]
     header = Span(cls.header.start, cls.header.end + edit.delta, cls.header.findings, False, cls.header.facts)
-    return [_class(header, cls.children[:index] + [new] + later, cls.backend, cls.per_backend)]
+    return [_class(header, cls.children[:index] + [new] + later, cls.backend, cls.per_backend, cls.owner)]
 
 
 def _ends_in_a_decorator(lines: list[str], first: int, last: int, indent: str) -> bool:

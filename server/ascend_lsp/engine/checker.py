@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .guards import GuardFacts, backend_module, on_by_default
+from .guards import GuardFacts, backend_module, on_by_default, written
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -94,6 +94,7 @@ class Checker:
         self.on_npu: list[Range] = []
         self.other_backend: list[Range] = []
         self.guarded: list[tuple[Range, Range]] = []
+        self.written: dict[Range, str] = {}  # the text of a CUDA test the code writes negated (guards.written)
         # the statement's findings lowered for a CUDA test: (finding, the test, its message without the reason)
         self.under_guard: list[tuple[Finding, Range, str]] = []
         # the statement's Branches, their ranges made at its first NPU1xx-4xx finding (most have none)
@@ -262,6 +263,7 @@ class Checker:
         finally:
             if self.ranged:
                 self.off_npu, self.off_why, self.on_npu, self.other_backend, self.guarded = [], [], [], [], []
+                self.written = {}
             self.branches, self.ranged, self.under_guard = [], False, []
 
     def _relate_guarded(self, before: int) -> None:
@@ -294,13 +296,15 @@ class Checker:
         self.other_backend = [self._branch(b) for found in backends for b in found.other]
         self.guarded = [(self._branch(b), self.range(test)) for found in backends for test, b in found.guarded
                         if not on_by_default(test, self.events.functions)]
+        self.written = {self.range(test): text for found in backends for test, _ in found.guarded
+                        if (text := written(test)) is not None}
         self.ranged = True
 
     def _off_reason(self, rng: Range) -> str:
         return next((why for branch, why in self.off_why if _within(rng, [branch])), OFF_NPU)
 
     def _test_text(self, test: Range) -> str:
-        text = " ".join(self.source.segment(test).split())
+        text = self.written.get(test) or " ".join(self.source.segment(test).split())
         return text if len(text) <= 60 else text[:57] + "..."
 
     def _branch(self, branch: ast.AST | list[ast.stmt]) -> Range:

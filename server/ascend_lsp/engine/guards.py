@@ -13,8 +13,9 @@ the port already done.
 Without an NPU branch, a branch that tests for CUDA (`if torch.cuda.is_available():`,
 `backend == "nccl"`, `args.device == "cuda"`) runs on an NPU host only once its test is
 changed: the test is what to report, and the CUDA code inside follows from it. So does the
-rest of a function after `if not torch.cuda.is_available(): return` (exit_guards; not after a
-test's skip, which is a skip condition), and a test
+rest of a block after `if not torch.cuda.is_available(): return` (or `continue`, `break`,
+`raise`, `sys.exit()`; exit_guards, block_exits; not after a test's skip, which is a skip
+condition), and a test
 case whose marks require CUDA (`pytest.param(..., marks=RunIf(min_cuda_gpus=1))`,
 case_branches). A `match` statement's cases are read as a chain (`case "cuda":`, `case "npu":`),
 and the class of another device in a per-backend scheme (`HPU_Accelerator`) as another backend's."""
@@ -226,12 +227,21 @@ _POSITIVE = {ast.NotEq: ast.Eq, ast.IsNot: ast.Is, ast.NotIn: ast.In}
 
 
 def _negated(test: Any) -> ast.expr | None:
-    """X of `not X`; `a == b` for `a != b` (placed where it stands); None for another test."""
+    """X of `not X`; `a == b` for `a != b` (placed where it stands, `written` gives its text); None
+    for another test."""
     if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
         return test.operand
     if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in _POSITIVE:
-        return ast.copy_location(ast.Compare(test.left, [_POSITIVE[type(test.ops[0])]()], test.comparators), test)
+        passed = ast.copy_location(ast.Compare(test.left, [_POSITIVE[type(test.ops[0])]()], test.comparators), test)
+        passed.negates = test  # type: ignore[attr-defined]
+        return passed
     return None
+
+
+def written(test: ast.expr) -> str | None:
+    """The text of a test that _negated made (`device.type == 'cuda'` where the code says
+    `device.type != "cuda"`), whose place in the source holds the other; None for one written there."""
+    return ast.unparse(test) if hasattr(test, "negates") else None
 
 
 PLACEMENT = (" (Taken for a tensor on a CUDA device only: an NPU tensor takes the path beside it, which does the "
@@ -686,8 +696,11 @@ _VERSION_TESTS = frozenset({ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Name, ast.
 def and_branches(node: ast.BoolOp) -> Branches | None:
     """`is_npu_available() and torch.npu.device_count()`: the operands after one that tests
     for the NPU run only there, and after one for another backend (`bool(torch.version.hip) and
-    torch.cuda.is_available()`) only on that backend, as backend_branches gives them; None for
-    other operations."""
+    torch.cuda.is_available()`) only on that backend, as backend_branches gives them; after a
+    comparison that tests for CUDA (`device.type == "cuda" and not torch.cuda.is_available()`,
+    `torch.cuda.device_count() > 1 and ...`) or `x.is_cuda`, only where it passes, as under an
+    `if` (not after a flag, `args.cuda and torch.cuda.is_available()`: the second operand is the
+    test that finds no CUDA on an NPU host; _compares_cuda); None for other operations."""
     if type(node.op) is not ast.And:
         return None
     for i, value in enumerate(node.values[:-1]):
@@ -696,7 +709,24 @@ def and_branches(node: ast.BoolOp) -> Branches | None:
             return Branches([], [node.values[i + 1:]], [], [])
         if other and not cuda:
             return Branches([], [], [node.values[i + 1:]], [])
+        if cuda and not npu and not other and _compares_cuda(value):
+            return Branches([], [], [], [(value, node.values[i + 1:])])
     return None
+
+
+_DEVICE_STRING = re.compile(r"(?:cuda|nccl)(?::\d+)?")
+
+
+def _compares_cuda(test: ast.expr) -> bool:
+    """`x.is_cuda`, or a comparison that names CUDA by a device or backend string (`"cuda"`,
+    `"nccl"`) or by torch's CUDA module (`torch.cuda.device_count() > 1`, `torch.version.cuda`);
+    not by a word in another name or string (`os.getenv("USE_CUDA_KERNELS", "0") == "1"`, a flag)."""
+    if type(test) is ast.Attribute:
+        return test.attr == "is_cuda"
+    return type(test) is ast.Compare and any(
+        type(n) is ast.Attribute and n.attr in ("cuda", "is_cuda")
+        or type(n) is ast.Constant and type(n.value) is str and _DEVICE_STRING.fullmatch(n.value) is not None
+        for n in ast.walk(test))
 
 
 # what leaves a block at once: `return`, `raise`, `continue`, `break`, `pytest.skip(...)`,
@@ -719,13 +749,14 @@ def leaves(body: list[ast.stmt]) -> bool:
 
 def _failed_cuda_test(test: ast.expr, held: Held = NONE_HELD) -> ast.expr | None:
     """X of `not X` where X tests for CUDA and not the NPU, alone or as one operand of an `or`
-    (`not torch.cuda.is_available() or torch.cuda.device_count() < 2`): where the test
-    is true, X failed."""
+    (`not torch.cuda.is_available() or torch.cuda.device_count() < 2`), and `a == b` of `a != b`
+    (`device.type != "cuda"`): where the test is true, X failed."""
     for value in test.values if type(test) is ast.BoolOp and type(test.op) is ast.Or else (test,):
-        if type(value) is ast.UnaryOp and type(value.op) is ast.Not:
-            npu, cuda, _other = _gates(value.operand, held)
+        passed = _negated(value) if type(value) in (ast.UnaryOp, ast.Compare) else None
+        if passed is not None:
+            npu, cuda, _other = _gates(passed, held)
             if cuda and not npu:
-                return value.operand
+                return passed
     return None
 
 
@@ -751,10 +782,11 @@ def skips(body: list[ast.stmt]) -> bool:
 
 
 def exit_guards(body: list[ast.stmt], held: Held = NONE_HELD) -> list[Branches]:
-    """`if not torch.cuda.is_available(): return` in a function's body: the statements after
-    it run only where the CUDA test passes, as under `if torch.cuda.is_available():`. Not after
-    a test's skip (`pytest.skip(...)`): that test is a skip condition, as in a skip decorator,
-    and what follows it is the test to port."""
+    """`if not torch.cuda.is_available(): return` in a block (`continue` or `break` in a loop's,
+    `raise`, `sys.exit(...)`): the statements after it in that block run only where the CUDA
+    test passes, as under `if torch.cuda.is_available():`. Not after a test's skip
+    (`pytest.skip(...)`): that test is a skip condition, as in a skip decorator, and what
+    follows it is the test to port."""
     out = []
     for i, stmt in enumerate(body[:-1]):
         if type(stmt) is ast.If and not stmt.orelse and leaves(stmt.body) and not skips(stmt.body):
@@ -762,6 +794,21 @@ def exit_guards(body: list[ast.stmt], held: Held = NONE_HELD) -> list[Branches]:
             if test is not None:
                 out.append(Branches([], [], [], [(held_test(test, held), body[i + 1:])]))
     return out
+
+
+# the blocks of each statement (and handler, case) that holds some: where exit_guards reads
+BLOCKS: dict[type, tuple[str, ...]] = {
+    ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"), ast.While: ("body", "orelse"),
+    ast.With: ("body",), ast.AsyncWith: ("body",), ast.Try: ("body", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",), ast.match_case: ("body",),
+    **({ast.TryStar: ("body", "orelse", "finalbody")} if hasattr(ast, "TryStar") else {})}
+
+
+def block_exits(node: ast.AST, held: Held = NONE_HELD) -> list[Branches]:
+    """exit_guards of each block of `node` (a function's body, a loop's, an `if`'s arms, a
+    `try`'s parts, a handler's, a case's); none for another node."""
+    return [found for name in BLOCKS.get(type(node), ()) for found in exit_guards(getattr(node, name), held)]
 
 
 _SKIP_IF = frozenset({"skipif", "skip_if", "skipIf"})

@@ -14,8 +14,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
-from .guards import (NONE_HELD, GuardFacts, Held, and_branches, backend_branches, backend_class, case_branches,
-                     class_branches, exit_guards, holds_cuda_test, local_held, try_branches)
+from .guards import (BLOCKS, NONE_HELD, GuardFacts, Held, and_branches, backend_branches, backend_class,
+                     block_exits, case_branches, class_branches, holds_cuda_test, local_held, try_branches)
 
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
@@ -401,6 +401,8 @@ def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = Tr
                 branches = and_branches(node)
                 if branches is not None:
                     events.backends.append(branches)
+            if backend_tests and kind in BLOCKS:  # `if not torch.cuda.is_available(): continue` in a loop's body
+                events.backends.extend(block_exits(node, held_at(scope)))
             if kind is BinOp and type(node.op) in _PRODUCTS:
                 products.append((node, scope))
             fields, statement = _SHAPES.get(kind) or _shape(kind)
@@ -515,7 +517,7 @@ def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = Tr
             events.functions.append((node, inner))
             functions[inner] = node
             if backend_tests:  # `if not torch.cuda.is_available(): return`
-                events.backends.extend(exit_guards(node.body, local_held(node, file_held) if file_held else NONE_HELD))
+                events.backends.extend(block_exits(node, local_held(node, file_held) if file_held else NONE_HELD))
             for decorator in node.decorator_list:
                 push((decorator, scope, VALUE, None))
             if node.returns is not None:
