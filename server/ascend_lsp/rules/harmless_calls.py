@@ -15,7 +15,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import NPU_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
-from .cuda_test_paths import failed_cuda_test, reports
+from .cuda_test_paths import failed_cuda_test, polarity, reports
 from .float64_place import float64_place
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .advice_matching import inside, own_nodes
@@ -377,9 +377,13 @@ def scripts_in_place(checker: Checker, ref: Reference) -> bool:
 
 
 def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Severity, str] | None:
-    """The lower severity and the reason for a method found by its shape (`x.double()`) that the
-    code shows harmless; else None."""
-    return float64_place(checker, node) if rule == "NPU405" else None
+    """The lower severity and the reason for a method found by its shape (`x.double()`, `x.is_cuda`)
+    that the code shows harmless; else None."""
+    if rule == "NPU405":
+        return float64_place(checker, node)
+    if rule.startswith("NPU1") and (reason := reports_only(checker, node)) is not None:
+        return Severity.INFO, reason
+    return None
 
 
 def hides_every_gpu(checker: Checker, node: ast.AST, name: str) -> bool:
@@ -484,7 +488,36 @@ def reports_only(checker: Checker, node: ast.AST) -> str | None:
     branches = (*stmt.body, *stmt.orelse)
     if all(reports(s) for s in branches):
         return REPORTS_ONLY
-    return NO_OPS_ONLY if all(reports(s) or _no_op(checker, s) for s in branches) else None
+    if all(reports(s) or _no_op(checker, s) for s in branches):
+        return NO_OPS_ONLY
+    return CUDA_ONLY_CHECK if cuda_only_check(checker, stmt) else None
+
+
+CUDA_ONLY_CHECK = (" (A check only CUDA runs: its test holds only where CUDA does and it only logs or raises, so on "
+                   "an NPU host the test is False and nothing but the check is skipped.)")
+
+
+def cuda_only_check(checker: Checker, stmt: ast.If) -> bool:
+    """`stmt` has no `else`, its body only logs or raises, and its test holds only where CUDA
+    does (`torch.cuda.is_available()`, `x.is_cuda` or `device.type == "cuda"`, alone or joined
+    by `and`): `if cuda.is_available() and not x.is_cuda: raise ...`, a debug check. (Where the
+    test holds without CUDA, `if not torch.cuda.is_available(): raise`, an NPU host raises.)"""
+    if stmt.orelse or not all(reports(s) or type(s) is ast.Raise for s in stmt.body):
+        return False
+    return any(polarity(stmt.test, probe) is True for probe in _cuda_probes(checker, stmt.test))
+
+
+def _cuda_probes(checker: Checker, test: ast.expr):
+    """The parts of a test that are true only with CUDA, as polarity() reads them: the callee of
+    `torch.cuda.is_available()`, an `.is_cuda`, a `"cuda"` compared with."""
+    for node in ast.walk(test):
+        if type(node) is ast.Call and _qualname(checker, node.func) == "torch.cuda.is_available":
+            yield node.func
+        elif type(node) is ast.Attribute and node.attr == "is_cuda":
+            yield node
+        elif type(node) is ast.Compare:
+            yield from (o for o in (node.left, *node.comparators) if type(o) is ast.Constant
+                        and type(o.value) is str and o.value.partition(":")[0] == "cuda")
 
 
 def _no_op(checker: Checker, stmt: ast.stmt) -> bool:
