@@ -15,8 +15,9 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import NPU_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
-from .cuda_test_paths import failed_cuda_test, polarity, reports
+from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
+from .import_uses import cuda_only_check, qualname_of
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .advice_matching import inside, own_nodes
 from .uncalled_helpers import uncalled_place
@@ -279,16 +280,6 @@ def _loaded_into_module(checker: Checker, load: ast.Call) -> bool:
 UNION_FORMS = frozenset({"typing.Union", "typing.Optional", "typing_extensions.Union", "typing_extensions.Optional"})
 
 
-def _qualname(checker: Checker, node: ast.expr) -> str | None:
-    """What a name or chain names through the module's imports (`Union` after `from typing import Union`)."""
-    attrs: list[str] = []
-    while type(node) is ast.Attribute:
-        attrs.append(node.attr)
-        node = node.value
-    bound = checker.module.scope.lookup(node.id) if type(node) is ast.Name else None
-    return ".".join((bound, *reversed(attrs))) if bound is not None else None
-
-
 def _class_name(node: ast.expr) -> bool:
     """A class named as in a union of classes: `None`, or a CamelCase name or chain's last part."""
     if type(node) is ast.Constant:
@@ -308,7 +299,7 @@ def type_union_members(checker: Checker) -> set[int]:
         members: set[int] = set()
         for root in events.roots:
             for node in ast.walk(root):
-                if type(node) is ast.Subscript and _qualname(checker, node.value) in UNION_FORMS:
+                if type(node) is ast.Subscript and qualname_of(checker, node.value) in UNION_FORMS:
                     members.update(map(id, node.slice.elts if type(node.slice) is ast.Tuple else (node.slice,)))
                 elif type(node) is ast.BinOp and type(node.op) is ast.BitOr:
                     operands: list[ast.expr] = []
@@ -497,35 +488,12 @@ CUDA_ONLY_CHECK = (" (A check only CUDA runs: its test holds only where CUDA doe
                    "an NPU host the test is False and nothing but the check is skipped.)")
 
 
-def cuda_only_check(checker: Checker, stmt: ast.If) -> bool:
-    """`stmt` has no `else`, its body only logs or raises, and its test holds only where CUDA
-    does (`torch.cuda.is_available()`, `x.is_cuda` or `device.type == "cuda"`, alone or joined
-    by `and`): `if cuda.is_available() and not x.is_cuda: raise ...`, a debug check. (Where the
-    test holds without CUDA, `if not torch.cuda.is_available(): raise`, an NPU host raises.)"""
-    if stmt.orelse or not all(reports(s) or type(s) is ast.Raise for s in stmt.body):
-        return False
-    return any(polarity(stmt.test, probe) is True for probe in _cuda_probes(checker, stmt.test))
-
-
-def _cuda_probes(checker: Checker, test: ast.expr):
-    """The parts of a test that are true only with CUDA, as polarity() reads them: the callee of
-    `torch.cuda.is_available()`, an `.is_cuda`, a `"cuda"` compared with."""
-    for node in ast.walk(test):
-        if type(node) is ast.Call and _qualname(checker, node.func) == "torch.cuda.is_available":
-            yield node.func
-        elif type(node) is ast.Attribute and node.attr == "is_cuda":
-            yield node
-        elif type(node) is ast.Compare:
-            yield from (o for o in (node.left, *node.comparators) if type(o) is ast.Constant
-                        and type(o.value) is str and o.value.partition(":")[0] == "cuda")
-
-
 def _no_op(checker: Checker, stmt: ast.stmt) -> bool:
     """`stmt` is a call that does nothing without CUDA: NO_OPS_WITHOUT_CUDA, or a CUDA seed
     beside a seed of every device."""
     if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
         return False
-    name = _qualname(checker, stmt.value.func)
+    name = qualname_of(checker, stmt.value.func)
     return name in NO_OPS_WITHOUT_CUDA or (name in CUDA_SEEDS and seeds_all_beside(statement_facts(checker), stmt))
 
 

@@ -1,0 +1,89 @@
+"""How a name a module's top-level import binds is used in the module: only as a type (a hint,
+an isinstance() test), in a check only CUDA runs, or as code. The import carries the finding of
+every use (rules/table.py), so where no use runs anything on an NPU host, neither does the
+import: `from torch.nn import RNNBase` for `isinstance(m, RNNBase)`, `from torch import cuda` for
+`if cuda.is_available() and not x.is_cuda: raise ...`. Read from the whole text
+(Checker.text_fact: a use added anywhere changes it), and parsed only where the text never
+calls the name (`RNNBase(...)`, `with autocast():`). Here, not in harmless_calls.py,
+so that npu2xx_support.py may import it."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..engine.checker import Checker
+from .cuda_test_paths import polarity, reports
+
+TYPE, CHECK, CODE = "type", "check", "code"
+TYPE_FUNCTIONS = frozenset({"isinstance", "issubclass"})
+
+
+def qualname_of(checker: Checker, node: ast.expr) -> str | None:
+    """What a name or chain names through the module's imports (`Union` after `from typing import Union`)."""
+    attrs: list[str] = []
+    while type(node) is ast.Attribute:
+        attrs.append(node.attr)
+        node = node.value
+    bound = checker.module.scope.lookup(node.id) if type(node) is ast.Name else None
+    return ".".join((bound, *reversed(attrs))) if bound is not None else None
+
+
+def cuda_only_check(checker: Checker, stmt: ast.If) -> bool:
+    """`stmt` has no `else`, its body only logs or raises, and its test holds only where CUDA
+    does (`torch.cuda.is_available()`, `x.is_cuda` or `device.type == "cuda"`, alone or joined
+    by `and`): `if cuda.is_available() and not x.is_cuda: raise ...`, a debug check. (Where the
+    test holds without CUDA, `if not torch.cuda.is_available(): raise`, an NPU host raises.)"""
+    if stmt.orelse or not all(reports(s) or type(s) is ast.Raise for s in stmt.body):
+        return False
+    return any(polarity(stmt.test, probe) is True for probe in _cuda_probes(checker, stmt.test))
+
+
+def _cuda_probes(checker: Checker, test: ast.expr):
+    """The parts of a test that are true only with CUDA, as polarity() reads them: the callee of
+    `torch.cuda.is_available()`, an `.is_cuda`, a `"cuda"` compared with."""
+    for node in ast.walk(test):
+        if type(node) is ast.Call and qualname_of(checker, node.func) == "torch.cuda.is_available":
+            yield node.func
+        elif type(node) is ast.Attribute and node.attr == "is_cuda":
+            yield node
+        elif type(node) is ast.Compare:
+            yield from (o for o in (node.left, *node.comparators) if type(o) is ast.Constant
+                        and type(o.value) is str and o.value.partition(":")[0] == "cuda")
+
+
+def import_uses(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> tuple[str, ...]:
+    """TYPE, CHECK or CODE for each read of the name a top-level import binds, in the order of
+    the module's nodes; a string equal to the name is CODE (`__all__` hands it to other modules).
+    () where the import is in a block, or binds `*`."""
+    if stmt.col_offset or alias.name == "*":
+        return ()
+    name = alias.asname or alias.name.partition(".")[0]
+    return checker.text_fact(f"import-uses {name}", lambda c: _read_uses(c, name))
+
+
+def _read_uses(checker: Checker, name: str) -> tuple[str, ...]:
+    if re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", checker.source.text):
+        return (CODE,)  # called (or so it reads): no need to parse
+    try:
+        tree = ast.parse(checker.source.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return (CODE,)  # what does not parse shows nothing of its uses
+    types: set[int] = set()
+    checks: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            hints = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                            arguments.vararg, arguments.kwarg) if a is not None]
+            types.update(id(n) for hint in (*hints, node.returns) if hint is not None for n in ast.walk(hint))
+        elif type(node) is ast.AnnAssign:
+            types.update(id(n) for n in ast.walk(node.annotation))
+        elif type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in TYPE_FUNCTIONS \
+                and len(node.args) == 2:
+            types.update(id(n) for n in ast.walk(node.args[1]))
+        elif type(node) is ast.If and cuda_only_check(checker, node):
+            checks.update(id(n) for n in ast.walk(node.test))
+    return tuple(TYPE if id(node) in types else CHECK if id(node) in checks else CODE for node in ast.walk(tree)
+                 if (type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Load)
+                 or (type(node) is ast.Constant and node.value == name))
