@@ -77,6 +77,12 @@ HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memor
 MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0, False or "
                 "None, and only the message says so.)")
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
+# CUDA's switches whose NPU analogue is on by default, where setting them True asks for what the NPU does
+# already: torch_npu 2.13.0 reads its conv HF32 as enabled while unset (torch_npu/npu/npu_config.py,
+# _allowHF32Conv.__getattr__: no value or "" is "enable"); its matmul HF32 is off unless set
+ON_BY_DEFAULT = {"torch.backends.cudnn.allow_tf32": "torch.npu.conv.allow_hf32"}
+NPU_DEFAULT = (" (Set True, it asks for TF32 in fp32 convolutions; torch_npu's `{npu}` is True unless set, so on the "
+               "NPU they already run in HF32: the intent holds without change.)")
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
                      "host it is False and the code takes the path its authors gave other devices.)")
 SKIP_CONDITION = (" (A test's skip condition: on an NPU host the test is skipped, as on any host without CUDA; "
@@ -196,6 +202,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if rule in SWITCH_RULES and ref.call is None and type(ref.node) is ast.Attribute \
             and type(ref.node.ctx) is ast.Load:
         return Severity.INFO, READ_SWITCH
+    if rule in SWITCH_RULES and qualname in ON_BY_DEFAULT and _set_true(checker, ref.node):
+        return Severity.INFO, NPU_DEFAULT.format(npu=ON_BY_DEFAULT[qualname])
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
@@ -207,6 +215,13 @@ ONNX_PROVIDER = (" (It chooses ONNX Runtime's `CUDAExecutionProvider` for a CUDA
                  "model apart from torch and has no provider for torch's `npu` device, so `npu` here is no fix; on an "
                  "NPU host give the session the CPU's provider, or ONNX Runtime's CANN build (`onnxruntime-cann`) "
                  "and its `CANNExecutionProvider`.)")
+
+
+def _set_true(checker: Checker, node: ast.AST) -> bool:
+    """`node` is a target of `... = True` in the statement."""
+    return any(type(stmt) is ast.Assign and any(t is node for t in stmt.targets)
+               and type(stmt.value) is ast.Constant and stmt.value.value is True
+               for stmt, _scope in checker.events.assigns)
 
 
 def onnx_provider_choice(checker: Checker, node: ast.AST) -> bool:
