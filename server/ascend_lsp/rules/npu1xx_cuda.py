@@ -62,7 +62,9 @@ rule(
              "`CANNExecutionProvider` (onnxruntime.ai, CANN Execution Provider). A comparison held in a name "
              "(`check_sync = idx == 1 and self.device == \"cuda\"`, then `if check_sync:`) is the test of what "
              "that name guards (as NPU103 says); one of where a tensor is with a fallback beside it (`if "
-             "x.device.type == \"cuda\": ... else: ...`) is info, with its arm. The message says which.",
+             "x.device.type == \"cuda\": ... else: ...`) is info, with its arm; so is one in the test of a check "
+             "only CUDA runs (`if x.device.type == \"cuda\" and not x.is_contiguous(): raise ...`, as NPU103 says). "
+             "The message says which.",
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -87,7 +89,8 @@ rule(
         what="Finds `.cuda()` on tensors and modules and the `.is_cuda` attribute. Info in a test of where a "
              "tensor is with a fallback beside it (`if torch.cuda.is_available() and pred.is_cuda: <CUDA kernel> "
              "else: <the same in PyTorch>`): an NPU tensor takes the fallback; a test whose other path raises "
-             "keeps its warning, and what it guards is listed with it (as NPU103 says).",
+             "keeps its warning, and what it guards is listed with it (as NPU103 says). Info too in the test of a "
+             "check only CUDA runs (`if not x.is_cuda and torch.cuda.is_available(): raise ...`, as NPU103 says).",
         why="On an Ascend NPU the tensor methods are `.npu()` and `.is_npu`, added by `import torch_npu`.",
         example="model.cuda()\nif x.is_cuda: ...\n\n# becomes\n\nimport torch_npu\nmodel.npu()\nif x.is_npu: ...",
         fix="Safe: renames the method and adds `import torch_npu` when the file lacks it.",
@@ -113,7 +116,12 @@ rule(
              "`import torch.cuda` alone, whose uses are reported where they are; code after a test for ROCm in "
              "an `and` (`bool(torch.version.hip) and torch.cuda.is_available()`); "
              "`torch.cuda.is_available()` and `device_count()` where the code handles `npu` too (as NPU101 "
-             "says). A CUDA seed alone stays a warning: its message says the NPU's generator "
+             "says); the test of a check only CUDA runs: an `if` without `else` whose test holds only with CUDA "
+             "(`torch.cuda.is_available()`, `x.is_cuda`, `device.type == \"cuda\"`, alone or joined by `and`) and "
+             "whose body only logs or raises (`if cuda.is_available() and not x.is_cuda: raise ...`), which an NPU "
+             "host skips (`if not torch.cuda.is_available(): raise` keeps its warning: it raises there); a "
+             "top-level import of a `torch.cuda` name the module uses only as a type or in such tests "
+             "(`from torch import cuda`; a string equal to the name, as in `__all__`, keeps it). A CUDA seed alone stays a warning: its message says the NPU's generator "
              "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
              "\"cuda\":`) with no NPU branch beside it runs on an NPU host only once that test is changed: the "
              "test keeps its finding, which lists the NPU1xx findings under it as related locations (info that names "
@@ -208,7 +216,10 @@ rule(
              "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, or the value of "
              "`... if cfg.compile_model else ...`, where its Python "
              "files give `compile_model` only `False`: a dataclass field, a parameter default, argparse's "
-             "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py).",
+             "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py). "
+             "`torch.backends.cudnn.allow_tf32 = True` is info: torch_npu 2.13.0's `torch.npu.conv.allow_hf32` reads "
+             "True while unset (npu/npu_config.py), so fp32 convolutions already run in HF32, as asked; set "
+             "False, or the matmul switch, it stays a warning.",
         why="The NPU's reduced-precision fp32 mode is HF32, switched by `torch.npu.matmul.allow_hf32` and "
             "`torch.npu.conv.allow_hf32` — with different defaults: matmul HF32 is off, convolution HF32 is "
             "**on**, so fp32 convolutions on A2/A3 already run in HF32.",
