@@ -32,23 +32,28 @@ def qualname_of(checker: Checker, node: ast.expr) -> str | None:
 def cuda_only_check(checker: Checker, stmt: ast.If) -> bool:
     """`stmt` has no `else`, its body only logs or raises, and its test holds only where CUDA
     does (`torch.cuda.is_available()`, `x.is_cuda` or `device.type == "cuda"`, alone or joined
-    by `and`): `if cuda.is_available() and not x.is_cuda: raise ...`, a debug check. (Where the
-    test holds without CUDA, `if not torch.cuda.is_available(): raise`, an NPU host raises.)"""
+    by `and`): `if cuda.is_available() and not x.is_cuda: raise ...`, a debug check. Not where
+    a part asks that CUDA is missing: `if not torch.cuda.is_available(): raise` raises on an NPU
+    host, and so may `if device.type == "cuda" and not torch.cuda.is_available(): raise`."""
     if stmt.orelse or not all(reports(s) or type(s) is ast.Raise for s in stmt.body):
         return False
-    return any(polarity(stmt.test, probe) is True for probe in _cuda_probes(checker, stmt.test))
+    test = stmt.test
+    parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+    sides = {(polarity(part, probe), asks_host) for part in parts for probe, asks_host in _cuda_probes(checker, part)}
+    return any(side is True for side, _ in sides) and (False, True) not in sides
 
 
 def _cuda_probes(checker: Checker, test: ast.expr):
-    """The parts of a test that are true only with CUDA, as polarity() reads them: the callee of
-    `torch.cuda.is_available()`, an `.is_cuda`, a `"cuda"` compared with."""
+    """The parts of a test that are true only with CUDA, as polarity() reads them, each with
+    whether it asks the host (`torch.cuda.is_available()`'s callee) or a tensor or device (an
+    `.is_cuda`, a `"cuda"` compared with)."""
     for node in ast.walk(test):
         if type(node) is ast.Call and qualname_of(checker, node.func) == "torch.cuda.is_available":
-            yield node.func
+            yield node.func, True
         elif type(node) is ast.Attribute and node.attr == "is_cuda":
-            yield node
+            yield node, False
         elif type(node) is ast.Compare:
-            yield from (o for o in (node.left, *node.comparators) if type(o) is ast.Constant
+            yield from ((o, False) for o in (node.left, *node.comparators) if type(o) is ast.Constant
                         and type(o.value) is str and o.value.partition(":")[0] == "cuda")
 
 
