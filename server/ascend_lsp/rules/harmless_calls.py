@@ -499,8 +499,8 @@ def reports_only(checker: Checker, node: ast.AST) -> str | None:
     return CUDA_ONLY_CHECK if cuda_only_check(checker, stmt) else None
 
 
-CUDA_ONLY_CHECK = (" (A check only CUDA runs: its test holds only where CUDA does and it only logs or raises, so on "
-                   "an NPU host the test is False and nothing but the check is skipped.)")
+CUDA_ONLY_CHECK = (" (A check only CUDA runs: its test holds only where CUDA does and it only logs, raises or sets "
+                   "CUDA's sync debugging, so on an NPU host the test is False and nothing but the check is skipped.)")
 
 
 def _no_op(checker: Checker, stmt: ast.stmt) -> bool:

@@ -30,17 +30,28 @@ def qualname_of(checker: Checker, node: ast.expr) -> str | None:
 
 
 def cuda_only_check(checker: Checker, stmt: ast.If) -> bool:
-    """`stmt` has no `else`, its body only logs or raises, and its test holds only where CUDA
-    does (`torch.cuda.is_available()`, `x.is_cuda` or `device.type == "cuda"`, alone or joined
-    by `and`): `if cuda.is_available() and not x.is_cuda: raise ...`, a debug check. Not where
+    """`stmt` has no `else`, its body only logs, raises or sets CUDA's sync debugging
+    (CUDA_DEBUG_AIDS), and its test holds only where CUDA does (`torch.cuda.is_available()`,
+    `x.is_cuda` or `device.type == "cuda"`, alone or joined by `and`): `if cuda.is_available()
+    and not x.is_cuda: raise ...`, `if device == "cuda": torch.cuda.set_sync_debug_mode("warn")`. Not where
     a part asks that CUDA is missing: `if not torch.cuda.is_available(): raise` raises on an NPU
     host, and so may `if device.type == "cuda" and not torch.cuda.is_available(): raise`."""
-    if stmt.orelse or not all(reports(s) or type(s) is ast.Raise for s in stmt.body):
+    if stmt.orelse or not all(reports(s) or type(s) is ast.Raise or _debug_aid(checker, s) for s in stmt.body):
         return False
     test = stmt.test
     parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     sides = {(polarity(part, probe), asks_host) for part in parts for probe, asks_host in _cuda_probes(checker, part)}
     return any(side is True for side, _ in sides) and (False, True) not in sides
+
+
+# what only changes how CUDA reports its own work: whether a synchronizing call warns or raises
+# (torch.cuda.set_sync_debug_mode; without CUDA it raises, torch 2.13 CPU, run: it needs a test for CUDA)
+CUDA_DEBUG_AIDS = frozenset({"torch.cuda.set_sync_debug_mode"})
+
+
+def _debug_aid(checker: Checker, stmt: ast.stmt) -> bool:
+    return type(stmt) is ast.Expr and type(stmt.value) is ast.Call \
+        and qualname_of(checker, stmt.value.func) in CUDA_DEBUG_AIDS
 
 
 def _cuda_probes(checker: Checker, test: ast.expr):
