@@ -49,6 +49,34 @@ def test_a_use_added_elsewhere_gives_what_a_full_analysis_gives() -> None:
     assert found(full) == [(2, "NPU103", "WARNING"), (3, "NPU201", "ERROR"), (7, "NPU102", "INFO")]
 
 
+def test_an_edit_that_leaves_the_text_broken_elsewhere_keeps_what_it_says() -> None:
+    base = analyze(TEXT, SETTINGS)
+    lines = TEXT.splitlines(keepends=True)
+    lines[12] = "    return torch.cuda.synchronize(\n"  # typed half-way: the text does not parse
+    edited = "".join(lines)
+    incremental = analyze(edited, SETTINGS, previous=base, edit=TextEdit(12, 12, 0))
+    assert snapshot(incremental) == snapshot(analyze(edited, SETTINGS))
+    assert found(incremental)[:2] == [(2, "NPU103", "INFO"), (3, "NPU201", "INFO")]
+
+
+def test_a_check_is_read_with_the_arms_of_its_chain() -> None:
+    text = ("from torch import cuda\n\n\ndef f(x):\n    if x is None:\n        pass\n"
+            "    elif cuda.is_available() and not x.is_cuda:\n        raise RuntimeError('not on the GPU')\n"
+            "    else:\n        x = x.float()\n    return x\n")
+    assert found(analyze(text, Settings(select=("NPU103",)))) == [(1, "NPU103", "WARNING")]
+    without_else = text.replace("    else:\n        x = x.float()\n", "")
+    assert found(analyze(without_else, Settings(select=("NPU103",)))) == [(1, "NPU103", "INFO")]
+
+
+def test_statements_over_several_lines_are_read_whole() -> None:
+    text = ("from torch.nn import RNNBase\n\n\nclass A:\n    def __init__(\n        self,\n        rnn: RNNBase,\n"
+            "    ) -> None:\n        \"\"\"Holds an RNNBase.\"\"\"\n        if isinstance(\n            rnn,\n"
+            "            RNNBase,\n        ):\n            self.rnn = rnn\n")
+    assert found(analyze(text, Settings(select=("NPU201",)))) == [(1, "NPU201", "INFO")]
+    assert found(analyze(text + "\n\ndef make():\n    return RNNBase\n", Settings(select=("NPU201",)))) == [
+        (1, "NPU201", "ERROR")]
+
+
 def test_a_name_in_a_string_is_used_as_code() -> None:
     text = TEXT + '\n__all__ = ["RNNBase", "train"]\n'
     assert (3, "NPU201", "ERROR") in found(analyze(text, SETTINGS))

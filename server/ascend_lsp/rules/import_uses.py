@@ -3,14 +3,15 @@ an isinstance() test), in a check only CUDA runs, or as code. The import carries
 every use (rules/table.py), so where no use runs anything on an NPU host, neither does the
 import: `from torch.nn import RNNBase` for `isinstance(m, RNNBase)`, `from torch import cuda` for
 `if cuda.is_available() and not x.is_cuda: raise ...`. Read from the whole text
-(Checker.text_fact: a use added anywhere changes it), and parsed only where the text never
-calls the name (`RNNBase(...)`, `with autocast():`). Here, not in harmless_calls.py,
+(Checker.text_fact: a use added anywhere changes it): only where the text never calls the name
+(`RNNBase(...)`, `with autocast():`), and only the statements that name it, each parsed alone. Here, not in harmless_calls.py,
 so that npu2xx_support.py may import it."""
 
 from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
 from ..engine.checker import Checker
 from .cuda_test_paths import polarity, reports
@@ -69,9 +70,9 @@ def _cuda_probes(checker: Checker, test: ast.expr):
 
 
 def import_uses(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> tuple[str, ...]:
-    """TYPE, CHECK or CODE for each read of the name a top-level import binds, in the order of
-    the module's nodes; a string equal to the name is CODE (`__all__` hands it to other modules).
-    () where the import is in a block, or binds `*`."""
+    """The kinds of the reads of the name a top-level import binds, sorted: TYPE, CHECK or CODE;
+    a string equal to the name is CODE (`__all__` hands it to other modules). () where the import
+    is in a block, or binds `*`, or the name is not read."""
     if stmt.col_offset or alias.name == "*":
         return ()
     name = alias.asname or alias.name.partition(".")[0]
@@ -79,12 +80,62 @@ def import_uses(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.
 
 
 def _read_uses(checker: Checker, name: str) -> tuple[str, ...]:
-    if re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", checker.source.text):
+    """The kinds of the name's reads, each statement that names it parsed alone (_statement_at),
+    so that an edit elsewhere, which may leave the text broken while it is typed, costs little
+    and changes nothing."""
+    text = checker.source.text
+    if re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", text):
         return (CODE,)  # called (or so it reads): no need to parse
-    try:
-        tree = ast.parse(checker.source.text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return (CODE,)  # what does not parse shows nothing of its uses
+    lines = checker.source.lines
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+    kinds: list[str] = []  # a statement of several lines may be read once per line that names it
+    for i, line in enumerate(lines):
+        if not word.search(line) or line.lstrip().startswith(("import ", "from ", "#")):
+            continue
+        tree = _statement_at(lines, i)
+        if tree is None:
+            return (CODE,)  # what does not parse shows nothing of its uses
+        kinds.extend(_kinds(checker, tree, name))
+    return tuple(sorted(set(kinds)))
+
+
+# how far back a statement holding a line may begin (a signature, a test over several lines)
+LOOK_BACK = 30
+# what goes on a statement at its own indentation: the arms of a compound one, a closing bracket
+CONTINUES = re.compile(r"\s*(?:(?:elif|else|except|finally|case)\b|[)\]}])")
+# the end of a line that the next one continues
+OPEN_END = re.compile(r"[(\[{,\\]\s*(?:#.*)?$")
+
+
+def _statement_at(lines: list[str], i: int) -> ast.Module | None:
+    """The statement holding line `i`, with the blocks it heads, parsed alone: from the nearest
+    line back, not more indented and not continuing the line before it, whose text to the end
+    of its blocks parses."""
+    limit = _indent(lines[i])
+    for k in range(i, max(-1, i - LOOK_BACK), -1):
+        first = lines[k]
+        if not first.strip() or _indent(first) > limit:
+            continue
+        limit = base = _indent(first)
+        before = next((line for line in reversed(lines[max(0, k - LOOK_BACK):k]) if line.strip()), "")
+        if OPEN_END.search(before) or CONTINUES.match(first):
+            continue  # inside brackets, or an arm of a statement above
+        j = i
+        while j + 1 < len(lines) and (not lines[j + 1].strip() or _indent(lines[j + 1]) > base
+                                      or CONTINUES.match(lines[j + 1]) and _indent(lines[j + 1]) == base):
+            j += 1
+        try:
+            return ast.parse(textwrap.dedent("".join(lines[k:j + 1])))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _kinds(checker: Checker, tree: ast.Module, name: str) -> list[str]:
     types: set[int] = set()
     checks: set[int] = set()
     for node in ast.walk(tree):
@@ -100,6 +151,6 @@ def _read_uses(checker: Checker, name: str) -> tuple[str, ...]:
             types.update(id(n) for n in ast.walk(node.args[1]))
         elif type(node) is ast.If and cuda_only_check(checker, node):
             checks.update(id(n) for n in ast.walk(node.test))
-    return tuple(TYPE if id(node) in types else CHECK if id(node) in checks else CODE for node in ast.walk(tree)
-                 if (type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Load)
-                 or (type(node) is ast.Constant and node.value == name))
+    return [TYPE if id(node) in types else CHECK if id(node) in checks else CODE for node in ast.walk(tree)
+            if (type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Load)
+            or (type(node) is ast.Constant and node.value == name)]
