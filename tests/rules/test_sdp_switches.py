@@ -41,7 +41,7 @@ def test_notes_say_which_switches_leave_the_fused_kernel() -> None:
         (4, True, False, False),
         (5, False, False, True),  # flash off: the NPU's SDPA may take its math path
         (6, False, True, False),
-        (8, False, False, True),  # not a constant
+        (8, False, False, False),  # known only at run time: either way the call works
         (9, False, False, True),  # named, not called
         (10, False, False, True),  # not a switch
     ]
@@ -49,3 +49,5 @@ def test_notes_say_which_switches_leave_the_fused_kernel() -> None:
                            "CUDA. torch_npu 2.13.0's SDPA reads only the flash and math flags and takes its math path "
                            "only where math is on and flash off: `enable_flash_sdp(True)` leaves it on its fused "
                            "kernel, as by default.)")
+    assert found[4][1].endswith(": `enable_flash_sdp(...)` given True leaves it on its fused kernel, as by default; "
+                                "given False, it takes its math path, the same results, slower.)")

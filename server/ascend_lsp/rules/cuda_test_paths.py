@@ -74,11 +74,11 @@ def failed_cuda_test(checker: Checker, node: ast.AST) -> str | None:
     found = None
     if isinstance(test, (ast.If, ast.IfExp)):  # (a `while` test's other path is the code after the loop: not read)
         if _reached(func, test, checker):
-            found = _npu_path(test, _polarity(test.test, node), checker)
+            found = _npu_path(test, polarity(test.test, node), checker)
     elif test is None:
         for stmt in ast.walk(func):  # `ok = device == "cuda" and ...`, then `if not ok: raise`
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-                    and inside(node, stmt.value) and _polarity(stmt.value, node):
+                    and inside(node, stmt.value) and polarity(stmt.value, node):
                 found = _flag_path(func, stmt.targets[0].id, checker)
                 break
     if found is None or (found[0] is RAISES and not NPU_WORD.search(_text(checker, func).lower())):
@@ -126,23 +126,23 @@ def _flag_path(func: ast.AST, name: str, checker: Checker) -> tuple[str, str] | 
 def _uses(test: ast.expr, name: str) -> bool | None:
     for node in ast.walk(test):
         if isinstance(node, ast.Name) and node.id == name:
-            return _polarity(test, node)
+            return polarity(test, node)
     return None
 
 
-def _polarity(expr: ast.expr, node: ast.AST) -> bool | None:
+def polarity(expr: ast.expr, node: ast.AST) -> bool | None:
     """True when `expr` is true only where `node`'s test for CUDA passes (`node` itself, a
     conjunct, an `==` operand, a probe called), False when only where it fails (`not`, `!=`,
     a disjunct of those); None when either may hold."""
     if expr is node:
         return True
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-        inner = _polarity(expr.operand, node)
+        inner = polarity(expr.operand, node)
         return None if inner is None else not inner
     if isinstance(expr, ast.BoolOp):
         for value in expr.values:
             if inside(node, value):
-                inner = _polarity(value, node)
+                inner = polarity(value, node)
                 # `a and cuda`: false where CUDA's test fails; `a or not cuda`: true where it fails
                 return inner if inner is isinstance(expr.op, ast.And) else None
         return None

@@ -17,6 +17,7 @@ from ..engine.guards import NPU_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
+from .import_uses import cuda_only_check, qualname_of
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .advice_matching import inside, own_nodes
 from .uncalled_helpers import uncalled_place
@@ -76,6 +77,12 @@ HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memor
 MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0, False or "
                 "None, and only the message says so.)")
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
+# CUDA's switches whose NPU analogue is on by default, where setting them True asks for what the NPU does
+# already: torch_npu 2.13.0 reads its conv HF32 as enabled while unset (torch_npu/npu/npu_config.py,
+# _allowHF32Conv.__getattr__: no value or "" is "enable"); its matmul HF32 is off unless set
+ON_BY_DEFAULT = {"torch.backends.cudnn.allow_tf32": "torch.npu.conv.allow_hf32"}
+NPU_DEFAULT = (" (Set True, it asks for TF32 in fp32 convolutions; torch_npu's `{npu}` is True unless set, so on the "
+               "NPU they already run in HF32: the intent holds without change.)")
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
                      "host it is False and the code takes the path its authors gave other devices.)")
 SKIP_CONDITION = (" (A test's skip condition: on an NPU host the test is skipped, as on any host without CUDA; "
@@ -195,6 +202,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if rule in SWITCH_RULES and ref.call is None and type(ref.node) is ast.Attribute \
             and type(ref.node.ctx) is ast.Load:
         return Severity.INFO, READ_SWITCH
+    if rule in SWITCH_RULES and qualname in ON_BY_DEFAULT and _set_true(checker, ref.node):
+        return Severity.INFO, NPU_DEFAULT.format(npu=ON_BY_DEFAULT[qualname])
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
@@ -206,6 +215,13 @@ ONNX_PROVIDER = (" (It chooses ONNX Runtime's `CUDAExecutionProvider` for a CUDA
                  "model apart from torch and has no provider for torch's `npu` device, so `npu` here is no fix; on an "
                  "NPU host give the session the CPU's provider, or ONNX Runtime's CANN build (`onnxruntime-cann`) "
                  "and its `CANNExecutionProvider`.)")
+
+
+def _set_true(checker: Checker, node: ast.AST) -> bool:
+    """`node` is a target of `... = True` in the statement."""
+    return any(type(stmt) is ast.Assign and any(t is node for t in stmt.targets)
+               and type(stmt.value) is ast.Constant and stmt.value.value is True
+               for stmt, _scope in checker.events.assigns)
 
 
 def onnx_provider_choice(checker: Checker, node: ast.AST) -> bool:
@@ -279,16 +295,6 @@ def _loaded_into_module(checker: Checker, load: ast.Call) -> bool:
 UNION_FORMS = frozenset({"typing.Union", "typing.Optional", "typing_extensions.Union", "typing_extensions.Optional"})
 
 
-def _qualname(checker: Checker, node: ast.expr) -> str | None:
-    """What a name or chain names through the module's imports (`Union` after `from typing import Union`)."""
-    attrs: list[str] = []
-    while type(node) is ast.Attribute:
-        attrs.append(node.attr)
-        node = node.value
-    bound = checker.module.scope.lookup(node.id) if type(node) is ast.Name else None
-    return ".".join((bound, *reversed(attrs))) if bound is not None else None
-
-
 def _class_name(node: ast.expr) -> bool:
     """A class named as in a union of classes: `None`, or a CamelCase name or chain's last part."""
     if type(node) is ast.Constant:
@@ -308,7 +314,7 @@ def type_union_members(checker: Checker) -> set[int]:
         members: set[int] = set()
         for root in events.roots:
             for node in ast.walk(root):
-                if type(node) is ast.Subscript and _qualname(checker, node.value) in UNION_FORMS:
+                if type(node) is ast.Subscript and qualname_of(checker, node.value) in UNION_FORMS:
                     members.update(map(id, node.slice.elts if type(node.slice) is ast.Tuple else (node.slice,)))
                 elif type(node) is ast.BinOp and type(node.op) is ast.BitOr:
                     operands: list[ast.expr] = []
@@ -377,9 +383,13 @@ def scripts_in_place(checker: Checker, ref: Reference) -> bool:
 
 
 def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Severity, str] | None:
-    """The lower severity and the reason for a method found by its shape (`x.double()`) that the
-    code shows harmless; else None."""
-    return float64_place(checker, node) if rule == "NPU405" else None
+    """The lower severity and the reason for a method found by its shape (`x.double()`, `x.is_cuda`)
+    that the code shows harmless; else None."""
+    if rule == "NPU405":
+        return float64_place(checker, node)
+    if rule.startswith("NPU1") and (reason := reports_only(checker, node)) is not None:
+        return Severity.INFO, reason
+    return None
 
 
 def hides_every_gpu(checker: Checker, node: ast.AST, name: str) -> bool:
@@ -484,7 +494,13 @@ def reports_only(checker: Checker, node: ast.AST) -> str | None:
     branches = (*stmt.body, *stmt.orelse)
     if all(reports(s) for s in branches):
         return REPORTS_ONLY
-    return NO_OPS_ONLY if all(reports(s) or _no_op(checker, s) for s in branches) else None
+    if all(reports(s) or _no_op(checker, s) for s in branches):
+        return NO_OPS_ONLY
+    return CUDA_ONLY_CHECK if cuda_only_check(checker, stmt) else None
+
+
+CUDA_ONLY_CHECK = (" (A check only CUDA runs: its test holds only where CUDA does and it only logs, raises or sets "
+                   "CUDA's sync debugging, so on an NPU host the test is False and nothing but the check is skipped.)")
 
 
 def _no_op(checker: Checker, stmt: ast.stmt) -> bool:
@@ -492,7 +508,7 @@ def _no_op(checker: Checker, stmt: ast.stmt) -> bool:
     beside a seed of every device."""
     if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
         return False
-    name = _qualname(checker, stmt.value.func)
+    name = qualname_of(checker, stmt.value.func)
     return name in NO_OPS_WITHOUT_CUDA or (name in CUDA_SEEDS and seeds_all_beside(statement_facts(checker), stmt))
 
 

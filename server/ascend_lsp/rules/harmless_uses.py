@@ -1,7 +1,8 @@
 """CUDA names used in ways that run fine on an NPU host, each with the reason said in the
 message: a copy's `non_blocking=` flag set from a test for CUDA (device_strings.py), `import
 torch.cuda` alone, a `torch.cuda` name imported by an environment report, a package imported
-under `try:` with a fallback, the backend of an mmengine config's `dist_cfg`, the GPU a
+under `try:` with a fallback, one used only as a type or in checks only CUDA runs
+(import_uses.py), the backend of an mmengine config's `dist_cfg`, the GPU a
 TensorFlow run is given; a name setup.py
 imports only for functions nothing calls (uncalled_helpers.py). (A class object named only as a type or a key: harmless_calls.py;
 ROCm's tests: engine/guards.py.)"""
@@ -21,6 +22,7 @@ from .call_arguments import assigned_key
 from .advice_matching import own_nodes
 from .float64_place import imported_for_checks
 from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, import_with_fallback, in_environment_report
+from .import_uses import CODE, import_uses
 from .statement_facts import innermost_function, statement_facts
 from .uncalled_helpers import uncalled_import
 
@@ -49,7 +51,14 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
         return Severity.INFO, FALLBACK_IMPORT
     if qualname.startswith("torch.cuda") and type(stmt) is ast.ImportFrom and unused_import(checker, stmt, alias):
         return Severity.INFO, UNUSED_IMPORT
+    if qualname.startswith("torch.cuda") and (uses := import_uses(checker, stmt, alias)) and CODE not in uses:
+        return Severity.INFO, TYPES_AND_CHECKS
     return None
+
+
+TYPES_AND_CHECKS = (" (Used here only as a type (a hint, an isinstance() test) or in the tests of checks only CUDA "
+                    "runs (`if cuda.is_available() and not x.is_cuda: raise ...`): on an NPU host none of them runs "
+                    "anything, and importing it needs no CUDA.)")
 
 
 UNUSED_IMPORT = (" (Imported and not used in its function, as in a check of the torch release (`try: from torch.cuda "

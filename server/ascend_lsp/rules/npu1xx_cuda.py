@@ -62,7 +62,9 @@ rule(
              "`CANNExecutionProvider` (onnxruntime.ai, CANN Execution Provider). A comparison held in a name "
              "(`check_sync = idx == 1 and self.device == \"cuda\"`, then `if check_sync:`) is the test of what "
              "that name guards (as NPU103 says); one of where a tensor is with a fallback beside it (`if "
-             "x.device.type == \"cuda\": ... else: ...`) is info, with its arm. The message says which. In shell "
+             "x.device.type == \"cuda\": ... else: ...`) is info, with its arm; so is one in the test of a check "
+             "only CUDA runs (`if x.device.type == \"cuda\" and not x.is_contiguous(): raise ...`, as NPU103 says). "
+             "The message says which. In shell "
              "launch scripts (`*.sh`, sbatch jobs, `#!` scripts without a suffix) and a Dockerfile's `RUN`, a CUDA device given to a command's "
              "`--device` (`python train.py --device cuda:0`, `torchrun ... -m pkg.run --device=cuda`, `lm_eval "
              "--device cuda:0`) or to a Python program's override (`trainer.device=cuda`), naming whose option it "
@@ -97,7 +99,8 @@ rule(
         what="Finds `.cuda()` on tensors and modules and the `.is_cuda` attribute. Info in a test of where a "
              "tensor is with a fallback beside it (`if torch.cuda.is_available() and pred.is_cuda: <CUDA kernel> "
              "else: <the same in PyTorch>`): an NPU tensor takes the fallback; a test whose other path raises "
-             "keeps its warning, and what it guards is listed with it (as NPU103 says).",
+             "keeps its warning, and what it guards is listed with it (as NPU103 says). Info too in the test of a "
+             "check only CUDA runs (`if not x.is_cuda and torch.cuda.is_available(): raise ...`, as NPU103 says).",
         why="On an Ascend NPU the tensor methods are `.npu()` and `.is_npu`, added by `import torch_npu`.",
         example="model.cuda()\nif x.is_cuda: ...\n\n# becomes\n\nimport torch_npu\nmodel.npu()\nif x.is_npu: ...",
         fix="Safe: renames the method and adds `import torch_npu` when the file lacks it.",
@@ -123,7 +126,15 @@ rule(
              "`import torch.cuda` alone, whose uses are reported where they are; code after a test for ROCm in "
              "an `and` (`bool(torch.version.hip) and torch.cuda.is_available()`); "
              "`torch.cuda.is_available()` and `device_count()` where the code handles `npu` too (as NPU101 "
-             "says). A CUDA seed alone stays a warning: its message says the NPU's generator "
+             "says); the test of a check only CUDA runs: an `if` without `else` whose test holds only with CUDA "
+             "(`torch.cuda.is_available()`, `x.is_cuda`, `device.type == \"cuda\"`, alone or joined by `and`) and "
+             "whose body only logs, raises or sets CUDA's sync debugging (`if cuda.is_available() and not x.is_cuda: "
+             "raise ...`, `if device == \"cuda\": torch.cuda.set_sync_debug_mode(\"warn\")`), which an NPU "
+             "host skips (a test with a part that asks that CUDA is missing keeps its warning, `if not "
+             "torch.cuda.is_available(): raise` or `if device.type == \"cuda\" and not torch.cuda.is_available(): "
+             "raise`: it may raise there); a "
+             "top-level import of a `torch.cuda` name the module uses only as a type or in such tests "
+             "(`from torch import cuda`; a string equal to the name, as in `__all__`, keeps it). A CUDA seed alone stays a warning: its message says the NPU's generator "
              "stays unseeded. Code under a test for CUDA (`if torch.cuda.is_available():`, `if args.device == "
              "\"cuda\":`, and the operands of an `and` after a comparison that tests for CUDA: `device.type == "
              "\"cuda\" and not torch.cuda.is_available()`, not after a flag, `args.cuda and "
@@ -225,7 +236,10 @@ rule(
              "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, or the value of "
              "`... if cfg.compile_model else ...`, where its Python "
              "files give `compile_model` only `False`: a dataclass field, a parameter default, argparse's "
-             "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py).",
+             "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py). "
+             "`torch.backends.cudnn.allow_tf32 = True` is info: torch_npu 2.13.0's `torch.npu.conv.allow_hf32` reads "
+             "True while unset (npu/npu_config.py), so fp32 convolutions already run in HF32, as asked; set "
+             "False, or the matmul switch, it stays a warning.",
         why="The NPU's reduced-precision fp32 mode is HF32, switched by `torch.npu.matmul.allow_hf32` and "
             "`torch.npu.conv.allow_hf32` — with different defaults: matmul HF32 is off, convolution HF32 is "
             "**on**, so fp32 convolutions on A2/A3 already run in HF32.",

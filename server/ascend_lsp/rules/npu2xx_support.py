@@ -18,6 +18,7 @@ from ..engine.registry import TableRef, handles, rule
 from .chip_features import (BF16_KEYWORDS, BF16_NAMES, BF16_STRINGS, CHIP_TABLE, DTYPE_KEYWORDS, FP8_KEYWORDS,
                             FP8_NAMES, chip_doc, lacking, report_chip)
 from .citations import real_world_citation
+from .import_uses import TYPE, import_uses
 from .sdp_switches import sdp_switch_note
 
 SUPPORT_LIST = ("Ascend/pytorch docs/zh/api/native_api/pytorch_<version>/*.md — the \"PyTorch原生接口清单\" "
@@ -38,7 +39,12 @@ rule(
             "\"not verified\" by Ascend and are not flagged. `torch.compiler`'s functions (`disable`, "
             "`allow_in_graph`, …) are info: they only steer what `torch.compile` traces. So is an API not called "
             "where it is named: re-bound to a wrapper of itself (a flops profiler's `F.avg_pool3d = "
-            "wrapFunc(F.avg_pool3d, ...)`) or back; and an API the list marks ✘ although torch_npu 2.13.0 "
+            "wrapFunc(F.avg_pool3d, ...)`) or back; the top-level import of a class the module names only as a type "
+            "(`from torch.nn import RNNBase` for hints and `isinstance()` tests; a string equal to the name, as in "
+            "`__all__`, keeps the error); CUDA's SDPA switches where torch_npu 2.13.0's SDPA stays on its fused "
+            "kernel (`enable_flash_sdp(True)`, `enable_math_sdp(...)`, `enable_mem_efficient_sdp(...)`) or where "
+            "the value is known only at run time (`enable_flash_sdp(allow_flash)`: False takes its math path, the "
+            "same results, slower; a written `enable_flash_sdp(False)` stays an error); and an API the list marks ✘ although torch_npu 2.13.0 "
             "registers an NPU kernel for every aten operator it runs (`torch.unique_consecutive`, "
             "`nn.AdaptiveMaxPool2d`, `nn.RNN`: recorded on torch 2.13's CPU, forward and backward, and looked "
             "up in the wheel's registration table); the message names the kernels. So are the DLPack functions "
@@ -171,8 +177,14 @@ def not_called(checker: Checker, node: ast.expr) -> bool:
                for stmt, _scope in checker.events.assigns if type(value := stmt.value) is ast.Call)
 
 
-def check_support(checker: Checker, node: ast.AST, qualname: str, uncalled: bool = False) -> None:
-    """`uncalled`: a reference not called where it stands, which may be info (not_called)."""
+TYPE_ONLY_IMPORT = (" (Imported only to be named as a type here (a hint, an isinstance() test): nothing in the "
+                    "module constructs or calls it, so nothing of it runs on the NPU.)")
+
+
+def check_support(checker: Checker, node: ast.AST, qualname: str, uncalled: bool = False,
+                  imported: tuple[ast.Import | ast.ImportFrom, ast.alias] | None = None) -> None:
+    """`uncalled`: a reference not called where it stands, which may be info (not_called);
+    `imported`: the import that binds it, whose uses may all be types (import_uses)."""
     tables = checker.tables
     entry = tables.support.get(qualname)
     if entry is None or tables.lookup(qualname) is not None:
@@ -180,6 +192,8 @@ def check_support(checker: Checker, node: ast.AST, qualname: str, uncalled: bool
     if entry.supported_on(checker.settings.support_chip) and not entry.cpu_fallback:
         return
     note = NOT_CALLED if uncalled and isinstance(node, ast.expr) and not_called(checker, node) else ""
+    if imported is not None and (uses := import_uses(checker, *imported)) and all(use == TYPE for use in uses):
+        note = TYPE_ONLY_IMPORT
     note = note or sdp_switch_note(checker, node, qualname)
     chip, version = checker.settings.chip, tables.support_version
     if not entry.supported_on(checker.settings.support_chip):
@@ -207,7 +221,7 @@ def check_support_reference(checker: Checker, ref: Reference) -> None:
 
 @handles("import", "NPU201", "NPU203")
 def check_support_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> None:
-    check_support(checker, alias, qualname)
+    check_support(checker, alias, qualname, imported=(stmt, alias))
 
 
 # --- dtypes the configured chip lacks (chip_features) ----------------------------------------

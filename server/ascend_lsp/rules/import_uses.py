@@ -1,0 +1,156 @@
+"""How a name a module's top-level import binds is used in the module: only as a type (a hint,
+an isinstance() test), in a check only CUDA runs, or as code. The import carries the finding of
+every use (rules/table.py), so where no use runs anything on an NPU host, neither does the
+import: `from torch.nn import RNNBase` for `isinstance(m, RNNBase)`, `from torch import cuda` for
+`if cuda.is_available() and not x.is_cuda: raise ...`. Read from the whole text
+(Checker.text_fact: a use added anywhere changes it): only where the text never calls the name
+(`RNNBase(...)`, `with autocast():`), and only the statements that name it, each parsed alone. Here, not in harmless_calls.py,
+so that npu2xx_support.py may import it."""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+
+from ..engine.checker import Checker
+from .cuda_test_paths import polarity, reports
+
+TYPE, CHECK, CODE = "type", "check", "code"
+TYPE_FUNCTIONS = frozenset({"isinstance", "issubclass"})
+
+
+def qualname_of(checker: Checker, node: ast.expr) -> str | None:
+    """What a name or chain names through the module's imports (`Union` after `from typing import Union`)."""
+    attrs: list[str] = []
+    while type(node) is ast.Attribute:
+        attrs.append(node.attr)
+        node = node.value
+    bound = checker.module.scope.lookup(node.id) if type(node) is ast.Name else None
+    return ".".join((bound, *reversed(attrs))) if bound is not None else None
+
+
+def cuda_only_check(checker: Checker, stmt: ast.If) -> bool:
+    """`stmt` has no `else`, its body only logs, raises or sets CUDA's sync debugging
+    (CUDA_DEBUG_AIDS), and its test holds only where CUDA does (`torch.cuda.is_available()`,
+    `x.is_cuda` or `device.type == "cuda"`, alone or joined by `and`): `if cuda.is_available()
+    and not x.is_cuda: raise ...`, `if device == "cuda": torch.cuda.set_sync_debug_mode("warn")`. Not where
+    a part asks that CUDA is missing: `if not torch.cuda.is_available(): raise` raises on an NPU
+    host, and so may `if device.type == "cuda" and not torch.cuda.is_available(): raise`."""
+    if stmt.orelse or not all(reports(s) or type(s) is ast.Raise or _debug_aid(checker, s) for s in stmt.body):
+        return False
+    test = stmt.test
+    parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+    sides = {(polarity(part, probe), asks_host) for part in parts for probe, asks_host in _cuda_probes(checker, part)}
+    return any(side is True for side, _ in sides) and (False, True) not in sides
+
+
+# what only changes how CUDA reports its own work: whether a synchronizing call warns or raises
+# (torch.cuda.set_sync_debug_mode; without CUDA it raises, torch 2.13 CPU, run: it needs a test for CUDA)
+CUDA_DEBUG_AIDS = frozenset({"torch.cuda.set_sync_debug_mode"})
+
+
+def _debug_aid(checker: Checker, stmt: ast.stmt) -> bool:
+    return type(stmt) is ast.Expr and type(stmt.value) is ast.Call \
+        and qualname_of(checker, stmt.value.func) in CUDA_DEBUG_AIDS
+
+
+def _cuda_probes(checker: Checker, test: ast.expr):
+    """The parts of a test that are true only with CUDA, as polarity() reads them, each with
+    whether it asks the host (`torch.cuda.is_available()`'s callee) or a tensor or device (an
+    `.is_cuda`, a `"cuda"` compared with)."""
+    for node in ast.walk(test):
+        if type(node) is ast.Call and qualname_of(checker, node.func) == "torch.cuda.is_available":
+            yield node.func, True
+        elif type(node) is ast.Attribute and node.attr == "is_cuda":
+            yield node, False
+        elif type(node) is ast.Compare:
+            yield from ((o, False) for o in (node.left, *node.comparators) if type(o) is ast.Constant
+                        and type(o.value) is str and o.value.partition(":")[0] == "cuda")
+
+
+def import_uses(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> tuple[str, ...]:
+    """The kinds of the reads of the name a top-level import binds, sorted: TYPE, CHECK or CODE;
+    a string equal to the name is CODE (`__all__` hands it to other modules). () where the import
+    is in a block, or binds `*`, or the name is not read."""
+    if stmt.col_offset or alias.name == "*":
+        return ()
+    name = alias.asname or alias.name.partition(".")[0]
+    return checker.text_fact(f"import-uses {name}", lambda c: _read_uses(c, name))
+
+
+def _read_uses(checker: Checker, name: str) -> tuple[str, ...]:
+    """The kinds of the name's reads, each statement that names it parsed alone (_statement_at),
+    so that an edit elsewhere, which may leave the text broken while it is typed, costs little
+    and changes nothing."""
+    text = checker.source.text
+    if re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", text):
+        return (CODE,)  # called (or so it reads): no need to parse
+    lines = checker.source.lines
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+    kinds: list[str] = []  # a statement of several lines may be read once per line that names it
+    for i, line in enumerate(lines):
+        if not word.search(line) or line.lstrip().startswith(("import ", "from ", "#")):
+            continue
+        tree = _statement_at(lines, i)
+        if tree is None:
+            return (CODE,)  # what does not parse shows nothing of its uses
+        kinds.extend(_kinds(checker, tree, name))
+    return tuple(sorted(set(kinds)))
+
+
+# how far back a statement holding a line may begin (a signature, a test over several lines)
+LOOK_BACK = 30
+# what goes on a statement at its own indentation: the arms of a compound one, a closing bracket
+CONTINUES = re.compile(r"\s*(?:(?:elif|else|except|finally|case)\b|[)\]}])")
+# the end of a line that the next one continues
+OPEN_END = re.compile(r"[(\[{,\\]\s*(?:#.*)?$")
+
+
+def _statement_at(lines: list[str], i: int) -> ast.Module | None:
+    """The statement holding line `i`, with the blocks it heads, parsed alone: from the nearest
+    line back, not more indented and not continuing the line before it, whose text to the end
+    of its blocks parses."""
+    limit = _indent(lines[i])
+    for k in range(i, max(-1, i - LOOK_BACK), -1):
+        first = lines[k]
+        if not first.strip() or _indent(first) > limit:
+            continue
+        limit = base = _indent(first)
+        before = next((line for line in reversed(lines[max(0, k - LOOK_BACK):k]) if line.strip()), "")
+        if OPEN_END.search(before) or CONTINUES.match(first):
+            continue  # inside brackets, or an arm of a statement above
+        j = i
+        while j + 1 < len(lines) and (not lines[j + 1].strip() or _indent(lines[j + 1]) > base
+                                      or CONTINUES.match(lines[j + 1]) and _indent(lines[j + 1]) == base):
+            j += 1
+        try:
+            return ast.parse(textwrap.dedent("".join(lines[k:j + 1])))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _kinds(checker: Checker, tree: ast.Module, name: str) -> list[str]:
+    types: set[int] = set()
+    checks: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            hints = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                            arguments.vararg, arguments.kwarg) if a is not None]
+            types.update(id(n) for hint in (*hints, node.returns) if hint is not None for n in ast.walk(hint))
+        elif type(node) is ast.AnnAssign:
+            types.update(id(n) for n in ast.walk(node.annotation))
+        elif type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in TYPE_FUNCTIONS \
+                and len(node.args) == 2:
+            types.update(id(n) for n in ast.walk(node.args[1]))
+        elif type(node) is ast.If and cuda_only_check(checker, node):
+            checks.update(id(n) for n in ast.walk(node.test))
+    return [TYPE if id(node) in types else CHECK if id(node) in checks else CODE for node in ast.walk(tree)
+            if (type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Load)
+            or (type(node) is ast.Constant and node.value == name)]
