@@ -1,5 +1,5 @@
 """What is checked, as the engine's text: Python files in any PEP 263 encoding, notebooks
-(their code cells joined, magics commented out); and the bytes to write back for fixed text,
+(their code cells joined, magics made `pass` with the line in a comment); and the bytes to write back for fixed text,
 in the file's own encoding, line breaks and notebook form."""
 
 from __future__ import annotations
@@ -16,10 +16,35 @@ from .sources import MAX_BYTES, SourceError, read_regular
 
 CELL_MARK = "# %% ascend-lsp cell {index}\n"
 CELL_MARK_RE = re.compile(r"^# %% ascend-lsp cell (\d+)$")
-# A line magic or shell escape, alone (`%pip ...`, `!ls`) or assigned (`out = !ls`, `t = %time f()`).
-MAGIC = re.compile(r"^\s*(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)?[%!]")
+# A line magic or shell escape, alone (`%pip ...`, `!ls`) or assigned (`out = !ls`, `t = %time f()`), after its indentation.
+MAGIC = re.compile(r"^([ \t\f]*)(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)?[%!]")
 FIRST_LINES = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)?[^\r\n]*(?:\r\n|\r|\n)?")
-MAGIC_MARK = "# ascend-lsp magic: "  # a magic kept as a comment, restored on write
+MAGIC_MARK = "pass  # ascend-lsp magic: "  # a magic as a statement that does nothing, restored on write
+HIDDEN_MAGIC = re.compile(r"^([ \t\f]*)" + re.escape(MAGIC_MARK))
+
+
+# the cell magics whose body IPython runs as Python (`%%time`); any other's (`%%bash`, `%%writefile`) is not Python
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+CELL_MAGIC = re.compile(r"%%(\w+)")
+
+
+def hide_magics(code: str) -> list[str]:
+    """A code cell's lines as Python, one for one: a magic becomes `pass` at its indentation, as
+    IPython makes it a call there (`if in_colab:` whose body is `!pip install ...` keeps a body),
+    the line kept in a comment; so does every line of a cell whose cell magic's body is no Python
+    (`%%bash`)."""
+    lines = split_lines(code)
+    cell = CELL_MAGIC.match(code)
+    if cell is not None and cell.group(1) not in PYTHON_CELL_MAGICS:
+        return [MAGIC_MARK + line for line in lines]
+    return [line if (found := MAGIC.match(line)) is None else found.group(1) + MAGIC_MARK + line[found.end(1):]
+            for line in lines]
+
+
+def show_magic(line: str) -> str:
+    """A line of hide_magics undone."""
+    found = HIDDEN_MAGIC.match(line)
+    return line if found is None else found.group(1) + line[found.end():]
 
 
 @dataclass(slots=True)
@@ -121,8 +146,7 @@ def _notebook(path: str, raw: bytes, mtime_ns: int) -> Source:
         if cell.get("cell_type") != "code":
             continue
         code = "".join(cell.get("source", "")) if isinstance(cell.get("source"), list) else cell.get("source", "")
-        # Magics and shell escapes are not Python: comment them out, keeping line numbers.
-        lines = [MAGIC_MARK + text if MAGIC.match(text) else text for text in split_lines(code)]
+        lines = hide_magics(code)
         if lines and not lines[-1].endswith(("\n", "\r")):
             lines[-1] += "\n"
         parts.append(CELL_MARK.format(index=index))
@@ -151,7 +175,7 @@ def encode(source: Source, text: str) -> bytes:
     for index, lines in chunks.items():
         if index not in original:
             continue
-        lines = [line[len(MAGIC_MARK):] if line.startswith(MAGIC_MARK) else line for line in lines]
+        lines = [show_magic(line) for line in lines]
         old = notebook["cells"][index]["source"]
         if lines and not ("".join(old) if isinstance(old, list) else old).endswith("\n"):
             lines[-1] = lines[-1].removesuffix("\n")

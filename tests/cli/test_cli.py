@@ -209,7 +209,12 @@ def test_notebooks_are_checked_and_fixed_by_cell(project: Path, capsys) -> None:
             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
              "source": ["!nvidia-smi\n", "x = torch.ones(2).cuda()"]},
             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-             "source": ["VERSION = !curl -s https://example.org/v\n", "t, u = %time f()\n", "y = x != 1"]},
+             "source": ["if in_colab:\n", "    VERSION = !curl -s https://example.org/v\n",
+                        "    !pip install -q torch=={VERSION[0]}\n", "t, u = %time f()\n", "y = x != 1"]},
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+             "source": ["%%bash\n", "export CUDA_HOME=/usr/local/cuda\n", "  nvcc --version"]},
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+             "source": ["%%time\n", "z = torch.ones(2).cuda()"]},
         ],
         "metadata": {"language_info": {"name": "python"}},
         "nbformat": 4,
@@ -218,13 +223,16 @@ def test_notebooks_are_checked_and_fixed_by_cell(project: Path, capsys) -> None:
     path = project / "nb.ipynb"
     path.write_text(json.dumps(notebook, indent=1))
     code, out, _ = run(capsys, "nb.ipynb", "--output-format", "concise", "-q")
-    assert out.strip() == "nb.ipynb:cell 3:2:19: NPU102 [*] `.cuda()` is CUDA-only. Use `.npu()`."
+    assert out.strip() == ("nb.ipynb:cell 3:2:19: NPU102 [*] `.cuda()` is CUDA-only. Use `.npu()`.\n"
+                           "nb.ipynb:cell 6:2:19: NPU102 [*] `.cuda()` is CUDA-only. Use `.npu()`.")
     run(capsys, "nb.ipynb", "--fix")
     cells = json.loads(path.read_text())["cells"]
     assert cells[1]["source"] == ["%matplotlib inline\n", "import torch\n", "import torch_npu"]
     assert cells[2]["source"] == ["!nvidia-smi\n", "x = torch.ones(2).npu()"]
     assert cells[0]["source"] == ["# Train on cuda"]
-    assert cells[3]["source"] == ["VERSION = !curl -s https://example.org/v\n", "t, u = %time f()\n", "y = x != 1"]
+    assert cells[3]["source"] == notebook["cells"][3]["source"]
+    assert cells[4]["source"] == notebook["cells"][4]["source"]
+    assert cells[5]["source"] == ["%%time\n", "z = torch.ones(2).npu()"]
 
 
 def test_gitignore_is_respected_in_git_repositories(project: Path, capsys) -> None:

@@ -1,5 +1,6 @@
 """A notebook as one Python text: its code cells joined in order, each after a marker
-line, with magics (`%pip`, `!ls`) commented out; and the way back for fix-all."""
+line, with magics (`%pip`, `!ls`) made `pass` with the line in a comment
+(source_codec.hide_magics); and the way back for fix-all."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace import Workspace
 
-from ..source_codec import CELL_MARK, CELL_MARK_RE, MAGIC, MAGIC_MARK
+from ..source_codec import CELL_MARK, CELL_MARK_RE, hide_magics, show_magic
 from ..engine.text import split_lines
 
 # Python cells of any notebook type. (A selector without `notebook` is also valid LSP, but
@@ -38,7 +39,7 @@ def join_cells(notebook: types.NotebookDocument, workspace: Workspace) -> tuple[
         if document is None or document.language_id not in (None, "python"):
             continue
         code = document.source
-        lines = [MAGIC_MARK + text if MAGIC.match(text) else text for text in split_lines(code)]
+        lines = hide_magics(code)
         if not lines:
             lines = ["\n"]
         elif not lines[-1].endswith(("\n", "\r")):
@@ -59,7 +60,7 @@ def split_cells(text: str, cells: list[Cell]) -> dict[str, str]:
         if CELL_MARK_RE.match(line.rstrip("\r\n")):
             chunks.append([])
         elif chunks:
-            chunks[-1].append(line[len(MAGIC_MARK):] if line.startswith(MAGIC_MARK) else line)
+            chunks[-1].append(show_magic(line))
     out = {}
     for cell, lines in zip(cells, chunks):
         code = "".join(lines)
