@@ -181,13 +181,14 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
     `if not X: A else: B` is read as `if X: B else: A` (and `!=` as `==`). A name in `held` tests for CUDA; arms
     only a torch older than `torch` takes never run on the NPU."""
     branches = _chain(node, links)
+    found = [Branches([branches.pop(0)[1]], [], [], [], TYPE_CHECKING_ONLY)] if _type_checking(branches[0][0]) else []
     if len(branches) == 2 and branches[1][0] is None:
         passed = _negated(branches[0][0])  # `if not is_mps_tensor_safe(x):`, `if x.device.type != "mps":`
         if passed is not None:
             branches = [(passed, branches[1][1]), (None, branches[0][1])]
     old = _old_torch_arms(branches, torch) if torch is not None else ()
-    found = [Branches([branches[i][1] for i in old], [], [], [], torch.why)] if torch is not None and old else []
-    if old:
+    if torch is not None and old:
+        found.append(Branches([branches[i][1] for i in old], [], [], [], torch.why))
         branches = [arm for i, arm in enumerate(branches) if i not in old]
     tests = [(_gates(test, held) if test is not None else NOTHING) for test, _ in branches]
     if not any(npu or cuda or other for npu, cuda, other in tests):
@@ -221,6 +222,16 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
     if first_npu is None:
         return found + [Branches([], [], other_backend, guarded)] if other_backend or guarded else found
     return found + [Branches(off, [branches[first_npu][1]], other_backend, [])]
+
+
+TYPE_CHECKING_ONLY = " (Under `if TYPE_CHECKING:`, which only type checkers read: it never runs.)"
+
+
+def _type_checking(test: ast.expr | None) -> bool:
+    """`TYPE_CHECKING` or `typing.TYPE_CHECKING`, the test whose arm never runs."""
+    return (type(test) is ast.Name and test.id == "TYPE_CHECKING") or (
+        type(test) is ast.Attribute and test.attr == "TYPE_CHECKING" and type(test.value) is ast.Name
+        and test.value.id in ("typing", "typing_extensions"))
 
 
 _POSITIVE = {ast.NotEq: ast.Eq, ast.IsNot: ast.Is, ast.NotIn: ast.In}

@@ -153,7 +153,7 @@ rule(
              "\"GradScaler\")`, a `try`'s `except AttributeError:` falling back to `torch.cuda.amp.GradScaler()`; "
              "the target's torch is the oldest the project's torch-npu pin admits, else that of "
              "torch-npu-version where the project's torch pin admits it, else the oldest that pin admits); the "
-             "else of `if not <another backend's test>:`. Info too is the "
+             "else of `if not <another backend's test>:`; the arm of `if TYPE_CHECKING:`, which never runs. Info too is the "
              "rest of a block after `if not torch.cuda.is_available(): return` (or `raise`, `sys.exit()`, "
              "`continue` or `break` in a loop's body, and after `if device.type != \"cuda\": return`: the block "
              "that exit leaves, nested or not; after "
