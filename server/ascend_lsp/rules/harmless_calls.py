@@ -154,7 +154,7 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
         return Severity.INFO, SCRIPTED_FUNCTION
-    if rule in FLAG_RULES and (off := flag_off(checker, ref.node)) is not None:
+    if rule.startswith("NPU1") and (off := flag_off(checker, ref.node)) is not None:
         return off
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
         return None
@@ -325,16 +325,32 @@ def type_union_members(checker: Checker) -> set[int]:
     return known[1]  # type: ignore[return-value]
 
 
-FLAG_RULES = frozenset({"NPU106", "NPU111"})
+# the rule pages' words for flag_off (NPU1xx, NPU3xx)
+OPTION_LEFT_OFF_DOC = (
+    "Info under an `if` (or in the value of `... if ... else ...`) whose test is an option the project leaves off: "
+    "a flag its Python files give only `False` (`if cfg.compile_model:`, `if autogptq:`: a dataclass field, a "
+    "parameter default such as `def load(path, autogptq=False)`, argparse's `store_true`; never `True`, neither as a "
+    "caller's keyword nor as a dict's key), or a string option compared with values they never give it (`if "
+    "args.optimizer == \"Adam8bit\":` where they give `optimizer` only `\"AdamW\"`: a default, a keyword, a dict's "
+    "key, argparse's `default=`): it runs only where the user turns the option on, and the message names it and "
+    "where its default is given (flag_defaults.py). An `else` keeps its finding (what the option holds there is not "
+    "known), and so does a test of an attribute no file of the project gives a value (a library's, such as "
+    "transformers' `model_parallel`) or of a boolean field whose default is None (a config file gives its value).")
 FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False ({place}): it runs only where "
             "the user turns that flag on; on an NPU host leave it off, or change this first.)")
+OPTION_OFF = (" (Under {test}, and the project gives `{name}` strings such as {value} ({place}) but never {tested}: "
+              "it runs only where the user chooses that; on an NPU host leave the option as it is, or change this "
+              "first.)")
 
 
 def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
     """Info and the reason for code in the body of an `if` whose test is a flag (`if
-    cfg.compile_model:`, `if self.use_tf32 and ...:`), or in the value a conditional expression
-    takes when it is (`"flash_attention_2" if args.use_flash_attn else None`), that the project
-    leaves off (flag_defaults.py: its only literal value anywhere is False), nearest first."""
+    cfg.compile_model:`, `if self.use_tf32 and ...:`) or a string option compared with values
+    (`if args.optimizer == "Adam8bit":`, `in ("a", "b")`), or in the value a conditional
+    expression takes when it is (`"flash_attention_2" if args.use_flash_attn else None`), that
+    the project leaves off (flag_defaults.py: its only literal value anywhere is False; it gives
+    the option strings and none of those), nearest first. An `else` is never read: what the
+    option is set to there is not known."""
     if checker.project is None:
         return None
     path = statement_path(checker, node)
@@ -342,29 +358,59 @@ def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
         block, index = path[-1]
         for choice in reversed([n for n in ast.walk(block[index]) if type(n) is ast.IfExp and inside(node, n.body)]):
             if (found := _flag_test(checker, choice.test)) is not None:
-                return Severity.INFO, FLAG_OFF.format(test=f"`... if {found[0]} else ...`", **found[1])
+                return Severity.INFO, found[1].format(test=f"`... if {found[0]} else ...`", **found[2])
     for block, index in reversed(path):
         stmt = block[index]
         if type(stmt) is ast.If and any(inside(node, child) for child in stmt.body) \
                 and (found := _flag_test(checker, stmt.test)) is not None:
-            return Severity.INFO, FLAG_OFF.format(test=f"`if {found[0]}:`", **found[1])
+            return Severity.INFO, found[1].format(test=f"`if {found[0]}:`", **found[2])
     return None
 
 
-def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, dict[str, str]] | None:
-    """The test as written (on one line), and the flag it needs on that the project leaves off
-    with where its default is given: the test, or one of the tests it joins by `and`."""
+def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, str]] | None:
+    """The test as written (on one line), the reason's form and what it names: the flag it needs
+    on that the project leaves off, or the string option it needs at values the project never
+    gives it, with where its default is given; the test, or one of the tests it joins by `and`."""
     project = checker.project
     assert project is not None
     tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     for flag in tested:
-        if not isinstance(flag, (ast.Name, ast.Attribute)):
+        if isinstance(flag, (ast.Name, ast.Attribute)):
+            place = project.flags.default_off(last_name(flag), checker.path)
+            named = {"name": last_name(flag)}
+            form = FLAG_OFF
+        elif (option := _compared_option(flag)) is not None:
+            given = project.flags.never_given(last_name(option[0]), option[1], checker.path)
+            place = given[1:] if given is not None else None
+            named = {"name": last_name(option[0]), "value": f'`"{given[0]}"`' if given is not None else "",
+                     "tested": " or ".join(f'`"{v}"`' for v in option[1])}
+            form = OPTION_OFF
+        else:
             continue
-        place = project.flags.default_off(last_name(flag), checker.path)
         if place is not None:
             text = " ".join(checker.source.segment(checker.range(test)).split())
-            return text, {"name": last_name(flag), "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
+            return text, form, {**named, "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
     return None
+
+
+def _compared_option(test: ast.expr) -> tuple[ast.Name | ast.Attribute, list[str]] | None:
+    """`option == "a"`, `"a" == option`, `option in ("a", "b")`: the option and the strings it
+    must be one of."""
+    if type(test) is not ast.Compare or len(test.ops) != 1:
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if type(op) is ast.Eq and type(left) is ast.Constant and isinstance(right, (ast.Name, ast.Attribute)):
+        left, right = right, left
+    if not isinstance(left, (ast.Name, ast.Attribute)):
+        return None
+    if type(op) is ast.Eq:
+        values = [right]
+    elif type(op) is ast.In and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        values = right.elts
+    else:
+        return None
+    strings = [v.value for v in values if type(v) is ast.Constant and type(v.value) is str]
+    return (left, strings) if strings and len(strings) == len(values) else None
 
 
 def scripts_in_place(checker: Checker, ref: Reference) -> bool:
@@ -377,8 +423,10 @@ def scripts_in_place(checker: Checker, ref: Reference) -> bool:
 
 
 def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Severity, str] | None:
-    """The lower severity and the reason for a method found by its shape (`x.double()`) that the
-    code shows harmless; else None."""
+    """The lower severity and the reason for a method found by its shape (`x.double()`, `x.cuda()`)
+    that the code shows harmless; else None."""
+    if rule.startswith("NPU1"):
+        return flag_off(checker, node)
     return float64_place(checker, node) if rule == "NPU405" else None
 
 
@@ -552,10 +600,10 @@ def _test_naming(checker: Checker, test: ast.expr, words: set[str]) -> tuple[str
 
 def opt_in_place(checker: Checker, node: ast.stmt | ast.expr, qualname: str, local: str) -> tuple[Severity, str] | None:
     """Info and the reason for a third-party package's finding under a test of the feature that
-    uses it (feature_test)."""
-    found = feature_test(checker, node, {qualname.partition(".")[0].lower(), local.lower()})
+    uses it (feature_test), or under an option the project leaves off (flag_off)."""
+    found = feature_test(checker, node, {word for word in (qualname.partition(".")[0].lower(), local.lower()) if word})
     if found is None:
-        return None
+        return flag_off(checker, node)
     return Severity.INFO, (LEFT_EARLY if found[2] else OPT_IN).format(test=found[0], word=found[1])
 
 
