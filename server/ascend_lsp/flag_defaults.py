@@ -53,7 +53,8 @@ class FlagIndex:
     def __init__(self) -> None:
         self.off: dict[str, dict[str, int]] = {}  # name → file → the 0-based line of its first False there
         self.on: set[str] = set()
-        self.strings: dict[str, dict[str, tuple[str, int]]] = {}  # name → value → (file, 0-based line), the first
+        self.strings: dict[str, set[str]] = {}  # name → the strings given it anywhere
+        self.declared: dict[str, tuple[str, str, int]] = {}  # name → its first declared default (value, file, line)
         self._digest: str | None = None
 
     def add(self, name: str, value: bool, path: str, line: int) -> None:
@@ -71,23 +72,26 @@ class FlagIndex:
         where = path if path in places else next(iter(places))
         return where, places[where]
 
-    def add_string(self, name: str, value: str, path: str, line: int) -> None:
-        self.strings.setdefault(name, {}).setdefault(value, (path, line))
+    def add_string(self, name: str, value: str, path: str, line: int, declared: bool) -> None:
+        self.strings.setdefault(name, set()).add(value)
+        if declared:
+            self.declared.setdefault(name, (value, path, line))
 
-    def never_given(self, name: str, values: Iterable[str], path: str | None = None) -> tuple[str, str, int] | None:
-        """(a value, where) the project gives the string option `name`, when it gives it strings
-        and none of `values`: the one given in `path` if there is one, else the first."""
-        given = self.strings.get(name)
-        if not given or any(value in given for value in values):
+    def never_given(self, name: str, values: Iterable[str]) -> tuple[str, str, int] | None:
+        """The declared default of the string option `name` (value, file, 0-based line) when no
+        file gives it any of `values`; None where it has none (an attribute of data, `x.type`,
+        `config.model_type`, is given values but declares none) or one is given."""
+        declared = self.declared.get(name)
+        if declared is None or any(value in self.strings[name] for value in values):
             return None
-        value, (where, line) = next(((v, p) for v, p in given.items() if p[0] == path), next(iter(given.items())))
-        return value, where, line
+        return declared
 
     def digest(self) -> str:
         """What the answers are, for result caches (once: the index is complete when asked)."""
         if self._digest is None:
             shown = repr((sorted((n, sorted(p.items())) for n, p in self.off.items() if n not in self.on),
-                          sorted(self.on), sorted((n, sorted(v.items())) for n, v in self.strings.items())))
+                          sorted(self.on), sorted((n, sorted(v)) for n, v in self.strings.items()),
+                          sorted(self.declared.items())))
             self._digest = hashlib.blake2b(shown.encode(), digest_size=12).hexdigest()
         return self._digest
 
@@ -112,18 +116,20 @@ def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, st
         if each is not None:
             each(path, text)
         line, counted = 0, 0  # the 0-based line of the offset counted to, in offset order
-        for found, name, value in sorted(_literals(text), key=lambda literal: literal[0]):
+        for found, name, value, declared in sorted(_literals(text), key=lambda literal: literal[0]):
             line += text.count("\n", counted, found)
             counted = found
             if type(value) is str:
-                index.add_string(name, value, path, line)
+                index.add_string(name, value, path, line, declared)
             else:
                 index.add(name, value, path, line)
     return index
 
 
 def _literals(text: str):
-    """(offset, name, value) of each literal boolean or string the text gives a name."""
+    """(offset, name, value, declared) of each literal boolean or string the text gives a name;
+    declared: a string that is the default of a declaration (`name: str = "x"`, a field's
+    `default=`, argparse's `default=`), not only a value given."""
     for pattern in VALUES:
         for found in pattern.finditer(text):
             at = found.start()
@@ -131,27 +137,30 @@ def _literals(text: str):
                 continue  # a comparison
             start = text.rfind("\n", 0, at) + 1
             target = TARGET.search(text, start, at + (pattern is not VALUES[0]))
+            declared = target is not None and ":" in target.group()
             if target is not None and target.group(1) == "default":
                 field = FIELD_DEFAULT.search(text, max(0, at - 200), at)
                 start = text.rfind("\n", 0, field.start()) + 1 if field is not None else -1
                 target = DECLARATION.match(text, start, field.start()) if field is not None else None
+                declared = True
             if target is None:
                 continue
-            yield target.start(1), target.group(1), found.group(1) == "True" if found.group(1) else found.group(3)
+            value = found.group(1) == "True" if found.group(1) else found.group(3)
+            yield target.start(1), target.group(1), value, declared
     for found in ARGUMENT.finditer(text):
         value = ARGUMENT_STRING.search(found.group(4))
         if value is not None:
-            yield found.start(3), found.group(3).replace("-", "_"), value.group(2)
+            yield found.start(3), found.group(3).replace("-", "_"), value.group(2), True
     if "True" not in text and "False" not in text and "store_" not in text and "bool" not in text:
         return
     for pattern in (FIELD, UNSET):
         for found in pattern.finditer(text):
             start = text.rfind("\n", 0, found.start()) + 1
-            declared = DECLARATION.match(text, start, found.start())
-            if declared is not None:  # UNSET: a config file gives its value, so it may be on
-                yield declared.start(1), declared.group(1), pattern is UNSET or found.group(1) == "True"
+            declaration = DECLARATION.match(text, start, found.start())
+            if declaration is not None:  # UNSET: a config file gives its value, so it may be on
+                yield declaration.start(1), declaration.group(1), pattern is UNSET or found.group(1) == "True", False
     for found in ARGUMENT.finditer(text):
         value = ARGUMENT_VALUE.search(found.group(4))
         if value is not None:
             on = value.group(1) == "false" if value.group(1) else value.group(2) == "True"
-            yield found.start(3), found.group(3).replace("-", "_"), on
+            yield found.start(3), found.group(3).replace("-", "_"), on, False

@@ -193,7 +193,7 @@ if args.precision == "fp8" or args.optimizer != "Adafactor":
 def test_string_options_give_the_values_read(tmp_path: Path) -> None:
     arguments = write(tmp_path / "arguments.py", OPTIONS)
     write(tmp_path / "examples.py", 'model = Model(args={"scheduler": "cosine"})\ncfg["attention"] = "xformers"\n'
-                                    'settings = {"use_tf32": True}\n')
+                                    'settings = {"use_tf32": True}\nsample = Sample(kind="text")\n')
     flags = ProjectContext(str(tmp_path)).flags
     assert flags.never_given("optimizer", ["Adam8bit"]) == ("AdamW", str(arguments), 6)
     assert flags.never_given("optimizer", ["Adam8bit", "AdamW"]) is None
@@ -203,5 +203,6 @@ def test_string_options_give_the_values_read(tmp_path: Path) -> None:
     assert flags.never_given("attention", ["xformers"]) is None  # a key stored gives it
     assert flags.never_given("attention", ["flash"]) == ("torch", str(arguments), 8)  # `default=` on the next line
     assert flags.never_given("unknown", ["a"]) is None  # no value read: nothing known
+    assert flags.never_given("kind", ["image"]) is None  # given (`kind="text"`), never declared: data, no option
     write(tmp_path / "config.py", "FLAGS = dict(use_tf32=False)\n")
     assert ProjectContext(str(tmp_path)).flags.default_off("use_tf32") is None  # a dict's key turns it on

@@ -13,7 +13,7 @@ from pathlib import PurePath
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from ..engine.guards import NPU_WORD, leaves, name_words, skips
+from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
@@ -331,14 +331,21 @@ OPTION_LEFT_OFF_DOC = (
     "a flag its Python files give only `False` (`if cfg.compile_model:`, `if autogptq:`: a dataclass field, a "
     "parameter default such as `def load(path, autogptq=False)`, argparse's `store_true`; never `True`, neither as a "
     "caller's keyword nor as a dict's key), or a string option compared with values they never give it (`if "
-    "args.optimizer == \"Adam8bit\":` where they give `optimizer` only `\"AdamW\"`: a default, a keyword, a dict's "
-    "key, argparse's `default=`): it runs only where the user turns the option on, and the message names it and "
-    "where its default is given (flag_defaults.py). An `else` keeps its finding (what the option holds there is not "
-    "known), and so does a test of an attribute no file of the project gives a value (a library's, such as "
-    "transformers' `model_parallel`) or of a boolean field whose default is None (a config file gives its value).")
+    "args.optimizer == \"Adam8bit\":` where `optimizer` is declared with the default `\"AdamW\"`: an annotated "
+    "default, a field's or argparse's `default=`; a keyword, a dict's key or an assignment giving the value keeps the "
+    "finding): it runs only where the user turns the option on, and the message names it and where its default is "
+    "given (flag_defaults.py). An `else` keeps its finding (what the option holds there is not known), and so does "
+    "a test of an attribute no file of the project gives a value (a library's, such as transformers' "
+    "`model_parallel`), of a string no declaration gives a default (data: `x.type == \"image\"`), of a device or "
+    "backend (`device.type == \"cuda\"`, a CUDA test), of a flag named for a fact or for what the run does "
+    "(`is_moe_model`, `has_bias`, `do_train`: computed, or the run's main path), or of a boolean field whose "
+    "default is None (a config file gives its value).")
+# a boolean that states a fact of the data or the run rather than a choice: `is_moe_model` (computed from a
+# model's config where it is given), `has_bias`, and what the run does (`do_train`, `do_eval`: its main path)
+FACT_PREFIXES = ("is_", "has_", "do_")
 FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False ({place}): it runs only where "
             "the user turns that flag on; on an NPU host leave it off, or change this first.)")
-OPTION_OFF = (" (Under {test}, and the project gives `{name}` strings such as {value} ({place}) but never {tested}: "
+OPTION_OFF = (" (Under {test}, and `{name}` defaults to {value} ({place}) and no file of the project gives it {tested}: "
               "it runs only where the user chooses that; on an NPU host leave the option as it is, or change this "
               "first.)")
 
@@ -376,11 +383,12 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
     tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     for flag in tested:
         if isinstance(flag, (ast.Name, ast.Attribute)):
-            place = project.flags.default_off(last_name(flag), checker.path)
+            place = project.flags.default_off(last_name(flag), checker.path) \
+                if not last_name(flag).startswith(FACT_PREFIXES) else None
             named = {"name": last_name(flag)}
             form = FLAG_OFF
         elif (option := _compared_option(flag)) is not None:
-            given = project.flags.never_given(last_name(option[0]), option[1], checker.path)
+            given = project.flags.never_given(last_name(option[0]), option[1])
             place = given[1:] if given is not None else None
             named = {"name": last_name(option[0]), "value": f'`"{given[0]}"`' if given is not None else "",
                      "tested": " or ".join(f'`"{v}"`' for v in option[1])}
@@ -391,6 +399,11 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
             text = " ".join(checker.source.segment(checker.range(test)).split())
             return text, form, {**named, "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
     return None
+
+
+def _names_backend(value: str) -> bool:
+    """A device or a backend: guards' words (`cuda`, `nccl`, `npu`, `xpu`, ...), or `gpu`."""
+    return any(word.search(value) for word in (CUDA_WORD, NPU_WORD, OTHER_WORD)) or "gpu" in value
 
 
 def _compared_option(test: ast.expr) -> tuple[ast.Name | ast.Attribute, list[str]] | None:
@@ -410,7 +423,9 @@ def _compared_option(test: ast.expr) -> tuple[ast.Name | ast.Attribute, list[str
     else:
         return None
     strings = [v.value for v in values if type(v) is ast.Constant and type(v.value) is str]
-    return (left, strings) if strings and len(strings) == len(values) else None
+    if not strings or len(strings) != len(values) or any(_names_backend(v.lower()) for v in strings):
+        return None  # `device.type == "cuda"` tests a backend (engine/guards.py), no option
+    return left, strings
 
 
 def scripts_in_place(checker: Checker, ref: Reference) -> bool:
