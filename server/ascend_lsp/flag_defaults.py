@@ -128,8 +128,9 @@ def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, st
 
 def _literals(text: str):
     """(offset, name, value, declared) of each literal boolean or string the text gives a name;
-    declared: a string that is the default of a declaration (`name: str = "x"`, a field's
-    `default=`, argparse's `default=`), not only a value given."""
+    declared: a string that is the default of a declaration (`name: str = "x"` on a line of its
+    own, a field's `default=`, argparse's `default=`), not only a value given (a parameter's
+    default, a keyword, a dict's key, an assignment)."""
     for pattern in VALUES:
         for found in pattern.finditer(text):
             at = found.start()
@@ -137,7 +138,10 @@ def _literals(text: str):
                 continue  # a comparison
             start = text.rfind("\n", 0, at) + 1
             target = TARGET.search(text, start, at + (pattern is not VALUES[0]))
-            declared = target is not None and ":" in target.group()
+            # a statement of its own (a class's field, an annotated variable), not a parameter (`(` or `,` before it,
+            # or `,` after it)
+            declared = target is not None and ":" in target.group() and not text[start:target.start()].strip() \
+                and text[found.end():found.end() + 64].lstrip(" \t")[:1] in ("", "\n", "#")
             if target is not None and target.group(1) == "default":
                 field = FIELD_DEFAULT.search(text, max(0, at - 200), at)
                 start = text.rfind("\n", 0, field.start()) + 1 if field is not None else -1

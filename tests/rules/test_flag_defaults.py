@@ -206,3 +206,12 @@ def test_string_options_give_the_values_read(tmp_path: Path) -> None:
     assert flags.never_given("kind", ["image"]) is None  # given (`kind="text"`), never declared: data, no option
     write(tmp_path / "config.py", "FLAGS = dict(use_tf32=False)\n")
     assert ProjectContext(str(tmp_path)).flags.default_off("use_tf32") is None  # a dict's key turns it on
+
+
+def test_a_parameter_default_declares_no_option(tmp_path: Path) -> None:
+    write(tmp_path / "patch.py", 'def patch(model_type: str = "llama",\n          kind: str = "dense") -> None:\n'
+                                 '    pass\n\n\nclass Loader:\n    backend: str = "torch"  # the default\n')
+    flags = ProjectContext(str(tmp_path)).flags
+    assert flags.never_given("model_type", ["mamba"]) is None
+    assert flags.never_given("kind", ["moe"]) is None
+    assert flags.never_given("backend", ["xformers"]) == ("torch", str(tmp_path / "patch.py"), 6)

@@ -154,7 +154,7 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
         return Severity.INFO, SCRIPTED_FUNCTION
-    if rule.startswith("NPU1") and (off := flag_off(checker, ref.node)) is not None:
+    if rule.startswith("NPU1") and (off := cuda_flag_off(checker, ref.node)) is not None:
         return off
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
         return None
@@ -342,7 +342,7 @@ OPTION_LEFT_OFF_DOC = (
     "default is None (a config file gives its value).")
 # a boolean that states a fact of the data or the run rather than a choice: `is_moe_model` (computed from a
 # model's config where it is given), `has_bias`, and what the run does (`do_train`, `do_eval`: its main path)
-FACT_PREFIXES = ("is_", "has_", "do_")
+FACT_PREFIXES = ("is_", "has_", "do_")  # of the name in lower case (`HAS_FLASH_ATTN`)
 FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False ({place}): it runs only where "
             "the user turns that flag on; on an NPU host leave it off, or change this first.)")
 OPTION_OFF = (" (Under {test}, and `{name}` defaults to {value} ({place}) and no file of the project gives it {tested}: "
@@ -374,6 +374,15 @@ def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
     return None
 
 
+def cuda_flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
+    """flag_off for a CUDA name (NPU1xx) outside the CUDA arm of a backend test: inside one the
+    engine lowers it for that test and lists it with the test's finding (engine/checker.py)."""
+    if any(inside(node, part) for found in checker.branches for _test, branch in found.guarded
+           for part in (branch if isinstance(branch, list) else [branch])):
+        return None
+    return flag_off(checker, node)
+
+
 def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, str]] | None:
     """The test as written (on one line), the reason's form and what it names: the flag it needs
     on that the project leaves off, or the string option it needs at values the project never
@@ -384,7 +393,7 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
     for flag in tested:
         if isinstance(flag, (ast.Name, ast.Attribute)):
             place = project.flags.default_off(last_name(flag), checker.path) \
-                if not last_name(flag).startswith(FACT_PREFIXES) else None
+                if not last_name(flag).lower().startswith(FACT_PREFIXES) else None
             named = {"name": last_name(flag)}
             form = FLAG_OFF
         elif (option := _compared_option(flag)) is not None:
@@ -441,7 +450,7 @@ def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Seve
     """The lower severity and the reason for a method found by its shape (`x.double()`, `x.cuda()`)
     that the code shows harmless; else None."""
     if rule.startswith("NPU1"):
-        return flag_off(checker, node)
+        return cuda_flag_off(checker, node)
     return float64_place(checker, node) if rule == "NPU405" else None
 
 
