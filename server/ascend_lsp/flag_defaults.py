@@ -34,11 +34,13 @@ DECLARATION = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*:[^=\n]*(?:=[ \t]*(?:datacl
 ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2([^()]*)\)")
 ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
 # a value given a name, found first (`==`, `!=`, `<=`, `>=` skipped where found): `= False`, `=True`, `= "AdamW"`;
-# `"optimizer": "AdamW"`, `"use_tf32": True` (a dict's key before it). A string alone (`"a" if c else "b"`, `"a" + b` give no value
-# read), word-like, up to 64 characters. Each pattern begins with its literal, quick to find (one beginning with
+# `"optimizer": "AdamW"`, `"use_tf32": True` (a dict's key before it). The value alone, a string word-like and up to
+# 64 characters. Each pattern begins with its literal, quick to find (one beginning with
 # `[=:]` took 0.2 s over transformers, these 0.08 s)
-_STRING = r"""(['"])([\w.:/-]{{1,64}})\{}(?=[ \t]*(?:[,)}}\]#\n]|$))"""
-VALUES = tuple(re.compile(start + r"[ \t]*(?:(True|False)\b|" + _STRING.format(2) + ")") for start in ("=", '":', "':"))
+_STRING = r"""(['"])([\w.:/-]{1,64})\2"""
+# what ends the value: `x = False if c else True` gives nothing read, as `x = "a" + b`
+_END = r"(?=[ \t]*(?:[,)}\]#;\r\n]|$))"
+VALUES = tuple(re.compile(start + r"[ \t]*(?:(True|False)\b|" + _STRING + ")" + _END) for start in ("=", '":', "':"))
 # what stands before it on its line: `name`, `name: bool`, `self.name` (the last name), `"name"` (a dict's key),
 # `args["name"]`
 TARGET = re.compile(r"""\b([A-Za-z_]\w*)(?:['"]\]?)?[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$""")
@@ -141,7 +143,7 @@ def _literals(text: str):
             # a statement of its own (a class's field, an annotated variable), not a parameter (`(` or `,` before it,
             # or `,` after it)
             declared = target is not None and ":" in target.group() and not text[start:target.start()].strip() \
-                and text[found.end():found.end() + 64].lstrip(" \t")[:1] in ("", "\n", "#")
+                and text[found.end():found.end() + 64].lstrip(" \t")[:1] in ("", "\r", "\n", "#")
             if target is not None and target.group(1) == "default":
                 field = FIELD_DEFAULT.search(text, max(0, at - 200), at)
                 start = text.rfind("\n", 0, field.start()) + 1 if field is not None else -1

@@ -215,3 +215,12 @@ def test_a_parameter_default_declares_no_option(tmp_path: Path) -> None:
     assert flags.never_given("model_type", ["mamba"]) is None
     assert flags.never_given("kind", ["moe"]) is None
     assert flags.never_given("backend", ["xformers"]) == ("torch", str(tmp_path / "patch.py"), 6)
+
+
+def test_a_value_read_is_the_whole_value_and_lines_may_end_in_crlf(tmp_path: Path) -> None:
+    write(tmp_path / "eval.py", "log_probs = False if task == 'needle' else True\r\nuse_cache = False\r\n\r\n\r\n"
+                                "class Args:\r\n    mode: str = \"fast\"\r\n")
+    flags = ProjectContext(str(tmp_path)).flags
+    assert flags.default_off("log_probs") is None  # its other value is True
+    assert flags.default_off("use_cache") == (str(tmp_path / "eval.py"), 1)
+    assert flags.never_given("mode", ["slow"]) == ("fast", str(tmp_path / "eval.py"), 5)
