@@ -38,9 +38,11 @@ ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|def
 # 64 characters. Each pattern begins with its literal, quick to find (one beginning with
 # `[=:]` took 0.2 s over transformers, these 0.08 s)
 _STRING = r"""(['"])([\w.:/-]{1,64})\2"""
-# what ends the value: `x = False if c else True` gives nothing read, as `x = "a" + b`
+# what ends the value: `x = "a" + b` gives nothing read
 _END = r"(?=[ \t]*(?:[,)}\]#;\r\n]|$))"
-VALUES = tuple(re.compile(start + r"[ \t]*(?:(True|False)\b|" + _STRING + ")" + _END) for start in ("=", '":', "':"))
+# `= False if c else True` (group 4): either, as True is
+VALUES = tuple(re.compile(start + r"[ \t]*(?:(True|False)\b|" + _STRING + r")(?:" + _END + r"|([ \t]+if\b))")
+               for start in ("=", '":', "':"))
 # what stands before it on its line: `name`, `name: bool`, `self.name` (the last name), `"name"` (a dict's key),
 # `args["name"]`
 TARGET = re.compile(r"""\b([A-Za-z_]\w*)(?:['"]\]?)?[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$""")
@@ -151,7 +153,9 @@ def _literals(text: str):
                 declared = True
             if target is None:
                 continue
-            value = found.group(1) == "True" if found.group(1) else found.group(3)
+            if found.group(4) and not found.group(1):
+                continue  # `"a" if c else b`: which, not read
+            value = found.group(1) == "True" or found.group(4) is not None if found.group(1) else found.group(3)
             yield target.start(1), target.group(1), value, declared
     for found in ARGUMENT.finditer(text):
         value = ARGUMENT_STRING.search(found.group(4))

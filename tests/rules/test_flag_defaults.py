@@ -222,5 +222,6 @@ def test_a_value_read_is_the_whole_value_and_lines_may_end_in_crlf(tmp_path: Pat
                                 "class Args:\r\n    mode: str = \"fast\"\r\n")
     flags = ProjectContext(str(tmp_path)).flags
     assert flags.default_off("log_probs") is None  # its other value is True
+    assert flags.never_given("mode", ["fast"]) is None
     assert flags.default_off("use_cache") == (str(tmp_path / "eval.py"), 1)
     assert flags.never_given("mode", ["slow"]) == ("fast", str(tmp_path / "eval.py"), 5)

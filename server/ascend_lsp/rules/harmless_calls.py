@@ -338,11 +338,12 @@ OPTION_LEFT_OFF_DOC = (
     "a test of an attribute no file of the project gives a value (a library's, such as transformers' "
     "`model_parallel`), of a string no declaration gives a default (data: `x.type == \"image\"`), of a device or "
     "backend (`device.type == \"cuda\"`, a CUDA test), of a flag named for a fact or for what the run does "
-    "(`is_moe_model`, `has_bias`, `do_train`: computed, or the run's main path), or of a boolean field whose "
+    "(`is_moe_model`, `has_bias`, `HAVE_TE`, `do_train`: computed, or the run's main path), or of a boolean field whose "
     "default is None (a config file gives its value).")
-# a boolean that states a fact of the data or the run rather than a choice: `is_moe_model` (computed from a
-# model's config where it is given), `has_bias`, and what the run does (`do_train`, `do_eval`: its main path)
-FACT_PREFIXES = ("is_", "has_", "do_")  # of the name in lower case (`HAS_FLASH_ATTN`)
+# a boolean that states a fact of the data, the host or the run rather than a choice: `is_moe_model` (computed from
+# a model's config where it is given), `has_bias`, `HAVE_TE` (a package found), and what the run does (`do_train`,
+# `do_eval`: its main path)
+FACT_PREFIXES = ("is_", "has_", "have_", "do_")  # of the name in lower case (`HAS_FLASH_ATTN`)
 FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False ({place}): it runs only where "
             "the user turns that flag on; on an NPU host leave it off, or change this first.)")
 OPTION_OFF = (" (Under {test}, and `{name}` defaults to {value} ({place}) and no file of the project gives it {tested}: "
