@@ -364,7 +364,7 @@ def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
     path = statement_path(checker, node)
     if path:  # the conditional expressions of the innermost statement, innermost (last in the walk) first
         block, index = path[-1]
-        for choice in reversed([n for n in ast.walk(block[index]) if type(n) is ast.IfExp and inside(node, n.body)]):
+        for choice in reversed([n for n in _conditional_values(checker, block[index]) if inside(node, n.body)]):
             if (found := _flag_test(checker, choice.test)) is not None:
                 return Severity.INFO, found[1].format(test=f"`... if {found[0]} else ...`", **found[2])
     for block, index in reversed(path):
@@ -373,6 +373,16 @@ def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
                 and (found := _flag_test(checker, stmt.test)) is not None:
             return Severity.INFO, found[1].format(test=f"`if {found[0]}:`", **found[2])
     return None
+
+
+def _conditional_values(checker: Checker, stmt: ast.stmt) -> list[ast.IfExp]:
+    """The conditional expressions of a statement, in the walk's order, once per statement (each of
+    its thousands of references asks)."""
+    key = ("conditional-values", id(stmt))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not stmt:
+        known = checker.derived[key] = (stmt, [n for n in ast.walk(stmt) if type(n) is ast.IfExp])
+    return known[1]  # type: ignore[return-value]
 
 
 def cuda_flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
