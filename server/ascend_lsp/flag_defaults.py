@@ -1,12 +1,16 @@
-"""The boolean flags a project leaves off: names to which its Python files give only the
+"""The options a project leaves off. The boolean flags: names to which its Python files give only the
 literal `False` (a dataclass field `compile_model: bool = False` or `use_flash_attn: bool =
 field(default=False, ...)`, a parameter default `use_tf32=False`, `self.use_tf32 = False`,
 argparse's `action="store_true"` or `default=False`), never `True` (a caller's
 `compile_model=True`, `set_defaults(...=True)`, `action="store_false"`; a boolean field whose
 default is None counts as `True`: a config file gives its value). Code under `if
-cfg.compile_model:` then runs only where the user turns the flag on (NPU106, NPU111, NPU307).
-Read from the text with patterns, not parsed: a project's every file is read once per run, and
-a name mentioned in a string counts as given (a `True` there keeps the finding)."""
+cfg.compile_model:` then runs only where the user turns the flag on (NPU1xx, NPU3xx, NPU307).
+And the string options: the literal strings the files give a name (`optimizer: str = "AdamW"`,
+`field(default="AdamW")`, `optimizer="AdamW"`, `"optimizer": "AdamW"` in a dict, argparse's
+`default="adamw"`), so that code under `if args.optimizer == "Adam8bit":` runs only where the
+user chooses a value the project never gives. Read from the text with patterns, not parsed: a
+project's every file is read once per run, and a name mentioned in a string counts as given
+(a `True` there keeps the finding)."""
 
 from __future__ import annotations
 
@@ -18,10 +22,6 @@ from typing import Callable
 from .custom_ops import MAX_FILE_BYTES, project_files
 from .sources import SourceError, read_regular
 
-# `= False`, `=True` (not `==`, `!=`, `<=`, `>=`), found first: few lines have one
-VALUE = re.compile(r"=(?<![=!<>]=)(?!=)[ \t]*(True|False)\b")
-# what stands before it on its line: `name`, `name: bool`, `self.name` (the last name)
-TARGET = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$")
 # a field's default: `= field(default=False`, also with `default=` on the next line (HfArgumentParser's
 # dataclasses); and a boolean field's None default (`: bool | None = None`, `: Optional[bool] = field(default=None`).
 # Found by a word first (a pattern that starts with a literal is quick to find, one with `\b` first is not: 0.7 s over
@@ -33,14 +33,32 @@ DECLARATION = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*:[^=\n]*(?:=[ \t]*(?:datacl
 # argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`
 ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2([^()]*)\)")
 ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
+# a value given a name, found first (`==`, `!=`, `<=`, `>=` skipped where found): `= False`, `=True`, `= "AdamW"`;
+# `"optimizer": "AdamW"`, `"use_tf32": True` (a dict's key before it). The value alone, a string word-like and up to
+# 64 characters. Each pattern begins with its literal, quick to find (one beginning with
+# `[=:]` took 0.2 s over transformers, these 0.08 s)
+_STRING = r"""(['"])([\w.:/-]{1,64})\2"""
+# what ends the value: `x = "a" + b` gives nothing read
+_END = r"(?=[ \t]*(?:[,)}\]#;\r\n]|$))"
+# `= False if c else True` (group 4): either, as True is
+VALUES = tuple(re.compile(start + r"[ \t]*(?:(True|False)\b|" + _STRING + r")(?:" + _END + r"|([ \t]+if\b))")
+               for start in ("=", '":', "':"))
+# what stands before it on its line: `name`, `name: bool`, `self.name` (the last name), `"name"` (a dict's key),
+# `args["name"]`
+TARGET = re.compile(r"""\b([A-Za-z_]\w*)(?:['"]\]?)?[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$""")
+FIELD_DEFAULT = re.compile(r"field\(\s*default[ \t]*$")  # `default="x"` is a field's: its declaration is the name
+ARGUMENT_STRING = re.compile(r"""\bdefault\s*=\s*(['"])([\w.:/-]{1,64})\1""")
 
 
 class FlagIndex:
-    """Per name, where the project first gives it `False`, and whether it ever gives it `True`."""
+    """Per name, where the project first gives it `False`, and whether it ever gives it `True`;
+    and the strings it gives it, each where first."""
 
     def __init__(self) -> None:
         self.off: dict[str, dict[str, int]] = {}  # name → file → the 0-based line of its first False there
         self.on: set[str] = set()
+        self.strings: dict[str, set[str]] = {}  # name → the strings given it anywhere
+        self.declared: dict[str, tuple[str, str, int]] = {}  # name → its first declared default (value, file, line)
         self._digest: str | None = None
 
     def add(self, name: str, value: bool, path: str, line: int) -> None:
@@ -58,11 +76,26 @@ class FlagIndex:
         where = path if path in places else next(iter(places))
         return where, places[where]
 
+    def add_string(self, name: str, value: str, path: str, line: int, declared: bool) -> None:
+        self.strings.setdefault(name, set()).add(value)
+        if declared:
+            self.declared.setdefault(name, (value, path, line))
+
+    def never_given(self, name: str, values: Iterable[str]) -> tuple[str, str, int] | None:
+        """The declared default of the string option `name` (value, file, 0-based line) when no
+        file gives it any of `values`; None where it has none (an attribute of data, `x.type`,
+        `config.model_type`, is given values but declares none) or one is given."""
+        declared = self.declared.get(name)
+        if declared is None or any(value in self.strings[name] for value in values):
+            return None
+        return declared
+
     def digest(self) -> str:
         """What the answers are, for result caches (once: the index is complete when asked)."""
         if self._digest is None:
             shown = repr((sorted((n, sorted(p.items())) for n, p in self.off.items() if n not in self.on),
-                          sorted(self.on)))
+                          sorted(self.on), sorted((n, sorted(v)) for n, v in self.strings.items()),
+                          sorted(self.declared.items())))
             self._digest = hashlib.blake2b(shown.encode(), digest_size=12).hexdigest()
         return self._digest
 
@@ -86,31 +119,58 @@ def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, st
             continue
         if each is not None:
             each(path, text)
-        if "True" not in text and "False" not in text and "store_" not in text and "bool" not in text:
-            continue
         line, counted = 0, 0  # the 0-based line of the offset counted to, in offset order
-        for found, name, on in sorted(_literals(text)):
+        for found, name, value, declared in sorted(_literals(text), key=lambda literal: literal[0]):
             line += text.count("\n", counted, found)
             counted = found
-            index.add(name, on, path, line)
+            if type(value) is str:
+                index.add_string(name, value, path, line, declared)
+            else:
+                index.add(name, value, path, line)
     return index
 
 
 def _literals(text: str):
-    """(offset, name, value) of each literal boolean the text gives a name."""
-    for found in VALUE.finditer(text):
-        start = text.rfind("\n", 0, found.start()) + 1
-        target = TARGET.search(text, start, found.start())
-        if target is not None:
-            yield target.start(1), target.group(1), found.group(1) == "True"
+    """(offset, name, value, declared) of each literal boolean or string the text gives a name;
+    declared: a string that is the default of a declaration (`name: str = "x"` on a line of its
+    own, a field's `default=`, argparse's `default=`), not only a value given (a parameter's
+    default, a keyword, a dict's key, an assignment)."""
+    for pattern in VALUES:
+        for found in pattern.finditer(text):
+            at = found.start()
+            if text[at - 1] in "=!<>":
+                continue  # a comparison
+            start = text.rfind("\n", 0, at) + 1
+            target = TARGET.search(text, start, at + (pattern is not VALUES[0]))
+            # a statement of its own (a class's field, an annotated variable), not a parameter (`(` or `,` before it,
+            # or `,` after it)
+            declared = target is not None and ":" in target.group() and not text[start:target.start()].strip() \
+                and text[found.end():found.end() + 64].lstrip(" \t")[:1] in ("", "\r", "\n", "#")
+            if target is not None and target.group(1) == "default":
+                field = FIELD_DEFAULT.search(text, max(0, at - 200), at)
+                start = text.rfind("\n", 0, field.start()) + 1 if field is not None else -1
+                target = DECLARATION.match(text, start, field.start()) if field is not None else None
+                declared = True
+            if target is None:
+                continue
+            if found.group(4) and not found.group(1):
+                continue  # `"a" if c else b`: which, not read
+            value = found.group(1) == "True" or found.group(4) is not None if found.group(1) else found.group(3)
+            yield target.start(1), target.group(1), value, declared
+    for found in ARGUMENT.finditer(text):
+        value = ARGUMENT_STRING.search(found.group(4))
+        if value is not None:
+            yield found.start(3), found.group(3).replace("-", "_"), value.group(2), True
+    if "True" not in text and "False" not in text and "store_" not in text and "bool" not in text:
+        return
     for pattern in (FIELD, UNSET):
         for found in pattern.finditer(text):
             start = text.rfind("\n", 0, found.start()) + 1
-            declared = DECLARATION.match(text, start, found.start())
-            if declared is not None:  # UNSET: a config file gives its value, so it may be on
-                yield declared.start(1), declared.group(1), pattern is UNSET or found.group(1) == "True"
+            declaration = DECLARATION.match(text, start, found.start())
+            if declaration is not None:  # UNSET: a config file gives its value, so it may be on
+                yield declaration.start(1), declaration.group(1), pattern is UNSET or found.group(1) == "True", False
     for found in ARGUMENT.finditer(text):
         value = ARGUMENT_VALUE.search(found.group(4))
         if value is not None:
             on = value.group(1) == "false" if value.group(1) else value.group(2) == "True"
-            yield found.start(3), found.group(3).replace("-", "_"), on
+            yield found.start(3), found.group(3).replace("-", "_"), on, False

@@ -169,3 +169,59 @@ def test_flash_attention_chosen_by_a_flag_left_off_or_after_its_import_is_info(t
         "or change this first.)")
     assert [(r.range.start_line + 1, r.message) for r in findings[3].related] == [
         (10, "`flash_attn` imported here, opt-in")]
+
+
+OPTIONS = '''import argparse
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ModelArgs:
+    optimizer: str = "AdamW"
+    scheduler: str = field(default="linear", metadata={"help": "linear or cosine"})
+    attention: str = field(
+        default="torch", metadata={"help": "torch or xformers"})
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "fp8"])
+if args.precision == "fp8" or args.optimizer != "Adafactor":
+    pass
+'''
+
+
+def test_string_options_give_the_values_read(tmp_path: Path) -> None:
+    arguments = write(tmp_path / "arguments.py", OPTIONS)
+    write(tmp_path / "examples.py", 'model = Model(args={"scheduler": "cosine"})\ncfg["attention"] = "xformers"\n'
+                                    'settings = {"use_tf32": True}\nsample = Sample(kind="text")\n')
+    flags = ProjectContext(str(tmp_path)).flags
+    assert flags.never_given("optimizer", ["Adam8bit"]) == ("AdamW", str(arguments), 6)
+    assert flags.never_given("optimizer", ["Adam8bit", "AdamW"]) is None
+    assert flags.never_given("optimizer", ["Adafactor"]) == ("AdamW", str(arguments), 6)  # compared, not given
+    assert flags.never_given("precision", ["fp8"]) == ("fp32", str(arguments), 13)  # a choice is the user's
+    assert flags.never_given("scheduler", ["cosine"]) is None  # a dict's key gives it
+    assert flags.never_given("attention", ["xformers"]) is None  # a key stored gives it
+    assert flags.never_given("attention", ["flash"]) == ("torch", str(arguments), 8)  # `default=` on the next line
+    assert flags.never_given("unknown", ["a"]) is None  # no value read: nothing known
+    assert flags.never_given("kind", ["image"]) is None  # given (`kind="text"`), never declared: data, no option
+    write(tmp_path / "config.py", "FLAGS = dict(use_tf32=False)\n")
+    assert ProjectContext(str(tmp_path)).flags.default_off("use_tf32") is None  # a dict's key turns it on
+
+
+def test_a_parameter_default_declares_no_option(tmp_path: Path) -> None:
+    write(tmp_path / "patch.py", 'def patch(model_type: str = "llama",\n          kind: str = "dense") -> None:\n'
+                                 '    pass\n\n\nclass Loader:\n    backend: str = "torch"  # the default\n')
+    flags = ProjectContext(str(tmp_path)).flags
+    assert flags.never_given("model_type", ["mamba"]) is None
+    assert flags.never_given("kind", ["moe"]) is None
+    assert flags.never_given("backend", ["xformers"]) == ("torch", str(tmp_path / "patch.py"), 6)
+
+
+def test_a_value_read_is_the_whole_value_and_lines_may_end_in_crlf(tmp_path: Path) -> None:
+    write(tmp_path / "eval.py", "log_probs = False if task == 'needle' else True\r\nuse_cache = False\r\n\r\n\r\n"
+                                "class Args:\r\n    mode: str = \"fast\"\r\n")
+    flags = ProjectContext(str(tmp_path)).flags
+    assert flags.default_off("log_probs") is None  # its other value is True
+    assert flags.never_given("mode", ["fast"]) is None
+    assert flags.default_off("use_cache") == (str(tmp_path / "eval.py"), 1)
+    assert flags.never_given("mode", ["slow"]) == ("fast", str(tmp_path / "eval.py"), 5)

@@ -13,7 +13,7 @@ from pathlib import PurePath
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
-from ..engine.guards import NPU_WORD, leaves, name_words, skips
+from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
@@ -161,7 +161,7 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
         return Severity.INFO, SCRIPTED_FUNCTION
-    if rule in FLAG_RULES and (off := flag_off(checker, ref.node)) is not None:
+    if rule.startswith("NPU1") and (off := cuda_flag_off(checker, ref.node)) is not None:
         return off
     if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
         return None
@@ -331,46 +331,127 @@ def type_union_members(checker: Checker) -> set[int]:
     return known[1]  # type: ignore[return-value]
 
 
-FLAG_RULES = frozenset({"NPU106", "NPU111"})
+# the rule pages' words for flag_off (NPU1xx, NPU3xx)
+OPTION_LEFT_OFF_DOC = (
+    "Info under an `if` (or in the value of `... if ... else ...`) whose test is an option the project leaves off: "
+    "a flag its Python files give only `False` (`if cfg.compile_model:`, `if autogptq:`: a dataclass field, a "
+    "parameter default such as `def load(path, autogptq=False)`, argparse's `store_true`; never `True`, neither as a "
+    "caller's keyword nor as a dict's key), or a string option compared with values they never give it (`if "
+    "args.optimizer == \"Adam8bit\":` where `optimizer` is declared with the default `\"AdamW\"`: an annotated "
+    "default, a field's or argparse's `default=`; a keyword, a dict's key or an assignment giving the value keeps the "
+    "finding): it runs only where the user turns the option on, and the message names it and where its default is "
+    "given (flag_defaults.py). An `else` keeps its finding (what the option holds there is not known), and so does "
+    "a test of an attribute no file of the project gives a value (a library's, such as transformers' "
+    "`model_parallel`), of a string no declaration gives a default (data: `x.type == \"image\"`), of a device or "
+    "backend (`device.type == \"cuda\"`, a CUDA test), of a flag named for a fact or for what the run does "
+    "(`is_moe_model`, `has_bias`, `HAVE_TE`, `do_train`: computed, or the run's main path), or of a boolean field whose "
+    "default is None (a config file gives its value).")
+# a boolean that states a fact of the data, the host or the run rather than a choice: `is_moe_model` (computed from
+# a model's config where it is given), `has_bias`, `HAVE_TE` (a package found), and what the run does (`do_train`,
+# `do_eval`: its main path)
+FACT_PREFIXES = ("is_", "has_", "have_", "do_")  # of the name in lower case (`HAS_FLASH_ATTN`)
 FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False ({place}): it runs only where "
             "the user turns that flag on; on an NPU host leave it off, or change this first.)")
+OPTION_OFF = (" (Under {test}, and `{name}` defaults to {value} ({place}) and no file of the project gives it {tested}: "
+              "it runs only where the user chooses that; on an NPU host leave the option as it is, or change this "
+              "first.)")
 
 
 def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
     """Info and the reason for code in the body of an `if` whose test is a flag (`if
-    cfg.compile_model:`, `if self.use_tf32 and ...:`), or in the value a conditional expression
-    takes when it is (`"flash_attention_2" if args.use_flash_attn else None`), that the project
-    leaves off (flag_defaults.py: its only literal value anywhere is False), nearest first."""
+    cfg.compile_model:`, `if self.use_tf32 and ...:`) or a string option compared with values
+    (`if args.optimizer == "Adam8bit":`, `in ("a", "b")`), or in the value a conditional
+    expression takes when it is (`"flash_attention_2" if args.use_flash_attn else None`), that
+    the project leaves off (flag_defaults.py: its only literal value anywhere is False; it gives
+    the option strings and none of those), nearest first. An `else` is never read: what the
+    option is set to there is not known."""
     if checker.project is None:
         return None
     path = statement_path(checker, node)
     if path:  # the conditional expressions of the innermost statement, innermost (last in the walk) first
         block, index = path[-1]
-        for choice in reversed([n for n in ast.walk(block[index]) if type(n) is ast.IfExp and inside(node, n.body)]):
+        for choice in reversed([n for n in _conditional_values(checker, block[index]) if inside(node, n.body)]):
             if (found := _flag_test(checker, choice.test)) is not None:
-                return Severity.INFO, FLAG_OFF.format(test=f"`... if {found[0]} else ...`", **found[1])
+                return Severity.INFO, found[1].format(test=f"`... if {found[0]} else ...`", **found[2])
     for block, index in reversed(path):
         stmt = block[index]
         if type(stmt) is ast.If and any(inside(node, child) for child in stmt.body) \
                 and (found := _flag_test(checker, stmt.test)) is not None:
-            return Severity.INFO, FLAG_OFF.format(test=f"`if {found[0]}:`", **found[1])
+            return Severity.INFO, found[1].format(test=f"`if {found[0]}:`", **found[2])
     return None
 
 
-def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, dict[str, str]] | None:
-    """The test as written (on one line), and the flag it needs on that the project leaves off
-    with where its default is given: the test, or one of the tests it joins by `and`."""
+def _conditional_values(checker: Checker, stmt: ast.stmt) -> list[ast.IfExp]:
+    """The conditional expressions of a statement, in the walk's order, once per statement (each of
+    its thousands of references asks)."""
+    key = ("conditional-values", id(stmt))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not stmt:
+        known = checker.derived[key] = (stmt, [n for n in ast.walk(stmt) if type(n) is ast.IfExp])
+    return known[1]  # type: ignore[return-value]
+
+
+def cuda_flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
+    """flag_off for a CUDA name (NPU1xx) outside the CUDA arm of a backend test: inside one the
+    engine lowers it for that test and lists it with the test's finding (engine/checker.py)."""
+    if any(inside(node, part) for found in checker.branches for _test, branch in found.guarded
+           for part in (branch if isinstance(branch, list) else [branch])):
+        return None
+    return flag_off(checker, node)
+
+
+def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, str]] | None:
+    """The test as written (on one line), the reason's form and what it names: the flag it needs
+    on that the project leaves off, or the string option it needs at values the project never
+    gives it, with where its default is given; the test, or one of the tests it joins by `and`."""
     project = checker.project
     assert project is not None
     tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     for flag in tested:
-        if not isinstance(flag, (ast.Name, ast.Attribute)):
+        if isinstance(flag, (ast.Name, ast.Attribute)):
+            place = project.flags.default_off(last_name(flag), checker.path) \
+                if not last_name(flag).lower().startswith(FACT_PREFIXES) else None
+            named = {"name": last_name(flag)}
+            form = FLAG_OFF
+        elif (option := _compared_option(flag)) is not None:
+            given = project.flags.never_given(last_name(option[0]), option[1])
+            place = given[1:] if given is not None else None
+            named = {"name": last_name(option[0]), "value": f'`"{given[0]}"`' if given is not None else "",
+                     "tested": " or ".join(f'`"{v}"`' for v in option[1])}
+            form = OPTION_OFF
+        else:
             continue
-        place = project.flags.default_off(last_name(flag), checker.path)
         if place is not None:
             text = " ".join(checker.source.segment(checker.range(test)).split())
-            return text, {"name": last_name(flag), "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
+            return text, form, {**named, "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
     return None
+
+
+def _names_backend(value: str) -> bool:
+    """A device or a backend: guards' words (`cuda`, `nccl`, `npu`, `xpu`, ...), or `gpu`."""
+    return any(word.search(value) for word in (CUDA_WORD, NPU_WORD, OTHER_WORD)) or "gpu" in value
+
+
+def _compared_option(test: ast.expr) -> tuple[ast.Name | ast.Attribute, list[str]] | None:
+    """`option == "a"`, `"a" == option`, `option in ("a", "b")`: the option and the strings it
+    must be one of."""
+    if type(test) is not ast.Compare or len(test.ops) != 1:
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if type(op) is ast.Eq and type(left) is ast.Constant and isinstance(right, (ast.Name, ast.Attribute)):
+        left, right = right, left
+    if not isinstance(left, (ast.Name, ast.Attribute)):
+        return None
+    if type(op) is ast.Eq:
+        values = [right]
+    elif type(op) is ast.In and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        values = right.elts
+    else:
+        return None
+    strings = [v.value for v in values if type(v) is ast.Constant and type(v.value) is str]
+    if not strings or len(strings) != len(values) or any(_names_backend(v.lower()) for v in strings):
+        return None  # `device.type == "cuda"` tests a backend (engine/guards.py), no option
+    return left, strings
 
 
 def scripts_in_place(checker: Checker, ref: Reference) -> bool:
@@ -383,12 +464,14 @@ def scripts_in_place(checker: Checker, ref: Reference) -> bool:
 
 
 def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Severity, str] | None:
-    """The lower severity and the reason for a method found by its shape (`x.double()`, `x.is_cuda`)
-    that the code shows harmless; else None."""
+    """The lower severity and the reason for a method found by its shape (`x.double()`, `x.cuda()`,
+    `x.is_cuda`) that the code shows harmless; else None."""
     if rule == "NPU405":
         return float64_place(checker, node)
-    if rule.startswith("NPU1") and (reason := reports_only(checker, node)) is not None:
-        return Severity.INFO, reason
+    if rule.startswith("NPU1"):
+        if (reason := reports_only(checker, node)) is not None:
+            return Severity.INFO, reason
+        return cuda_flag_off(checker, node)
     return None
 
 
@@ -568,10 +651,10 @@ def _test_naming(checker: Checker, test: ast.expr, words: set[str]) -> tuple[str
 
 def opt_in_place(checker: Checker, node: ast.stmt | ast.expr, qualname: str, local: str) -> tuple[Severity, str] | None:
     """Info and the reason for a third-party package's finding under a test of the feature that
-    uses it (feature_test)."""
-    found = feature_test(checker, node, {qualname.partition(".")[0].lower(), local.lower()})
+    uses it (feature_test), or under an option the project leaves off (flag_off)."""
+    found = feature_test(checker, node, {word for word in (qualname.partition(".")[0].lower(), local.lower()) if word})
     if found is None:
-        return None
+        return flag_off(checker, node)
     return Severity.INFO, (LEFT_EARLY if found[2] else OPT_IN).format(test=found[0], word=found[1])
 
 

@@ -19,7 +19,7 @@ from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..engine.versions import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
-from .harmless_calls import flag_off, state_dict_place
+from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, state_dict_place
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .statement_facts import CPU_ONLY
@@ -100,7 +100,8 @@ rule(
              "tensor is with a fallback beside it (`if torch.cuda.is_available() and pred.is_cuda: <CUDA kernel> "
              "else: <the same in PyTorch>`): an NPU tensor takes the fallback; a test whose other path raises "
              "keeps its warning, and what it guards is listed with it (as NPU103 says). Info too in the test of a "
-             "check only CUDA runs (`if not x.is_cuda and torch.cuda.is_available(): raise ...`, as NPU103 says).",
+             "check only CUDA runs (`if not x.is_cuda and torch.cuda.is_available(): raise ...`, as NPU103 says). "
+             + OPTION_LEFT_OFF_DOC,
         why="On an Ascend NPU the tensor methods are `.npu()` and `.is_npu`, added by `import torch_npu`.",
         example="model.cuda()\nif x.is_cuda: ...\n\n# becomes\n\nimport torch_npu\nmodel.npu()\nif x.is_npu: ...",
         fix="Safe: renames the method and adds `import torch_npu` when the file lacks it.",
@@ -184,7 +185,7 @@ rule(
              "setup.py that nothing in it calls (setup.py is run, not imported: rules/uncalled_helpers.py); the CUDA "
              "test of a `map_location` whose state dict is only loaded into a module (as NPU113 says); a CUDA test "
              "that chooses ONNX Runtime's `CUDAExecutionProvider` (as NPU101 says), in an `if` or assigned to a name "
-             "such an `if` tests.",
+             "such an `if` tests. " + OPTION_LEFT_OFF_DOC,
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
@@ -202,7 +203,7 @@ rule(
     message="`{name}` has no NPU counterpart.",
     doc=dict(
         what="Finds `torch.cuda` names that torch_npu does not provide: `nvtx`, `jiterator`, `nccl`, "
-             "`get_arch_list`, `memory_usage`, ….",
+             "`get_arch_list`, `memory_usage`, …. " + OPTION_LEFT_OFF_DOC,
         why="`transfer_to_npu` copies only the names in `torch_npu.npu.__all__` onto `torch.cuda`; these keep "
             "their CUDA implementation and fail (or do nothing) on an Ascend host.",
         example="torch.cuda.nvtx.range_push(\"step\")  # NPU104\n\n# use the NPU profiler markers instead\n"
@@ -233,13 +234,9 @@ rule(
     doc=dict(
         what="Finds the TF32 switches `torch.backends.cuda.matmul.allow_tf32`, `torch.backends.cudnn.allow_tf32` "
              "and `torch.set_float32_matmul_precision`. A switch only read (to log it) is info. "
-             "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, or the value of "
-             "`... if cfg.compile_model else ...`, where its Python "
-             "files give `compile_model` only `False`: a dataclass field, a parameter default, argparse's "
-             "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py). "
              "`torch.backends.cudnn.allow_tf32 = True` is info: torch_npu 2.13.0's `torch.npu.conv.allow_hf32` reads "
              "True while unset (npu/npu_config.py), so fp32 convolutions already run in HF32, as asked; set "
-             "False, or the matmul switch, it stays a warning.",
+             "False, or the matmul switch, it stays a warning. " + OPTION_LEFT_OFF_DOC,
         why="The NPU's reduced-precision fp32 mode is HF32, switched by `torch.npu.matmul.allow_hf32` and "
             "`torch.npu.conv.allow_hf32` — with different defaults: matmul HF32 is off, convolution HF32 is "
             "**on**, so fp32 convolutions on A2/A3 already run in HF32.",
@@ -415,10 +412,7 @@ rule(
              "no `backend=`, or `backend=\"inductor\"`. Not when the backend is chosen elsewhere (a variable, "
              "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed. Info "
              "where a function binds the result to a name the file never reads again: nothing is compiled. "
-             "Info under an `if` whose test is a flag the project leaves off (`if cfg.compile_model:`, or the value of "
-             "`... if cfg.compile_model else ...`, where its Python "
-             "files give `compile_model` only `False`: a dataclass field, a parameter default, argparse's "
-             "`store_true`; never `True`): it runs only where the user turns the flag on (flag_defaults.py).",
+             + OPTION_LEFT_OFF_DOC,
         why="torch_npu registers inductor's code generation for the NPU only when it finds Triton "
             "(`torch.utils._triton.has_triton()`), which on an Ascend host means triton-ascend (it installs the "
             "`triton` package in place of community Triton). Without it torch_npu warns \"triton-ascend is not installed. Please install it first.\" "

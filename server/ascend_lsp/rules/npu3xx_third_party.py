@@ -6,6 +6,7 @@ FlashAttention requested by configuration, GPU-only quantisation, CUDA fused opt
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Range, Related, Severity
@@ -13,7 +14,7 @@ from ..engine.walk import Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
-from .harmless_calls import flag_off, opt_in_reference
+from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, opt_in_place, opt_in_reference
 from .opt_in_imports import after_opt_in_import, opt_in_binding
 from .uncalled_helpers import uncalled_place
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
@@ -31,7 +32,9 @@ FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without
             "(engine/backend_members.py). A call of a name that only such imports bind in the file is info too, "
             "with the import as its related location (`flash_attn_func(...)` in a FlashAttention2 class after "
             "`if is_flash_attn_2_available(): from flash_attn import flash_attn_func`): it runs only where they did "
-            "(rules/opt_in_imports.py).")
+            "(rules/opt_in_imports.py). " + OPTION_LEFT_OFF_DOC + " So are the calls, settings and optimizers of "
+            "NPU304, NPU311 and NPU313 found by their arguments (`Adam8bit(...)`, `quantization=\"awq\"`, "
+            "`optim=\"adamw_apex_fused\"`), under either kind of test.")
 
 rule(
     code="NPU301", name="apex", severity=Severity.ERROR, fix="sometimes", table=THIRD_PARTY,
@@ -248,11 +251,11 @@ rule(
     doc=dict(
         what="Finds FlashAttention requested by configuration: `attn_implementation=\"flash_attention_2\"` "
              "(or `\"flash_attention_3\"`, also as `_attn_implementation`, in a call or assigned to an attribute "
-             "or key of that name) and `use_flash_attention_2=True`. Info where only a flag the project leaves off "
+             "or key of that name) and `use_flash_attention_2=True`. Info where only an option the project leaves off "
              "chooses it (`\"flash_attention_2\" if model_args.use_flash_attn else None`, or under `if "
              "args.use_flash_attn:`, where its Python files give `use_flash_attn` only `False`: a dataclass field "
-             "`field(default=False)`, argparse's `store_true`; never `True`): the message names the flag and where "
-             "(flag_defaults.py); after `import flash_attn` in a `try:` whose `except ImportError` goes on "
+             "`field(default=False)`, argparse's `store_true`; never `True`; or a string option compared with values "
+             "they never give it, as NPU301 says): the message names the option and where (flag_defaults.py); after `import flash_attn` in a `try:` whose `except ImportError` goes on "
              "without it, and under `if is_flash_attn_2_available():` (without arguments): where flash_attn is "
              "missing, as on an NPU host, neither runs (rules/opt_in_imports.py).",
         why="The flash-attn package cannot be built for the NPU. transformers releases without its NPU path "
@@ -325,7 +328,8 @@ rule(
              "packages, transformers' `AwqConfig` and `GPTQConfig`, `quantization=`/`quant_method=` set to "
              "`awq`, `gptq`, `marlin`, `awq_marlin`, `gptq_marlin` or `fp8` (vLLM, SGLang, configs), "
              "and `kv_cache_dtype=\"fp8…\"`. Not bitsandbytes (NPU304): its int8 and 4-bit ops fall back to its "
-             "generic PyTorch code on the NPU.",
+             "generic PyTorch code on the NPU. Info under a test that names the method or an option the project "
+             "leaves off (`if autogptq:` where it gives `autogptq` only `False`), as NPU301 says.",
         why="AWQ/GPTQ/Marlin/FP8 kernels are CUDA (or HIP); on the NPU they fail at load (\"Only CUDA and HIP "
             "support AWQ\"). A2/A3 have no FP8, so an FP8 KV cache crashes at allocation. Ascend quantises with "
             "msModelSlim (W8A8, W4A8: `--quantization ascend` in vllm-ascend).",
@@ -347,7 +351,19 @@ def check_quantisation_string(checker: Checker, node: ast.AST, value: str, conte
         return
     if (context.keyword in QUANTISATION_KEYS and value.lower() in GPU_QUANTISATION) or \
             (context.keyword == "kv_cache_dtype" and value.startswith("fp8")):
-        checker.report("NPU311", node, name=f"{context.keyword}={value!r}")
+        report_opt_in(checker, "NPU311", node, checker.rules["NPU311"].message.format(name=f"{context.keyword}={value!r}"),
+                      value.lower())
+
+
+def report_opt_in(checker: Checker, code: str, node: ast.AST, message: str, package: str, local: str = "",
+                  severity: Severity | None = None) -> None:
+    """A finding of a setting or a call that runs a CUDA-only package, info under a test of its
+    feature or an option the project leaves off (harmless_calls.opt_in_place)."""
+    remark = opt_in_place(checker, cast(ast.expr, node), package, local)  # a keyword's value, a call's name
+    if remark is None:
+        checker.report(code, node, message, severity=severity)
+    else:
+        checker.report(code, node, message + remark[1], severity=remark[0])
 
 
 # classes whose from_pretrained loads no bitsandbytes weights: tokenizers and processors, optimum's ONNX Runtime models
@@ -362,9 +378,9 @@ def check_load_in_8bit(checker: Checker, call: ast.Call) -> None:
         return  # `AutoTokenizer.from_pretrained(..., load_in_8bit=True)` quantises nothing
     eight_bit = passed(call, "load_in_8bit")
     if constant(eight_bit) is True:
-        checker.report("NPU304", eight_bit, "`load_in_8bit=True` runs bitsandbytes' int8 ops, which have no NPU "
-                       "kernel: on the NPU they fall back to its generic PyTorch code, and transformers accepts the NPU only "
-                       "with a bitsandbytes that lists it as a device (0.50.2 does).")
+        report_opt_in(checker, "NPU304", eight_bit, "`load_in_8bit=True` runs bitsandbytes' int8 ops, which have no "
+                      "NPU kernel: on the NPU they fall back to its generic PyTorch code, and transformers accepts the NPU "
+                      "only with a bitsandbytes that lists it as a device (0.50.2 does).", "bitsandbytes")
 
 
 # transformers' `optim=` names that build a bitsandbytes optimizer with 8-bit or paged state (trainer.py of
@@ -376,13 +392,16 @@ BNB_OPTIMIZER_FIX = ("Use a 32-bit, unpaged optimizer (for AdamW: torch_npu.opti
                      "`optim=\"adamw_torch_npu_fused\"`).")
 
 
-def report_bitsandbytes_optimizer(checker: Checker, node: ast.AST, name: str, eight_bit: bool, paged: bool) -> None:
-    """An optimizer whose bitsandbytes state has no NPU path: an error, where NPU304 is otherwise a warning."""
+def report_bitsandbytes_optimizer(checker: Checker, node: ast.AST, name: str, eight_bit: bool, paged: bool,
+                                  local: str = "") -> None:
+    """An optimizer whose bitsandbytes state has no NPU path: an error, where NPU304 is otherwise a warning
+    (info where it is opt-in: report_opt_in; `local`: the name the class is called by)."""
     kind = " and ".join(k for k, on in (("8-bit", eight_bit), ("paged", paged)) if on)
     reasons = [r for r, on in (("its 8-bit blockwise update has kernels for CUDA, CPU and XPU only", eight_bit),
                                ("its paged state needs bitsandbytes' CUDA library", paged)) if on]
-    checker.report("NPU304", node, f"`{name}` is a bitsandbytes {kind} optimizer: {' and '.join(reasons)}, so it does "
-                   f"not run on the NPU (bitsandbytes 0.50.2). {BNB_OPTIMIZER_FIX}", severity=Severity.ERROR)
+    report_opt_in(checker, "NPU304", node, f"`{name}` is a bitsandbytes {kind} optimizer: {' and '.join(reasons)}, so "
+                  f"it does not run on the NPU (bitsandbytes 0.50.2). {BNB_OPTIMIZER_FIX}", "bitsandbytes", local,
+                  Severity.ERROR)
 
 
 def check_bitsandbytes_optimizer_class(checker: Checker, ref: Reference, call: ast.Call) -> None:
@@ -395,7 +414,10 @@ def check_bitsandbytes_optimizer_class(checker: Checker, ref: Reference, call: a
     paged = name.startswith("Paged") or "is_paged=True" in chosen
     if eight_bit or paged:
         shown = f"{ref.qualname}({', '.join(chosen)})" if chosen else ref.qualname
-        report_bitsandbytes_optimizer(checker, ref.node, shown, eight_bit, paged)
+        first = ref.node
+        while type(first) is ast.Attribute:
+            first = first.value
+        report_bitsandbytes_optimizer(checker, ref.node, shown, eight_bit, paged, getattr(first, "id", ""))
 
 
 rule(
@@ -406,7 +428,8 @@ rule(
              "`torch.optim.AdamW(fused=True)`: torch allows fused optimizers on the NPU's backend and torch_npu has "
              "an NPU kernel for `_fused_adamw_`. Not DeepSpeed's `FusedAdam`, `FusedLamb` or `FusedLion`: "
              "DeepSpeed builds all three on its NPU accelerator (checked on its master branch; the first release "
-             "that ships each was not checked).",
+             "that ships each was not checked). Info under a test that names apex or an option the project leaves off, "
+             "as NPU301 says.",
         why="transformers' `adamw_apex_fused` imports `apex.optimizers.FusedAdam`, NVIDIA apex's CUDA kernel. "
             "torch_npu ships `torch_npu.optim.NpuFusedAdamW` (transformers: `optim=\"adamw_torch_npu_fused\"`).",
         example='TrainingArguments(output_dir, optim="adamw_apex_fused")  # NPU313\n\n# on the NPU\n\n'
@@ -427,7 +450,7 @@ def check_optimizer_name(checker: Checker, node: ast.AST, value: str, context: S
     if context.kind != "arg" or context.keyword != "optim":
         return
     if value == "adamw_apex_fused":
-        checker.report("NPU313", node, name=f"optim={value!r}")
+        report_opt_in(checker, "NPU313", node, checker.rules["NPU313"].message.format(name=f"optim={value!r}"), "apex")
     elif value in BNB_OPTIM_NAMES:
         report_bitsandbytes_optimizer(checker, node, f"optim={value!r}", "8bit" in value, "paged" in value)
 
