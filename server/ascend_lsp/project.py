@@ -133,6 +133,11 @@ class ProjectContext:
                 self._flags, self._calls = self._read_python()
             return self._calls
 
+    @property
+    def python_read(self) -> bool:
+        """Whether the flags and the calls have been read."""
+        return self._flags is not None
+
     def _read_python(self) -> tuple[FlagIndex, CallIndex]:
         """Both facts of the project's Python files, each file read once."""
         scan = CallScan(self.root)

@@ -11,6 +11,9 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from ascend_lsp.lsp import project_ops
+from ascend_lsp.lsp.language_server import AscendLanguageServer
+
 from .helpers import CLIENTS, TIMEOUT, diagnostics, open_document, server_config, start
 
 CUDA_OP = ('TORCH_LIBRARY(proj, m) { m.def("gelu(Tensor x) -> Tensor"); }\n'
@@ -120,3 +123,15 @@ async def test_flags_follow_the_files(client, tmp_path):
     while (found := await severity()) != types.DiagnosticSeverity.Warning:
         assert loop.time() < deadline, f"NPU111 stayed {found} after the flag was turned on"
         await asyncio.sleep(0.05)
+
+
+async def test_an_opened_documents_project_facts_are_read_off_the_loop(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n", encoding="utf-8")
+    (tmp_path / "config.py").write_text("use_amp: bool = False\n", encoding="utf-8")
+    path = str(tmp_path / "train.py")
+    server = AscendLanguageServer()
+    project = server.projects.for_path(path, server.settings.for_path(path))
+    assert not project.python_read
+    await project_ops.warm_python(server, path)
+    assert project.python_read and project.flags.default_off("use_amp") == (str(tmp_path / "config.py"), 0)
+    assert project_ops.warm_python(server, path) is None  # read once

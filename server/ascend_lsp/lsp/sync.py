@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from . import project_ops
+from .documents import subject_path
 from .edits import compose
 from .text_store import Document
 
@@ -23,6 +25,7 @@ def register(server: AscendLanguageServer) -> None:
         if server.workspace.get_notebook_document(cell_uri=item.uri) is not None:
             return
         scheduler.changed(documents.open(item.uri), item.version, None, delay=0)
+        project_ops.warm_python(server, subject_path(item.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
@@ -49,6 +52,7 @@ def register(server: AscendLanguageServer) -> None:
     def notebook_open(params: types.DidOpenNotebookDocumentParams) -> None:
         notebook = params.notebook_document
         scheduler.changed(documents.open(notebook.uri, notebook=True), notebook.version, None, delay=0)
+        project_ops.warm_python(server, subject_path(notebook.uri))
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
     def notebook_change(params: types.DidChangeNotebookDocumentParams) -> None:
