@@ -185,6 +185,11 @@ PACKAGES = [
      "torch.npu.mem_get_info().", "source": f"{FAILURES} #29"},
     {"name": "gputil", "rule": "NPU502", "note": "Parses nvidia-smi; on Ascend use npu-smi.",
      "source": f"{FAILURES} #29"},
+    {"name": "faiss-gpu", "prefix": True, "rule": "NPU502", "note": "faiss's GPU build, linked against CUDA's runtime "
+     "and cuBLAS; it does not run on an Ascend host. faiss-cpu gives the same indexes on the CPU.",
+     "source": "PyPI metadata, read 2026-11-27: faiss-gpu 1.15.1 Requires-Dist nvidia-cuda-runtime-cu12<13,>=12.6, "
+               "nvidia-cublas-cu12<13,>=12.6, nvidia-curand-cu12; faiss-gpu-cu12 1.14.1.post1 Requires-Dist "
+               "nvidia-cuda-runtime-cu12>=12.1.105, nvidia-cublas-cu12>=12.1.3.1"},
 ]
 
 INDEXES = [

@@ -2,7 +2,7 @@
 
 The items come from engine/packaging.py (requirements files, pyproject.toml, setup.cfg,
 environment.yml, Dockerfiles) and from `setup(install_requires=[...])` strings in
-setup.py, the variables of NPU505 from launch scripts and Dockerfiles (engine/shell_script.py,
+setup.py (also in the module's lists the call takes: `extras_require={"gpu": extras_gpu}`), the variables of NPU505 from launch scripts and Dockerfiles (engine/shell_script.py,
 engine/dockerfile.py); the facts from mappings/platform/packaging.toml.
 """
 
@@ -16,7 +16,7 @@ from ..engine.model import Applicability, Fix, Range, Related, Severity
 from ..engine.packaging import Item, string_requirement
 from ..engine.shell_script import Assignment, Command, ShellScript
 from ..knowledge.platform import Platform, load_platform
-from ..engine.walk import StringContext, last_name
+from ..engine.walk import MODULE, Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .citations import BITSANDBYTES_WHEEL, real_world_citation
 
@@ -33,8 +33,9 @@ rule(
         what="Finds CUDA builds of PyTorch in packaging files: a `+cu121` local version on `torch`, "
              "`torchvision` or `torchaudio`, and a CUDA wheel index (`--index-url "
              "https://download.pytorch.org/whl/cu121`, `[[tool.uv.index]]`, a Dockerfile's `pip install`). "
-             "Packaging files are requirements files, `pyproject.toml`, `setup.cfg`, `setup.py`, "
-             "`environment.yml` and Dockerfiles.",
+             "Packaging files are requirements files, `pyproject.toml`, `setup.cfg`, `setup.py` (the strings "
+             "its `setup(...)` is given, also through a list named at the top of the file: `extras_require="
+             "{\"gpu\": extras_gpu}`), `environment.yml` and Dockerfiles.",
         why="torch_npu pins the CPU build of torch (on x86 every torch-npu release up to 2.11 requires "
             "`torch==X+cpu`), and importing torch_npu next to a torch built with another accelerator fails "
             "(\"Two accelerators cannot be used at the same time\"). pip rejects the combination or installs "
@@ -261,3 +262,35 @@ def check_setup_requirement(checker: Checker, node: ast.AST, value: str, context
     item = string_requirement(checker.source, node, value)
     if item is not None:
         _requirement(checker, item, [])
+
+
+@handles("assign", "NPU501", "NPU502", "NPU503", values=(ast.List, ast.Tuple))
+def check_setup_requirement_list(checker: Checker, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
+    """`extras_gpu = ["faiss-gpu>=1.6.3"]` at the top of setup.py, a list its `setup(...)` takes
+    (`extras_require={"gpu": extras_gpu}`, `install_requires=base + extras_gpu`)."""
+    if scope.kind != MODULE or not checker.path or not checker.path.endswith("setup.py"):
+        return
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if len(targets) != 1 or type(targets[0]) is not ast.Name \
+            or targets[0].id not in checker.text_fact("setup-requirement-names", _setup_names):
+        return
+    value = node.value
+    if not isinstance(value, (ast.List, ast.Tuple)):  # (values= gives no other)
+        return
+    for element in value.elts:
+        if type(element) is ast.Constant and type(element.value) is str:
+            item = string_requirement(checker.source, element, element.value)
+            if item is not None:
+                _requirement(checker, item, [])
+
+
+def _setup_names(checker: Checker) -> frozenset[str]:
+    """The names a `setup(...)` call of the text reads its requirements from (SETUP_KEYWORDS'
+    values, at any depth: a dict's values, a sum of lists); none where the text does not parse."""
+    try:
+        tree = ast.parse(checker.source.text)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(name.id for call in ast.walk(tree) if type(call) is ast.Call and last_name(call.func) == "setup"
+                     for kw in call.keywords if kw.arg in SETUP_KEYWORDS
+                     for name in ast.walk(kw.value) if type(name) is ast.Name)
