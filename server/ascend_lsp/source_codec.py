@@ -16,11 +16,14 @@ from .sources import MAX_BYTES, SourceError, read_regular
 
 CELL_MARK = "# %% ascend-lsp cell {index}\n"
 CELL_MARK_RE = re.compile(r"^# %% ascend-lsp cell (\d+)$")
-# A line magic or shell escape, alone (`%pip ...`, `!ls`) or assigned (`out = !ls`, `t = %time f()`), after its indentation.
-MAGIC = re.compile(r"^([ \t\f]*)(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)?[%!]")
+# A line magic or shell escape, alone (`%pip ...`, `!ls`) or assigned (`out = !ls`, `t = %time f()`), after its
+# indentation; or `pip install ...` without its `%`, which IPython's automagic (on by default) runs as `%pip`.
+MAGIC = re.compile(r"^([ \t\f]*)(?:(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)?[%!]"
+                   r"|(?:pip|conda)[ \t]+(?:install|uninstall|list|show|freeze|download)\b)")
 FIRST_LINES = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)?[^\r\n]*(?:\r\n|\r|\n)?")
 MAGIC_MARK = "pass  # ascend-lsp magic: "  # a magic as a statement that does nothing, restored on write
-HIDDEN_MAGIC = re.compile(r"^([ \t\f]*)" + re.escape(MAGIC_MARK))
+CONTINUED_MARK = "# ascend-lsp magic: "  # a line a magic's `\` continues: a comment, which no block notices
+HIDDEN_MAGIC = re.compile(r"^([ \t\f]*)(?:pass  )?" + re.escape(CONTINUED_MARK))
 
 
 # the cell magics whose body IPython runs as Python (`%%time`); any other's (`%%bash`, `%%writefile`) is not Python
@@ -31,14 +34,23 @@ CELL_MAGIC = re.compile(r"%%(\w+)")
 def hide_magics(code: str) -> list[str]:
     """A code cell's lines as Python, one for one: a magic becomes `pass` at its indentation, as
     IPython makes it a call there (`if in_colab:` whose body is `!pip install ...` keeps a body),
-    the line kept in a comment; so does every line of a cell whose cell magic's body is no Python
-    (`%%bash`)."""
+    the line kept in a comment, and the lines its final backslash continues become comments; so does every
+    line of a cell whose cell magic's body is no Python (`%%bash`)."""
     lines = split_lines(code)
     cell = CELL_MAGIC.match(code)
     if cell is not None and cell.group(1) not in PYTHON_CELL_MAGICS:
         return [MAGIC_MARK + line for line in lines]
-    return [line if (found := MAGIC.match(line)) is None else found.group(1) + MAGIC_MARK + line[found.end(1):]
-            for line in lines]
+    out, continued = [], False
+    for line in lines:
+        if continued:
+            out.append(CONTINUED_MARK + line)
+        elif (found := MAGIC.match(line)) is not None:
+            out.append(found.group(1) + MAGIC_MARK + line[found.end(1):])
+        else:
+            out.append(line)
+            continue
+        continued = line.rstrip("\r\n").endswith("\\")  # `!pip install \` goes on, as IPython reads it
+    return out
 
 
 def show_magic(line: str) -> str:
