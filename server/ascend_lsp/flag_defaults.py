@@ -158,10 +158,12 @@ def _literals(text: str):
             value = found.group(1) == "True" or found.group(4) is not None if found.group(1) else found.group(3)
             yield target.start(1), target.group(1), value, declared
     for found in ARGUMENT.finditer(text):
-        value = ARGUMENT_STRING.search(found.group(4))
-        if value is not None:
-            yield found.start(3), found.group(3).replace("-", "_"), value.group(2), True
-    if "True" not in text and "False" not in text and "store_" not in text and "bool" not in text:
+        name = found.group(3).replace("-", "_")
+        if (value := ARGUMENT_STRING.search(found.group(4))) is not None:
+            yield found.start(3), name, value.group(2), True
+        if (value := ARGUMENT_VALUE.search(found.group(4))) is not None:
+            yield found.start(3), name, value.group(1) == "false" if value.group(1) else value.group(2) == "True", False
+    if "True" not in text and "False" not in text and "bool" not in text:
         return
     for pattern in (FIELD, UNSET):
         for found in pattern.finditer(text):
@@ -169,8 +171,3 @@ def _literals(text: str):
             declaration = DECLARATION.match(text, start, found.start())
             if declaration is not None:  # UNSET: a config file gives its value, so it may be on
                 yield declaration.start(1), declaration.group(1), pattern is UNSET or found.group(1) == "True", False
-    for found in ARGUMENT.finditer(text):
-        value = ARGUMENT_VALUE.search(found.group(4))
-        if value is not None:
-            on = value.group(1) == "false" if value.group(1) else value.group(2) == "True"
-            yield found.start(3), found.group(3).replace("-", "_"), on, False

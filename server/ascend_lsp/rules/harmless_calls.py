@@ -17,7 +17,7 @@ from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD, leaves, name_words,
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, reports
 from .float64_place import float64_place
-from .import_uses import cuda_only_check, qualname_of
+from .import_uses import cuda_only_check
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .advice_matching import inside, own_nodes
 from .uncalled_helpers import uncalled_place
@@ -314,7 +314,7 @@ def type_union_members(checker: Checker) -> set[int]:
         members: set[int] = set()
         for root in events.roots:
             for node in ast.walk(root):
-                if type(node) is ast.Subscript and qualname_of(checker, node.value) in UNION_FORMS:
+                if type(node) is ast.Subscript and checker.qualname(node.value, checker.module.scope) in UNION_FORMS:
                     members.update(map(id, node.slice.elts if type(node.slice) is ast.Tuple else (node.slice,)))
                 elif type(node) is ast.BinOp and type(node.op) is ast.BitOr:
                     operands: list[ast.expr] = []
@@ -591,7 +591,7 @@ def _no_op(checker: Checker, stmt: ast.stmt) -> bool:
     beside a seed of every device."""
     if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
         return False
-    name = qualname_of(checker, stmt.value.func)
+    name = checker.qualname(stmt.value.func, checker.module.scope)
     return name in NO_OPS_WITHOUT_CUDA or (name in CUDA_SEEDS and seeds_all_beside(statement_facts(checker), stmt))
 
 

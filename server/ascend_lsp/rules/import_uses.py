@@ -20,16 +20,6 @@ TYPE, CHECK, CODE = "type", "check", "code"
 TYPE_FUNCTIONS = frozenset({"isinstance", "issubclass"})
 
 
-def qualname_of(checker: Checker, node: ast.expr) -> str | None:
-    """What a name or chain names through the module's imports (`Union` after `from typing import Union`)."""
-    attrs: list[str] = []
-    while type(node) is ast.Attribute:
-        attrs.append(node.attr)
-        node = node.value
-    bound = checker.module.scope.lookup(node.id) if type(node) is ast.Name else None
-    return ".".join((bound, *reversed(attrs))) if bound is not None else None
-
-
 def cuda_only_check(checker: Checker, stmt: ast.If) -> bool:
     """`stmt` has no `else`, its body only logs, raises or sets CUDA's sync debugging
     (CUDA_DEBUG_AIDS), and its test holds only where CUDA does (`torch.cuda.is_available()`,
@@ -52,7 +42,7 @@ CUDA_DEBUG_AIDS = frozenset({"torch.cuda.set_sync_debug_mode"})
 
 def _debug_aid(checker: Checker, stmt: ast.stmt) -> bool:
     return type(stmt) is ast.Expr and type(stmt.value) is ast.Call \
-        and qualname_of(checker, stmt.value.func) in CUDA_DEBUG_AIDS
+        and checker.qualname(stmt.value.func, checker.module.scope) in CUDA_DEBUG_AIDS
 
 
 def _cuda_probes(checker: Checker, test: ast.expr):
@@ -60,7 +50,7 @@ def _cuda_probes(checker: Checker, test: ast.expr):
     whether it asks the host (`torch.cuda.is_available()`'s callee) or a tensor or device (an
     `.is_cuda`, a `"cuda"` compared with)."""
     for node in ast.walk(test):
-        if type(node) is ast.Call and qualname_of(checker, node.func) == "torch.cuda.is_available":
+        if type(node) is ast.Call and checker.qualname(node.func, checker.module.scope) == "torch.cuda.is_available":
             yield node.func, True
         elif type(node) is ast.Attribute and node.attr == "is_cuda":
             yield node, False
