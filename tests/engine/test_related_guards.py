@@ -95,6 +95,10 @@ def test_an_and_after_a_comparison_for_cuda_gives_it_the_rest() -> None:
     [finding] = found(text)
     assert finding[:4] == ("NPU101", 6, 23, "WARNING")  # the request for CUDA takes the test of its availability
     assert [r.range for r in finding[4]] == [Range(5, 37, 5, 60)]
+    # torch.distributed's enum names the backend as its string does (`dist.Backend.NCCL == "nccl"`)
+    text = ('import torch\nimport torch.distributed as dist\n\n\ndef setup(backend):\n'
+            '    if backend == dist.Backend.NCCL and not torch.cuda.is_available():\n        raise RuntimeError("no GPU")\n')
+    assert found(text) == [("NPU103", 6, 45, "INFO", ())]
     # after a flag, the availability test is what finds no CUDA on an NPU host: it keeps its finding
     text = "import torch\n\nuse_gpu = args.cuda and torch.cuda.is_available()\n"
     assert found(text) == [("NPU103", 3, 25, "WARNING", ())]

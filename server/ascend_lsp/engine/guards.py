@@ -730,14 +730,20 @@ _DEVICE_STRING = re.compile(r"(?:cuda|nccl)(?::\d+)?")
 
 def _compares_cuda(test: ast.expr) -> bool:
     """`x.is_cuda`, or a comparison that names CUDA by a device or backend string (`"cuda"`,
-    `"nccl"`) or by torch's CUDA module (`torch.cuda.device_count() > 1`, `torch.version.cuda`);
-    not by a word in another name or string (`os.getenv("USE_CUDA_KERNELS", "0") == "1"`, a flag)."""
+    `"nccl"`, `dist.Backend.NCCL`) or by torch's CUDA module (`torch.cuda.device_count() > 1`,
+    `torch.version.cuda`); not by a word in another name or string (`os.getenv("USE_CUDA_KERNELS",
+    "0") == "1"`, a flag)."""
     if type(test) is ast.Attribute:
         return test.attr == "is_cuda"
     return type(test) is ast.Compare and any(
-        type(n) is ast.Attribute and n.attr in ("cuda", "is_cuda")
+        type(n) is ast.Attribute and (n.attr in ("cuda", "is_cuda") or n.attr == "NCCL" and _names_backend_enum(n.value))
         or type(n) is ast.Constant and type(n.value) is str and _DEVICE_STRING.fullmatch(n.value) is not None
         for n in ast.walk(test))
+
+
+def _names_backend_enum(node: ast.expr) -> bool:
+    """`Backend` or `x.Backend`: torch.distributed's enum of backend names (`Backend.NCCL == "nccl"`)."""
+    return (node.attr if type(node) is ast.Attribute else getattr(node, "id", "")) == "Backend"
 
 
 # what leaves a block at once: `return`, `raise`, `continue`, `break`, `pytest.skip(...)`,
