@@ -118,7 +118,7 @@ def write_toml(path: Path, meta: dict, sections: list[tuple[str, list[dict]]]) -
 # ---------------------------------------------------------------------------------------
 # Entries (key order here is the order written)
 
-API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "note", "severity", "deprecated", "absent-in-torch",
+API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "note", "severity", "severity-except-on", "deprecated", "absent-in-torch",
             "source")
 
 
@@ -141,6 +141,36 @@ def ordered(entry: dict, keys: tuple[str, ...]) -> dict:
 
 # ---------------------------------------------------------------------------------------
 # Reading the data
+
+
+def chip_names() -> list[str]:
+    from platform_tables import CHIPS  # the chip facts; platform_tables imports this module's sources
+
+    return [chip["name"] for chip in CHIPS]
+
+
+def cpu_path_chips(path: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The chips on which a kernel of cpu_fallback_paths.tsv runs on the CPU by default, and those
+    the facts do not settle: for a check of the SoC, the chips its row names; for op-plugin's older
+    (acl_op) path, chips.toml's jit-compile chips (operators compile online by default) and its
+    unknown ones."""
+    from platform_tables import FEATURES
+
+    names = chip_names()
+    if path["cpu_path"] == "soc":
+        chips, unsettled = path["cpu_chips"].split(), []
+    elif path["cpu_path"] == "acl_op":
+        online = next(f for f in FEATURES if f["name"] == "jit-compile")
+        chips, unsettled = online["chips"], online.get("unknown", [])
+    else:
+        raise ValueError(f"cpu_fallback_paths.tsv: unknown cpu_path {path['cpu_path']!r}")
+    if not chips or set(chips + unsettled) - set(names):
+        raise ValueError(f"cpu_fallback_paths.tsv: {path['kernel']}: chips {chips + unsettled} (known: {names})")
+    return [c for c in names if c in chips], [c for c in names if c in unsettled]
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def read_tsv(path: Path) -> list[dict[str, str]]:
@@ -502,17 +532,40 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
         "torch.complex": "complex", "torch.nn.functional.adaptive_max_pool3d": "adaptive_max_pool3d",
         "torch.nn.AdaptiveMaxPool3d": "adaptive_max_pool3d",
     }
+    paths = {row["kernel"]: row for row in read_tsv(Path(__file__).parent / "cpu_fallback_paths.tsv")}
     for name, kernel in fn_203.items():
         if kernel not in kernels:
             raise LookupError(f"no CPU-fallback message for {kernel}")
-        note = (f"torch_npu has a CPU-fallback path for aten::{kernel} (it warns that the kernel runs on the "
-                f"CPU), which is slow.")
-        if kernel in op_plugin:
-            note += " op-plugin also registers an NPU kernel, so check the log for the warning."
-        source = FALLBACK_SO + (f"; {OP_PLUGIN_SUMMARY}" if kernel in op_plugin else "")
+        path = paths.get(kernel)
+        if path is not None:
+            # op-plugin runs its aclnn kernel by default and the CPU only on the chips (or the CANN) it names
+            cpu_chips, unsettled = cpu_path_chips(path)
+            on_npu = [c for c in chip_names() if c not in cpu_chips + unsettled]
+            aclnn = path["aclnn"].split()
+            older = path["cpu_path"] == "acl_op"
+            note = (f"op-plugin runs aten::{kernel} on the NPU ({', '.join(aclnn)}) on {_listed(on_npu)}; torch_npu "
+                    f"runs it on the CPU (it warns that the kernel runs there), which is slow, "
+                    + (f"where op-plugin takes its older path (on {_listed(cpu_chips)}, where operators compile online "
+                       "by default, or after `torch.npu.set_compile_mode(jit_compile=True)`)" if older
+                       else f"on {_listed(cpu_chips)}")
+                    + f" and with a CANN that lacks {aclnn[0]}."
+                    + (f" Which path {_listed(unsettled)} take{'s' if len(unsettled) == 1 else ''} by default the facts "
+                       "do not say." if unsettled else ""))
+            source = f"{FALLBACK_SO}; {path['source']}"
+        else:
+            note = (f"torch_npu has a CPU-fallback path for aten::{kernel} (it warns that the kernel runs on the "
+                    f"CPU), which is slow.")
+            if kernel in op_plugin:
+                note += " op-plugin also registers an NPU kernel, so check the log for the warning."
+            source = FALLBACK_SO + (f"; {OP_PLUGIN_SUMMARY}" if kernel in op_plugin else "")
         if name.startswith("torch.special."):
             note += f" ({name} calls aten::{kernel}.)"
-        add(api(name, "NPU203", source, note=note))
+        row = api(name, "NPU203", source, note=note)
+        if path is not None:
+            row.update(severity="info", **{"severity-except-on": [c for c in chip_names() if c not in on_npu]})
+        add(row)
+    if set(paths) - set(fn_203.values()):
+        raise LookupError(f"cpu_fallback_paths.tsv names kernels no API runs: {sorted(set(paths) - set(fn_203.values()))}")
     if "_fused_adam_" not in kernels or "_fused_adamw_" not in op_plugin:
         raise LookupError("fused Adam facts changed")
     add(api("torch.optim.Adam", "NPU203",

@@ -72,6 +72,10 @@ def test_a_failing_rule_fails_the_run_naming_the_rule_and_the_file(project, caps
     ('name = "a.b"\nrule = "NPU103"\nreplacement = "a.c"\nfix = "sometimes"\nsource = "wiki"',
      "[[api]] row 2, key `fix`: 'sometimes' is not one of ['safe', 'unsafe', 'display']"),
     ('name = "a.b"\nrule = "NPU103"\nsource = "wiki"\nrename = "a.c"', "[[api]] row 2, key `rename`: unknown key"),
+    ('name = "a.b"\nrule = "NPU203"\nsource = "wiki"\nseverity = "info"\nseverity-except-on = ["910B"]',
+     "[[api]] row 2, key `severity-except-on.0`: '910B' is not one of ['910A', '310P', 'A2', 'A3', '950DT']"),
+    ('name = "a.b"\nrule = "NPU203"\nsource = "wiki"\nseverity-except-on = ["310P"]',
+     "[[api]] row 2, key `severity`: missing (`severity-except-on` needs it)"),
 ])
 def test_extra_table_rows_are_validated(project, capsys, row, message) -> None:
     good = '[[api]]\nname = "mylib.kernels"\nrule = "NPU306"\nsource = "wiki"\n\n'

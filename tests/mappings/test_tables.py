@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jsonschema
 
+from ascend_lsp.knowledge.chips import load_chips
 from ascend_lsp.knowledge.schema import first_error
 import pytest
 
@@ -178,3 +179,8 @@ def test_toml_strings_round_trip(text):
     builder = load_builder()
     assert tomllib.loads(f"k = {builder.toml_str(text)}")["k"] == text
     assert tomllib.loads(f"k = {builder.toml_value({'950DT': True, 'x': [text]})}")["k"] == {"950DT": True, "x": [text]}
+
+
+def test_the_schema_names_every_chip_and_only_those() -> None:
+    chips = json.loads(SCHEMA.read_text(encoding="utf-8"))["$defs"]["api"]["properties"]["severity-except-on"]
+    assert chips["items"]["enum"] == list(load_chips().chips)

@@ -12,9 +12,10 @@ from ascend_lsp.engine.model import Severity
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def severities(code: str) -> dict[int, list[str]]:
+def severities(code: str, chip: str = "A2") -> dict[int, list[str]]:
     path = FIXTURES / f"{code}.py"
-    analysis = analyze(path.read_text(encoding="utf-8"), Settings(target="torch_npu", select=(code,), tests="check"), str(path))
+    settings = Settings(target="torch_npu", select=(code,), tests="check", chip=chip)
+    analysis = analyze(path.read_text(encoding="utf-8"), settings, str(path))
     lines: dict[int, list[str]] = {}
     for finding in analysis.findings:
         lines.setdefault(finding.range.start_line + 1, []).append(finding.severity.value)
@@ -48,12 +49,19 @@ def test_an_api_the_list_marks_unsupported_but_the_wheel_runs_is_info() -> None:
 
 def test_an_api_that_may_fall_back_but_the_wheel_runs_is_info() -> None:
     found = severities("NPU203")
-    # Adam(fused=True), gcd, sinc (the kernels' own CPU paths); Binomial, HuberLoss (an operator without an
+    # Adam(fused=True), sinc (the kernels' own CPU paths); Binomial, HuberLoss (an operator without an
     # NPU kernel); Tensor.double (the note's float32 result, which the kernels do not settle)
-    assert sorted(line for line, here in found.items() if here == [Severity.WARNING.value]) == [6, 7, 8, 9, 11, 12, 14]
-    # trunc, ZeroPad2d, std, scatter, Hardsigmoid: every aten operator they run has an NPU kernel
-    assert sorted(line for line, here in found.items() if here == [Severity.INFO.value]) == [16, 17, 18, 19, 20]
-    assert len(found) == 12
+    assert sorted(line for line, here in found.items() if here == [Severity.WARNING.value]) == [6, 7, 9, 11, 12, 14]
+    # trunc, ZeroPad2d, std, scatter, Hardsigmoid: every aten operator they run has an NPU kernel; gcd, complex,
+    # logit: op-plugin runs them through an aclnn kernel on A2 (the default chip) before any CPU path
+    assert sorted(line for line, here in found.items() if here == [Severity.INFO.value]) == [8, 16, 17, 18, 19, 20,
+                                                                                               22, 23]
+    assert len(found) == 14
+    # where the CPU path runs by default, they stay warnings: all three on 310P; on A3, whose default path the
+    # facts do not settle, gcd and complex (logit's SoC check admits A3)
+    on_310p, on_a3 = severities("NPU203", "310P"), severities("NPU203", "A3")
+    assert [on_310p[line] for line in (8, 22, 23)] == [[Severity.WARNING.value]] * 3
+    assert [on_a3[line] for line in (8, 22, 23)] == [[Severity.WARNING.value]] * 2 + [[Severity.INFO.value]]
 
 
 def test_gather_runs_on_hccl_and_is_info() -> None:

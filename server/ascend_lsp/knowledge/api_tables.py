@@ -36,6 +36,7 @@ class Entry:
     # [[env]]: the replacement reads the value in a larger unit: (divide by, the least value it takes)
     value_scale: tuple[int, int] | None = None
     severity: str | None = None  # [[api]]: reported at this severity in place of the rule's
+    severity_except_on: tuple[str, ...] = ()  # [[api]]: chips where the rule's own severity stays
     origin: str = ""  # the table file it came from
 
     @classmethod
@@ -57,6 +58,7 @@ class Entry:
             not_after=tuple(row.get("not-after", ())),
             value_scale=(row["value-divisor"], row["value-minimum"]) if "value-divisor" in row else None,
             severity=row.get("severity"),
+            severity_except_on=tuple(row.get("severity-except-on", ())),
             origin=origin,
         )
 

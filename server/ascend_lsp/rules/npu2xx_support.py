@@ -87,13 +87,19 @@ rule(
              "It stays a warning where an operator has no kernel (`Binomial`: `aten::binomial`; "
              "`nn.HuberLoss`: `aten::huber_loss`), which the message names, and where the list's note names a "
              "case the kernels do not settle (`x.double()` returns float32), which it says. The note's other "
-             "limits (dtypes) follow.",
+             "limits (dtypes) follow. An operator whose CPU warning is compiled in but that op-plugin runs "
+             "through an aclnn kernel on the configured chip (`torch.complex`, `torch.logit` on A2) is info, and "
+             "the message names the chips and the CANN on which the CPU path runs; on those chips (910A, 310P, "
+             "and those the facts do not settle) it stays a warning (`mappings/upstream/torch_npu/"
+             "cpu_fallback_paths.tsv`).",
         why="A CPU fallback copies the tensors to the host and back on every call: correct, but slow, and easy "
             "to miss (one warning per process). Set `TORCH_NPU_FALLBACK_CPU_DISABLE=1` to make it an error.",
         example="opt = torch.optim.Adam(params, fused=True)  # aten::_fused_adam_ falls back\n\n"
                 "opt = torch.optim.AdamW(params, fused=True)  # has an NPU kernel",
         fix="None automatic.",
-        source=SUPPORT_LIST + " CPU-fallback messages in the torch_npu 2.14.0 wheel's shared libraries.",
+        source=SUPPORT_LIST + " CPU-fallback messages in the torch_npu 2.14.0 wheel's shared libraries; where "
+               "op-plugin's aclnn kernels run first, Ascend/op-plugin `op_plugin/ops/opapi/` (`DO_COMPATIBILITY`, "
+               "`_logit_fallback_condition`).",
     ),
 )
 

@@ -115,7 +115,8 @@ def report(checker: Checker, entry: Entry, where, name: str, replacement: str | 
     there is no fix, (None, why)."""
     fixes, note = styled(checker, fix, portable, form)
     text = message(checker, entry, name, replacement) + note + (remark[1] if remark else "")
-    severity = remark[0] if remark and remark[0] else Severity.parse(entry.severity) if entry.severity else None
+    severity = remark[0] if remark and remark[0] else Severity.parse(entry.severity) \
+        if entry.severity and checker.settings.chip not in entry.severity_except_on else None
     checker.report(entry.rule, where, text, fixes, severity=severity,
                    origin=entry.origin, deprecated=entry.deprecated, related=related,
                    extra={"api": name, "replacement": replacement, "note": entry.note, "source": entry.source})
