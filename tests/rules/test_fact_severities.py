@@ -1,4 +1,4 @@
-"""Which findings of NPU405, NPU201, NPU203 and NPU409 stay warnings or errors and which the code or the
+"""Which findings of NPU405, NPU202, NPU201, NPU203 and NPU409 stay warnings or errors and which the code or the
 facts lower to info (the fixtures' .expected files show the messages, not the severities)."""
 
 from __future__ import annotations
@@ -68,3 +68,8 @@ def test_gather_runs_on_hccl_and_is_info() -> None:
     # dist.gather (torch_npu runs it as an all_gather); scatter and ReduceOp.AVG stay warnings
     assert severities("NPU409") == {4: [Severity.INFO.value], 5: [Severity.WARNING.value],
                                     6: [Severity.WARNING.value], 7: [Severity.WARNING.value]}
+
+
+def test_a_complex_dtype_compared_with_is_info() -> None:
+    assert severities("NPU202") == {3: [Severity.WARNING.value], 4: [Severity.WARNING.value],
+                                    5: [Severity.WARNING.value], 7: [Severity.INFO.value]}

@@ -52,7 +52,8 @@ ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU 
               "NPU's facts beside it if the report should show them.)")
 FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
-DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no float64 tensor.)"
+DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no tensor of it.)"
+DTYPE_RULES = frozenset({"NPU405", "NPU202"})  # float64 and complex dtypes
 REPORTS_ONLY = (" (The test only decides what is reported: its branches only log or record facts, so on an NPU "
                 "host only the report differs.)")
 NO_OPS_ONLY = (" (Its branches only do what does nothing without CUDA (`torch.cuda.empty_cache()`, a CUDA seed "
@@ -151,7 +152,7 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return uncalled
     if rule.startswith("NPU3"):
         return opt_in_reference(checker, ref)
-    if rule == "NPU405" and dtype_test(checker, ref.node):
+    if rule in DTYPE_RULES and dtype_test(checker, ref.node):
         return Severity.INFO, DTYPE_ASKED
     if rule == "NPU405" and dict_key(checker, ref.node):
         return Severity.INFO, DTYPE_KEY

@@ -61,9 +61,10 @@ rule(
     table=TableRef("mappings/torch_npu/cuda.toml", ("api",)),
     message="`{name}` creates complex tensors, which most NPU operators do not support.",
     doc=dict(
-        what="Finds complex dtypes (`torch.complex64`, `torch.cfloat`, …) and `torch.view_as_complex`.",
-        why="Of the support-list entries that restrict dtypes, 922 of 1175 exclude complex; `complex` and "
-            "`polar` fall back to the CPU.",
+        what="Finds complex dtypes (`torch.complex64`, `torch.cfloat`, …) and `torch.view_as_complex`. A dtype "
+             "compared with (`z.dtype == torch.cfloat`) creates nothing: info.",
+        why="Of the support-list entries that restrict dtypes, 922 of 1175 exclude complex; `polar` falls back "
+            "to the CPU, and `complex` does on 910A and 310P (NPU203).",
         example="freqs = torch.polar(torch.ones_like(f), f)  # rotary embeddings via complex numbers\n\n"
                 "# keep cos/sin as two real tensors instead",
         fix="None automatic: rewrite the computation with real tensors (for rotary embeddings, "
