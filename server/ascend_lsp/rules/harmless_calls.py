@@ -75,7 +75,7 @@ HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memor
                             "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
                             "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda",
                             "torch.cuda.is_available", "torch.cuda.device_count"})
-MESSAGE_READ = (" (Only read for a message (a print, a log, an exception's text): without CUDA it is 0, False or "
+MESSAGE_READ = (" (Only read for a message (a print, a log, a recorded metric, an exception's text): without CUDA it is 0, False or "
                 "None, and only the message says so.)")
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 # CUDA's switches whose NPU analogue is on by default, where setting them True asks for what the NPU does
