@@ -44,13 +44,13 @@ def reports(stmt: ast.stmt) -> bool:
         modules = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""]
         return all(m == "torch" or m.startswith("torch.") for m in modules)
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        return _message(stmt.value)
+        return prose(stmt.value)
     return isinstance(stmt, ast.Assign) and not keeps_state(stmt.value) and all(
         isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and type(t.slice.value) is str
         and not device_name(t) for t in stmt.targets)
 
 
-def _message(value: ast.expr) -> bool:
+def prose(value: ast.expr) -> bool:
     """An f-string with prose in it (`f"GPU Max Mem: {m} MB"`): a message, never a device or a path."""
     return type(value) is ast.JoinedStr and any(
         type(part) is ast.Constant and " " in str(part.value) for part in value.values)

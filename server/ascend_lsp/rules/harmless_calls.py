@@ -15,7 +15,7 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
 from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
-from .cuda_test_paths import failed_cuda_test, reports
+from .cuda_test_paths import failed_cuda_test, prose, reports
 from .float64_place import float64_place
 from .import_uses import cuda_only_check
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
@@ -75,8 +75,8 @@ HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memor
                             "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
                             "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda",
                             "torch.cuda.is_available", "torch.cuda.device_count"})
-MESSAGE_READ = (" (Only read for a message (a print, a log, a recorded metric, an exception's text): without CUDA it is 0, False or "
-                "None, and only the message says so.)")
+MESSAGE_READ = (" (Only read for a message (a print, a log, a recorded metric, an exception's text, an f-string's "
+                "prose): without CUDA it is 0, False or None, and only the message says so.)")
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 # CUDA's switches whose NPU analogue is on by default, where setting them True asks for what the NPU does
 # already: torch_npu 2.13.0 reads its conv HF32 as enabled while unset (torch_npu/npu/npu_config.py,
@@ -608,14 +608,18 @@ def skip_test(checker: Checker, node: ast.AST) -> bool:
 
 
 def in_message(checker: Checker, node: ast.AST) -> bool:
-    """`node` is in what a print or log call of the statement is given, or in the exception a
-    `raise` makes."""
+    """`node` is in what a print or log call of the statement is given, in the exception a
+    `raise` makes, or in an f-string with prose (`f"cuda.available={torch.cuda.is_available()}, "`:
+    a message, never a device)."""
     if any(last_name(call.func) in MESSAGE_FUNCTIONS
            and any(inside(node, value) for value in (*call.args, *(kw.value for kw in call.keywords)))
            for call, _scope in checker.events.calls):
         return True
     path = statement_path(checker, node)
     stmt = path[-1][0][path[-1][1]] if path else None
+    if stmt is not None and any(type(text) is ast.JoinedStr and prose(text) and inside(node, text)
+                                for text in ast.walk(stmt)):
+        return True
     return type(stmt) is ast.Raise and type(stmt.exc) is ast.Call and inside(node, stmt.exc) \
         and not inside(node, stmt.exc.func)
 
