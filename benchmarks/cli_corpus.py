@@ -6,7 +6,8 @@ Downloads the wheel (pure Python, ~1.2 M lines, full of CUDA-specific code) into
 benchmarks/.bench/, then runs lsp-check cold (empty result cache), each time followed by
 `ruff check --select ALL --no-cache` over the same files (if ruff is installed) and by the
 floor of any AST checker (a Python process that reads and `ast.parse`s every file, one
-process per core), `--rounds` times, then warm (unchanged files), and prints lines, files,
+process per core) and that floor with a bare visit of every node added (the least any checker
+that looks at every node in Python spends), `--rounds` times, then warm (unchanged files), and prints lines, files,
 findings, wall and CPU seconds (the lowest of the rounds), lines/s, the cold run's ratios to
 the floor (wall, CPU, and CPU within each round) and peak RSS. Wall times on a shared or virtual machine move by ±20 % from one run
 to the next: alternating rounds let the three meet the same state.
@@ -78,16 +79,39 @@ def ruff(root: Path, env: dict) -> tuple[float, float] | None:
     return wall, cpu
 
 
-# Read and parse every file of the folder, one process per core, in chunks as lsp-check does.
+# Read and parse every file of the folder, one process per core, in chunks as lsp-check does;
+# with "visit", also visit every node the quickest way Python can (a stack, and per node type only
+# the fields that can hold nodes), doing nothing at each.
 FLOOR = """
 import ast, os, sys
 from multiprocessing import Pool
+
+VISIT = sys.argv[2:] == ["visit"]
+FIELDS = {}
+
+
+def visit(tree):
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        fields = FIELDS.get(kind)
+        if fields is None:
+            fields = FIELDS[kind] = [f for f in kind._fields if f not in ("ctx", "op", "type_comment")]
+        for field in fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
 
 
 def parse(paths):
     for path in paths:
         with open(path, "rb") as handle:
-            ast.parse(handle.read())
+            tree = ast.parse(handle.read())
+        if VISIT:
+            visit(tree)
     return len(paths)
 
 
@@ -99,8 +123,8 @@ if __name__ == "__main__":
 """
 
 
-def ast_floor(root: Path, env: dict) -> tuple[float, float]:
-    proc, wall, cpu = timed([sys.executable, "-c", FLOOR, "transformers"], root, env)
+def ast_floor(root: Path, env: dict, visit: bool = False) -> tuple[float, float]:
+    proc, wall, cpu = timed([sys.executable, "-c", FLOOR, "transformers", *(["visit"] if visit else [])], root, env)
     if proc.returncode != 0:
         sys.exit(f"the AST floor failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return wall, cpu
@@ -139,7 +163,7 @@ def setup(doc: str) -> tuple[argparse.Namespace, Path, int, int, dict]:
 
 def main() -> int:
     args, root, files, lines, env = setup(__doc__)
-    colds, floors, parses, warms, peak = [], [], [], [], 0
+    colds, floors, parses, visits, warms, peak = [], [], [], [], [], 0
     for _ in range(args.rounds):  # alternating, so the three meet the same state of a shared machine
         shutil.rmtree(root / ".lsp-check-cache", ignore_errors=True)
         wall, cpu, findings, largest = run(root, args.jobs, env)
@@ -149,6 +173,7 @@ def main() -> int:
         if floor is not None:
             floors.append(floor)
         parses.append(ast_floor(root, env))
+        visits.append(ast_floor(root, env, visit=True))
         warm, _, warm_findings, _ = run(root, args.jobs, env)
         assert warm_findings == findings, (warm_findings, findings)
         warms.append(warm)
@@ -156,6 +181,7 @@ def main() -> int:
     # jobs share (their load moves wall times by a factor, CPU times by a fraction of that)
     cold, cold_cpu = min(wall for wall, _ in colds), min(cpu for _, cpu in colds)
     parse, parse_cpu = min(wall for wall, _ in parses), min(cpu for _, cpu in parses)
+    visit_cpu = min(cpu for _, cpu in visits)
     per_round = ", ".join(f"{c / p:.2f}x" for (_, c), (_, p) in zip(colds, parses))
     warm = min(warms)
     lowest = f"lowest of {args.rounds} runs" if args.rounds > 1 else "one run"
@@ -166,6 +192,8 @@ def main() -> int:
     print(f"AST floor  {parse:.2f} s wall, {parse_cpu:.2f} s CPU  (read + ast.parse, one process per core, {lowest}); "
           f"cold / floor {cold / parse:.2f}x wall, {cold_cpu / parse_cpu:.2f}x CPU (each round's: {per_round})   "
           "aim 1.5x")
+    print(f"visit      {visit_cpu:.2f} s CPU  (the floor and a bare visit of every node, {lowest}): "
+          f"{visit_cpu / parse_cpu:.2f}x the floor's CPU")
     if floors:
         floor = min(floors)
         print(f"ruff       {floor[0]:.2f} s wall, {floor[1]:.2f} s CPU  (ruff check --select ALL, {lowest}, "
@@ -175,7 +203,8 @@ def main() -> int:
         cost_of(root, args, env)
     versus = f"; ruff --select ALL {floor[0]:.1f} s" if floors else ""
     record("cli", f"{cold:.1f} s / {warm:.2f} s; AST floor {parse:.1f} s (cold {cold / parse:.2f}x; CPU {cold_cpu:.1f} s "
-                  f"against {parse_cpu:.1f} s, {cold_cpu / parse_cpu:.2f}x){versus}, {lowest} each")
+                  f"against {parse_cpu:.1f} s, {cold_cpu / parse_cpu:.2f}x; a bare visit of every node adds "
+                  f"{visit_cpu / parse_cpu - 1:.2f}x){versus}, {lowest} each")
     slower_than_ruff = bool(floors) and cold > floor[0]
     return 0 if cold < 30 and warm < 0.4 and not slower_than_ruff else 1
 
