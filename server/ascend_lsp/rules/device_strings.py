@@ -11,7 +11,7 @@ import os
 from ..call_sites import counted
 from ..engine.checker import Checker
 from ..engine.model import Range, Related, Severity
-from ..engine.guards import parameter_defaults
+from ..engine.guards import name_words, parameter_defaults
 from ..engine.walk import StringContext, last_name
 from .advice_matching import inside
 from .cuda_test_paths import failed_cuda_test
@@ -26,8 +26,9 @@ FALLBACK_POSITION = {"getattr": 2, "get": 1, "getenv": 1, "pop": 1, "setdefault"
 DEFAULT_BESIDE_NPU = " (A default: the code around it handles `npu` too, so a run on the NPU passes its own device.)"
 DEFAULT = (" (A default, used where no device is passed: on an NPU host pass `npu` or change the default; a caller "
            "that passes its device is unaffected.)")
-NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`, `map_location=` or `device` "
-                "variable takes it, and as a mode, key or marker name it stays `cuda`; `npu` there may raise.)")
+NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`, `map_location=`, `device` "
+                "variable or function named for a device takes it, and as a mode, key or marker name it stays "
+                "`cuda`; `npu` there may raise.)")
 PASSED = " (A default no call in the project uses: every call of `{name}` passes `{parameter}`: {calls}.)"
 COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host the test is False and the other "
             "branch runs.)")
@@ -41,6 +42,15 @@ def at_device_argument(context: StringContext) -> bool:
     if context.keyword is not None:
         return device_keyword(context.keyword)
     return context.position == 0 and last_name(call.func) in DEVICE_CALLS
+
+
+def to_device_function(context: StringContext) -> bool:
+    """Passed to a function named for moving to or setting a device (`to_device(batch, "cuda" if
+    ngpu else "cpu")`, `move_to_device(x, "cuda")`): a device, though what the project's function
+    does with it is its own (so its rename still needs review)."""
+    call = context.call
+    return context.kind == "arg" and call is not None and context.keyword is None \
+        and "device" in name_words(last_name(call.func))[1:]
 
 
 def bound_device_argument(checker: Checker, context: StringContext) -> bool:
@@ -80,7 +90,7 @@ def is_default(checker: Checker, node: ast.AST, context: StringContext) -> bool:
 def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity | None, str] | None:
     """None for a string in a device position (the rule's warning); else the lower severity
     and the reason, for the message (no severity: the rule's, with the reason it stays)."""
-    if at_device_argument(context) or bound_device_argument(checker, context):
+    if at_device_argument(context) or bound_device_argument(checker, context) or to_device_function(context):
         return None
     facts = statement_facts(checker)
     if id(node) in facts.in_skip_condition or skip_test(checker, node):
