@@ -118,8 +118,8 @@ def write_toml(path: Path, meta: dict, sections: list[tuple[str, list[dict]]]) -
 # ---------------------------------------------------------------------------------------
 # Entries (key order here is the order written)
 
-API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "note", "severity", "severity-except-on", "deprecated", "absent-in-torch",
-            "source")
+API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "note", "severity", "severity-except-on",
+            "deprecated", "absent-in-torch", "source")
 
 
 def api(name, rule, source, *, prefix=None, if_keyword=None, replacement=None, fix=None, note=None,

@@ -20,8 +20,8 @@ from .guards import (BLOCKS, NONE_HELD, GuardFacts, Held, and_branches, backend_
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
 # Calls whose string arguments are prose for people, not values: a "cuda" in them is a
-# mention, not a device.
-# what logs or prints, and what records a metric (TensorBoard's add_scalar, Lightning's log_dict, MLflow's log_metric)
+# mention, not a device. What prints or logs, and what records a metric (TensorBoard's
+# add_scalar, Lightning's log_dict, MLflow's log_metric).
 MESSAGE_FUNCTIONS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                                "warning_once", "info_once", "warn_once", "write", "echo", "secho", "add_argument_group",
                                "add_scalar", "add_scalars", "log_dict", "log_metric", "log_metrics"})
