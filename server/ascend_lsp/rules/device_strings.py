@@ -29,6 +29,7 @@ DEFAULT = (" (A default, used where no device is passed: on an NPU host pass `np
 NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`, `map_location=`, `device` "
                 "variable or function named for a device takes it, and as a mode, key or marker name it stays "
                 "`cuda`; `npu` there may raise.)")
+DEVICE_CHOICE = " (One of the choices of a device option: the option refuses `npu` until it is among them.)"
 PASSED = " (A default no call in the project uses: every call of `{name}` passes `{parameter}`: {calls}.)"
 COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host the test is False and the other "
             "branch runs.)")
@@ -51,6 +52,18 @@ def to_device_function(context: StringContext) -> bool:
     call = context.call
     return context.kind == "arg" and call is not None and context.keyword is None \
         and "device" in name_words(last_name(call.func))[1:]
+
+
+def device_choice(context: StringContext) -> bool:
+    """One of the `choices` of an option named for a device (`add_argument("--device", choices=["cpu",
+    "cuda"])`): what the option accepts, so without `npu` beside it a run on the NPU is refused."""
+    call = context.call
+    if context.keyword != "choices" or call is None:
+        return False
+    names = [arg.value for arg in call.args if type(arg) is ast.Constant and type(arg.value) is str]
+    names += [kw.value.value for kw in call.keywords
+              if kw.arg == "dest" and type(kw.value) is ast.Constant and type(kw.value.value) is str]
+    return any("device" in name_words(name) for name in names)
 
 
 def bound_device_argument(checker: Checker, context: StringContext) -> bool:
@@ -92,6 +105,8 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     and the reason, for the message (no severity: the rule's, with the reason it stays)."""
     if at_device_argument(context) or bound_device_argument(checker, context) or to_device_function(context):
         return None
+    if device_choice(context):
+        return None, DEVICE_CHOICE
     facts = statement_facts(checker)
     if id(node) in facts.in_skip_condition or skip_test(checker, node):
         return Severity.INFO, SKIP_CONDITION
