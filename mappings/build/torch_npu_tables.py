@@ -153,7 +153,7 @@ def cpu_path_chips(path: dict[str, str]) -> tuple[list[str], list[str]]:
     """The chips on which a kernel of cpu_fallback_paths.tsv runs on the CPU by default, and those
     the facts do not settle: for a check of the SoC, the chips its row names; for op-plugin's older
     (acl_op) path, chips.toml's jit-compile chips (operators compile online by default) and its
-    unknown ones."""
+    unknown ones; for a check of the dtype alone (float64), none, and those its row names as unsettled."""
     from platform_tables import FEATURES
 
     names = chip_names()
@@ -162,11 +162,32 @@ def cpu_path_chips(path: dict[str, str]) -> tuple[list[str], list[str]]:
     elif path["cpu_path"] == "acl_op":
         online = next(f for f in FEATURES if f["name"] == "jit-compile")
         chips, unsettled = online["chips"], online.get("unknown", [])
+    elif path["cpu_path"] == "float64":
+        chips, unsettled = [], path["unsettled_chips"].split()
     else:
         raise ValueError(f"cpu_fallback_paths.tsv: unknown cpu_path {path['cpu_path']!r}")
-    if not chips or set(chips + unsettled) - set(names):
+    if not chips + unsettled or set(chips + unsettled) - set(names):
         raise ValueError(f"cpu_fallback_paths.tsv: {path['kernel']}: chips {chips + unsettled} (known: {names})")
     return [c for c in names if c in chips], [c for c in names if c in unsettled]
+
+
+def cpu_path_note(kernel: str, path: dict[str, str]) -> tuple[str, list[str]]:
+    """The note of a cpu_fallback_paths.tsv kernel's row (where op-plugin runs it on the NPU, and
+    where on the CPU) and the chips where the rule's own severity stays."""
+    cpu_chips, unsettled = cpu_path_chips(path)
+    on_npu = [c for c in chip_names() if c not in cpu_chips + unsettled]
+    aclnn = path["aclnn"].split()
+    if path["cpu_path"] == "acl_op":
+        where = (f"where op-plugin takes its older path (on {_listed(cpu_chips)}, where operators compile online by "
+                 "default, or after `torch.npu.set_compile_mode(jit_compile=True)`)")
+    else:
+        where = f"on {_listed(cpu_chips)}" if cpu_chips else "for float64 input"
+    note = (f"op-plugin runs aten::{kernel} on the NPU ({', '.join(aclnn)}) on {_listed(on_npu)}; torch_npu runs it on "
+            f"the CPU (it warns that the kernel runs there), which is slow, {where} and with a CANN that lacks "
+            f"{aclnn[0]}."
+            + (f" Which path {_listed(unsettled)} take{'s' if len(unsettled) == 1 else ''} by default the facts do not "
+               "say." if unsettled else ""))
+    return note, cpu_chips + unsettled
 
 
 def _listed(names: list[str]) -> str:
@@ -539,18 +560,7 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
         path = paths.get(kernel)
         if path is not None:
             # op-plugin runs its aclnn kernel by default and the CPU only on the chips (or the CANN) it names
-            cpu_chips, unsettled = cpu_path_chips(path)
-            on_npu = [c for c in chip_names() if c not in cpu_chips + unsettled]
-            aclnn = path["aclnn"].split()
-            older = path["cpu_path"] == "acl_op"
-            note = (f"op-plugin runs aten::{kernel} on the NPU ({', '.join(aclnn)}) on {_listed(on_npu)}; torch_npu "
-                    f"runs it on the CPU (it warns that the kernel runs there), which is slow, "
-                    + (f"where op-plugin takes its older path (on {_listed(cpu_chips)}, where operators compile online "
-                       "by default, or after `torch.npu.set_compile_mode(jit_compile=True)`)" if older
-                       else f"on {_listed(cpu_chips)}")
-                    + f" and with a CANN that lacks {aclnn[0]}."
-                    + (f" Which path {_listed(unsettled)} take{'s' if len(unsettled) == 1 else ''} by default the facts "
-                       "do not say." if unsettled else ""))
+            note, kept = cpu_path_note(kernel, path)
             source = f"{FALLBACK_SO}; {path['source']}"
         else:
             note = (f"torch_npu has a CPU-fallback path for aten::{kernel} (it warns that the kernel runs on the "
@@ -562,7 +572,7 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
             note += f" ({name} calls aten::{kernel}.)"
         row = api(name, "NPU203", source, note=note)
         if path is not None:
-            row.update(severity="info", **{"severity-except-on": [c for c in chip_names() if c not in on_npu]})
+            row.update(severity="info", **{"severity-except-on": kept})
         add(row)
     if set(paths) - set(fn_203.values()):
         raise LookupError(f"cpu_fallback_paths.tsv names kernels no API runs: {sorted(set(paths) - set(fn_203.values()))}")

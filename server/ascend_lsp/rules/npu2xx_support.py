@@ -89,10 +89,10 @@ rule(
              "`nn.HuberLoss`: `aten::huber_loss`), which the message names, and where the list's note names a "
              "case the kernels do not settle (`x.double()` returns float32), which it says. The note's other "
              "limits (dtypes) follow. An operator whose CPU warning is compiled in but that op-plugin runs "
-             "through an aclnn kernel on the configured chip (`torch.complex`, `torch.logit` on A2) is info, and "
-             "the message names the chips and the CANN on which the CPU path runs; on those chips (910A, 310P, "
-             "and those the facts do not settle) it stays a warning (`mappings/upstream/torch_npu/"
-             "cpu_fallback_paths.tsv`).",
+             "through an aclnn kernel on the configured chip (`torch.complex`, `torch.logit`, `nn.AdaptiveMaxPool3d` on "
+             "A2) is info, and the message names the chips, the CANN and the dtype for which the CPU path runs; on "
+             "those chips (910A, 310P, and those the facts do not settle) it stays a warning "
+             "(`mappings/build/cpu_fallback_paths.tsv`).",
         why="A CPU fallback copies the tensors to the host and back on every call: correct, but slow, and easy "
             "to miss (one warning per process). Set `TORCH_NPU_FALLBACK_CPU_DISABLE=1` to make it an error.",
         example="opt = torch.optim.Adam(params, fused=True)  # aten::_fused_adam_ falls back\n\n"
