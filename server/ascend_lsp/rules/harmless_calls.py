@@ -486,6 +486,7 @@ FALLBACK_IMPORT = (" (Imported under `try:` whose `except ImportError` goes on w
 # `if is_apex_available():`, `elif is_bitsandbytes_available():`, `if utils.is_xformers_available():`
 AVAILABILITY_TEST = re.compile(r"(?:el)?if\s+(?:\w+\.)*is_\w+_available\(\)\s*:")
 # what a handler catches that a missing package raises
+TRY_LINE = re.compile(r"try\s*:\s*(?:#.*)?")  # `try:`, and a comment after it (`try:  # optional`)
 IMPORT_ERRORS = re.compile(r"except\s*(?::|\(?[\w.,\s]*\b(?:ImportError|ModuleNotFoundError|Exception|BaseException)\b)")
 
 
@@ -682,7 +683,7 @@ def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:
                     if _indent(line) < indent), None)
     if opening is not None and AVAILABILITY_TEST.match(opening[1].strip()):
         return True
-    if opening is None or opening[1].strip() != "try:":
+    if opening is None or TRY_LINE.fullmatch(opening[1].strip()) is None:
         return False
     outer = _indent(opening[1])
     handler = None  # the indentation of the lines below the handler being read

@@ -15,7 +15,7 @@ from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
 from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, opt_in_place, opt_in_reference
-from .opt_in_imports import after_opt_in_import, opt_in_binding
+from .opt_in_imports import after_opt_in_import, or_opt_in_binding
 from .uncalled_helpers import uncalled_place
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
@@ -237,10 +237,7 @@ def check_library_call(checker: Checker, ref: Reference) -> None:
     new = replacement_for(entry, ref.qualname)
     if not carried_by_import(checker, entry, ref, new):
         return
-    remark = opt_in_reference(checker, ref)
-    related: tuple[Related, ...] = ()
-    if remark is None and (bound := opt_in_binding(checker, ref)) is not None:
-        remark, related = bound[:2], bound[2:]
+    remark, related = or_opt_in_binding(checker, ref, opt_in_reference(checker, ref))
     report(checker, entry, ref.node, ref.qualname, new, None, remark=remark, related=related)
 
 

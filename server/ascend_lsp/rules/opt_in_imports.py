@@ -118,6 +118,16 @@ def opt_in_binding(checker: Checker, ref: Reference) -> tuple[Severity, str, Rel
     return Severity.INFO, OPT_IN_BINDING.format(name=first.id), related
 
 
+def or_opt_in_binding(checker: Checker, ref: Reference,
+                      remark: tuple[Severity | None, str] | None) -> tuple[tuple[Severity | None, str] | None,
+                                                                          tuple[Related, ...]]:
+    """`remark`, or where the code shows none, the one opt_in_binding gives (`try: import apex;
+    register(apex.normalization.FusedRMSNorm) except ImportError: pass`), with its import."""
+    if remark is None and (bound := opt_in_binding(checker, ref)) is not None:
+        return bound[:2], bound[2:]
+    return remark, ()
+
+
 def after_opt_in_import(checker: Checker, node: ast.AST, packages: frozenset[str]) -> tuple[Severity, str, Related] | None:
     """Info, the reason and the import (or the test), for code that runs only where one of
     `packages` is installed, nearest first: after its import in a block holding it, the body of

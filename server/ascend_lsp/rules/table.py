@@ -17,6 +17,7 @@ from .device_strings import at_device_argument, device_remark
 from .harmless_calls import ONNX_PROVIDER, hides_every_gpu, method_place, opt_in_place, reference_place
 from .harmless_uses import backend_place, env_place, import_place
 from .literal_text import literal_text_spans
+from .opt_in_imports import or_opt_in_binding
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
                              styled, switch_branch, unused_import_fix, variable_branch)
 
@@ -198,7 +199,11 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     elif new and entry.fix is not None and (form := form_of("branch", ref.qualname)) is not None:
         module = written_name(checker, ref, form.replacement.partition("(")[0])
         portable = switch_branch(checker, ref, new, module, Applicability(entry.fix))
-    report(checker, entry, ref.node, ref.qualname, new, fix, portable, form, reference_place(checker, entry.rule, ref))
+    remark = reference_place(checker, entry.rule, ref)
+    related: tuple[Related, ...] = ()
+    if entry.rule.startswith("NPU3"):  # a CUDA library's name bound only where its package is installed
+        remark, related = or_opt_in_binding(checker, ref, remark)
+    report(checker, entry, ref.node, ref.qualname, new, fix, portable, form, remark, related)
 
 
 def import_fix(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias, entry: Entry,
