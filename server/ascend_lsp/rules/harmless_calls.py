@@ -686,6 +686,7 @@ def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:
     if opening is None or TRY_LINE.fullmatch(opening[1].strip()) is None:
         return False
     outer = _indent(opening[1])
+    packages = _packages(stmt)
     handler = None  # the indentation of the lines below the handler being read
     for _i, line, stripped in _code_lines(lines, range(stmt.end_lineno or first + 1, len(lines))):
         level = _indent(line)
@@ -695,7 +696,25 @@ def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:
             handler = IMPORT_ERRORS.match(stripped) is not None
             body = stripped.partition(":")[2].partition("#")[0].strip()
             if handler and body:  # `except ImportError: pass` on one line
-                return not body.startswith("raise")
+                return _goes_on(body, packages)
         elif handler:
-            return not stripped.startswith("raise")
+            return _goes_on(stripped, packages)
     return False
+
+
+IMPORTED = re.compile(r"(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))\b")
+
+
+def _packages(stmt: ast.stmt) -> set[str]:
+    """The top-level packages an import statement names (none for another statement)."""
+    if type(stmt) is ast.Import:
+        return {alias.name.partition(".")[0] for alias in stmt.names}
+    return {stmt.module.partition(".")[0]} if type(stmt) is ast.ImportFrom and stmt.module and not stmt.level else set()
+
+
+def _goes_on(handler_line: str, packages: set[str]) -> bool:
+    """The handler's first line goes on without the package: it neither raises nor imports the
+    same package another way (`except: from flash_attn... import other_name`, which fails alike)."""
+    imported = IMPORTED.match(handler_line)
+    return not handler_line.startswith("raise") and not (
+        imported is not None and (imported.group(1) or imported.group(2)).partition(".")[0] in packages)
