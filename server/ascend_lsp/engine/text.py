@@ -27,6 +27,11 @@ def _other_breaks(text: str) -> bool:
 BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
 
 
+def indent_width(line: str) -> int:
+    """The number of characters of `line`'s indentation."""
+    return len(line) - len(line.lstrip())
+
+
 def starts_block(line: str) -> bool:
     """Whether `line` (from its indentation on) begins a statement: not blank, not indented
     further, not a comment, not the `else`/`except`/closing bracket of one begun above."""

@@ -13,6 +13,7 @@ from pathlib import PurePath
 
 from ..engine.checker import Checker, Reference
 from ..engine.model import Severity
+from ..engine.text import indent_width
 from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, prose, reports
@@ -485,13 +486,9 @@ FALLBACK_IMPORT = (" (Imported under `try:` whose `except ImportError` goes on w
                    "it is installed: where it is not, as on an NPU host, the code goes on without it.)")
 # `if is_apex_available():`, `elif is_bitsandbytes_available():`, `if utils.is_xformers_available():`
 AVAILABILITY_TEST = re.compile(r"(?:el)?if\s+(?:\w+\.)*is_\w+_available\(\)\s*:")
-# what a handler catches that a missing package raises
 TRY_LINE = re.compile(r"try\s*:\s*(?:#.*)?")  # `try:`, and a comment after it (`try:  # optional`)
+# what a handler catches that a missing package raises
 IMPORT_ERRORS = re.compile(r"except\s*(?::|\(?[\w.,\s]*\b(?:ImportError|ModuleNotFoundError|Exception|BaseException)\b)")
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
 
 
 def _code_lines(lines: list[str], indices: range):
@@ -680,16 +677,16 @@ def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:
     if indent == 0:
         return False  # a top-level import: in no block
     opening = next(((i, line) for i, line, _ in _code_lines(lines, range(first - 1, -1, -1))
-                    if _indent(line) < indent), None)
+                    if indent_width(line) < indent), None)
     if opening is not None and AVAILABILITY_TEST.match(opening[1].strip()):
         return True
     if opening is None or TRY_LINE.fullmatch(opening[1].strip()) is None:
         return False
-    outer = _indent(opening[1])
+    outer = indent_width(opening[1])
     packages = _packages(stmt)
     handler = None  # the indentation of the lines below the handler being read
     for _i, line, stripped in _code_lines(lines, range(stmt.end_lineno or first + 1, len(lines))):
-        level = _indent(line)
+        level = indent_width(line)
         if level < outer or (level == outer and not stripped.startswith(("except", "else", "finally"))):
             return False
         if level == outer:

@@ -14,6 +14,7 @@ import re
 import textwrap
 
 from ..engine.checker import Checker
+from ..engine.text import indent_width
 from .cuda_test_paths import polarity, reports
 
 TYPE, CHECK, CODE = "type", "check", "code"
@@ -101,18 +102,18 @@ def _statement_at(lines: list[str], i: int) -> ast.Module | None:
     """The statement holding line `i`, with the blocks it heads, parsed alone: from the nearest
     line back, not more indented and not continuing the line before it, whose text to the end
     of its blocks parses."""
-    limit = _indent(lines[i])
+    limit = indent_width(lines[i])
     for k in range(i, max(-1, i - LOOK_BACK), -1):
         first = lines[k]
-        if not first.strip() or _indent(first) > limit:
+        if not first.strip() or indent_width(first) > limit:
             continue
-        limit = base = _indent(first)
+        limit = base = indent_width(first)
         before = next((line for line in reversed(lines[max(0, k - LOOK_BACK):k]) if line.strip()), "")
         if OPEN_END.search(before) or CONTINUES.match(first):
             continue  # inside brackets, or an arm of a statement above
         j = i
-        while j + 1 < len(lines) and (not lines[j + 1].strip() or _indent(lines[j + 1]) > base
-                                      or CONTINUES.match(lines[j + 1]) and _indent(lines[j + 1]) == base):
+        while j + 1 < len(lines) and (not lines[j + 1].strip() or indent_width(lines[j + 1]) > base
+                                      or CONTINUES.match(lines[j + 1]) and indent_width(lines[j + 1]) == base):
             j += 1
         try:
             return ast.parse(textwrap.dedent("".join(lines[k:j + 1])))
@@ -120,9 +121,6 @@ def _statement_at(lines: list[str], i: int) -> ast.Module | None:
             continue
     return None
 
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
 
 
 def _kinds(checker: Checker, tree: ast.Module, name: str) -> list[str]:
