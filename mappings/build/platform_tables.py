@@ -146,6 +146,13 @@ def pairing_rows(path: Path = RELEASES) -> list[dict]:
 
 
 TRD = "mappings/upstream/torch_npu/third_party_replacements.tsv"
+# NVIDIA's monitoring bindings: what they do on a host without NVIDIA's driver, run in a fresh venv
+MONITOR = "`{name}` queries NVIDIA's driver: it installs and imports on any host, and finds no GPU on an Ascend host."
+NVML_NOTE = ("`pynvml.nvmlInit()` raises NVMLError_LibraryNotFound there. On Ascend use npu-smi or "
+             "torch.npu.mem_get_info(); the code that calls it is reported where it does (NPU124).")
+MONITOR_RUN = ("nvidia-ml-py 13.615.71 and GPUtil 1.4.0 installed with pip on a host without NVIDIA's driver "
+               "(2026-11-27): both import; `pynvml.nvmlInit()` raises NVMLError_LibraryNotFound, "
+               "`GPUtil.getGPUs()` returns []")
 
 PACKAGES = [
     # conda's metapackage for the CUDA build of pytorch: the same fact as a `+cu` torch (NPU501)
@@ -164,9 +171,14 @@ PACKAGES = [
      "note": "Community Triton targets CUDA/ROCm; on Atlas A2/A3 install triton-ascend, which replaces the triton "
      "package directory.", "source": f"{TRD} (triton row: gitcode Ascend/triton-ascend quick_start, FAQ)"},
     # Not CUDA-only: it installs, and what it lacks on the NPU shows in the code that uses it (NPU304).
-    {"name": "bitsandbytes", "rule": "NPU502", "severity": "info",
+    # Its releases before 0.46.0 do not list the NPU (0.43.3, 0.44.1, 0.45.0 and 0.45.5 wheels: no
+    # supported_torch_devices; 0.46.0's __init__.py:25-32 lists "npu"): a requirement admitting none
+    # from 0.46.0 on asks for a CUDA-only package, and keeps the rule's severity.
+    {"name": "bitsandbytes", "rule": "NPU502", "severity": "info", "severity-from": "0.46.0",
      "message": f"`{{name}}` is bitsandbytes, which {BNB_LEAD}.", "note": f"{BNB_PATHS[0].upper()}{BNB_PATHS[1:]} "
-     "(bitsandbytes 0.50.2 checked).", "source": BNB_SOURCE},
+     "(bitsandbytes 0.50.2 checked).", "source": BNB_SOURCE + "; bitsandbytes 0.46.0 wheel (PyPI): "
+     "bitsandbytes/__init__.py:25-32 (the first release whose supported_torch_devices lists \"npu\"; the 0.43.3, "
+     "0.44.1, 0.45.0 and 0.45.5 wheels have no such set)"},
     {"name": "apex", "rule": "NPU502", "note": "NVIDIA apex builds CUDA kernels; Ascend keeps its own apex fork "
      "(amp in Python, no CUDA kernels) and torch_npu.optim.NpuFused* optimizers.",
      "source": f"{TRD} (apex rows: Ascend/apex README.zh.md, torch_npu/optim/__init__.py)"},
@@ -179,12 +191,15 @@ PACKAGES = [
      "msModelSlim (W8A8, --quantization ascend).", "source": f"{FAILURES} #13: vllm-project/vllm-ascend#195, #6603"},
     {"name": "autoawq", "rule": "NPU502", "note": "AWQ kernels are CUDA/HIP only; on the NPU quantize with "
      "msModelSlim (W8A8, --quantization ascend).", "source": f"{FAILURES} #13: vllm-project/vllm-ascend#195, #6800"},
-    {"name": "pynvml", "rule": "NPU502", "note": "Queries NVIDIA's NVML; on Ascend use npu-smi or "
-     "torch.npu.mem_get_info().", "source": f"{FAILURES} #29"},
-    {"name": "nvidia-ml-py", "rule": "NPU502", "note": "Queries NVIDIA's NVML; on Ascend use npu-smi or "
-     "torch.npu.mem_get_info().", "source": f"{FAILURES} #29"},
-    {"name": "gputil", "rule": "NPU502", "note": "Parses nvidia-smi; on Ascend use npu-smi.",
-     "source": f"{FAILURES} #29"},
+    # Not CUDA-only to install: pure Python, they install and import on any host; their queries fail
+    # where the code makes them, which NPU124 reports there.
+    {"name": "pynvml", "rule": "NPU502", "severity": "info", "message": MONITOR, "note": NVML_NOTE,
+     "source": f"{FAILURES} #29; {MONITOR_RUN}"},
+    {"name": "nvidia-ml-py", "rule": "NPU502", "severity": "info", "message": MONITOR, "note": NVML_NOTE,
+     "source": f"{FAILURES} #29; {MONITOR_RUN}"},
+    {"name": "gputil", "rule": "NPU502", "severity": "info", "message": MONITOR,
+     "note": "`GPUtil.getGPUs()` finds no GPU there (it parses nvidia-smi). On Ascend use npu-smi; the code that "
+     "calls it is reported where it does (NPU124).", "source": f"{FAILURES} #29; {MONITOR_RUN}"},
     {"name": "faiss-gpu", "prefix": True, "rule": "NPU502", "note": "faiss's GPU build, linked against CUDA's runtime "
      "and cuBLAS; it does not run on an Ascend host. faiss-cpu gives the same indexes on the CPU.",
      "source": "PyPI metadata, read 2026-11-27: faiss-gpu 1.15.1 Requires-Dist nvidia-cuda-runtime-cu12<13,>=12.6, "

@@ -14,7 +14,7 @@ from ascend_lsp.analysis import analyze
 from ascend_lsp.cli.cache import settings_key
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Severity
-from ascend_lsp.engine.versions import allows_before
+from ascend_lsp.engine.versions import admits_from, allows_before
 from ascend_lsp.project import ProjectContext
 
 SETTINGS = Settings(select=("NPU109", "NPU112"))
@@ -37,6 +37,15 @@ def findings(tmp_path: Path, packaging: dict[str, str]) -> dict[str, tuple[Sever
 ])
 def test_what_a_specifier_allows(spec: str, version: str, older: bool) -> None:
     assert allows_before(spec, version) is older
+
+
+@pytest.mark.parametrize(("spec", "later"), [
+    ("<0.41.0", False), ("<0.46", False), ("<0.46.1", True), ("<=0.45.5", False), ("<=0.46", True),
+    ("==0.41.1", False), ("==0.46.0", True), ("==0.*", True), ("=0.45", False), ("~=0.45.0", False), ("~=0.45", True),
+    (">=0.39", True), ("", True), (">=0.39,<0.42", False), ("!=0.45.0", True),
+])
+def test_whether_a_specifier_admits_a_release_or_a_later_one(spec: str, later: bool) -> None:
+    assert admits_from(spec, "0.46.0") is later
 
 
 def test_old_pins_make_both_errors(tmp_path: Path) -> None:

@@ -31,18 +31,37 @@ def allows_before(spec: str, version: str) -> bool:
     return oldest is None or oldest < release(version)
 
 
-def admits(spec: str, version: tuple[int, ...]) -> bool:
-    """Whether the specifier admits the release (`>=1.9.1` admits (2, 13, 0); `==2.1` (2, 1, 3); `<2.4` not (2, 4))."""
+def _clauses(spec: str, version: tuple[int, ...]):
+    """Each clause of the specifier: its operator, the release it names, and that release and
+    `version` padded to one width, for comparisons."""
     for part in spec.split(","):
         match = CLAUSE.match(part)
         if match is None:
             continue
-        op, bound = match.group(1) or "==", release(match.group(2))
+        bound = release(match.group(2))
         width = max(len(bound), len(version))
-        mine, theirs = version + (0,) * (width - len(version)), bound + (0,) * (width - len(bound))
+        yield (match.group(1) or "==", bound, bound + (0,) * (width - len(bound)),
+               version + (0,) * (width - len(version)))
+
+
+def admits(spec: str, version: tuple[int, ...]) -> bool:
+    """Whether the specifier admits the release (`>=1.9.1` admits (2, 13, 0); `==2.1` (2, 1, 3); `<2.4` not (2, 4))."""
+    for op, bound, theirs, mine in _clauses(spec, version):
         if op in ("==", "=", "===") and version[:len(bound)] != bound \
                 or op == "~=" and (mine < theirs or version[:len(bound) - 1] != bound[:-1]) \
                 or op == ">=" and mine < theirs or op == ">" and mine <= theirs \
                 or op == "<=" and mine > theirs or op == "<" and mine >= theirs:
+            return False
+    return True
+
+
+def admits_from(spec: str, version: str) -> bool:
+    """Whether the specifier admits `version` or a later release: none of its clauses bounds it
+    from above below `version` (`<0.41.0`, `<=0.45`, `==0.41.1`, `~=0.45.0` admit none from 0.46.0)."""
+    least = release(version)
+    for op, bound, theirs, first in _clauses(spec, least):
+        if op == "<" and theirs <= first or op == "<=" and theirs < first \
+                or op in ("==", "=", "===") and bound < least[:len(bound)] \
+                or op == "~=" and bound[:-1] < least[:len(bound) - 1]:
             return False
     return True

@@ -15,6 +15,7 @@ from ..engine.checker import Checker
 from ..engine.model import Applicability, Fix, Range, Related, Severity
 from ..engine.packaging import Item, string_requirement
 from ..engine.shell_script import Assignment, Command, ShellScript
+from ..engine.versions import admits_from
 from ..knowledge.platform import Platform, load_platform
 from ..engine.walk import MODULE, Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
@@ -55,9 +56,11 @@ rule(
     message="`{name}` is built for CUDA GPUs.",
     doc=dict(
         what="Finds packages that only work with NVIDIA GPUs in packaging files: flash-attn, xformers, "
-             "community triton, apex, cupy-cuda*, `nvidia-*-cu12` runtime wheels, auto-gptq/autoawq, "
-             "pynvml/nvidia-ml-py/GPUtil; and, as information, bitsandbytes, which is not CUDA-only but has no "
-             "NPU kernels.",
+             "community triton, apex, cupy-cuda*, `nvidia-*-cu12` runtime wheels, auto-gptq/autoawq; "
+             "and, as information, bitsandbytes, which is not CUDA-only but has no NPU kernels (a requirement "
+             "admitting only its releases before 0.46.0, which do not know the NPU, is an error), and NVIDIA's "
+             "monitoring bindings (pynvml, nvidia-ml-py, GPUtil), which install and import anywhere and fail "
+             "where the code calls them (NPU124).",
         why="They fail to build or install on an Ascend host, or install and then fail at import. "
             "The install step is the first thing a migration hits. bitsandbytes (0.50.2 checked) lists the NPU "
             "as a device: its int8 and 4-bit ops fall back to its generic PyTorch code there, while its 8-bit optimizers "
@@ -129,6 +132,10 @@ rule(
 )
 
 
+OLDER_RELEASES = (" It lists the NPU as a device from {since} on, and this requirement admits no release from then: "
+                  "those it admits do not know the NPU.")
+
+
 def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
     platform = load_platform(checker.settings.torch_npu_version)
     name = item.name
@@ -143,7 +150,14 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
         # the row's rule (NPU501 for conda's CUDA build of pytorch), and its own message where it has one: a
         # package that is not CUDA-only but lacks part of its function on the NPU
         code = row["rule"]
-        text = row.get("message", checker.rules[code].message).format(name=item.text) + " " + row["note"]
+        severity = Severity.parse(row["severity"]) if row.get("severity") else None
+        since = row.get("severity-from")
+        if since is not None and not admits_from(item.spec, since):
+            # an older release than the one the row speaks of: what the rule says of CUDA-only packages
+            severity = None
+            text = checker.rules[code].message.format(name=item.text) + OLDER_RELEASES.format(since=since)
+        else:
+            text = row.get("message", checker.rules[code].message).format(name=item.text) + " " + row["note"]
         fixes: tuple[Fix, ...] = ()
         if row.get("replacement") and item.name_range is not None and item.document != "setup.py" \
                 and not item.wheel:
@@ -153,8 +167,7 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
                                  checker.replace(Range(named.start_line, named.start_col, end.end_line, end.end_col),
                                                  row["replacement"])),)
             text += f" Use `{row['replacement']}`."
-        checker.report(code, item.name_range or item.range, text, fixes, origin=TABLE.path,
-                       severity=Severity.parse(row["severity"]) if row.get("severity") else None)
+        checker.report(code, item.name_range or item.range, text, fixes, origin=TABLE.path, severity=severity)
     if name == "torch" and not item.conda:
         _pairing(checker, item, items, platform)
 
