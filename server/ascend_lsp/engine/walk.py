@@ -91,10 +91,13 @@ def bind_import(scope: Scope, node: ast.Import | ast.ImportFrom) -> list[tuple[a
                 root = alias.name.partition(".")[0]
                 scope.bind(root, root)
             out.append((alias, alias.name))
+    elif any(alias.name == "*" for alias in node.names):
+        # What a star import binds is in the other module; `torch` is the one name a file reached so
+        # names as torch (fastai's `from .torch_imports import *`, nbdev's generated modules): a file
+        # that imports no `torch` of its own can name it only so.
+        scope.bind("torch", "torch")
     elif node.module and not node.level:
         for alias in node.names:
-            if alias.name == "*":
-                continue
             qualname = f"{node.module}.{alias.name}"
             scope.bind(alias.asname or alias.name, qualname)
             out.append((alias, qualname))
