@@ -45,6 +45,8 @@ DEF = re.compile(r"[ \t]*def[ \t]+(\w+)[ \t]*\(")  # at a line's start (`async d
 TOP_LINE = re.compile(r"\n(?![\s#)\]}]|else\b|elif\b|except\b|finally\b)")
 TEST_LINE = re.compile(r"[ \t]*(?:el)?if\b|.*\bif\b.*\belse\b")  # an `if`, an `elif`, or a conditional expression
 CALLED = re.compile(r"\b(\w+)[ \t]*\(")
+ASSERT_LINE = re.compile(r"[ \t]*assert\b")
+OPEN_ASSERT = re.compile(r"[ \t]*assert[ \t]*\([ \t]*(?:#.*)?$")  # `assert (` ending its line
 CLASS = re.compile(r"class[ \t]+(\w+)")
 HEADER = re.compile(r"(?:def|class)[ \t]+(\w+)")  # a module function's or class's, at a line's start
 # what a test's double replaces, by its name in a string: `monkeypatch.setattr(module, "f", fake)`,
@@ -363,10 +365,11 @@ def _tested_calls(text: str) -> set[str]:
         line_start = text.rfind("\n", 0, at) + 1
         line_end = text.find("\n", at)
         line_end = len(text) if line_end < 0 else line_end
-        if TEST_LINE.match(text, line_start, line_end):
-            line = text[line_start:line_end]
+        head = line_start if TEST_LINE.match(text, line_start, line_end) else _assert_head(text, line_start)
+        if head is not None:
+            line_start, line = head, text[head:line_end]
             indent = len(line) - len(line.lstrip())
-            if line.lstrip().startswith("if not ") or "!=" in line:
+            if line.lstrip().startswith(("if not ", "assert")) or "!=" in line:
                 indent -= 1  # the lines beside it too
             end = line_end
             while end < len(text):  # the block: the lines below indented deeper (or blank)
@@ -380,6 +383,18 @@ def _tested_calls(text: str) -> set[str]:
             line_end = end
         at = text.find("cuda", line_end)
     return names
+
+
+def _assert_head(text: str, line_start: int) -> int | None:
+    """Where the `assert` the line belongs to begins (`assert torch.cuda.is_available()`, or the
+    line after `assert (`), or None."""
+    line_end = text.find("\n", line_start)
+    if ASSERT_LINE.match(text, line_start, line_end if line_end >= 0 else len(text)):
+        return line_start
+    if line_start < 2:
+        return None
+    above = text.rfind("\n", 0, line_start - 1) + 1
+    return above if OPEN_ASSERT.match(text, above, line_start - 1) else None
 
 
 def _test_over(text: str, start: int, end: int, statements: dict[int, Statement | None]) -> str | None:

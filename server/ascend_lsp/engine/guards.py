@@ -56,12 +56,14 @@ def may_test_backend(text: str) -> bool:
     any case); without one its `if`s need not be read. An `npu` after an `i` is never one
     (`input`, in most files): an identifier or a string holding it has the `i` before it
     too. Another backend's words too (`is_mps_tensor_safe(x)`), but not `hip`, in too many words
-    (`ship`, `chip`): ROCm's test says `torch.version.hip`. (A regex with IGNORECASE reads text ten
-    times slower than lowering it.)"""
+    (`ship`, `chip`): ROCm's test says `torch.version.hip`. And an operating system's test
+    (other_platform: `sys.platform`, `platform.system()`, `os.name`). (A regex with IGNORECASE reads
+    text ten times slower than lowering it.)"""
     lowered = text.lower()
     return (lowered.count("npu") > lowered.count("inpu") or "cuda" in lowered or "hccl" in lowered
             or "nccl" in lowered or "ascend" in lowered or "mps" in lowered or "rocm" in lowered
-            or "version.hip" in lowered or "xpu" in lowered or "hpu" in lowered or "mlu" in lowered)
+            or "version.hip" in lowered or "xpu" in lowered or "hpu" in lowered or "mlu" in lowered
+            or "platform" in lowered or "os.name" in lowered)
 
 
 NOTHING = (False, False, False)
@@ -186,6 +188,10 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
         passed = _negated(branches[0][0])  # `if not is_mps_tensor_safe(x):`, `if x.device.type != "mps":`
         if passed is not None:
             branches = [(passed, branches[1][1]), (None, branches[0][1])]
+    elsewhere = [i for i, (test, _) in enumerate(branches) if test is not None and other_platform(test)]
+    if elsewhere:
+        found.append(Branches([branches[i][1] for i in elsewhere], [], [], [], OTHER_PLATFORM))
+        branches = [arm for i, arm in enumerate(branches) if i not in elsewhere]
     old = _old_torch_arms(branches, torch) if torch is not None else ()
     if torch is not None and old:
         found.append(Branches([branches[i][1] for i in old], [], [], [], torch.why))
@@ -232,6 +238,48 @@ def _type_checking(test: ast.expr | None) -> bool:
     return (type(test) is ast.Name and test.id == "TYPE_CHECKING") or (
         type(test) is ast.Attribute and test.attr == "TYPE_CHECKING" and type(test.value) is ast.Name
         and test.value.id in ("typing", "typing_extensions"))
+
+
+# torch_npu is published for Linux alone: PyPI has torch-npu 2.13.0 wheels for manylinux_2_28 x86_64 and
+# aarch64 and none for Windows or macOS (`pip download torch-npu==2.13.0 --only-binary :all: --platform ...`)
+OTHER_PLATFORM = (" (On a branch for another operating system (macOS, Windows): torch_npu runs on Linux alone, so an "
+                  "NPU host never takes it.)")
+# what sys.platform, os.name and platform.system() say on the systems torch_npu has no build for
+PLATFORM_NAMES = frozenset({"darwin", "win32", "cygwin", "msys", "nt", "windows", "java"})
+PLATFORM_PREFIXES = ("win", "darwin", "cygwin")
+
+
+def other_platform(test: ast.expr) -> bool:
+    """A test that holds only on an operating system other than Linux: `sys.platform == "darwin"`,
+    `platform.system() in ("Darwin", "Windows")`, `os.name == "nt"`, `sys.platform.startswith("win")`,
+    or a conjunction with one such part."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        return any(other_platform(value) for value in test.values)
+    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.In) \
+            and _names_platform(test.left):
+        right = test.comparators[0]
+        values = right.elts if type(test.ops[0]) is ast.In and isinstance(right, (ast.Tuple, ast.List, ast.Set)) \
+            else [right]
+        return bool(values) and all(type(v) is ast.Constant and type(v.value) is str
+                                    and v.value.lower() in PLATFORM_NAMES for v in values)
+    if type(test) is ast.Call and type(test.func) is ast.Attribute and test.func.attr == "startswith" \
+            and _names_platform(test.func.value) and len(test.args) == 1:
+        arg = test.args[0]
+        values = arg.elts if type(arg) is ast.Tuple else [arg]
+        return all(type(v) is ast.Constant and type(v.value) is str and v.value.lower().startswith(PLATFORM_PREFIXES)
+                   for v in values)
+    return False
+
+
+def _names_platform(node: ast.expr) -> bool:
+    """`sys.platform`, `os.name`, `platform.system()` (or `platform` from `from sys import platform`)."""
+    if type(node) is ast.Call and not node.args:
+        node = node.func
+        return type(node) is ast.Attribute and node.attr == "system" and type(node.value) is ast.Name \
+            and node.value.id == "platform"
+    if type(node) is ast.Attribute and type(node.value) is ast.Name:
+        return (node.value.id, node.attr) in (("sys", "platform"), ("os", "name"))
+    return type(node) is ast.Name and node.id == "platform"
 
 
 _POSITIVE = {ast.NotEq: ast.Eq, ast.IsNot: ast.Is, ast.NotIn: ast.In}
@@ -800,8 +848,8 @@ def skips(body: list[ast.stmt]) -> bool:
 
 def exit_guards(body: list[ast.stmt], held: Held = NONE_HELD) -> list[Branches]:
     """`if not torch.cuda.is_available(): return` in a block (`continue` or `break` in a loop's,
-    `raise`, `sys.exit(...)`): the statements after it in that block run only where the CUDA
-    test passes, as under `if torch.cuda.is_available():`. Not after a test's skip
+    `raise`, `sys.exit(...)`), or `assert torch.cuda.is_available()`: the statements after it in
+    that block run only where the CUDA test passes, as under `if torch.cuda.is_available():`. Not after a test's skip
     (`pytest.skip(...)`): that test is a skip condition, as in a skip decorator, and what
     follows it is the test to port."""
     out = []
@@ -810,7 +858,59 @@ def exit_guards(body: list[ast.stmt], held: Held = NONE_HELD) -> list[Branches]:
             test = _failed_cuda_test(stmt.test, held)
             if test is not None:
                 out.append(Branches([], [], [], [(held_test(test, held), body[i + 1:])]))
+        elif type(stmt) is ast.Assert and _asserts_cuda(stmt.test, held):
+            out.append(Branches([], [], [], [(held_test(stmt.test, held), body[i + 1:])]))
     return out
+
+
+def _asserts_cuda(test: ast.expr, held: Held = NONE_HELD) -> bool:
+    """`assert torch.cuda.is_available(), "only supports GPU"` (an `if not ...: raise`): the test
+    holds only on a CUDA host, or one of another backend, never on an NPU host: a probe of CUDA
+    (_probe), alone or in an `and`, or an `or` of probes of CUDA or another backend
+    (`torch.cuda.is_available() or torch.backends.mps.is_available()`). Not a test that only
+    names CUDA (`os.environ.get("NCCL_BLOCKING_WAIT", "0") == "0"`, `config.nccl_ub`): it may hold anywhere."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        return any(_asserts_cuda(part, held) for part in test.values)
+    parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.Or else [test]
+    probes = [_probe(part, held) for part in parts]
+    return all(probes) and any(cuda for cuda in probes if cuda is True)
+
+
+PROBE_CALLS = frozenset({"is_available", "device_count"})
+
+
+def _probe(test: ast.expr, held: Held = NONE_HELD) -> bool | str:
+    """True for a probe of CUDA, "other" for one of another backend, False otherwise:
+    `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `device.type ==
+    "cuda"`, a name holding such a probe (held_tests: `self.on_gpu = torch.cuda.is_available()`)."""
+    if type(test) is ast.Compare and len(test.ops) == 1:
+        if type(test.ops[0]) is ast.Eq:
+            for side, other_side in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+                if type(side) is ast.Constant and type(side.value) is str and type(other_side) is not ast.Constant:
+                    return _backend_of(side.value.partition(":")[0].lower())
+            return False
+        test = test.left if type(test.ops[0]) in (ast.Gt, ast.GtE) else test
+    if type(test) is ast.Call and type(test.func) is ast.Attribute and test.func.attr in PROBE_CALLS:
+        npu, cuda, other = _mentions(test.func.value)
+        return False if npu else True if cuda else "other" if other else False
+    if type(test) is ast.Attribute and test.attr == "is_cuda":
+        return True
+    name = test.id if type(test) is ast.Name else "self." + test.attr \
+        if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id == "self" else None
+    value = held.get(name) if name is not None else None
+    if isinstance(value, str):  # a test held in the file, as written
+        try:
+            value = ast.parse(value, mode="eval").body
+        except SyntaxError:
+            return False
+    # what the name holds must be a probe itself: `self.use_cuda_graph = config.use_cuda_graph` is an option
+    return isinstance(value, ast.expr) and _probe(value)
+
+
+def _backend_of(word: str) -> bool | str:
+    if word == "cuda":
+        return True
+    return "other" if word in ("xpu", "mps", "hpu", "mlu", "rocm", "hip") else False
 
 
 # the blocks of each statement (and handler, case) that holds some: where exit_guards reads
