@@ -75,6 +75,34 @@ def test_code_under_a_flag_left_off_is_info(tmp_path: Path) -> None:
         "or change this first.)")
 
 
+TRAINER = '''import torch
+
+
+class Trainer:
+    def __init__(self, config, dist):
+        self.use_amp = config.use_mixed_precision and dist.allow_mixed_precision()
+        if self.use_amp:
+            if torch.cuda.is_available():
+                self.scaler = torch.amp.GradScaler("cuda")
+            else:
+                self.use_amp = False
+'''
+
+
+def test_a_flag_the_file_computes_is_not_left_off(tmp_path: Path) -> None:
+    """`self.use_amp = False` is the only literal, but the file computes the flag from the
+    user's config: what it holds is not known, and the findings under it stay warnings."""
+    trainer = write(tmp_path / "trainer.py", TRAINER)
+    project = ProjectContext(str(tmp_path))
+    assert project.flags.default_off("use_amp") == (str(trainer), 10)
+    findings = analyze(TRAINER, Settings(select=("NPU1",)), str(trainer), project=project).findings
+    assert [(f.code, f.range.start_line + 1, f.severity) for f in findings] == [
+        ("NPU103", 8, Severity.WARNING)]  # and the GradScaler inside, lowered for its test
+    passed_on = TRAINER.replace("config.use_mixed_precision and dist.allow_mixed_precision()", "config.use_amp")
+    findings = analyze(passed_on, Settings(select=("NPU1",)), str(trainer), project=project).findings
+    assert findings[0].severity is Severity.INFO and "no value but False" in findings[0].message
+
+
 def test_a_flag_turned_on_changes_the_cache_key_and_is_read_again(tmp_path: Path) -> None:
     write(tmp_path / "config.py", CONFIG)
     project = ProjectContext(str(tmp_path))

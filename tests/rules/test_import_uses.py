@@ -80,3 +80,47 @@ def test_statements_over_several_lines_are_read_whole() -> None:
 def test_a_name_in_a_string_is_used_as_code() -> None:
     text = TEXT + '\n__all__ = ["RNNBase", "train"]\n'
     assert (3, "NPU201", "ERROR") in found(analyze(text, SETTINGS))
+
+
+LEFT_OVER = """import torch
+from torch.cuda.amp import autocast
+
+if torch.__version__ >= "1.6":
+    from torch.cuda.amp import GradScaler
+else:
+    class GradScaler:  # a stand-in where torch is too old
+        pass
+
+
+def train(model, batch):
+    with torch.autocast("cuda"):
+        return model(batch)
+"""
+
+
+def test_a_module_level_import_never_read_in_the_module_is_info() -> None:
+    analysis = analyze(LEFT_OVER, SETTINGS, path="/p/pkg/model.py")
+    assert found(analysis) == [(2, "NPU103", "INFO"), (5, "NPU103", "INFO"), (12, "NPU101", "WARNING")]
+    assert "never used in this module" in analysis.findings[0].message
+
+
+def test_a_module_level_import_read_or_handed_on_keeps_its_warning() -> None:
+    read = LEFT_OVER.replace("        return model(batch)", "        return GradScaler(), model(batch)")
+    assert found(analyze(read, SETTINGS, path="/p/pkg/model.py"))[:2] == [(2, "NPU103", "INFO"),
+                                                                          (5, "NPU103", "WARNING")]
+    exported = LEFT_OVER + '\n__all__ = ["autocast"]\n'
+    assert found(analyze(exported, SETTINGS, path="/p/pkg/model.py"))[0] == (2, "NPU103", "WARNING")
+    # a package's __init__.py exists to hand names on
+    assert found(analyze(LEFT_OVER, SETTINGS, path="/p/pkg/__init__.py"))[:2] == [(2, "NPU103", "WARNING"),
+                                                                                 (5, "NPU103", "WARNING")]
+
+
+def test_a_use_added_to_a_never_read_import_gives_what_a_full_analysis_gives() -> None:
+    base = analyze(LEFT_OVER, SETTINGS, path="/p/pkg/model.py")
+    lines = LEFT_OVER.splitlines(keepends=True)
+    lines[12] = "        return autocast(), model(batch)\n"
+    edited = "".join(lines)
+    incremental = analyze(edited, SETTINGS, path="/p/pkg/model.py", previous=base, edit=TextEdit(12, 12, 0))
+    full = analyze(edited, SETTINGS, path="/p/pkg/model.py")
+    assert snapshot(incremental) == snapshot(full)
+    assert found(full)[0] == (2, "NPU103", "WARNING")

@@ -67,12 +67,18 @@ def device_choice(context: StringContext) -> bool:
 
 
 def bound_device_argument(checker: Checker, context: StringContext) -> bool:
-    """The first argument `functools.partial` binds to a call that takes a device first:
-    `autocast = partial(torch.amp.autocast, "cuda")`, the callable imported under any name."""
+    """The first argument of a call that takes a device first, imported under another name
+    (`_amp_autocast("cuda")` after `from torch.amp import autocast as _amp_autocast`), or the
+    first that `functools.partial` binds to one (`autocast = partial(torch.amp.autocast, "cuda")`)."""
     call = context.call
-    if context.kind != "arg" or call is None or context.position != 1 or last_name(call.func) != "partial":
+    if context.kind != "arg" or call is None or context.keyword is not None:
         return False
-    bound = call.args[0]
+    if context.position == 1 and last_name(call.func) == "partial":
+        bound = call.args[0]
+    elif context.position == 0 and type(call.func) is ast.Name:
+        bound = call.func
+    else:
+        return False
     if last_name(bound) in DEVICE_CALLS:
         return True
     scope = next((s for c, s in checker.events.calls if c is call), None)

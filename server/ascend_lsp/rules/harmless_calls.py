@@ -18,11 +18,11 @@ from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD, leaves, name_words,
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, prose, reports
 from .float64_place import float64_place
-from .import_uses import cuda_only_check
+from .import_uses import cuda_only_check, holds_only_with_cuda
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .advice_matching import inside, own_nodes
 from .uncalled_helpers import uncalled_place
-from .statement_facts import StatementFacts, innermost_function, seeded_between, statement_facts, under_cuda_key
+from .statement_facts import ENV_FUNCTION, StatementFacts, innermost_function, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
 NPU_STRING = re.compile(r"(?:npu|hccl)(?::|$)")
@@ -58,13 +58,15 @@ DTYPE_RULES = frozenset({"NPU405", "NPU202"})  # float64 and complex dtypes
 REPORTS_ONLY = (" (The test only decides what is reported: its branches only log or record facts, so on an NPU "
                 "host only the report differs.)")
 NO_OPS_ONLY = (" (Its branches only do what does nothing without CUDA (`torch.cuda.empty_cache()`, a CUDA seed "
-               "beside `torch.manual_seed`), or log: on an NPU host the test is False and nothing that matters is "
-               "skipped.)")
+               "beside `torch.manual_seed`, cuDNN's flags), or log: on an NPU host the test is False and nothing that "
+               "matters is skipped.)")
 # what returns at once, doing nothing, where torch has no CUDA (torch 2.13 CPU, each run): a seed only
 # beside a seed of every device (seeds_all_beside), as its own finding says; ipc_collect,
 # synchronize and reset_peak_memory_stats raise there instead
 NO_OPS_WITHOUT_CUDA = frozenset({"torch.cuda.empty_cache"})
 DTYPE_KEY = " (A key of a table, looked up, not made: no float64 tensor is created here.)"
+DTYPE_TRANSLATION = (" (An entry of a table that translates another library's dtype of the same name (`np.complex64: "
+                     "torch.complex64`): it is taken only for data that holds that dtype already; nothing here makes it.)")
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
 SCRIPTED_FUNCTION = (" (A function scripted in place (a decorator, or `f = torch.jit.script(f)`): under "
                      "transfer_to_npu it stays plain Python with the same results; only code that needs the "
@@ -76,8 +78,8 @@ HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memor
                             "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
                             "torch.cuda.memory_cached", "torch.cuda.max_memory_cached", "torch.version.cuda",
                             "torch.cuda.is_available", "torch.cuda.device_count"})
-MESSAGE_READ = (" (Only read for a message (a print, a log, a recorded metric, an exception's text, an f-string's "
-                "prose): without CUDA it is 0, False or None, and only the message says so.)")
+MESSAGE_READ = (" (Only read for a message (a print, a log, a recorded metric, an exception's text, text with prose "
+                "it is formatted into): without CUDA it is 0, False or None, and only the message says so.)")
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
 # CUDA's switches whose NPU analogue is on by default, where setting them True asks for what the NPU does
 # already: torch_npu 2.13.0 reads its conv HF32 as enabled while unset (torch_npu/npu/npu_config.py,
@@ -93,8 +95,12 @@ SKIP_CONDITION = (" (A test's skip condition: on an NPU host the test is skipped
 CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
 
 # the files of an environment report: collect_env.py (torch's), env.py (LLaMA-Factory's,
-# accelerate's `accelerate env`); its functions: statement_facts.ENV_FUNCTION
+# accelerate's `accelerate env`), or named as its functions are (collect_env_info.py)
 ENV_FILES = frozenset({"collect_env", "env", "env_info", "envinfo", "sys_info", "system_info"})
+
+
+def names_environment_report(stem: str) -> bool:
+    return stem in ENV_FILES or ENV_FUNCTION.search(stem) is not None
 
 
 def handles_npu(checker: Checker) -> bool:
@@ -139,7 +145,7 @@ def seeds_all_beside(facts: StatementFacts, node: ast.AST) -> bool:
 
 
 def in_environment_report(checker: Checker, facts: StatementFacts, node: ast.AST) -> bool:
-    if checker.path is not None and PurePath(checker.path).stem.lower() in ENV_FILES:
+    if checker.path is not None and names_environment_report(PurePath(checker.path).stem.lower()):
         return True
     return _within_any(node, facts.env_reports)
 
@@ -157,6 +163,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, DTYPE_ASKED
     if rule == "NPU405" and dict_key(checker, ref.node):
         return Severity.INFO, DTYPE_KEY
+    if rule in DTYPE_RULES and translated_dtype(checker, ref.node):
+        return Severity.INFO, DTYPE_TRANSLATION
     if rule == "NPU405":
         return float64_place(checker, ref.node)
     if rule.startswith("NPU2") and ref.call is None and not_called(checker, ref.node):
@@ -165,10 +173,10 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, SCRIPTED_FUNCTION
     if rule.startswith("NPU1") and (off := cuda_flag_off(checker, ref.node)) is not None:
         return off
-    if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
-        return None
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
+    if not qualname.startswith(("torch.cuda", "torch.backends", "torch.version")):
+        return None
     if id(ref.node) in type_union_members(checker):
         return Severity.INFO, UNION_MEMBER
     if qualname == "torch.cuda.OutOfMemoryError":
@@ -412,7 +420,8 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
     for flag in tested:
         if isinstance(flag, (ast.Name, ast.Attribute)):
             place = project.flags.default_off(last_name(flag), checker.path) \
-                if not last_name(flag).lower().startswith(FACT_PREFIXES) else None
+                if not last_name(flag).lower().startswith(FACT_PREFIXES) and not computed_here(checker, last_name(flag)) \
+                else None
             named = {"name": last_name(flag)}
             form = FLAG_OFF
         elif (option := _compared_option(flag)) is not None:
@@ -427,6 +436,23 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
             text = " ".join(checker.source.segment(checker.range(test)).split())
             return text, form, {**named, "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
     return None
+
+
+def computed_here(checker: Checker, name: str) -> bool:
+    """Whether the file gives the flag a value it computes (`self.use_amp = config.use_mixed_precision
+    and dist.allow_mixed_precision()`, `use_amp=not args.cpu`): one that may be True, which the
+    project's literals do not show. A literal, a dataclass field (whose default flag_defaults reads),
+    or the flag passed on under its own name (`self.use_amp = args.use_amp`, `kwargs.get("use_amp",
+    False)`) is no such value."""
+    return checker.text_fact(f"computed {name}", lambda c: _computes(c.source.text, name))
+
+
+def _computes(text: str, name: str) -> bool:
+    passed_on = re.compile(rf"(?:True|False|None)\b|(?:dataclasses\.)?field\(|[\w.]*\b{re.escape(name)}\b(?![ \t]*[\w.(\[])|.*(['\"]){re.escape(name)}\1")
+    for found in re.finditer(rf"(?<!\w){re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(?=\S)", text):
+        if not passed_on.match(text, found.end()):
+            return True
+    return False
 
 
 def _names_backend(value: str) -> bool:
@@ -547,6 +573,22 @@ def statement_path(checker: Checker, node: ast.AST) -> list[tuple[list[ast.stmt]
     return holding(node, [root for root in checker.events.roots if isinstance(root, ast.stmt)])
 
 
+def translated_dtype(checker: Checker, node: ast.AST) -> bool:
+    """`node` is a key or a value of a dict display that pairs it with another library's dtype
+    of the same name (`{np.complex64: torch.complex64, ...}`): a table that translates dtypes."""
+    if type(node) is not ast.Attribute:
+        return False
+    for root in checker.events.roots:
+        for display in ast.walk(root):
+            if type(display) is ast.Dict:
+                for key, value in zip(display.keys, display.values):
+                    if node is key or node is value:
+                        other = value if node is key else key
+                        return type(other) is ast.Attribute and other.attr == node.attr \
+                            and ast.dump(other.value) != ast.dump(node.value)
+    return False
+
+
 def dict_key(checker: Checker, node: ast.AST) -> bool:
     """`node` is a key of a dict display in the statement (`{torch.float64: 3.4e13, ...}`, a
     table of peak FLOPs per dtype). The keys are gathered once per statement."""
@@ -576,7 +618,8 @@ def reports_only(checker: Checker, node: ast.AST) -> str | None:
     branches = (*stmt.body, *stmt.orelse)
     if all(reports(s) for s in branches):
         return REPORTS_ONLY
-    if all(reports(s) or _no_op(checker, s) for s in branches):
+    in_cuda = holds_only_with_cuda(checker, stmt.test)
+    if all(reports(s) or _no_op(checker, s, in_cuda and s in stmt.body) for s in branches):
         return NO_OPS_ONLY
     return CUDA_ONLY_CHECK if cuda_only_check(checker, stmt) else None
 
@@ -585,13 +628,29 @@ CUDA_ONLY_CHECK = (" (A check only CUDA runs: its test holds only where CUDA doe
                    "CUDA's sync debugging, so on an NPU host the test is False and nothing but the check is skipped.)")
 
 
-def _no_op(checker: Checker, stmt: ast.stmt) -> bool:
+def _no_op(checker: Checker, stmt: ast.stmt, in_cuda: bool = False) -> bool:
     """`stmt` is a call that does nothing without CUDA: NO_OPS_WITHOUT_CUDA, or a CUDA seed
-    beside a seed of every device."""
+    beside a seed of every device; sets a flag of cuDNN's; or, where only CUDA runs it
+    (`in_cuda`), is `with torch.cuda.device(d):` around such statements alone."""
+    scope = checker.module.scope
+    if type(stmt) is ast.Assign:
+        return all((checker.qualname(t, scope) or "").startswith(CUDNN_FLAGS) for t in stmt.targets)
+    if type(stmt) is ast.With:
+        return in_cuda and all(type(item.context_expr) is ast.Call and item.optional_vars is None
+                               and checker.qualname(item.context_expr.func, scope) in CUDA_DEVICE_CONTEXTS
+                               for item in stmt.items) \
+            and all(reports(s) or _no_op(checker, s, in_cuda) for s in stmt.body)
     if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
         return False
-    name = checker.qualname(stmt.value.func, checker.module.scope)
+    name = checker.qualname(stmt.value.func, scope)
     return name in NO_OPS_WITHOUT_CUDA or (name in CUDA_SEEDS and seeds_all_beside(statement_facts(checker), stmt))
+
+
+# cuDNN's switches (`torch.backends.cudnn.deterministic = True`): set without CUDA, nothing reads
+# them (torch 2.13 CPU: set, no error); an NPU's own are torch.npu's
+CUDNN_FLAGS = "torch.backends.cudnn."
+# what only selects the current CUDA device for the statements it holds
+CUDA_DEVICE_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.device_of"})
 
 
 def skip_test(checker: Checker, node: ast.AST) -> bool:
@@ -607,19 +666,30 @@ def skip_test(checker: Checker, node: ast.AST) -> bool:
 
 def in_message(checker: Checker, node: ast.AST) -> bool:
     """`node` is in what a print or log call of the statement is given, in the exception a
-    `raise` makes, or in an f-string with prose (`f"cuda.available={torch.cuda.is_available()}, "`:
-    a message, never a device)."""
-    if any(last_name(call.func) in MESSAGE_FUNCTIONS
+    `raise` makes, or in the values of text with prose: an f-string (`f"cuda.available={torch.cuda.is_available()}, "`),
+    `"peak: {:.3f} GB".format(...)`, `"peak: %d MB" % ...` (a message, never a device)."""
+    if any((last_name(call.func) in MESSAGE_FUNCTIONS or _prose_format(call.func))
            and any(inside(node, value) for value in (*call.args, *(kw.value for kw in call.keywords)))
            for call, _scope in checker.events.calls):
         return True
     path = statement_path(checker, node)
     stmt = path[-1][0][path[-1][1]] if path else None
-    if stmt is not None and any(type(text) is ast.JoinedStr and prose(text) and inside(node, text)
+    if stmt is not None and any((type(text) is ast.JoinedStr and prose(text) and inside(node, text))
+                                or (type(text) is ast.BinOp and type(text.op) is ast.Mod and _prose(text.left)
+                                    and inside(node, text.right))
                                 for text in ast.walk(stmt)):
         return True
     return type(stmt) is ast.Raise and type(stmt.exc) is ast.Call and inside(node, stmt.exc) \
         and not inside(node, stmt.exc.func)
+
+
+def _prose(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and type(node.value) is str and " " in node.value
+
+
+def _prose_format(func: ast.expr) -> bool:
+    """`"usage: {:.3f} GB".format`: the method of a literal with prose."""
+    return type(func) is ast.Attribute and func.attr == "format" and _prose(func.value)
 
 
 def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str],

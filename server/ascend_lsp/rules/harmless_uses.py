@@ -22,7 +22,7 @@ from .call_arguments import assigned_key
 from .advice_matching import own_nodes
 from .float64_place import imported_for_checks
 from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, import_with_fallback, in_environment_report
-from .import_uses import CODE, import_uses
+from .import_uses import CODE, import_uses, never_read
 from .statement_facts import innermost_function, statement_facts
 from .uncalled_helpers import uncalled_import
 
@@ -51,6 +51,8 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
         return Severity.INFO, FALLBACK_IMPORT
     if qualname.startswith("torch.cuda") and type(stmt) is ast.ImportFrom and unused_import(checker, stmt, alias):
         return Severity.INFO, UNUSED_IMPORT
+    if qualname.startswith("torch.cuda") and never_read(checker, stmt, alias):
+        return Severity.INFO, NEVER_READ
     if qualname.startswith("torch.cuda") and (uses := import_uses(checker, stmt, alias)) and CODE not in uses:
         return Severity.INFO, TYPES_AND_CHECKS
     return None
@@ -66,11 +68,14 @@ UNUSED_IMPORT = (" (Imported and not used in its function, as in a check of the 
                  "nothing.)")
 
 
+NEVER_READ = (" (Imported and never used in this module: importing it needs no CUDA, so on an NPU host it does "
+              "nothing. A module that imports it from here names this module, not CUDA: its use is what would change.)")
+
+
 def unused_import(checker: Checker, stmt: ast.ImportFrom, alias: ast.alias) -> bool:
     """The name `from torch.cuda... import name` binds in a function is not in the rest of the
     function's text. Read as words of the text, so a use through a string (`locals()["amp"]`),
-    `global amp` or a comment keeps the finding. Not at module level: there other modules may
-    import the name, and its uses are in other statements, which an edit does not read again."""
+    `global amp` or a comment keeps the finding. At module level: import_uses.never_read."""
     function = innermost_function(statement_facts(checker), stmt)
     if function is None or alias.name == "*":
         return False

@@ -10,11 +10,13 @@ so that npu2xx_support.py may import it."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 import textwrap
 
 from ..engine.checker import Checker
 from ..engine.text import indent_width
+from ..engine.walk import MODULE
 from .cuda_test_paths import polarity, reports
 
 TYPE, CHECK, CODE = "type", "check", "code"
@@ -30,7 +32,12 @@ def cuda_only_check(checker: Checker, stmt: ast.If) -> bool:
     host, and so may `if device.type == "cuda" and not torch.cuda.is_available(): raise`."""
     if stmt.orelse or not all(reports(s) or type(s) is ast.Raise or _debug_aid(checker, s) for s in stmt.body):
         return False
-    test = stmt.test
+    return holds_only_with_cuda(checker, stmt.test)
+
+
+def holds_only_with_cuda(checker: Checker, test: ast.expr) -> bool:
+    """The test holds only where CUDA does (`torch.cuda.is_available()`, `x.is_cuda` or
+    `device.type == "cuda"`, alone or joined by `and`), and no part asks that CUDA is missing."""
     parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     sides = {(polarity(part, probe), asks_host) for part in parts for probe, asks_host in _cuda_probes(checker, part)}
     return any(side is True for side, _ in sides) and (False, True) not in sides
@@ -70,12 +77,27 @@ def import_uses(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.
     return checker.text_fact(f"import-uses {name}", lambda c: _read_uses(c, name))
 
 
+def never_read(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> bool:
+    """The name an import of the module's own scope binds (at the top, or in a block of it: `if
+    torch_version >= (1, 6): from torch.cuda.amp import autocast`) is read nowhere in the module,
+    not even as a string (`__all__`), and the module is no package's `__init__.py`, which exists
+    to hand names on. Another module may still import it from here: rare for a name left over,
+    and that module's use then names this module, not CUDA."""
+    if alias.name == "*" or os.path.basename(checker.path or "") == "__init__.py":
+        return False
+    scope = next((event.scope for event in checker.events.imports if event.alias is alias), None)
+    if scope is None or scope.kind != MODULE:
+        return False
+    name = alias.asname or alias.name.partition(".")[0]
+    return checker.text_fact(f"import-uses {name}", lambda c: _read_uses(c, name)) == ()
+
+
 def _read_uses(checker: Checker, name: str) -> tuple[str, ...]:
     """The kinds of the name's reads, each statement that names it parsed alone (_statement_at),
     so that an edit elsewhere, which may leave the text broken while it is typed, costs little
     and changes nothing."""
     text = checker.source.text
-    if re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", text):
+    if re.search(rf"(?<![\w.])(?<!def )(?<!class ){re.escape(name)}\s*\(", text):
         return (CODE,)  # called (or so it reads): no need to parse
     lines = checker.source.lines
     word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")

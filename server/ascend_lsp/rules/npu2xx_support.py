@@ -62,7 +62,9 @@ rule(
     message="`{name}` creates complex tensors, which most NPU operators do not support.",
     doc=dict(
         what="Finds complex dtypes (`torch.complex64`, `torch.cfloat`, …) and `torch.view_as_complex`. A dtype "
-             "compared with (`z.dtype == torch.cfloat`) creates nothing: info.",
+             "compared with (`z.dtype == torch.cfloat`) creates nothing: info; so is an entry of a table that "
+             "translates another library's dtype of the same name (`{np.complex64: torch.complex64}`), taken only "
+             "for data that holds it already.",
         why="Of the support-list entries that restrict dtypes, 922 of 1175 exclude complex; `polar` falls back "
             "to the CPU, and `complex` does on 910A and 310P (NPU203).",
         example="freqs = torch.polar(torch.ones_like(f), f)  # rotary embeddings via complex numbers\n\n"

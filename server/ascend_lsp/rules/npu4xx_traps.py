@@ -103,7 +103,8 @@ rule(
              "torch.float64)`), one of a list of dtypes a check accepts (`validate(x, accepted_dtypes=[torch.float16, "
              "torch.float32, torch.float64])`: a call or keyword named for accepting, allowing, supporting, "
              "validating, checking or expecting) or a key of a dict display (`{torch.float64: 3.4e13}`, a table "
-             "of peak FLOPs), or chosen only where the data already is float64. So is a tensor made of a size or "
+             "of peak FLOPs), or an entry of a table that translates another library's dtype of the same name "
+             "(`{np.float64: torch.float64}`), or chosen only where the data already is float64. So is a tensor made of a size or "
              "a dimension count (`torch.tensor(x.shape[-1], dtype=torch.float64, device=x.device)`), an integer "
              "float32 holds exactly (up to 2**24), wherever it is; and `from torch import float64` where every other "
              "use of the name in the file (as a word, comments too) is in such a list written on one line "
@@ -312,7 +313,8 @@ rule(
              "`str(e).startswith(\"CUDA out of memory\")`, `re.search(\"CUDA error: out of memory\", msg)` (in any "
              "case), and the texts a loop or a comprehension tries in turn (`any(s in str(e) for s in [\"CUDA out "
              "of memory\", \"CUDA error: out of memory\"])`). Not in an `assert`, which checks text a test "
-             "recorded.",
+             "recorded. Info where an `or` asks `isinstance(e, torch.cuda.OutOfMemoryError)` beside the text: "
+             "that class is the NPU's error too, so the whole test holds there.",
         why="torch_npu's allocator raises the same exception class as CUDA's, `torch.OutOfMemoryError` (a "
             "`RuntimeError`; `torch.cuda.OutOfMemoryError` is that class), with the text \"NPU out of memory. Tried "
             "to allocate …\". A test of the text for CUDA's words is never true on the NPU: the batch-size back-off "
@@ -353,7 +355,7 @@ def check_oom_text(checker: Checker, node: ast.AST, value: str, context: StringC
     elif context.kind == "compare" and type(compare := context.node) is ast.Compare and compare.left is node \
             and any(type(op) in (ast.In, ast.NotIn) for op in compare.ops):
         if not checker.source.line(checker.range(compare).start_line).lstrip().startswith("assert"):
-            report_oom_text(checker, node, match, searched=True)
+            report_oom_text(checker, node, match, searched=True, beside_class=beside_oom_class(checker, compare))
         # (an assert: a test that a recorded CUDA error text is kept, not handling of one)
     elif context.siblings:
         tried = _tried_texts(checker, node)
@@ -361,15 +363,41 @@ def check_oom_text(checker: Checker, node: ast.AST, value: str, context: StringC
             report_oom_text(checker, node, match, searched=tried)
 
 
-def report_oom_text(checker: Checker, node: ast.AST, match: re.Match[str], searched: bool) -> None:
-    """NPU417 on `node`, with the unsafe fix where the text is searched for anywhere."""
+# the class torch_npu raises when the NPU runs out of memory, under both its names (torch 2.13:
+# `torch.cuda.OutOfMemoryError is torch.OutOfMemoryError`, run)
+OOM_CLASSES = frozenset({"torch.OutOfMemoryError", "torch.cuda.OutOfMemoryError"})
+CLASS_BESIDE = (" (But the `or` beside it asks `isinstance(..., {name})` too: that class is `torch.OutOfMemoryError`, "
+                "which torch_npu raises when the NPU runs out of memory, so the whole test holds there.)")
+
+
+def beside_oom_class(checker: Checker, compare: ast.Compare) -> str | None:
+    """`"CUDA out of memory" in str(e) or isinstance(e, torch.cuda.OutOfMemoryError)`: the class's
+    name as written, where an `or` holds the text's test beside such an isinstance() test."""
+    for root in checker.events.roots:
+        for node in ast.walk(root):
+            if type(node) is ast.BoolOp and type(node.op) is ast.Or and any(v is compare for v in node.values):
+                for value in node.values:
+                    if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "isinstance" \
+                            and len(value.args) == 2 and checker.qualname(value.args[1], checker.module.scope) in OOM_CLASSES:
+                        return checker.source.segment(checker.range(value.args[1]))
+    return None
+
+
+def report_oom_text(checker: Checker, node: ast.AST, match: re.Match[str], searched: bool,
+                    beside_class: str | None = None) -> None:
+    """NPU417 on `node`, with the unsafe fix where the text is searched for anywhere; info where
+    an isinstance() test beside it catches the NPU's error already."""
     where = checker.range(node)
     source = checker.source.segment(where)
     fixes: tuple[Fix, ...] = ()
     if match.group() in source and searched:  # written as it reads (no escapes in the way)
         fixes = (checker.fix("Match `out of memory`", Applicability.UNSAFE,
                              checker.replace(where, source.replace(match.group(), "out of memory", 1))),)
-    checker.report("NPU417", node, fixes=fixes, name=match.group())
+    if beside_class is None:
+        checker.report("NPU417", node, fixes=fixes, name=match.group())
+    else:
+        checker.report("NPU417", node, checker.rules["NPU417"].message.format(name=match.group())
+                       + CLASS_BESIDE.format(name=beside_class), fixes=fixes, severity=Severity.INFO)
 
 
 def _tried_texts(checker: Checker, node: ast.AST) -> bool | None:
