@@ -36,7 +36,7 @@ def _around(checker: Checker, node: ast.AST) -> tuple[ast.AST, ast.If | ast.IfEx
 
 def reports(stmt: ast.stmt) -> bool:
     """The statement logs (`print`, `logger.info`, `fabric.print`), records a value under a string
-    key (`params["GPU"] = name`), formats a message (`mem = f"GPU Max Mem: {...} MB"`) or imports
+    key (`params["GPU"] = name`), formats a message (`mem = f"GPU Max Mem: {...} MB"`, prose()) or imports
     from torch what the report reads (`from torch.backends import cudnn`), and does nothing else."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         return last_name(stmt.value.func) in MESSAGE_FUNCTIONS
@@ -50,10 +50,19 @@ def reports(stmt: ast.stmt) -> bool:
         and not device_name(t) for t in stmt.targets)
 
 
-def prose(value: ast.expr) -> bool:
-    """An f-string with prose in it (`f"GPU Max Mem: {m} MB"`): a message, never a device or a path."""
-    return type(value) is ast.JoinedStr and any(
-        type(part) is ast.Constant and " " in str(part.value) for part in value.values)
+def prose(value: ast.AST) -> bool:
+    """Text with prose in it, made from values: an f-string (`f"GPU Max Mem: {m} MB"`), `"peak: {:.3f}
+    GB".format(m)`, `"peak: %d MB" % m`: a message, never a device or a path."""
+    if isinstance(value, ast.JoinedStr):
+        return any(_spaced(part) for part in value.values)
+    if isinstance(value, ast.Call):
+        func = value.func
+        return type(func) is ast.Attribute and func.attr == "format" and _spaced(func.value)
+    return isinstance(value, ast.BinOp) and type(value.op) is ast.Mod and _spaced(value.left)
+
+
+def _spaced(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and type(node.value) is str and " " in node.value
 
 
 def keeps_state(value: ast.expr) -> bool:

@@ -668,28 +668,16 @@ def in_message(checker: Checker, node: ast.AST) -> bool:
     """`node` is in what a print or log call of the statement is given, in the exception a
     `raise` makes, or in the values of text with prose: an f-string (`f"cuda.available={torch.cuda.is_available()}, "`),
     `"peak: {:.3f} GB".format(...)`, `"peak: %d MB" % ...` (a message, never a device)."""
-    if any((last_name(call.func) in MESSAGE_FUNCTIONS or _prose_format(call.func))
+    if any(last_name(call.func) in MESSAGE_FUNCTIONS
            and any(inside(node, value) for value in (*call.args, *(kw.value for kw in call.keywords)))
            for call, _scope in checker.events.calls):
         return True
     path = statement_path(checker, node)
     stmt = path[-1][0][path[-1][1]] if path else None
-    if stmt is not None and any((type(text) is ast.JoinedStr and prose(text) and inside(node, text))
-                                or (type(text) is ast.BinOp and type(text.op) is ast.Mod and _prose(text.left)
-                                    and inside(node, text.right))
-                                for text in ast.walk(stmt)):
+    if stmt is not None and any(prose(text) and inside(node, text) for text in ast.walk(stmt)):
         return True
     return type(stmt) is ast.Raise and type(stmt.exc) is ast.Call and inside(node, stmt.exc) \
         and not inside(node, stmt.exc.func)
-
-
-def _prose(node: ast.expr) -> bool:
-    return type(node) is ast.Constant and type(node.value) is str and " " in node.value
-
-
-def _prose_format(func: ast.expr) -> bool:
-    """`"usage: {:.3f} GB".format`: the method of a literal with prose."""
-    return type(func) is ast.Attribute and func.attr == "format" and _prose(func.value)
 
 
 def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str],
