@@ -2,7 +2,7 @@
 message: a copy's `non_blocking=` flag set from a test for CUDA (device_strings.py), `import
 torch.cuda` alone, a `torch.cuda` name imported by an environment report, a package imported
 under `try:` with a fallback, one used only as a type or in checks only CUDA runs
-(import_uses.py), the backend of an mmengine config's `dist_cfg`, the GPU a
+(import_uses.py), `torch.jit.script` imported only to decorate functions in place, the backend of an mmengine config's `dist_cfg`, the GPU a
 TensorFlow run is given; a name setup.py
 imports only for functions nothing calls (uncalled_helpers.py). (A class object named only as a type or a key: harmless_calls.py;
 ROCm's tests: engine/guards.py.)"""
@@ -21,8 +21,8 @@ from ..engine.versions import allows_before
 from .call_arguments import assigned_key
 from .advice_matching import own_nodes
 from .float64_place import imported_for_checks
-from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, import_with_fallback, in_environment_report
-from .import_uses import CODE, import_uses, never_read
+from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, SCRIPTED_FUNCTION, import_with_fallback, in_environment_report
+from .import_uses import CHECK, DECORATOR, TYPE, import_uses, never_read
 from .statement_facts import innermost_function, statement_facts
 from .uncalled_helpers import uncalled_import
 
@@ -53,8 +53,11 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
         return Severity.INFO, UNUSED_IMPORT
     if qualname.startswith("torch.cuda") and never_read(checker, stmt, alias):
         return Severity.INFO, NEVER_READ
-    if qualname.startswith("torch.cuda") and (uses := import_uses(checker, stmt, alias)) and CODE not in uses:
+    uses = import_uses(checker, stmt, alias) if qualname.startswith(("torch.cuda", "torch.jit.script")) else ()
+    if uses and qualname.startswith("torch.cuda") and set(uses) <= {TYPE, CHECK}:
         return Severity.INFO, TYPES_AND_CHECKS
+    if uses and qualname.startswith("torch.jit.script") and set(uses) == {DECORATOR}:
+        return Severity.INFO, SCRIPTED_FUNCTION
     return None
 
 

@@ -19,7 +19,7 @@ from ..engine.text import indent_width
 from ..engine.walk import MODULE
 from .cuda_test_paths import polarity, reports
 
-TYPE, CHECK, CODE = "type", "check", "code"
+TYPE, CHECK, DECORATOR, CODE = "type", "check", "decorator", "code"
 TYPE_FUNCTIONS = frozenset({"isinstance", "issubclass"})
 
 
@@ -68,7 +68,8 @@ def _cuda_probes(checker: Checker, test: ast.expr):
 
 
 def import_uses(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> tuple[str, ...]:
-    """The kinds of the reads of the name a top-level import binds, sorted: TYPE, CHECK or CODE;
+    """The kinds of the reads of the name a top-level import binds, sorted: TYPE, CHECK, DECORATOR
+    (`@script`, the decorator itself: not `@cache(size)`, a call) or CODE;
     a string equal to the name is CODE (`__all__` hands it to other modules). () where the import
     is in a block, or binds `*`, or the name is not read."""
     if stmt.col_offset or alias.name == "*":
@@ -135,8 +136,9 @@ def _statement_at(lines: list[str], i: int) -> ast.Module | None:
             continue  # inside brackets, or an arm of a statement above
         j = i
         while j + 1 < len(lines) and (not lines[j + 1].strip() or indent_width(lines[j + 1]) > base
-                                      or CONTINUES.match(lines[j + 1]) and indent_width(lines[j + 1]) == base):
-            j += 1
+                                      or (CONTINUES.match(lines[j + 1]) or lines[j].lstrip().startswith("@"))
+                                      and indent_width(lines[j + 1]) == base):
+            j += 1  # (a decorator's line goes on with what it decorates)
         try:
             return ast.parse(textwrap.dedent("".join(lines[k:j + 1])))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -148,7 +150,10 @@ def _statement_at(lines: list[str], i: int) -> ast.Module | None:
 def _kinds(checker: Checker, tree: ast.Module, name: str) -> list[str]:
     types: set[int] = set()
     checks: set[int] = set()
+    decorators: set[int] = set()
     for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            decorators.update(id(d) for d in node.decorator_list)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             arguments = node.args
             hints = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
@@ -161,6 +166,7 @@ def _kinds(checker: Checker, tree: ast.Module, name: str) -> list[str]:
             types.update(id(n) for n in ast.walk(node.args[1]))
         elif type(node) is ast.If and cuda_only_check(checker, node):
             checks.update(id(n) for n in ast.walk(node.test))
-    return [TYPE if id(node) in types else CHECK if id(node) in checks else CODE for node in ast.walk(tree)
+    return [TYPE if id(node) in types else CHECK if id(node) in checks else DECORATOR if id(node) in decorators
+            else CODE for node in ast.walk(tree)
             if (type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Load)
             or (type(node) is ast.Constant and node.value == name)]

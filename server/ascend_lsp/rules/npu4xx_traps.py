@@ -75,7 +75,8 @@ rule(
     message="`{name}` does nothing under `transfer_to_npu`.",
     doc=dict(
         what="Finds `torch.jit.script` and `torch.jit.script_method`. A function scripted in place "
-             "(`@torch.jit.script`, `f = torch.jit.script(f)`) is info: it stays plain Python with the same "
+             "(`@torch.jit.script`, `f = torch.jit.script(f)`) is info, and so is `from torch.jit import script` "
+             "where the module uses the name only as a decorator (`@script`): it stays plain Python with the same "
              "results, and only code that needs the TorchScript object (`torch.jit.save`, `.graph`) changes.",
         why="`transfer_to_npu`, the recommended migration path, replaces `torch.jit.script` with a function "
             "that returns its argument unchanged: the scripted model is plain eager Python on the NPU, and "
