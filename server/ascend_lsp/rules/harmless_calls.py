@@ -199,7 +199,7 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return (None, failed) if failed else (Severity.INFO, TESTED_BESIDE_NPU)
     if under_cuda_key(facts, ref.node):
         return Severity.INFO, PER_DEVICE
-    if qualname in HARMLESS_READS and in_message(checker, ref.node):
+    if qualname in HARMLESS_READS and (in_message(checker, ref.node) or read_for_messages(checker, ref.node)):
         return Severity.INFO, MESSAGE_READ
     if rule.startswith("NPU1") and (reason := reports_only(checker, ref.node)) is not None:
         return Severity.INFO, reason
@@ -678,6 +678,21 @@ def in_message(checker: Checker, node: ast.AST) -> bool:
         return True
     return type(stmt) is ast.Raise and type(stmt.exc) is ast.Call and inside(node, stmt.exc) \
         and not inside(node, stmt.exc.func)
+
+
+def read_for_messages(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in the value a function assigns to a local name that the function then reads
+    only in messages (`gpu_mem = torch.cuda.memory_allocated() / 2**20` ... `logger.info(f"mem
+    {gpu_mem} MB")`); not a name it returns, passes or stores anywhere else."""
+    function = innermost_function(statement_facts(checker), node)
+    if function is None:
+        return False
+    name = next((stmt.targets[0].id for stmt in ast.walk(function) if type(stmt) is ast.Assign
+                 and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and inside(node, stmt.value)), None)
+    if name is None:
+        return False
+    reads = [n for n in ast.walk(function) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
+    return bool(reads) and all(in_message(checker, read) for read in reads)
 
 
 def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str],
