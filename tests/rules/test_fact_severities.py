@@ -53,17 +53,18 @@ def test_an_api_that_may_fall_back_but_the_wheel_runs_is_info() -> None:
     # NPU kernel); Tensor.double (the note's float32 result, which the kernels do not settle)
     assert sorted(line for line, here in found.items() if here == [Severity.WARNING.value]) == [6, 7, 9, 11, 12, 14]
     # trunc, ZeroPad2d, std, scatter, Hardsigmoid: every aten operator they run has an NPU kernel; gcd, complex,
-    # logit, AdaptiveMaxPool3d: op-plugin runs them through an aclnn kernel on A2 (the default chip) before any
-    # CPU path
+    # logit, AdaptiveMaxPool3d, polar: op-plugin runs them through an aclnn kernel on A2 (the default chip) before
+    # any CPU path
     assert sorted(line for line, here in found.items() if here == [Severity.INFO.value]) == [8, 16, 17, 18, 19, 20,
-                                                                                               22, 23, 24]
-    assert len(found) == 15
-    # where the CPU path runs by default or the facts do not settle it, they stay warnings: all four on 310P; on
-    # A3 gcd and complex (op-plugin's older path there is not settled), not logit (its SoC check admits A3) nor
-    # AdaptiveMaxPool3d (no older path)
+                                                                                               22, 23, 24, 25]
+    assert len(found) == 16
+    # where the CPU path runs by default or the facts do not settle it, they stay warnings: all five on 310P; on
+    # A3 gcd, complex and polar (op-plugin's older path there is not settled), not logit (its SoC check admits A3)
+    # nor AdaptiveMaxPool3d (no older path)
     on_310p, on_a3 = severities("NPU203", "310P"), severities("NPU203", "A3")
-    assert [on_310p[line] for line in (8, 22, 23, 24)] == [[Severity.WARNING.value]] * 4
-    assert [on_a3[line] for line in (8, 22, 23, 24)] == [[Severity.WARNING.value]] * 2 + [[Severity.INFO.value]] * 2
+    assert [on_310p[line] for line in (8, 22, 23, 24, 25)] == [[Severity.WARNING.value]] * 5
+    assert [on_a3[line] for line in (8, 22, 23, 24, 25)] == [[Severity.WARNING.value]] * 2 + [[Severity.INFO.value]] * 2 \
+        + [[Severity.WARNING.value]]
 
 
 def test_gather_runs_on_hccl_and_is_info() -> None:
