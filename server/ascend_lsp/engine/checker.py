@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
+import os
 import traceback
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .guards import GuardFacts, backend_module, on_by_default, written
+from .guards import GuardFacts, backend_module, engine_folder, on_by_default, written
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -37,6 +38,8 @@ class Reference:
 _Fact = TypeVar("_Fact")  # what Checker.text_fact reads
 OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
 CUDA_MODULE = " (In {module}, the CUDA module of a per-backend scheme: it runs only where CUDA was chosen.)"
+ENGINE_FOLDER = (" (In {folder}/, named for TensorRT, NVIDIA's inference engine: what is there serves a model only "
+                 "where that engine was chosen, on NVIDIA GPUs.)")
 OTHER_BACKEND = " (For another backend (ROCm, XPU, MPS, HPU, ...): it does not run on the NPU.)"
 # the test as written, not its line: findings keep their text when lines move above them
 GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
@@ -100,7 +103,13 @@ class Checker:
         # the statement's Branches, their ranges made at its first NPU1xx-4xx finding (most have none)
         self.branches: list = []
         self.ranged = False
-        self.cuda_module = backend_module(path)  # `accelerators/cuda.py`: the whole file is off the NPU
+        # `accelerators/cuda.py`, `deploy/tensorrt/serve.py`: why the whole file is off the NPU ("": it is not).
+        # The folders read are the project's own (a checkout under `~/trt/` is not TensorRT's)
+        scheme = backend_module(path)
+        folder = engine_folder(os.path.relpath(path, project.root) if path and project is not None
+                               else os.path.basename(os.path.dirname(path or "")) + "/")
+        self.off_npu_file = CUDA_MODULE.format(module=scheme) if scheme \
+            else ENGINE_FOLDER.format(folder=folder) if folder else ""
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         # why the top-level class member being walked runs only where CUDA was chosen (a `cuda()`
         # method beside `npu()`, a class beside its NPU variant: engine/backend_members.py); "" if not
@@ -161,18 +170,18 @@ class Checker:
         rng = where if isinstance(where, Range) else self.source.range_of(where)
         guard = None  # (the CUDA test this finding is lowered for, its message without the reason)
         # (a launch script's or Dockerfile's arms come as off_npu/on_npu ranges, packaging_analysis.py)
-        if (self.branches or self.cuda_module or self.cuda_member or self.off_npu or self.on_npu) \
-                and code[:3] == "NPU" and code[3:4] in "12345":
+        # (a file off the NPU as a whole: its configs' findings too, a compose file's GPU reservation)
+        if (self.branches or self.off_npu_file or self.cuda_member or self.off_npu or self.on_npu) \
+                and code[:3] == "NPU" and code[3:4] in ("123458" if self.off_npu_file else "12345"):
             if self.branches and not self.ranged:
                 self._range_branches()
             text = message if message is not None else rule.message.format(**fmt)
             lowered = max(severity or rule.severity, Severity.INFO)
             test = next((test for branch, test in self.guarded if _within(rng, [branch])), None)
-            if self.cuda_module or self.cuda_member or _within(rng, self.off_npu) or _within(rng, self.other_backend):
+            if self.off_npu_file or self.cuda_member or _within(rng, self.off_npu) or _within(rng, self.other_backend):
                 severity = lowered
-                message = text + (CUDA_MODULE.format(module=self.cuda_module) if self.cuda_module
-                                  else self.cuda_member or (self._off_reason(rng) if _within(rng, self.off_npu)
-                                                            else OTHER_BACKEND))
+                message = text + (self.off_npu_file or self.cuda_member
+                                  or (self._off_reason(rng) if _within(rng, self.off_npu) else OTHER_BACKEND))
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
                 fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):

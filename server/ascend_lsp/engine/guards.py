@@ -1063,6 +1063,22 @@ def backend_module(path: str | None) -> str | None:
     return f"{parts[-2]}/{parts[-1]}" if words & {"cuda", "gpu", "tensorrt", "trt"} and "npu" not in words else None
 
 
+# what a folder for NVIDIA's TensorRT is named (`runtime/triton_trtllm/`, `deploy/tensorrt/`, `trt/`)
+_TENSORRT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
+
+
+def engine_folder(path: str | None) -> str | None:
+    """The folder, among those holding the file, named for TensorRT and not the NPU: what is in
+    it serves a model through NVIDIA's engine alone."""
+    if not path:
+        return None
+    for folder in path.replace("\\", "/").split("/")[:-1]:
+        words = set(re.split(r"[_\W]+", folder.lower()))
+        if words & _TENSORRT_WORDS and "npu" not in words:
+            return folder
+    return None
+
+
 def class_branches(backend: str | None, body: list[ast.stmt]) -> list[Branches]:
     """The Branches of a backend class's body statements `body`: never on the NPU for
     CUDA's, only there for the NPU's, another backend's for another device's."""
