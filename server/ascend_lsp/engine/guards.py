@@ -417,6 +417,17 @@ def _lines_naming_cuda(text: str) -> set[int]:
 _FALSY = (False, None, 0)
 
 
+def as_test(value: ast.expr | None) -> ast.expr | None:
+    """X of `True if X else False` and of `bool(X)`, which hold the same test; `value` otherwise."""
+    if type(value) is ast.IfExp and type(value.body) is ast.Constant and value.body.value is True \
+            and type(value.orelse) is ast.Constant and value.orelse.value is False:
+        return value.test
+    if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "bool" and len(value.args) == 1 \
+            and not value.keywords:
+        return value.args[0]
+    return value
+
+
 def _is_test(value: ast.expr) -> bool:
     """An expression that is a test: a comparison, an `and`, a name, or a call or an attribute
     named as one (`torch.cuda.is_available()`, `device_count()`, `x.is_cuda`, `args.cuda`); not a
@@ -461,7 +472,7 @@ def held_tests(text: str) -> dict[str, str]:
             continue  # a local: local_held reads it from the function
         start, end = match.span(4)
         try:
-            value = ast.parse(text[start:end].strip(), mode="eval").body
+            value = as_test(ast.parse(text[start:end].strip(), mode="eval").body)
         except SyntaxError:
             continue
         if not holds_cuda_test(value, NONE_HELD):
@@ -514,7 +525,7 @@ def local_held(func: ast.FunctionDef | ast.AsyncFunctionDef, outer: Held) -> Hel
             stack.append(node.value)  # type: ignore[attr-defined]
     held = {key: value for key, value in outer.items() if key not in assigned}
     for name, values in sorted(assigned.items(), key=lambda item: [getattr(v, "lineno", 0) for v in item[1]]):
-        tests = [v for v in values if not (type(v) is ast.Constant and v.value in _FALSY)]
+        tests = [as_test(v) for v in values if not (type(v) is ast.Constant and v.value in _FALSY)]
         if len(tests) == 1 and holds_cuda_test(tests[0], held):
             through = next((held[n.id] for n in ast.walk(tests[0]) if type(n) is ast.Name and n.id in held), None)
             held[name] = through if isinstance(through, ast.expr) else tests[0]

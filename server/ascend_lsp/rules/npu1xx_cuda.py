@@ -147,7 +147,7 @@ rule(
              "the test where the test has no finding of its own). A parameter named for CUDA that defaults to True "
              "(`def __init__(self, ..., use_cuda=True)`, then `if use_cuda:`) is no such test: an NPU host takes its "
              "branch unless a caller passes False, so the code under it keeps its findings. The test may be held in a name: a function's "
-             "local assigned it once (`run_on_gpu = torch.cuda.is_available()`, then `if run_on_gpu:`; the "
+             "local assigned it once (`run_on_gpu = torch.cuda.is_available()`, or `True if ... else False`, then `if run_on_gpu:`; the "
              "assignment keeps the finding and takes the calls, also through another local: `use_io_binding = "
              "cuda and fits`), a module global or an instance attribute (`self.gpu_available`) assigned it once in "
              "the file (the calls are info that name it). Info too: the arm of a test of where a tensor is "
