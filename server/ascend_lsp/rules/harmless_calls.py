@@ -665,10 +665,10 @@ def skip_test(checker: Checker, node: ast.AST) -> bool:
 
 
 def in_message(checker: Checker, node: ast.AST) -> bool:
-    """`node` is in what a print or log call of the statement is given, in the exception a
+    """`node` is in what a print or log call of the statement is given (_records), in the exception a
     `raise` makes, or in the values of text with prose: an f-string (`f"cuda.available={torch.cuda.is_available()}, "`),
     `"peak: {:.3f} GB".format(...)`, `"peak: %d MB" % ...` (a message, never a device)."""
-    if any(last_name(call.func) in MESSAGE_FUNCTIONS
+    if any(_records(last_name(call.func))
            and any(inside(node, value) for value in (*call.args, *(kw.value for kw in call.keywords)))
            for call, _scope in checker.events.calls):
         return True
@@ -678,6 +678,17 @@ def in_message(checker: Checker, node: ast.AST) -> bool:
         return True
     return type(stmt) is ast.Raise and type(stmt.exc) is ast.Call and inside(node, stmt.exc) \
         and not inside(node, stmt.exc.func)
+
+
+def _records(name: str) -> bool:
+    """A call that prints, logs or records a metric (MESSAGE_FUNCTIONS), or one named for a log
+    entry (nanotron's `LogItem("Mem Alloc (GB)", torch.cuda.max_memory_allocated())`, `log_scalar`)."""
+    return name in MESSAGE_FUNCTIONS or name_words(name)[:1] == ["log"] and name not in LOG_MATH
+
+
+# what is named `log...` and computes rather than records (torch's and numpy's)
+LOG_MATH = frozenset({"log", "log_softmax", "logsumexp", "log1p", "log2", "log10", "logit", "logaddexp",
+                      "logaddexp2", "logcumsumexp", "logdet", "log_normal_", "log_sigmoid", "logspace", "log_prob"})
 
 
 def read_for_messages(checker: Checker, node: ast.AST) -> bool:
