@@ -1,6 +1,7 @@
 """A file in a folder of the project named for TensorRT (`runtime/triton_trtllm/`,
 `deploy/tensorrt/`): it serves a model through NVIDIA's engine alone, so its findings are info
-that say so, its configs' too; a folder above the project's root says nothing of the project."""
+that say so, its configs' too; a folder above the project's root says nothing of the project.
+And a file or folder named for FP8, on a chip without FP8 (engine/checker.py off_npu_file)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,27 @@ def test_other_folders_keep_their_findings(tmp_path: Path) -> None:
     # the checkout itself under a folder named so
     inner = tmp_path / "trt" / "project"
     assert severities(inner, "serve.py", CODE) == [Severity.WARNING, Severity.WARNING]
+
+
+FP8 = ('import torch\n\n\ndef to_fp8(x):\n    torch.cuda.synchronize()\n'
+       '    return x.to(torch.float8_e4m3fn)\n')
+
+
+def test_a_file_named_for_fp8_is_info_on_a_chip_without_fp8(tmp_path: Path) -> None:
+    """On A2 (no FP8) the choice of FP8 is what changes, and FP8's own code says so; on a chip
+    whose FP8 the facts do not settle (950DT) its findings keep their severity."""
+    for relative in ("quantization/fp8.py", "pkg/fp8/utils.py", "models/dit_vdn_fp8.py"):
+        assert severities(tmp_path, relative, FP8, ("NPU1", "NPU2")) == [Severity.INFO, Severity.INFO], relative
+    path = tmp_path / "quantization" / "fp8.py"
+    found = analyze(FP8, Settings(select=("NPU1",), chip="950DT"), str(path), project=ProjectContext(str(tmp_path)))
+    assert [f.severity for f in found.findings] == [Severity.WARNING]
+    assert severities(tmp_path, "quantization/int8.py", FP8, ("NPU1", "NPU2")) == [Severity.WARNING, Severity.ERROR]
+
+
+def test_the_choice_of_fp8_keeps_its_findings(tmp_path: Path) -> None:
+    """A config, a launch script or a script named for FP8 is the choice of FP8 itself."""
+    script = FP8 + '\n\nif __name__ == "__main__":\n    to_fp8(torch.ones(2))\n'
+    assert severities(tmp_path, "examples/train_fp8.py", script, ("NPU1", "NPU2")) == [Severity.WARNING,
+                                                                                       Severity.ERROR]
+    config = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmixed_precision: fp8\n"
+    assert Severity.ERROR in severities(tmp_path, "configs/fp8.yaml", config, ("NPU8",))

@@ -10,10 +10,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .guards import GuardFacts, backend_module, engine_folder, on_by_default, written
+from .guards import FP8_WORDS, TENSORRT_WORDS, GuardFacts, backend_module, named_for, on_by_default, written
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
+from ..knowledge.chips import load_chips
 from .test_suites import SuiteFile, is_test_file
 from .text import LINE_BREAK, SourceText
 from .walk import Events, ModuleContext, Scope
@@ -38,12 +39,37 @@ class Reference:
 _Fact = TypeVar("_Fact")  # what Checker.text_fact reads
 OFF_NPU = " (On a branch that does not run on the NPU: the code beside it handles the NPU.)"
 CUDA_MODULE = " (In {module}, the CUDA module of a per-backend scheme: it runs only where CUDA was chosen.)"
-ENGINE_FOLDER = (" (In {folder}/, named for TensorRT, NVIDIA's inference engine: what is there serves a model only "
+ENGINE_FOLDER = (" (In {folder}, named for TensorRT, NVIDIA's inference engine: what is there serves a model only "
                  "where that engine was chosen, on NVIDIA GPUs.)")
+FP8_PART = (" (In {part}, named for FP8: it runs only where FP8 is chosen, and {chip} has no FP8, so on it the choice is "
+            "what changes: keep FP8 off.)")
 OTHER_BACKEND = " (For another backend (ROCm, XPU, MPS, HPU, ...): it does not run on the NPU.)"
 # the test as written, not its line: findings keep their text when lines move above them
 GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
            "needs the change too.)")
+
+
+def off_npu_file(path: str | None, project: ProjectContext | None, settings: Settings, text: str) -> str:
+    """Why the whole file runs only where the NPU is not used ("": it may run there): the CUDA
+    module of a per-backend scheme (`accelerators/cuda.py`), a file in a folder named for TensorRT
+    (`deploy/tensorrt/serve.py`), or a Python module named for FP8 (`quantization/fp8.py`) where
+    the configured chip has no FP8: not a config, a launch script or a script run as `__main__`
+    named so, which is the choice of FP8 itself. The folders read are the project's own (a checkout
+    under `~/trt/` is not TensorRT's); without a project, the file's own folder."""
+    if not path:
+        return ""
+    scheme = backend_module(path)
+    if scheme:
+        return CUDA_MODULE.format(module=scheme)
+    own = os.path.relpath(path, project.root) if project is not None else os.path.join(
+        os.path.basename(os.path.dirname(path)), os.path.basename(path))
+    folder = named_for(own, TENSORRT_WORDS)
+    if folder:
+        return ENGINE_FOLDER.format(folder=folder)
+    module = own.endswith(".py") and "__main__" not in text
+    part = named_for(own, FP8_WORDS, files=True) if module and "fp8" in load_chips().chips[settings.chip].lacks \
+        else None
+    return FP8_PART.format(part=part, chip=settings.chip) if part else ""
 
 
 def _within(rng: Range, regions: list[Range]) -> bool:
@@ -103,13 +129,7 @@ class Checker:
         # the statement's Branches, their ranges made at its first NPU1xx-4xx finding (most have none)
         self.branches: list = []
         self.ranged = False
-        # `accelerators/cuda.py`, `deploy/tensorrt/serve.py`: why the whole file is off the NPU ("": it is not).
-        # The folders read are the project's own (a checkout under `~/trt/` is not TensorRT's)
-        scheme = backend_module(path)
-        folder = engine_folder(os.path.relpath(path, project.root) if path and project is not None
-                               else os.path.basename(os.path.dirname(path or "")) + "/")
-        self.off_npu_file = CUDA_MODULE.format(module=scheme) if scheme \
-            else ENGINE_FOLDER.format(folder=folder) if folder else ""
+        self.off_npu_file = off_npu_file(path, project, settings, source.text)
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         # why the top-level class member being walked runs only where CUDA was chosen (a `cuda()`
         # method beside `npu()`, a class beside its NPU variant: engine/backend_members.py); "" if not

@@ -1075,18 +1075,20 @@ def backend_module(path: str | None) -> str | None:
 
 
 # what a folder for NVIDIA's TensorRT is named (`runtime/triton_trtllm/`, `deploy/tensorrt/`, `trt/`)
-_TENSORRT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
+TENSORRT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
+# what code that exists only for FP8 is named (`quantization/fp8.py`, `nanotron/fp8/`, `float8_linear.py`)
+FP8_WORDS = frozenset({"fp8", "float8"})
 
 
-def engine_folder(path: str | None) -> str | None:
-    """The folder, among those holding the file, named for TensorRT and not the NPU: what is in
-    it serves a model through NVIDIA's engine alone."""
-    if not path:
-        return None
-    for folder in path.replace("\\", "/").split("/")[:-1]:
-        words = set(re.split(r"[_\W]+", folder.lower()))
-        if words & _TENSORRT_WORDS and "npu" not in words:
-            return folder
+def named_for(path: str, words: frozenset[str], files: bool = False) -> str | None:
+    """The first folder holding the file (`fp8/`), or with `files` the file itself (`vdn_fp8.py`),
+    whose name has one of `words` and not `npu`: `runtime/triton_trtllm/` for TensorRT, FP8's code."""
+    parts = path.replace("\\", "/").split("/")
+    shown = [part + "/" for part in parts[:-1]] + ([parts[-1]] if files else [])
+    for part, name in zip(parts, shown):
+        named = set(re.split(r"[_\W]+", (part.rpartition(".")[0] or part if name == parts[-1] else part).lower()))
+        if named & words and "npu" not in named:
+            return name
     return None
 
 

@@ -258,6 +258,9 @@ rule(
         what="Finds FP8 dtypes (`torch.float8_e4m3fn`, `torch.float8_e5m2`, …) and FP8 requested by "
              "configuration (`kv_cache_dtype=\"fp8\"`, `mixed_precision=\"fp8\"`, `quantization=\"fp8\"`) when the "
              "configured chip has no FP8 (910A, 310P, A2, A3). " + chip_doc("fp8")
+             + " In a Python module named for FP8, or in a folder so named (`quantization/fp8.py`), the findings are "
+             "info: that code runs only where FP8 is chosen, and the choice is what changes (a config or a script "
+             "named so is the choice, and keeps them)."
              + " Ascend 950DT is not reported: the facts do not say.",
         why="FP8 KV caches crash at allocation on Atlas A2 and are not supported on A3 either; torch_npu marks "
             "the float8 storage methods ✘ on every chip.",
