@@ -68,7 +68,8 @@ def may_test_backend(text: str) -> bool:
 
 NOTHING = (False, False, False)
 # names and instance attributes (`self.x`) that hold a CUDA test (held_tests, local_held), and what
-# each holds: the test's node in the function, or its text elsewhere in the file
+# each holds: the test's node in the function, or its text elsewhere in the file; or NO_BACKEND for a
+# name with `cuda` in it that holds a test of no backend (holds_no_backend_test)
 Held = Mapping[str, Any]
 NONE_HELD: Held = MappingProxyType({})
 
@@ -85,12 +86,12 @@ def _mentions(test: ast.expr, held: Held = NONE_HELD) -> tuple[bool, bool, bool]
         kind = type(node)
         if kind is ast.Name:
             if held and node.id in held:
-                cuda = True
+                cuda = cuda or held[node.id] != NO_BACKEND
                 continue
             word = node.id.lower()
         elif kind is ast.Attribute:
             if held and type(node.value) is ast.Name and node.value.id == "self" and "self." + node.attr in held:
-                cuda = True
+                cuda = cuda or held["self." + node.attr] != NO_BACKEND
                 continue
             word = node.attr.lower()
             stack.append(node.value)
@@ -454,12 +455,25 @@ def holds_cuda_test(value: ast.expr | None, held: Held = NONE_HELD) -> bool:
     return cuda and not npu and not other
 
 
+NO_BACKEND = ""
+
+
+def holds_no_backend_test(name: str, value: ast.expr | None) -> bool:
+    """A name with `cuda` in it (`self._use_cuda`, `use_cuda`) assigned a test that names no backend
+    (`gpu > -1`, `n_gpu > 0`): it holds the user's choice of a GPU, which an NPU host makes too, not a
+    test for CUDA, so its name does not make it one."""
+    value = as_test(value)
+    return value is not None and CUDA_WORD.search(name.lower()) is not None and _is_test(value) \
+        and not any(_gates(value))
+
+
 def held_tests(text: str) -> dict[str, str]:
     """The module's globals and instance attributes that hold a CUDA test, with its text: a
     top-level `USE_GPU = torch.cuda.is_available()` assigned once in the file and never
     declared `global`, a `self.gpu_available = torch.cuda.is_available()` assigned once in the
-    file. Read from the text line by line (a fact of the whole text, read again for every edit:
-    no parse of the file); a value over several lines is not read."""
+    file; and, as NO_BACKEND, one named for CUDA that holds a test of no backend
+    (`self._use_cuda = gpu > -1`). Read from the text line by line (a fact of the whole text, read
+    again for every edit: no parse of the file); a value over several lines is not read."""
     out: dict[str, str] = {}
     for start in sorted(_lines_naming_cuda(text)):
         end = text.find("\n", start)
@@ -475,7 +489,11 @@ def held_tests(text: str) -> dict[str, str]:
             value = as_test(ast.parse(text[start:end].strip(), mode="eval").body)
         except SyntaxError:
             continue
-        if not holds_cuda_test(value, NONE_HELD):
+        if holds_cuda_test(value, NONE_HELD):
+            held = " ".join(text[start:end].split())
+        elif holds_no_backend_test(name, value):
+            held = NO_BACKEND
+        else:
             continue
         if attribute:
             stores = re.findall(rf"self\.{name}\b[^=\n(]*=(?!=)", text)
@@ -484,7 +502,7 @@ def held_tests(text: str) -> dict[str, str]:
             if re.search(rf"\bglobal\b[^\n]*\b{name}\b", text):
                 continue
         if len(stores) == 1:
-            out[("self." if attribute else "") + name] = " ".join(text[start:end].split())
+            out[("self." if attribute else "") + name] = held
     return out
 
 
@@ -529,6 +547,8 @@ def local_held(func: ast.FunctionDef | ast.AsyncFunctionDef, outer: Held) -> Hel
         if len(tests) == 1 and holds_cuda_test(tests[0], held):
             through = next((held[n.id] for n in ast.walk(tests[0]) if type(n) is ast.Name and n.id in held), None)
             held[name] = through if isinstance(through, ast.expr) else tests[0]
+        elif len(tests) == 1 and holds_no_backend_test(name, tests[0]):
+            held[name] = NO_BACKEND
     return held
 
 

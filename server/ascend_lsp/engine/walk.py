@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import NamedTuple, cast
 
 from .guards import (BLOCKS, NONE_HELD, GuardFacts, Held, and_branches, as_test, backend_branches, backend_class,
-                     block_exits, case_branches, class_branches, holds_cuda_test, local_held, try_branches)
+                     block_exits, case_branches, class_branches, holds_cuda_test, holds_no_backend_test, local_held,
+                     try_branches)
 
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
@@ -433,10 +434,10 @@ def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = Tr
             value = node.value
             if value is not None:
                 assigns.append((node, scope))
-                if backend_tests and scope.kind == FUNCTION and scope not in holding \
-                        and type(node.targets[0] if kind is Assign else node.target) is Name \
-                        and holds_cuda_test(as_test(value)):
-                    holding.add(owners.get(scope, scope))  # `run_on_gpu = torch.cuda.is_available()`
+                target = node.targets[0] if kind is Assign else node.target
+                if backend_tests and scope.kind == FUNCTION and scope not in holding and type(target) is Name \
+                        and (holds_cuda_test(as_test(value)) or holds_no_backend_test(target.id, value)):
+                    holding.add(owners.get(scope, scope))  # `run_on_gpu = torch.cuda.is_available()`, `use_cuda = gpu >= 0`
                 member = scope.kind == CLASS and value in scope.members
                 if kind is Assign and _assigns_all(node.targets):
                     push((value, scope, MESSAGE, None))  # names of the module's attributes, not values
