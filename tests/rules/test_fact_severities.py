@@ -74,6 +74,11 @@ def test_gather_runs_on_hccl_and_is_info() -> None:
 
 
 def test_a_complex_dtype_compared_with_is_info() -> None:
+    # and a table's entries (10, 11), and rotary embeddings that only multiply and turn back (15, 16) on A2; not
+    # other complex math (20)
     assert severities("NPU202") == {4: [Severity.WARNING.value], 5: [Severity.WARNING.value],
                                     6: [Severity.WARNING.value], 8: [Severity.INFO.value],
-                                    10: [Severity.INFO.value], 11: [Severity.INFO.value]}  # and a table's entries
+                                    10: [Severity.INFO.value], 11: [Severity.INFO.value],
+                                    15: [Severity.INFO.value], 16: [Severity.INFO.value], 20: [Severity.WARNING.value]}
+    # where the support list says nothing (310P), the rotary embeddings stay warnings
+    assert [severities("NPU202", "310P")[line] for line in (15, 16)] == [[Severity.WARNING.value]] * 2

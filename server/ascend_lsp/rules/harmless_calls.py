@@ -165,6 +165,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, DTYPE_KEY
     if rule in DTYPE_RULES and translated_dtype(checker, ref.node):
         return Severity.INFO, DTYPE_TRANSLATION
+    if rule == "NPU202" and ref.qualname == "torch.view_as_complex" and complex_product_only(checker, ref):
+        return Severity.INFO, COMPLEX_PRODUCT
     if rule == "NPU405":
         return float64_place(checker, ref.node)
     if rule.startswith("NPU2") and ref.call is None and not_called(checker, ref.node):
@@ -571,6 +573,47 @@ def statement_path(checker: Checker, node: ast.AST) -> list[tuple[list[ast.stmt]
     if holders:
         return holding(node, max(holders, key=lambda f: f.lineno).body)  # type: ignore[attr-defined]
     return holding(node, [root for root in checker.events.roots if isinstance(root, ast.stmt)])
+
+
+# what a complex tensor from view_as_complex goes through in rotary embeddings (`view_as_real(view_as_complex(x) *
+# freqs)`): each takes complex64 on the chips the support list marks (2.13.0: torch.mul complex64 and complex128,
+# view_as_real complex64, view_as_complex float32 input, on A2, A3 and 950DT)
+COMPLEX_PRODUCT_APIS = ("torch.mul", "torch.view_as_real", "torch.view_as_complex")
+COMPLEX_PRODUCT = (" (Only multiplied and turned back to real here (`view_as_real(view_as_complex(x) * freqs)`): the "
+                   "support list gives torch.mul complex64 and view_as_real complex64 input on this chip, so these run "
+                   "on the NPU; other complex math would not.)")
+
+
+def complex_product_only(checker: Checker, ref: Reference) -> bool:
+    """The complex tensor `torch.view_as_complex(...)` makes is only multiplied (`*`), and the
+    product turned back by `torch.view_as_real`, in its statement or through a local of its
+    function read only so; on a chip where the support list gives each of them complex64."""
+    call = ref.call
+    support = checker.tables.support if checker.tables is not None else {}
+    if call is None or not all((row := support.get(name)) is not None and row.chips.get(checker.settings.chip) is True
+                               and (row.complex or name == "torch.view_as_complex") for name in COMPLEX_PRODUCT_APIS):
+        return False  # (the list marks A2, A3 and 950DT: on 910A and 310P it says nothing)
+    function = innermost_function(statement_facts(checker), call)
+    roots = [function] if function is not None else list(checker.events.roots)
+    if _multiplied_back(checker, roots, call):
+        return True
+    name = next((stmt.targets[0].id for root in roots for stmt in ast.walk(root) if type(stmt) is ast.Assign
+                 and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and stmt.value is call), None)
+    if name is None:
+        return False
+    reads = [n for root in roots for n in ast.walk(root) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
+    return bool(reads) and all(_multiplied_back(checker, roots, read) for read in reads)
+
+
+def _multiplied_back(checker: Checker, roots: list, node: ast.AST) -> bool:
+    """`node` is an operand of a `*` whose product is the argument of `torch.view_as_real(...)`."""
+    for root in roots:
+        for back in ast.walk(root):
+            if type(back) is ast.Call and len(back.args) == 1 and type(product := back.args[0]) is ast.BinOp \
+                    and type(product.op) is ast.Mult and node in (product.left, product.right) \
+                    and checker.qualname(back.func, checker.module.scope) == "torch.view_as_real":
+                return True
+    return False
 
 
 def translated_dtype(checker: Checker, node: ast.AST) -> bool:

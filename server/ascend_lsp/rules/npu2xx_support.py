@@ -64,7 +64,9 @@ rule(
         what="Finds complex dtypes (`torch.complex64`, `torch.cfloat`, …) and `torch.view_as_complex`. A dtype "
              "compared with (`z.dtype == torch.cfloat`) creates nothing: info; so is an entry of a table that "
              "translates another library's dtype of the same name (`{np.complex64: torch.complex64}`), taken only "
-             "for data that holds it already.",
+             "for data that holds it already; and, on A2, A3 and 950DT, `torch.view_as_complex(x)` that is only multiplied "
+             "and turned back (`torch.view_as_real(view_as_complex(x) * freqs)`, rotary embeddings), which the support "
+             "list gives complex64 for.",
         why="Of the support-list entries that restrict dtypes, 922 of 1175 exclude complex; `polar` falls back "
             "to the CPU, and `complex` does on 910A and 310P (NPU203).",
         example="freqs = torch.polar(torch.ones_like(f), f)  # rotary embeddings via complex numbers\n\n"
