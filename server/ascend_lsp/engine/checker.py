@@ -66,10 +66,10 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
     folder = named_for(own, TENSORRT_WORDS)
     if folder:
         return ENGINE_FOLDER.format(folder=folder)
-    module = own.endswith(".py") and "__main__" not in text
-    part = named_for(own, FP8_WORDS, files=True) if module and "fp8" in load_chips().chips[settings.chip].lacks \
-        else None
-    return FP8_PART.format(part=part, chip=settings.chip) if part else ""
+    part = named_for(own, FP8_WORDS, files=True) if own.endswith(".py") else None
+    if part is None or "__main__" in text or "fp8" not in load_chips().chips[settings.chip].lacks:
+        return ""
+    return FP8_PART.format(part=part, chip=settings.chip)
 
 
 def _within(rng: Range, regions: list[Range]) -> bool:

@@ -1103,12 +1103,12 @@ FP8_WORDS = frozenset({"fp8", "float8"})
 def named_for(path: str, words: frozenset[str], files: bool = False) -> str | None:
     """The first folder holding the file (`fp8/`), or with `files` the file itself (`vdn_fp8.py`),
     whose name has one of `words` and not `npu`: `runtime/triton_trtllm/` for TensorRT, FP8's code."""
-    parts = path.replace("\\", "/").split("/")
-    shown = [part + "/" for part in parts[:-1]] + ([parts[-1]] if files else [])
-    for part, name in zip(parts, shown):
-        named = set(re.split(r"[_\W]+", (part.rpartition(".")[0] or part if name == parts[-1] else part).lower()))
-        if named & words and "npu" not in named:
-            return name
+    *folders, file = path.replace("\\", "/").split("/")
+    named = [(folder, folder + "/") for folder in folders] + ([(file.rpartition(".")[0] or file, file)] if files else [])
+    for stem, shown in named:
+        stem_words = set(re.split(r"[_\W]+", stem.lower()))
+        if stem_words & words and "npu" not in stem_words:
+            return shown
     return None
 
 

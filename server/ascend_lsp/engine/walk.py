@@ -434,8 +434,8 @@ def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = Tr
             value = node.value
             if value is not None:
                 assigns.append((node, scope))
-                target = node.targets[0] if kind is Assign else node.target
-                if backend_tests and scope.kind == FUNCTION and scope not in holding and type(target) is Name \
+                if backend_tests and scope.kind == FUNCTION and scope not in holding \
+                        and type(target := node.targets[0] if kind is Assign else node.target) is Name \
                         and (holds_cuda_test(as_test(value)) or holds_no_backend_test(target.id, value)):
                     holding.add(owners.get(scope, scope))  # `run_on_gpu = torch.cuda.is_available()`, `use_cuda = gpu >= 0`
                 member = scope.kind == CLASS and value in scope.members

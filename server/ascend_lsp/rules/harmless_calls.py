@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Callable
 from pathlib import PurePath
 
 from ..engine.checker import Checker, Reference
@@ -597,11 +598,7 @@ def complex_product_only(checker: Checker, ref: Reference) -> bool:
     roots = [function] if function is not None else list(checker.events.roots)
     if _multiplied_back(checker, roots, call):
         return True
-    name = next((stmt.targets[0].id for root in roots for stmt in ast.walk(root) if type(stmt) is ast.Assign
-                 and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and stmt.value is call), None)
-    if name is None:
-        return False
-    reads = [n for root in roots for n in ast.walk(root) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
+    reads = local_reads(roots, lambda value: value is call)
     return bool(reads) and all(_multiplied_back(checker, roots, read) for read in reads)
 
 
@@ -739,14 +736,17 @@ def read_for_messages(checker: Checker, node: ast.AST) -> bool:
     only in messages (`gpu_mem = torch.cuda.memory_allocated() / 2**20` ... `logger.info(f"mem
     {gpu_mem} MB")`); not a name it returns, passes or stores anywhere else."""
     function = innermost_function(statement_facts(checker), node)
-    if function is None:
-        return False
-    name = next((stmt.targets[0].id for stmt in ast.walk(function) if type(stmt) is ast.Assign
-                 and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and inside(node, stmt.value)), None)
-    if name is None:
-        return False
-    reads = [n for n in ast.walk(function) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
+    reads = local_reads([function], lambda value: inside(node, value)) if function is not None else []
     return bool(reads) and all(in_message(checker, read) for read in reads)
+
+
+def local_reads(roots: list, assigned: Callable[[ast.expr], bool]) -> list[ast.Name]:
+    """The reads, in `roots`, of the name the first `name = value` there assigns where
+    `assigned(value)`; none where no such assignment is."""
+    name = next((stmt.targets[0].id for root in roots for stmt in ast.walk(root) if type(stmt) is ast.Assign
+                 and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and assigned(stmt.value)), None)
+    return [] if name is None else [n for root in roots for n in ast.walk(root)
+                                    if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
 
 
 def feature_test(checker: Checker, node: ast.stmt | ast.expr, words: set[str],

@@ -74,8 +74,7 @@ def import_uses(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.
     is in a block, or binds `*`, or the name is not read."""
     if stmt.col_offset or alias.name == "*":
         return ()
-    name = alias.asname or alias.name.partition(".")[0]
-    return checker.text_fact(f"import-uses {name}", lambda c: _read_uses(c, name))
+    return _uses(checker, alias)
 
 
 def never_read(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> bool:
@@ -89,8 +88,13 @@ def never_read(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.a
     scope = next((event.scope for event in checker.events.imports if event.alias is alias), None)
     if scope is None or scope.kind != MODULE:
         return False
+    return _uses(checker, alias) == ()
+
+
+def _uses(checker: Checker, alias: ast.alias) -> tuple[str, ...]:
+    """_read_uses of the name the alias binds, a fact of the whole text."""
     name = alias.asname or alias.name.partition(".")[0]
-    return checker.text_fact(f"import-uses {name}", lambda c: _read_uses(c, name)) == ()
+    return checker.text_fact(f"import-uses {name}", lambda c: _read_uses(c, name))
 
 
 def _read_uses(checker: Checker, name: str) -> tuple[str, ...]:
@@ -144,7 +148,6 @@ def _statement_at(lines: list[str], i: int) -> ast.Module | None:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
     return None
-
 
 
 def _kinds(checker: Checker, tree: ast.Module, name: str) -> list[str]:
