@@ -205,6 +205,14 @@ PACKAGES = [
      "source": "PyPI metadata, read 2026-11-27: faiss-gpu 1.15.1 Requires-Dist nvidia-cuda-runtime-cu12<13,>=12.6, "
                "nvidia-cublas-cu12<13,>=12.6, nvidia-curand-cu12; faiss-gpu-cu12 1.14.1.post1 Requires-Dist "
                "nvidia-cuda-runtime-cu12>=12.1.105, nvidia-cublas-cu12>=12.1.3.1"},
+    {"name": "transformer-engine", "prefix": True, "rule": "NPU502", "note": "NVIDIA's Transformer Engine (fused "
+     "layers, FP8): its PyTorch part is built against CUDA and needs its CUDA library wheels and cuDNN's frontend; "
+     "there is no NPU build. Leave it out on Ascend (Megatron-LM runs without it: `--transformer-impl local`).",
+     "source": "PyPI metadata, read 2026-11-27 (pip install --dry-run --report): transformer_engine 2.20.2 "
+               "Requires-Dist transformer_engine_cu12 (extra core), transformer_engine_torch (extra pytorch); "
+               "transformer_engine_torch 2.20.2 (an sdist) Requires-Dist nvidia-cudnn-frontend>=1.29.0, "
+               "transformer_engine_cu13==2.20.2; NVIDIA/Megatron-LM megatron/core/models/backends.py:206 "
+               "(transformer_impl: Literal['local', 'transformer_engine', 'inference_optimized'])"},
 ]
 
 INDEXES = [
