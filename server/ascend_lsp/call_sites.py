@@ -54,8 +54,9 @@ HEADER = re.compile(r"(?:def|class)[ \t]+(\w+)")  # a module function's or class
 # `setattr(module, "f", g)`, which may install what calls it)
 REPLACED = re.compile(r"\b(?:monkeypatch\.setattr|patch|patch\.object)[ \t]*\([^()]*\Z")
 SELF_CALL = re.compile(r"\bcls\(|__class__\(|\btype\(self\)\(")  # `cls(...)`, `self.__class__(...)`, `type(self)(...)`
-CUDA_STRING = re.compile(r"""cuda(?::\d+)?['"]""")  # after the opening quote
-CUDA_DEVICE = re.compile(r"cuda(?::\d+)?")
+# a CUDA device or NCCL, the backend, as a string: `def f(device="cuda")`, `def launch(backend="nccl")`
+QUOTED_CUDA = re.compile(r"""['"](?:cuda(?::\d+)?|nccl)['"]""")
+CUDA_DEVICE = re.compile(r"cuda(?::\d+)?|nccl")
 # what brackets are matched over: strings (skipped; a triple quote stops the match), comments, brackets
 TOKEN = re.compile(r"""'''|\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|#[^\n]*|[()\[\]{}]""")
 MAX_SPAN = 20_000  # characters a header or a call's arguments may span
@@ -149,7 +150,7 @@ class CallScan:
         if "\r" in text:  # lines break at \r too (engine/text.py): counted as "\n" here
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         self.texts.append((path, text))
-        if "cuda" in text:
+        if "cuda" in text or "nccl" in text:
             where = os.path.relpath(path, self.root)
             self.definitions += _definitions(where, text)
             self.functions += ((where, name, line) for name, line in _cuda_functions(text))
@@ -199,18 +200,16 @@ class CallScan:
 
 
 def _definitions(path: str, text: str) -> list[Definition]:
-    """The module functions and module classes' `__init__`s that a CUDA string stands in the
-    parameters of."""
+    """The module functions and module classes' `__init__`s that a CUDA string (a device, or
+    NCCL) stands in the parameters of."""
     found: dict[int, Definition] = {}
-    at = text.find("cuda")
-    while at >= 0:
-        if at > 0 and text[at - 1] in "'\"" and CUDA_STRING.match(text, at):
-            header = _header(text, at)
-            if header is not None and header.start() not in found:
-                definition = _definition(path, text, header, at)
-                if definition is not None:
-                    found[header.start()] = definition
-        at = text.find("cuda", at + 4)
+    for quoted in QUOTED_CUDA.finditer(text):
+        at = quoted.start() + 1
+        header = _header(text, at)
+        if header is not None and header.start() not in found:
+            definition = _definition(path, text, header, at)
+            if definition is not None:
+                found[header.start()] = definition
     return list(found.values())
 
 
@@ -267,7 +266,7 @@ def _class_of(text: str, line_start: int, indent: str) -> str | None:
 
 def _cuda_parameters(arguments: ast.arguments, skipped: int) -> list[tuple[str, int | None]]:
     """(name, position among a call's positional arguments, None if keyword-only) of each
-    parameter whose default holds a CUDA device string; `skipped`: the positions a call does not fill (`self`)."""
+    parameter whose default holds a CUDA device string or NCCL's name; `skipped`: the positions a call does not fill (`self`)."""
     positional = [*arguments.posonlyargs, *arguments.args]
     found = []
     for arg, default in parameter_defaults(arguments):

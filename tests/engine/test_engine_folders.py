@@ -1,4 +1,4 @@
-"""A file in a folder of the project named for TensorRT (`runtime/triton_trtllm/`,
+"""A file named for TensorRT or in a folder of the project so named (`tools/trt.py`, `runtime/triton_trtllm/`,
 `deploy/tensorrt/`): it serves a model through NVIDIA's engine alone, so its findings are info
 that say so, its configs' too; a folder above the project's root says nothing of the project.
 And a file or folder named for FP8, on a chip without FP8 (engine/checker.py off_npu_file)."""
@@ -33,6 +33,14 @@ def test_a_file_in_a_tensorrt_folder_is_info(tmp_path: Path) -> None:
     assert found[0].message.endswith("(In triton_trtllm/, named for TensorRT, NVIDIA's inference engine: what is "
                                      "there serves a model only where that engine was chosen, on NVIDIA GPUs.)")
     assert severities(tmp_path, "deploy/tensorrt/docker-compose.yml", COMPOSE, ("NPU8",)) == [Severity.INFO]
+
+
+def test_a_file_named_for_tensorrt_is_info(tmp_path: Path) -> None:
+    found = analyze(CODE, Settings(select=("NPU1",)), str(tmp_path / "tools/export_trt.py"),
+                    project=ProjectContext(str(tmp_path))).findings
+    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
+    assert "(In export_trt.py, named for TensorRT, NVIDIA's inference engine:" in found[0].message
+    assert severities(tmp_path, "tools/strtobool.py", CODE) == [Severity.WARNING, Severity.WARNING]
 
 
 def test_other_folders_keep_their_findings(tmp_path: Path) -> None:

@@ -51,8 +51,8 @@ GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUD
 
 def off_npu_file(path: str | None, project: ProjectContext | None, settings: Settings, text: str) -> str:
     """Why the whole file runs only where the NPU is not used ("": it may run there): the CUDA
-    module of a per-backend scheme (`accelerators/cuda.py`), a file in a folder named for TensorRT
-    (`deploy/tensorrt/serve.py`), or a Python module named for FP8 (`quantization/fp8.py`) where
+    module of a per-backend scheme (`accelerators/cuda.py`), a file named for TensorRT or in a folder so
+    named (`tools/trt.py`, `deploy/tensorrt/serve.py`), or a Python module named for FP8 (`quantization/fp8.py`) where
     the configured chip has no FP8: not a config, a launch script or a script run as `__main__`
     named so, which is the choice of FP8 itself. The folders read are the project's own (a checkout
     under `~/trt/` is not TensorRT's); without a project, the file's own folder."""
@@ -63,7 +63,7 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
         return CUDA_MODULE.format(module=scheme)
     own = os.path.relpath(path, project.root) if project is not None else os.path.join(
         os.path.basename(os.path.dirname(path)), os.path.basename(path))
-    folder = named_for(own, TENSORRT_WORDS)
+    folder = named_for(own, TENSORRT_WORDS, files=True)
     if folder:
         return ENGINE_FOLDER.format(folder=folder)
     part = named_for(own, FP8_WORDS, files=True) if own.endswith(".py") else None

@@ -197,10 +197,20 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
     if torch is not None and old:
         found.append(Branches([branches[i][1] for i in old], [], [], [], torch.why))
         branches = [arm for i, arm in enumerate(branches) if i not in old]
+    engine = [i for i, (test, _) in enumerate(branches) if test is not None and engine_test(test)]
+    if engine:
+        found.append(Branches([branches[i][1] for i in engine], [], [], [], ENGINE_TEST))
+        branches = [arm for i, arm in enumerate(branches) if i not in engine]
     tests = [(_gates(test, held) if test is not None else NOTHING) for test, _ in branches]
     if not any(npu or cuda or other for npu, cuda, other in tests):
         return found
     first_npu = next((i for i, (npu, cuda, _) in enumerate(tests) if npu and not cuda), None)
+    if first_npu is None and branches[-1][0] is None and any(cuda for _, cuda, _ in tests) \
+            and _mentions_in(branches[-1][1]) == (True, False, False):
+        first_npu = len(branches) - 1  # `torch.cuda.current_device() if backend == "nccl" else torch.npu.current_device()`
+    if first_npu is not None:  # `if Torch.is_gpu_available(): ... elif Torch.is_npu_available(): ...`
+        tests = [(npu, cuda or (i < first_npu and test is not None and _names_gpu(test)), other)
+                 for i, ((test, _), (npu, cuda, other)) in enumerate(zip(branches, tests))]
     off: list = []
     other_backend: list = []
     guarded: list = []
@@ -232,6 +242,61 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
 
 
 TYPE_CHECKING_ONLY = " (Under `if TYPE_CHECKING:`, which only type checkers read: it never runs.)"
+
+
+def _mentions_in(branch: Any) -> tuple[bool, bool, bool]:
+    """_mentions of a branch's code (an expression or statements): what backends it names."""
+    npu = cuda = other = False
+    for node in branch if type(branch) is list else [branch]:
+        n, c, o = _mentions(node)
+        npu, cuda, other = npu or n, cuda or c, other or o
+    return npu, cuda, other
+
+
+GPU_WORD = re.compile(r"(?<![a-z])gpus?(?![a-z])")
+
+
+def _names_gpu(test: ast.expr) -> bool:
+    """A test that names a GPU (`Torch.is_gpu_available()`, `args.use_gpu`): before an NPU branch of
+    the same chain, the GPU it means is not the NPU."""
+    return any(GPU_WORD.search((getattr(node, "id", None) or getattr(node, "attr", "")).lower()) is not None
+               for node in ast.walk(test) if type(node) in (ast.Name, ast.Attribute))
+
+
+ENGINE_TEST = (" (Under a test that names TensorRT, NVIDIA's inference engine: it runs only where that engine was "
+               "chosen, on NVIDIA GPUs.)")
+
+
+def engine_test(test: ast.expr) -> bool:
+    """A test that passes where TensorRT is chosen: it names TensorRT (`if trt_file is not None:`,
+    `if args.trt:`, `backend == "tensorrt"`) and is no negation (`if not args.trt:`, `trt_file is None`)."""
+    if type(test) is ast.BoolOp:
+        return type(test.op) is ast.And and any(engine_test(value) for value in test.values)
+    if type(test) is ast.UnaryOp or (type(test) is ast.Compare and any(
+            type(op) in (ast.NotEq, ast.NotIn) or (type(op) is ast.Is and _none(right))
+            or (type(op) is ast.Eq and _none(right)) for op, right in zip(test.ops, test.comparators))):
+        return False
+    for node in ast.walk(test):
+        word = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute \
+            else node.value if type(node) is ast.Constant and type(node.value) is str else None
+        if word is not None and set(re.split(r"[_\W]+", word.lower())) & TENSORRT_WORDS:
+            return True
+    return False
+
+
+def _none(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and node.value in (None, False)
+
+
+NOT_ENTERED = (" (Made but never entered: `with A and B:` enters only B, the value of the `and`; A is only tested "
+               "for truth.)")
+
+
+def unentered(node: ast.With | ast.AsyncWith) -> list[Branches]:
+    """The context managers a `with` makes but does not enter: all but the last operand of an
+    `and` given as one item (`with torch.cuda.amp.autocast() and ctx:` enters `ctx`)."""
+    return [Branches(item.context_expr.values[:-1], [], [], [], NOT_ENTERED) for item in node.items
+            if type(item.context_expr) is ast.BoolOp and type(item.context_expr.op) is ast.And]
 
 
 def _type_checking(test: ast.expr | None) -> bool:
@@ -781,6 +846,21 @@ def _old_torch_arms(branches: list, torch: TorchTarget) -> set[int]:
 
 
 _VERSION_TESTS = frozenset({ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Name, ast.Call})
+
+
+OR_NPU = " (Beside a test for the NPU in the same `or`: on the NPU that one passes.)"
+
+
+def bool_branches(node: ast.BoolOp) -> Branches | None:
+    """and_branches of an `and`; of an `or`, the operands that test for CUDA beside one that tests
+    for the NPU (`t.is_cuda or getattr(t, "is_npu", False)`), which never decide on the NPU."""
+    if type(node.op) is ast.And:
+        return and_branches(node)
+    tests = [_mentions(value) for value in node.values]
+    if not any(npu and not cuda for npu, cuda, _ in tests):
+        return None
+    cuda_only = [value for value, (npu, cuda, _) in zip(node.values, tests) if cuda and not npu]
+    return Branches(cuda_only, [], [], [], OR_NPU) if cuda_only else None
 
 
 def and_branches(node: ast.BoolOp) -> Branches | None:

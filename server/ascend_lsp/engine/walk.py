@@ -14,9 +14,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
-from .guards import (BLOCKS, NONE_HELD, GuardFacts, Held, and_branches, as_test, backend_branches, backend_class,
-                     block_exits, case_branches, class_branches, holds_cuda_test, holds_no_backend_test, local_held,
-                     try_branches)
+from .guards import (BLOCKS, NONE_HELD, GuardFacts, Held, as_test, backend_branches, backend_class,
+                     block_exits, bool_branches, case_branches, class_branches, holds_cuda_test, holds_no_backend_test,
+                     local_held, try_branches, unentered)
 
 MODULE, CLASS, FUNCTION = 0, 1, 2
 
@@ -404,9 +404,11 @@ def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = Tr
             elif kind is ast.Try and torch is not None and node.handlers:
                 events.backends.extend(try_branches(node, torch))  # `except AttributeError:` for an older torch
             elif backend_tests and kind is ast.BoolOp:
-                branches = and_branches(node)
+                branches = bool_branches(node)
                 if branches is not None:
                     events.backends.append(branches)
+            elif backend_tests and (kind is ast.With or kind is ast.AsyncWith):
+                events.backends.extend(unentered(node))
             if backend_tests and kind in BLOCKS:  # `if not torch.cuda.is_available(): continue` in a loop's body
                 events.backends.extend(block_exits(node, held_at(scope)))
             if kind is BinOp and type(node.op) in _PRODUCTS:

@@ -86,8 +86,22 @@ def bound_device_argument(checker: Checker, context: StringContext) -> bool:
     return qualname is not None and qualname.rpartition(".")[2] in DEVICE_CALLS
 
 
+def device_prefix_test(call: ast.Call) -> bool:
+    """`device.type.startswith("cuda")`, `str(x.device).startswith("cuda")`: a device compared by its
+    beginning, as `x.device.type == "cuda"` is whole."""
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr != "startswith":
+        return False
+    receiver = func.value
+    if type(receiver) is ast.Call and last_name(receiver.func) == "str" and len(receiver.args) == 1:
+        receiver = receiver.args[0]
+    return last_name(receiver) in ("type", "device")
+
+
 def compared_with_device(context: StringContext) -> bool:
-    """`x.device.type == "cuda"`, `args.device == "cuda"`, `device == "cuda"`."""
+    """`x.device.type == "cuda"`, `args.device == "cuda"`, `device == "cuda"`, `device.type.startswith("cuda")`."""
+    if context.kind == "arg" and context.call is not None:
+        return device_prefix_test(context.call)
     if context.kind != "compare" or type(context.node) is not ast.Compare:
         return False
     operands = (context.node.left, *context.node.comparators)

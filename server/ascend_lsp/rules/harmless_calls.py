@@ -69,7 +69,8 @@ DTYPE_KEY = " (A key of a table, looked up, not made: no float64 tensor is creat
 DTYPE_TRANSLATION = (" (An entry of a table that translates another library's dtype of the same name (`np.complex64: "
                      "torch.complex64`): it is taken only for data that holds that dtype already; nothing here makes it.)")
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
-SCRIPTED_FUNCTION = (" (A function scripted in place (a decorator, or `f = torch.jit.script(f)`): under "
+SCRIPTED_FUNCTION = (" (Code scripted only to be run (a decorator, `f = torch.jit.script(f)`, or a function of this "
+                     "module scripted where nothing here saves or inspects the TorchScript object): under "
                      "transfer_to_npu it stays plain Python with the same results; only code that needs the "
                      "TorchScript object (`torch.jit.save`, `.graph`, `.code`) changes.)")
 # what reads 0, False or None without CUDA, not an error (torch 2.13 on a host without it, checked): CUDA's
@@ -82,12 +83,15 @@ HARMLESS_READS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memor
 MESSAGE_READ = (" (Only read for a message (a print, a log, a recorded metric, an exception's text, text with prose "
                 "it is formatted into): without CUDA it is 0, False or None, and only the message says so.)")
 SWITCH_RULES = frozenset({"NPU105", "NPU106"})
-# CUDA's switches whose NPU analogue is on by default, where setting them True asks for what the NPU does
-# already: torch_npu 2.13.0 reads its conv HF32 as enabled while unset (torch_npu/npu/npu_config.py,
-# _allowHF32Conv.__getattr__: no value or "" is "enable"); its matmul HF32 is off unless set
-ON_BY_DEFAULT = {"torch.backends.cudnn.allow_tf32": "torch.npu.conv.allow_hf32"}
-NPU_DEFAULT = (" (Set True, it asks for TF32 in fp32 convolutions; torch_npu's `{npu}` is True unless set, so on the "
-               "NPU they already run in HF32: the intent holds without change.)")
+# CUDA's switches set to what their NPU analogue is by default: torch_npu 2.13.0 reads its conv HF32 as
+# enabled while unset and its matmul HF32 as disabled (torch_npu/npu/npu_config.py, _allowHF32Conv and
+# _allowHF32Matmul.__getattr__: conv's "" or no value is "enable", matmul's only "enable" is)
+NPU_DEFAULTS = {"torch.backends.cudnn.allow_tf32": ("torch.npu.conv.allow_hf32", True, "TF32 in fp32 convolutions",
+                                                    "they already run in HF32"),
+                "torch.backends.cuda.matmul.allow_tf32": ("torch.npu.matmul.allow_hf32", False,
+                                                          "no TF32 in fp32 matrix products", "they run in fp32")}
+NPU_DEFAULT = (" (Set {value}, it asks for {asks}; torch_npu's `{npu}` is {value} unless set, so on the NPU {does}: the "
+               "intent holds without change.)")
 TESTED_BESIDE_NPU = (" (A test for CUDA in code that handles `npu` too (its imports, or this statement): on an NPU "
                      "host it is False and the code takes the path its authors gave other devices.)")
 SKIP_CONDITION = (" (A test's skip condition: on an NPU host the test is skipped, as on any host without CUDA; "
@@ -158,6 +162,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     qualname = ref.qualname
     if (uncalled := uncalled_place(checker, ref.node)) is not None:
         return uncalled
+    if rule == "NPU306" and npu_build(checker, ref.node):
+        return Severity.INFO, NPU_BUILD
     if rule.startswith("NPU3"):
         return opt_in_reference(checker, ref)
     if rule in DTYPE_RULES and dtype_test(checker, ref.node):
@@ -215,8 +221,9 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if rule in SWITCH_RULES and ref.call is None and type(ref.node) is ast.Attribute \
             and type(ref.node.ctx) is ast.Load:
         return Severity.INFO, READ_SWITCH
-    if rule in SWITCH_RULES and qualname in ON_BY_DEFAULT and _set_true(checker, ref.node):
-        return Severity.INFO, NPU_DEFAULT.format(npu=ON_BY_DEFAULT[qualname])
+    if rule in SWITCH_RULES and qualname in NPU_DEFAULTS and _set_to(checker, ref.node, NPU_DEFAULTS[qualname][1]):
+        npu, value, asks, does = NPU_DEFAULTS[qualname]
+        return Severity.INFO, NPU_DEFAULT.format(npu=npu, value=value, asks=asks, does=does)
     if in_environment_report(checker, facts, ref.node):
         return Severity.INFO, ENV_REPORT
     return None
@@ -230,10 +237,10 @@ ONNX_PROVIDER = (" (It chooses ONNX Runtime's `CUDAExecutionProvider` for a CUDA
                  "and its `CANNExecutionProvider`.)")
 
 
-def _set_true(checker: Checker, node: ast.AST) -> bool:
-    """`node` is a target of `... = True` in the statement."""
+def _set_to(checker: Checker, node: ast.AST, value: bool) -> bool:
+    """`node` is a target of `... = <value>` in the statement."""
     return any(type(stmt) is ast.Assign and any(t is node for t in stmt.targets)
-               and type(stmt.value) is ast.Constant and stmt.value.value is True
+               and type(stmt.value) is ast.Constant and stmt.value.value is value
                for stmt, _scope in checker.events.assigns)
 
 
@@ -485,13 +492,39 @@ def _compared_option(test: ast.expr) -> tuple[ast.Name | ast.Attribute, list[str
     return left, strings
 
 
+NPU_BUILD = (" (In a function that builds against torch_npu (it names torch_npu or CANN's `ascendcl`): an extension "
+             "for the NPU, which torch's C++ toolchain builds there.)")
+NPU_BUILD_WORDS = re.compile(r"\b(?:torch_npu|ascendcl)\b")
+
+
+def npu_build(checker: Checker, node: ast.AST) -> bool:
+    """`node` is in a function whose code names torch_npu or CANN's `ascendcl` (twinkle's aclnn
+    `build_op`: `import torch_npu`, `-ltorch_npu`, `-lascendcl`)."""
+    function = innermost_function(statement_facts(checker), node)
+    return function is not None and NPU_BUILD_WORDS.search(checker.source.segment(checker.range(function))) is not None
+
+
+# what needs the TorchScript object itself, not the scripted code's results
+TORCHSCRIPT_USE = re.compile(r"jit\.save|jit\.freeze|save_to_buffer|\.(?:inlined_)?graph\b|\.code\b|\.schema\b|\._c\b")
+
+
 def scripts_in_place(checker: Checker, ref: Reference) -> bool:
-    """`@torch.jit.script` on a function, or `f = torch.jit.script(f)`."""
+    """`@torch.jit.script` on a function or a class, `f = torch.jit.script(f)`, or `g =
+    torch.jit.script(f)` of a function the module defines where the module never needs the
+    TorchScript object (TORCHSCRIPT_USE)."""
     call = ref.call
-    if type(call) is ast.Call:
-        return call.func is ref.node and rebinding(checker, call)
-    return any(decorator is ref.node for func in statement_facts(checker).functions
-               for decorator in func.decorator_list)  # type: ignore[attr-defined]
+    if type(call) is not ast.Call:
+        line = checker.source.line(ref.node.lineno - 1).encode("utf-8")
+        return line[:ref.node.col_offset].strip() == b"@"
+    if call.func is not ref.node:
+        return False
+    if rebinding(checker, call):
+        return True
+    text = checker.source.text
+    return len(call.args) == 1 and not call.keywords and type(call.args[0]) is ast.Name \
+        and any(stmt.value is call for stmt, _scope in checker.events.assigns) \
+        and re.search(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{call.args[0].id}\b", text, re.M) is not None \
+        and TORCHSCRIPT_USE.search(text) is None
 
 
 def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Severity, str] | None:

@@ -21,7 +21,8 @@ from ..engine.versions import allows_before
 from .call_arguments import assigned_key
 from .advice_matching import own_nodes
 from .float64_place import imported_for_checks
-from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, SCRIPTED_FUNCTION, import_with_fallback, in_environment_report
+from .harmless_calls import (ENV_REPORT, FALLBACK_IMPORT, NPU_BUILD, SCRIPTED_FUNCTION, import_with_fallback,
+                             in_environment_report, npu_build)
 from .import_uses import CHECK, DECORATOR, TYPE, import_uses, never_read
 from .statement_facts import innermost_function, statement_facts
 from .uncalled_helpers import uncalled_import
@@ -47,6 +48,8 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
         return checks
     if qualname.startswith("torch.cuda") and in_environment_report(checker, statement_facts(checker), stmt):
         return Severity.INFO, ENV_REPORT
+    if qualname.startswith("torch.utils.cpp_extension") and npu_build(checker, stmt):
+        return Severity.INFO, NPU_BUILD
     if not qualname.startswith("torch") and import_with_fallback(checker, stmt):
         return Severity.INFO, FALLBACK_IMPORT
     if qualname.startswith("torch.cuda") and type(stmt) is ast.ImportFrom and unused_import(checker, stmt, alias):

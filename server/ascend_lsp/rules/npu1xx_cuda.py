@@ -34,10 +34,11 @@ rule(
         what="Finds string values that name a CUDA device: `\"cuda\"`, `\"cuda:0\"`, `f\"cuda:{rank}\"`, "
              "`\"cuda:%d\" % rank`, in `torch.device(...)`, `device=`, `.to(...)`, `map_location=`, comparisons, "
              "assignments and device-keyed dicts. Not where the string chooses no device: an attribute name "
-             "(`getattr(torch.version, \"cuda\")`), text searched with `str` methods, a `Literal[...]` type, or "
+             "(`getattr(torch.version, \"cuda\")`), text searched with `str` methods (not a device's type or a device "
+             "compared by its beginning: `device.type.startswith(\"cuda\")`), a `Literal[...]` type, or "
              "one option in a list or dict that already has `\"npu\"`. A warning only where the string is a "
              "device: a device argument or keyword (the first argument `functools.partial` binds to `torch.autocast` "
-             "and alike too), a comparison with a device or its type, a value assigned to "
+             "and alike too), a comparison with a device or its type (`startswith` too), a value assigned to "
              "a device variable (`device`, `self.device`, `dev`), the value of a dict's `\"device\"` key "
              "(`run_opts = {\"device\": \"cuda\"}`), returned by a function named for a device, or passed to one "
              "(`to_device(batch, \"cuda\" if ngpu > 0 else \"cpu\")`; its rename unsafe: the function is the "
@@ -249,9 +250,11 @@ rule(
     doc=dict(
         what="Finds the TF32 switches `torch.backends.cuda.matmul.allow_tf32`, `torch.backends.cudnn.allow_tf32` "
              "and `torch.set_float32_matmul_precision`. A switch only read (to log it) is info. "
-             "`torch.backends.cudnn.allow_tf32 = True` is info: torch_npu 2.13.0's `torch.npu.conv.allow_hf32` reads "
-             "True while unset (npu/npu_config.py), so fp32 convolutions already run in HF32, as asked; set "
-             "False, or the matmul switch, it stays a warning. " + OPTION_LEFT_OFF_DOC,
+             "A switch set to what its NPU analogue is while unset is info: `torch.backends.cudnn.allow_tf32 = True` "
+             "(torch_npu 2.13.0's `torch.npu.conv.allow_hf32` reads True while unset, npu/npu_config.py, so fp32 "
+             "convolutions already run in HF32, as asked) and `torch.backends.cuda.matmul.allow_tf32 = False` "
+             "(`torch.npu.matmul.allow_hf32` reads False while unset); set the other way, it stays a warning. "
+             + OPTION_LEFT_OFF_DOC,
         why="The NPU's reduced-precision fp32 mode is HF32, switched by `torch.npu.matmul.allow_hf32` and "
             "`torch.npu.conv.allow_hf32` — with different defaults: matmul HF32 is off, convolution HF32 is "
             "**on**, so fp32 convolutions on A2/A3 already run in HF32.",
@@ -273,7 +276,9 @@ rule(
              "mmengine 0.3.0 or later (no release before it admitted), or the file imports mmengine and the project "
              "pins none: from 0.3.0 mmengine's `pytorch` launcher initialises with `hccl` wherever an NPU is "
              "available and does not read it (mmengine 0.10.7 `mmengine/dist/utils.py:113-120`); its `slurm` and "
-             "`mpi` launchers pass it on, but call `torch.cuda.set_device` first, which raises without CUDA.",
+             "`mpi` launchers pass it on, but call `torch.cuda.set_device` first, which raises without CUDA. "
+             "Info too: a parameter's default (`def launch(main, backend=\"nccl\")`) that every call in the project "
+             "passes, with the calls as related locations.",
         why="Ascend's collective library is HCCL; the backend is `\"hccl\"`.",
         example='dist.init_process_group(backend="nccl")\n\n# becomes\n\ndist.init_process_group(backend="hccl")',
         fix="Safe: replaces `nccl` with `hccl` (and `cuda` with `npu` in device-qualified specs).",

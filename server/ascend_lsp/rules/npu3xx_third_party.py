@@ -14,7 +14,7 @@ from ..engine.walk import Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
-from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, opt_in_place, opt_in_reference
+from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, opt_in_place, reference_place
 from .opt_in_imports import after_opt_in_import, or_opt_in_binding
 from .uncalled_helpers import uncalled_place
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
@@ -129,7 +129,9 @@ rule(
              "sources of a builder built on CUDA's (`class FusedAdamBuilder(CUDAOpBuilder)`: DeepSpeed builds "
              "each op once per accelerator). So is one in a function of setup.py that nothing in it calls (mmdet's "
              "`make_cuda_ext` beside `ext_modules=[]`), and a name setup.py imports only for such functions: "
-             "setup.py is run, not imported, so they never run (rules/uncalled_helpers.py).",
+             "setup.py is run, not imported, so they never run (rules/uncalled_helpers.py). A build in a function "
+             "that builds against torch_npu (its code names `torch_npu` or CANN's `ascendcl`: an aclnn binding "
+             "loaded with `torch.utils.cpp_extension.load`) is info: an extension for the NPU.",
         why="CUDA kernels do not run on the NPU. torch_npu's `NpuExtension` builds C++ only; custom "
             "operators go through OpPlugin/aclnn (AscendC).",
         example='CUDAExtension("ops", ["ops.cpp", "kernel.cu"])  # NPU306 twice',
@@ -237,7 +239,7 @@ def check_library_call(checker: Checker, ref: Reference) -> None:
     new = replacement_for(entry, ref.qualname)
     if not carried_by_import(checker, entry, ref, new):
         return
-    remark, related = or_opt_in_binding(checker, ref, opt_in_reference(checker, ref))
+    remark, related = or_opt_in_binding(checker, ref, reference_place(checker, entry.rule, ref))
     report(checker, entry, ref.node, ref.qualname, new, None, remark=remark, related=related)
 
 

@@ -74,10 +74,12 @@ rule(
     code="NPU404", name="jit-script-disabled", severity=Severity.WARNING, fix="never", table=CUDA_TABLE,
     message="`{name}` does nothing under `transfer_to_npu`.",
     doc=dict(
-        what="Finds `torch.jit.script` and `torch.jit.script_method`. A function scripted in place "
-             "(`@torch.jit.script`, `f = torch.jit.script(f)`) is info, and so is `from torch.jit import script` "
-             "where the module uses the name only as a decorator (`@script`): it stays plain Python with the same "
-             "results, and only code that needs the TorchScript object (`torch.jit.save`, `.graph`) changes.",
+        what="Finds `torch.jit.script` and `torch.jit.script_method`. Code scripted only to be run is info: a "
+             "function or class scripted in place (`@torch.jit.script`, `f = torch.jit.script(f)`), a function of "
+             "the module scripted under another name (`loss_jit = torch.jit.script(loss_fn)`) where the module "
+             "never saves or inspects a TorchScript object (`torch.jit.save`, `.graph`, `.code`), and `from "
+             "torch.jit import script` where the module uses the name only as a decorator (`@script`): it stays "
+             "plain Python with the same results, and only code that needs the TorchScript object changes.",
         why="`transfer_to_npu`, the recommended migration path, replaces `torch.jit.script` with a function "
             "that returns its argument unchanged: the scripted model is plain eager Python on the NPU, and "
             "anything that relied on TorchScript (saving with `torch.jit.save`, scripting errors) changes.",

@@ -13,7 +13,7 @@ from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
-from .device_strings import at_device_argument, device_remark
+from .device_strings import at_device_argument, device_prefix_test, device_remark, passed_by_callers
 from .harmless_calls import ONNX_PROVIDER, hides_every_gpu, method_place, opt_in_place, reference_place
 from .harmless_uses import backend_place, env_place, import_place
 from .literal_text import literal_text_spans
@@ -39,7 +39,8 @@ def is_prose(context: StringContext) -> bool:
 
 def names_no_device(checker: Checker, context: StringContext, replacement: str) -> bool:
     """The literal is not a device or backend being chosen: an attribute name
-    (`getattr(torch.version, "cuda")`), text being searched (`name.endswith("cuda")`), a
+    (`getattr(torch.version, "cuda")`), text being searched (`name.endswith("cuda")`; not a device's
+    beginning, device_prefix_test), a
     `Literal[...]` type, or one option among others that already include the NPU one
     (`["cuda", "npu"]`, `{"cuda": a, "npu": b}`, `choices=["nccl", "hccl"]`, an enum with
     `CUDA = "cuda"` and `NPU = "npu"`)."""
@@ -48,7 +49,7 @@ def names_no_device(checker: Checker, context: StringContext, replacement: str) 
         func = call.func
         if type(func) is ast.Name and func.id in ATTRIBUTE_FUNCTIONS and context.position == 1:
             return True
-        if type(func) is ast.Attribute and func.attr in SEARCH_METHODS:
+        if type(func) is ast.Attribute and func.attr in SEARCH_METHODS and not device_prefix_test(call):
             return True
     if context.kind == "subscript":
         if last_name(cast(ast.Subscript, context.node).value) == "Literal":
@@ -74,7 +75,7 @@ def selects_device(context: StringContext) -> bool:
     if context.siblings:
         return False
     if context.kind == "arg":
-        return at_device_argument(context)
+        return at_device_argument(context) or (context.call is not None and device_prefix_test(context.call))
     if context.kind == "compare" and type(context.node) is ast.Compare:
         operands = (context.node.left, *context.node.comparators)
         return any(type(o) is not ast.Constant and last_name(o) in ("type", "device") for o in operands)
@@ -352,8 +353,11 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             new = _replace_words(value, words)
             fix = word_fix(checker, node, words, Applicability(entry.fix), f"Replace `{value}` with `{new}`") if entry.fix else None
             portable = backend_fix(checker, node, context, Applicability(entry.fix)) if entry.fix else None
-            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind),
-                   backend_place(checker, node, context))
+            place = backend_place(checker, node, context)
+            related: tuple[Related, ...] = ()
+            if place is None and (passed := passed_by_callers(checker, node)) is not None:
+                place, related = passed  # `def launch(..., backend="nccl")` that every call gives a backend
+            report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind), place, related)
             return
         if entry.kind == "device" and DEVICE_STRING.fullmatch(value.strip()) and entry.name in value:
             new = value.replace(entry.name, entry.replacement)
