@@ -28,6 +28,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .call_sites import CallIndex, CallScan
+from .device_variants import gpu_variants, variants_digest
 from .custom_ops import MAX_FILE_BYTES, OpIndex, project_files, scan
 from .flag_defaults import FlagIndex, python_files, read_flags
 from .engine.config import Settings
@@ -50,6 +51,7 @@ class ProjectContext:
         self._pins: dict[str, tuple[str, str, int]] | None = None  # name → (specifier, file, 0-based line)
         self._flags: FlagIndex | None = None
         self._calls: CallIndex | None = None  # read with the flags
+        self._variants: dict[str, str] = {}  # read with the flags (device_variants.py)
         self._listed: list[str] | None = None  # python_files' last listing, for the next read
         self._lock = threading.Lock()
 
@@ -122,7 +124,7 @@ class ProjectContext:
         """The boolean flags the project leaves off (flag_defaults.py), read on first use."""
         with self._lock:
             if self._flags is None:
-                self._flags, self._calls = self._read_python()
+                self._flags, self._calls, self._variants = self._read_python()
             return self._flags
 
     @property
@@ -130,24 +132,37 @@ class ProjectContext:
         """The calls of the project's functions with CUDA defaults or naming CUDA (call_sites.py), read with the flags."""
         with self._lock:
             if self._calls is None:
-                self._flags, self._calls = self._read_python()
+                self._flags, self._calls, self._variants = self._read_python()
             return self._calls
+
+    def gpu_variant(self, path: str) -> str | None:
+        """The NPU's module beside the file, when the file is the GPU's of the pair (device_variants.py)."""
+        with self._lock:
+            if self._flags is None:
+                self._flags, self._calls, self._variants = self._read_python()
+            return self._variants.get(os.path.relpath(path, self.root).replace(os.sep, "/"))
 
     @property
     def python_read(self) -> bool:
         """Whether the flags and the calls have been read."""
         return self._flags is not None
 
-    def _read_python(self) -> tuple[FlagIndex, CallIndex]:
-        """Both facts of the project's Python files, each file read once."""
+    def _read_python(self) -> tuple[FlagIndex, CallIndex, dict[str, str]]:
+        """The facts of the project's Python files, each file read once."""
         scan = CallScan(self.root)
+        paths: list[str] = []
+
+        def each(path: str, text: str) -> None:
+            paths.append(path)
+            scan.add(path, text)
+
         files, self._listed = self._listed, None  # a listing is used once: a later read lists again
-        flags = read_flags(self.root, self.exclude, scan.add, files)
-        return flags, scan.index()
+        flags = read_flags(self.root, self.exclude, each, files)
+        return flags, scan.index(), gpu_variants(self.root, paths)
 
     def python_digest(self) -> str:
-        """What the flags and the calls say, for result caches."""
-        return self.flags.digest() + self.calls.digest()
+        """What the flags, the calls and the modules per device say, for result caches."""
+        return self.flags.digest() + self.calls.digest() + variants_digest(self._variants)
 
     def python_files(self) -> list[str]:
         """The Python files the flags and the calls are read from (the next read takes them
@@ -162,9 +177,9 @@ class ProjectContext:
         if self._flags is None:
             return False
         before = self.python_digest()
-        flags, calls = self._read_python()
+        flags, calls, variants = self._read_python()
         with self._lock:
-            self._flags, self._calls = flags, calls
+            self._flags, self._calls, self._variants = flags, calls, variants
         return self.python_digest() != before
 
 

@@ -1,7 +1,9 @@
 """A file named for TensorRT or in a folder of the project so named (`tools/trt.py`, `runtime/triton_trtllm/`,
 `deploy/tensorrt/`): it serves a model through NVIDIA's engine alone, so its findings are info
 that say so, its configs' too; a folder above the project's root says nothing of the project.
-And a file or folder named for FP8, on a chip without FP8 (engine/checker.py off_npu_file)."""
+And a file or folder named for FP8, on a chip without FP8, or for another device (`mlu_group_gemm.py`),
+the GPU's module of a pair written per device (engine/checker.py off_npu_file); Triton in a folder named
+for the NPU (triton-ascend); a pyproject.toml's extra named for the GPU."""
 
 from __future__ import annotations
 
@@ -73,3 +75,56 @@ def test_the_choice_of_fp8_keeps_its_findings(tmp_path: Path) -> None:
                                                                                        Severity.ERROR]
     config = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmixed_precision: fp8\n"
     assert Severity.ERROR in severities(tmp_path, "configs/fp8.yaml", config, ("NPU8",))
+
+
+def test_a_file_or_folder_named_for_another_device_is_info(tmp_path: Path) -> None:
+    found = analyze(CODE, Settings(select=("NPU1",)), str(tmp_path / "ops/moe/mlu_group_gemm.py"),
+                    project=ProjectContext(str(tmp_path))).findings
+    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
+    assert found[0].message.endswith("(In mlu_group_gemm.py, named for another device (Cambricon's MLU): it does not "
+                                     "run on the NPU.)")
+    assert severities(tmp_path, "platforms/rocm/launch.py", CODE) == [Severity.INFO, Severity.INFO]
+    assert severities(tmp_path, "ops/moe/group_gemm.py", CODE) == [Severity.WARNING, Severity.WARNING]
+
+
+def test_triton_in_a_folder_named_for_the_npu_is_triton_ascend(tmp_path: Path) -> None:
+    kernel = "import triton\nimport triton.language as tl\n"
+    assert severities(tmp_path, "kernels/_ascend/chunk.py", kernel, ("NPU305",)) == [Severity.INFO, Severity.INFO]
+    assert severities(tmp_path, "kernels/cuda/chunk.py", kernel, ("NPU305",)) == [Severity.ERROR, Severity.ERROR]
+
+
+def test_the_gpu_module_of_a_pair_written_per_device_is_info(tmp_path: Path) -> None:
+    """`modeling_x_gpu.py` beside `modeling_x_npu.py`: the NPU's is the port; alone, the GPU's keeps its findings."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "modeling_x_npu.py").write_text("import torch\n", encoding="utf-8")
+    path = tmp_path / "models" / "modeling_x_gpu.py"
+    path.write_text(CODE, encoding="utf-8")
+    found = analyze(CODE, Settings(select=("NPU1",)), str(path), project=ProjectContext(str(tmp_path))).findings
+    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
+    assert "models/modeling_x_npu.py is the NPU's" in found[0].message
+    assert severities(tmp_path, "models/modeling_y_gpu.py", CODE) == [Severity.WARNING, Severity.WARNING]
+
+
+PYPROJECT = '''[project]
+name = "p"
+version = "0"
+dependencies = ["torch==2.4.0+cu121"]
+
+[project.optional-dependencies]
+gpu = ["torchvision==0.19.0+cu121"]
+npu = ["torch-npu==2.13.0"]
+
+[tool.uv.sources]
+torch = [
+  { url = "https://download.pytorch.org/whl/cu121/torch-2.4.0%2Bcu121-cp311-linux_x86_64.whl", extra = "gpu" },
+  { url = "https://download.pytorch.org/whl/cu121/torch-2.4.0%2Bcu121-cp311-linux_x86_64.whl", extra = "cpu" },
+]
+'''
+
+
+def test_an_extra_named_for_the_gpu_and_its_sources_are_info(tmp_path: Path) -> None:
+    found = analyze(PYPROJECT, Settings(select=("NPU501",)), str(tmp_path / "pyproject.toml")).findings
+    assert [(f.range.start_line + 1, f.severity) for f in found] == [
+        (4, Severity.ERROR), (7, Severity.INFO), (12, Severity.INFO), (13, Severity.ERROR)]
+    assert found[1].message.endswith("(In the extra `gpu`, named for the GPU: installed only where its users choose it; "
+                                     "on an Ascend host leave it out, and install the extra `npu`.)")

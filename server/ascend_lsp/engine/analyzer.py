@@ -269,8 +269,10 @@ def _walk(checker: Checker, items: list, start: int, end: int, binds: bool) -> S
     if checker.facts:  # an empty one is not kept (below): the next statement may use it
         checker.facts = {}
     if checker.backend_tests is None:
-        checker.backend_tests = may_test_backend(checker.source.text) and GuardFacts(
-            checker.text_fact("held-tests", _held_tests), torch_target(checker.settings.torch_npu_version, checker.project))
+        lowered = checker.source.text.lower()
+        checker.backend_tests = may_test_backend(lowered) and GuardFacts(
+            checker.text_fact("held-tests", _held_tests), torch_target(checker.settings.torch_npu_version, checker.project),
+            "trt" in lowered or "tensorrt" in lowered)
     checker.run(walk(items, checker.module.scope, checker.backend_tests, checker.attribute_names))
     # Most statements find nothing: they share one empty list and dict (a span per
     # statement is kept, 1.7 million of them in 10 MB of `x = 1` lines).

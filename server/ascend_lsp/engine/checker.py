@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import traceback
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .guards import FP8_WORDS, TENSORRT_WORDS, GuardFacts, backend_module, named_for, on_by_default, written
+from .guards import FP8_WORDS, OTHER_DEVICE_WORDS, TENSORRT_WORDS, GuardFacts, backend_module, named_for, on_by_default, written
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -44,15 +45,27 @@ ENGINE_FOLDER = (" (In {folder}, named for TensorRT, NVIDIA's inference engine: 
 FP8_PART = (" (In {part}, named for FP8: it runs only where FP8 is chosen, and {chip} has no FP8, so on it the choice is "
             "what changes: keep FP8 off.)")
 OTHER_BACKEND = " (For another backend (ROCm, XPU, MPS, HPU, ...): it does not run on the NPU.)"
+GPU_VARIANT = (" (The GPU's module of a pair written per device: {twin} is the NPU's, so this one runs only where the "
+               "GPU's is chosen.)")
+OTHER_DEVICE_PART = " (In {part}, named for another device ({word}): it does not run on the NPU.)"
 # the test as written, not its line: findings keep their text when lines move above them
 GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
            "needs the change too.)")
 
 
+def own_path(path: str, project: ProjectContext | None) -> str:
+    """The file's path in its project (the folders above the root are not the project's: a checkout
+    under `~/trt/` is not TensorRT's); without a project, its folder and name."""
+    return os.path.relpath(path, project.root) if project is not None else os.path.join(
+        os.path.basename(os.path.dirname(path)), os.path.basename(path))
+
+
 def off_npu_file(path: str | None, project: ProjectContext | None, settings: Settings, text: str) -> str:
     """Why the whole file runs only where the NPU is not used ("": it may run there): the CUDA
     module of a per-backend scheme (`accelerators/cuda.py`), a file named for TensorRT or in a folder so
-    named (`tools/trt.py`, `deploy/tensorrt/serve.py`), or a Python module named for FP8 (`quantization/fp8.py`) where
+    named (`tools/trt.py`, `deploy/tensorrt/serve.py`), the GPU's module of a pair written per device
+    (`modeling_x_gpu.py` beside `modeling_x_npu.py`), one named for another device (`mlu_group_gemm.py`,
+    `ops/xpu/`), or a Python module named for FP8 (`quantization/fp8.py`) where
     the configured chip has no FP8: not a config, a launch script or a script run as `__main__`
     named so, which is the choice of FP8 itself. The folders read are the project's own (a checkout
     under `~/trt/` is not TensorRT's); without a project, the file's own folder."""
@@ -61,11 +74,17 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
     scheme = backend_module(path)
     if scheme:
         return CUDA_MODULE.format(module=scheme)
-    own = os.path.relpath(path, project.root) if project is not None else os.path.join(
-        os.path.basename(os.path.dirname(path)), os.path.basename(path))
+    twin = project.gpu_variant(path) if project is not None else None
+    if twin:
+        return GPU_VARIANT.format(twin=twin)
+    own = own_path(path, project)
     folder = named_for(own, TENSORRT_WORDS, files=True)
     if folder:
         return ENGINE_FOLDER.format(folder=folder)
+    other = named_for(own, OTHER_DEVICE_WORDS, files=True)
+    if other:  # `moe/mlu_group_gemm.py`, `ops/xpu/`
+        word = next(w for w in OTHER_DEVICE_WORDS if w in re.split(r"[_\W]+", other.lower()))
+        return OTHER_DEVICE_PART.format(part=other, word=OTHER_DEVICE_WORDS[word])
     part = named_for(own, FP8_WORDS, files=True) if own.endswith(".py") else None
     if part is None or "__main__" in text or "fp8" not in load_chips().chips[settings.chip].lacks:
         return ""

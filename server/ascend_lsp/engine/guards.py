@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -51,15 +51,14 @@ class Branches(NamedTuple):
     why: str = ""  # why the `never` branches do not run there, when not for an NPU branch beside them
 
 
-def may_test_backend(text: str) -> bool:
-    """Whether code with this text can hold a backend test (the words _mentions looks for, in
+def may_test_backend(lowered: str) -> bool:
+    """Whether code with this text, lowered, can hold a backend test (the words _mentions looks for, in
     any case); without one its `if`s need not be read. An `npu` after an `i` is never one
     (`input`, in most files): an identifier or a string holding it has the `i` before it
     too. Another backend's words too (`is_mps_tensor_safe(x)`), but not `hip`, in too many words
     (`ship`, `chip`): ROCm's test says `torch.version.hip`. And an operating system's test
     (other_platform: `sys.platform`, `platform.system()`, `os.name`). (A regex with IGNORECASE reads
     text ten times slower than lowering it.)"""
-    lowered = text.lower()
     return (lowered.count("npu") > lowered.count("inpu") or "cuda" in lowered or "hccl" in lowered
             or "nccl" in lowered or "ascend" in lowered or "mps" in lowered or "rocm" in lowered
             or "version.hip" in lowered or "xpu" in lowered or "hpu" in lowered or "mlu" in lowered
@@ -178,11 +177,12 @@ def _chain(node: ast.If | ast.IfExp | ast.Match, links: set) -> list[tuple[Any, 
 
 
 def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Held = NONE_HELD,
-                     torch: TorchTarget | None = None) -> list[Branches]:
+                     torch: TorchTarget | None = None, engines: bool = True) -> list[Branches]:
     """The Branches of a chain, none when no branch tests for a backend or a torch release.
     The chain's later links go into `links`, so that the walker does not read them again.
     `if not X: A else: B` is read as `if X: B else: A` (and `!=` as `==`). A name in `held` tests for CUDA; arms
-    only a torch older than `torch` takes never run on the NPU."""
+    only a torch older than `torch` takes never run on the NPU; with `engines`, those under a test naming
+    TensorRT neither (engine_test)."""
     branches = _chain(node, links)
     found = [Branches([branches.pop(0)[1]], [], [], [], TYPE_CHECKING_ONLY)] if _type_checking(branches[0][0]) else []
     if len(branches) == 2 and branches[1][0] is None:
@@ -197,7 +197,7 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
     if torch is not None and old:
         found.append(Branches([branches[i][1] for i in old], [], [], [], torch.why))
         branches = [arm for i, arm in enumerate(branches) if i not in old]
-    engine = [i for i, (test, _) in enumerate(branches) if test is not None and engine_test(test)]
+    engine = [i for i, (test, _) in enumerate(branches) if test is not None and engine_test(test)] if engines else ()
     if engine:
         found.append(Branches([branches[i][1] for i in engine], [], [], [], ENGINE_TEST))
         branches = [arm for i, arm in enumerate(branches) if i not in engine]
@@ -789,6 +789,7 @@ class GuardFacts(NamedTuple):
 
     held: Held  # held_tests of the whole text
     torch: TorchTarget
+    engines: bool = True  # whether the text, lowered, has `trt` or `tensorrt`: else no test names TensorRT
 
 
 def torch_target(torch_npu_version: str, project: Any) -> TorchTarget:
@@ -1176,18 +1177,23 @@ def backend_module(path: str | None) -> str | None:
 
 # what a folder for NVIDIA's TensorRT is named (`runtime/triton_trtllm/`, `deploy/tensorrt/`, `trt/`)
 TENSORRT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
+# what code for another device is named (a word of a file's or folder's name), and the device
+OTHER_DEVICE_WORDS = {"mlu": "Cambricon's MLU", "xpu": "Intel's XPU", "hpu": "Habana's HPU", "mps": "Apple's MPS",
+                      "musa": "Moore Threads' MUSA", "rocm": "AMD's ROCm", "hip": "AMD's ROCm"}
+# what code for the NPU is named (`kernels/_ascend/`, `modeling_npu.py`)
+NPU_WORDS = frozenset({"npu", "ascend"})
 # what code that exists only for FP8 is named (`quantization/fp8.py`, `nanotron/fp8/`, `float8_linear.py`)
 FP8_WORDS = frozenset({"fp8", "float8"})
 
 
-def named_for(path: str, words: frozenset[str], files: bool = False) -> str | None:
+def named_for(path: str, words: Collection[str], files: bool = False, unless: str | None = "npu") -> str | None:
     """The first folder holding the file (`fp8/`), or with `files` the file itself (`vdn_fp8.py`),
-    whose name has one of `words` and not `npu`: `runtime/triton_trtllm/` for TensorRT, FP8's code."""
+    whose name has one of `words` and not `unless`: `runtime/triton_trtllm/` for TensorRT, FP8's code."""
     *folders, file = path.replace("\\", "/").split("/")
     named = [(folder, folder + "/") for folder in folders] + ([(file.rpartition(".")[0] or file, file)] if files else [])
     for stem, shown in named:
         stem_words = set(re.split(r"[_\W]+", stem.lower()))
-        if stem_words & words and "npu" not in stem_words:
+        if not stem_words.isdisjoint(words) and (unless is None or unless not in stem_words):
             return shown
     return None
 

@@ -219,6 +219,47 @@ def _pyproject(source: SourceText) -> list[Item]:
     return items
 
 
+# an extra named for the GPU (`gpu`, `cuda`, `cu128`, `nvidia`): what its users install only for CUDA
+GPU_EXTRA = re.compile(r"(?:^|[-_])(?:gpu|cuda|cu\d+|nvidia)(?:$|[-_])")
+NPU_EXTRA = re.compile(r"(?:^|[-_])(?:npu|ascend)(?:$|[-_])")
+EXTRA_TABLE = re.compile(r"\[\s*(?:project\.optional-dependencies|dependency-groups)\s*\]")
+EXTRA_KEY = re.compile(r"""\s*["']?([A-Za-z0-9][\w.-]*)["']?\s*=\s*\[""")
+# a uv source's `{ ..., extra = "gpu" }`, a marker's `extra == 'gpu'`
+EXTRA_OF_SOURCE = re.compile(r"""\bextra\s*==?\s*["']([\w.-]+)["']""")
+GPU_EXTRA_WHY = (" (In the extra `{name}`, named for the GPU: installed only where its users choose it; on an Ascend host "
+                 "leave it out{npu}.)")
+
+
+def gpu_extras(source: SourceText) -> list[tuple[Range, str]]:
+    """The lines of a pyproject.toml's optional dependencies (or dependency groups) named for the GPU,
+    and of the sources (uv's `[tool.uv.sources]`) given for such an extra, with why they are off the NPU."""
+    lines = source.lines
+    found: list[tuple[int, int, str]] = []  # (first line, last line, the extra's name)
+    names: set[str] = set()
+    table = False
+    index = 0
+    while index < len(lines):
+        code = _strip_comment(lines[index]).rstrip("\r\n")
+        if code.lstrip().startswith("["):
+            table = EXTRA_TABLE.match(code.strip()) is not None
+        elif table and (key := EXTRA_KEY.match(code)) is not None:
+            names.add(key.group(1))
+            last = index
+            while "]" not in _strip_comment(lines[last]).partition("=")[2 if last == index else 0] \
+                    and last + 1 < len(lines):
+                last += 1
+            if GPU_EXTRA.search(key.group(1).lower()):
+                found.append((index, last, key.group(1)))
+            index = last
+        elif (extra := EXTRA_OF_SOURCE.search(code)) is not None and GPU_EXTRA.search(extra.group(1).lower()):
+            found.append((index, index, extra.group(1)))
+        index += 1
+    npu = next((n for n in sorted(names) if NPU_EXTRA.search(n.lower())), None)
+    tail = f", and install the extra `{npu}`" if npu else ""
+    return [(Range(first, 0, last, len(lines[last])), GPU_EXTRA_WHY.format(name=name, npu=tail))
+            for first, last, name in found]
+
+
 def _setup_cfg(source: SourceText) -> list[Item]:
     items, section, in_list = [], "", False
     for index, line in enumerate(source.lines):

@@ -15,7 +15,7 @@ from .config import Settings
 from .config_files import Config, read_config
 from .dockerfile import Dockerfile
 from .model import Finding
-from .packaging import Item, items_of
+from .packaging import Item, gpu_extras, items_of
 from .registry import RuleSet
 from .shell_script import ShellScript
 from .text import SourceText
@@ -45,6 +45,9 @@ def packaging_findings(source: SourceText, settings: Settings, tables: Tables, p
     if script is not None:  # an NPU-aware script's arms (shell_script.py) and a Dockerfile's other devices' stages
         checker.off_npu = [*script.off_npu, *(dockerfile.off_npu if dockerfile is not None else ())]
         checker.on_npu = script.on_npu
+    if kind == "pyproject":  # the extras for the GPU (`gpu = ["flash-attn", ...]`) and their sources
+        checker.off_why = gpu_extras(source)
+        checker.off_npu = [rng for rng, _ in checker.off_why]
     if packaging:
         checker.run_packaging(items_of(kind, source, script, dockerfile))
     if launch and script is not None:  # a Dockerfile's RUN and ENV too

@@ -307,6 +307,7 @@ def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = Tr
     facts = backend_tests if isinstance(backend_tests, GuardFacts) else None
     file_held = facts.held if facts is not None else NONE_HELD
     torch = facts.torch if facts is not None else None
+    engines = facts.engines if facts is not None else True
     # the names that hold a CUDA test, per function scope (guards.local_held), read when a test
     # there may use one: the function assigns one (`holding`), or the file holds some
     functions: dict[Scope, ast.FunctionDef | ast.AsyncFunctionDef] = {}
@@ -400,7 +401,7 @@ def walk(items: list, module_scope: Scope, backend_tests: GuardFacts | bool = Tr
             continue
         if kind not in _OWN_BRANCHES:  # one test instead of a test per branch below
             if backend_tests and (kind is ast.If or kind is ast.IfExp or kind is ast.Match) and node not in elifs:
-                events.backends.extend(backend_branches(node, elifs, held_at(scope), torch))
+                events.backends.extend(backend_branches(node, elifs, held_at(scope), torch, engines))
             elif kind is ast.Try and torch is not None and node.handlers:
                 events.backends.extend(try_branches(node, torch))  # `except AttributeError:` for an older torch
             elif backend_tests and kind is ast.BoolOp:

@@ -17,7 +17,7 @@ from .advice_matching import inside
 from .cuda_test_paths import failed_cuda_test
 from .harmless_calls import (ONNX_PROVIDER, SKIP_CONDITION, TESTED_BESIDE_NPU, handles_npu,
                              onnx_provider_choice, reports_only, skip_test)
-from .harmless_uses import NON_BLOCKING
+from .harmless_uses import COPY_FLAG, COPY_FLAGS
 from .statement_facts import DEVICE_CALLS, device_keyword, statement_facts
 
 # `getattr(args, "device", "cuda")`, `config.get("device", "cuda")`, `os.getenv("DEVICE", "cuda")`: the fallback
@@ -130,8 +130,8 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     facts = statement_facts(checker)
     if id(node) in facts.in_skip_condition or skip_test(checker, node):
         return Severity.INFO, SKIP_CONDITION
-    if id(node) in facts.in_non_blocking:
-        return Severity.INFO, NON_BLOCKING
+    if (flag := facts.in_copy_flag.get(id(node))) is not None:
+        return Severity.INFO, COPY_FLAG.format(flag=flag, loses=COPY_FLAGS[flag])
     if compared_with_device(context):
         if (reason := reports_only(checker, node)) is not None:
             return Severity.INFO, reason

@@ -510,8 +510,8 @@ TORCHSCRIPT_USE = re.compile(r"jit\.save|jit\.freeze|save_to_buffer|\.(?:inlined
 
 def scripts_in_place(checker: Checker, ref: Reference) -> bool:
     """`@torch.jit.script` on a function or a class, `f = torch.jit.script(f)`, or `g =
-    torch.jit.script(f)` of a function the module defines where the module never needs the
-    TorchScript object (TORCHSCRIPT_USE)."""
+    torch.jit.script(f)` (or `g = f if ... else torch.jit.script(f)`) of a function the module defines
+    where the module never needs the TorchScript object (TORCHSCRIPT_USE)."""
     call = ref.call
     if type(call) is not ast.Call:
         line = checker.source.line(ref.node.lineno - 1).encode("utf-8")
@@ -522,7 +522,8 @@ def scripts_in_place(checker: Checker, ref: Reference) -> bool:
         return True
     text = checker.source.text
     return len(call.args) == 1 and not call.keywords and type(call.args[0]) is ast.Name \
-        and any(stmt.value is call for stmt, _scope in checker.events.assigns) \
+        and any(stmt.value is call or (type(stmt.value) is ast.IfExp and call in (stmt.value.body, stmt.value.orelse))
+                for stmt, _scope in checker.events.assigns) \
         and re.search(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{call.args[0].id}\b", text, re.M) is not None \
         and TORCHSCRIPT_USE.search(text) is None
 

@@ -13,9 +13,9 @@ import ast
 import os
 import re
 
-from ..engine.checker import Checker
+from ..engine.checker import Checker, own_path
 from ..engine.model import Severity
-from ..engine.guards import name_words
+from ..engine.guards import NPU_WORDS, name_words, named_for
 from ..engine.walk import StringContext, last_name
 from ..engine.versions import allows_before
 from .call_arguments import assigned_key
@@ -27,8 +27,12 @@ from .import_uses import CHECK, DECORATOR, TYPE, import_uses, never_read
 from .statement_facts import innermost_function, statement_facts
 from .uncalled_helpers import uncalled_import
 
-NON_BLOCKING = (" (It only sets `non_blocking=`: on an NPU host the copy is made synchronously, which is correct, "
-                "only not overlapped.)")
+# what a copy's flag loses on an NPU host where a CUDA test gives it False: speed, not results
+COPY_FLAGS = {"non_blocking": "the copy is made synchronously, which is correct, only not overlapped",
+              "pin_memory": "host memory is not pinned, which is correct, only copied more slowly"}
+COPY_FLAG = " (It only sets `{flag}=`: on an NPU host {loses}.)"
+TRITON_ASCEND = (" (In {part}, named for the NPU: Triton kernels there are written for triton-ascend, which installs "
+                 "as `triton`.)")
 IMPORT_ALONE = " (It imports the module, which works on any host; its uses are reported where they are.)"
 
 
@@ -48,6 +52,9 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
         return checks
     if qualname.startswith("torch.cuda") and in_environment_report(checker, statement_facts(checker), stmt):
         return Severity.INFO, ENV_REPORT
+    if qualname.partition(".")[0] == "triton" and checker.path \
+            and (part := named_for(own_path(checker.path, checker.project), NPU_WORDS, files=True, unless=None)):
+        return Severity.INFO, TRITON_ASCEND.format(part=part)
     if qualname.startswith("torch.utils.cpp_extension") and npu_build(checker, stmt):
         return Severity.INFO, NPU_BUILD
     if not qualname.startswith("torch") and import_with_fallback(checker, stmt):

@@ -48,7 +48,7 @@ rule(
              "parameter's) is info, a hint where the code handles `npu` too (a top-level import such as "
              "`torch_npu` or `is_torch_npu_available`, or the same statement); anywhere else (a mode or timer "
              "name, a key, a test marker or skip condition, a comparison with a setting, a copy's "
-             "`non_blocking=` flag, synchronous and correct on the NPU, a comparison whose branch only logs or "
+             "`non_blocking=` or `pin_memory=` flag, synchronous or unpinned and correct on the NPU, a comparison whose branch only logs or "
              "records the GPU's facts, `if device.type == \"cuda\": params[\"GPU\"] = name`, but not its RNG state, "
              "which a checkpoint restores, or only does what does nothing without CUDA, `torch.cuda.empty_cache()` "
              "or a CUDA seed beside `torch.manual_seed`) info, since `\"npu\"` "

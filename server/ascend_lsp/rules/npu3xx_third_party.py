@@ -110,7 +110,9 @@ rule(
     code="NPU305", name="triton", severity=Severity.ERROR, fix="never", table=THIRD_PARTY,
     message="`{name}` is Triton, whose kernels target NVIDIA GPUs.",
     doc=dict(
-        what="Finds imports and uses of `triton`." + FALLBACK,
+        what="Finds imports and uses of `triton`. An import in a file or folder named for the NPU (`kernels/_ascend/`, "
+             "`rope_npu.py`) is info: Triton kernels there are written for triton-ascend, which installs as "
+             "`triton`." + FALLBACK,
         why="Community Triton generates CUDA code. On Ascend A2/A3 use `triton-ascend` "
             "(`pip install triton-ascend`, which replaces the `triton` package); kernels may need tuning.",
         example="import triton\n\n@triton.jit\ndef kernel(...): ...  # NPU305",

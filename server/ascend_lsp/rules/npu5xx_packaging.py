@@ -36,7 +36,8 @@ rule(
              "https://download.pytorch.org/whl/cu121`, `[[tool.uv.index]]`, a Dockerfile's `pip install`). "
              "Packaging files are requirements files, `pyproject.toml`, `setup.cfg`, `setup.py` (the strings "
              "its `setup(...)` is given, also through a list named at the top of the file: `extras_require="
-             "{\"gpu\": extras_gpu}`), `environment.yml` and Dockerfiles.",
+             "{\"gpu\": extras_gpu}`), `environment.yml` and Dockerfiles. In a pyproject.toml an extra named for "
+             "the GPU, and a source given for it, is info (NPU502).",
         why="torch_npu pins the CPU build of torch (on x86 every torch-npu release up to 2.11 requires "
             "`torch==X+cpu`), and importing torch_npu next to a torch built with another accelerator fails "
             "(\"Two accelerators cannot be used at the same time\"). pip rejects the combination or installs "
@@ -60,7 +61,10 @@ rule(
              "and, as information, bitsandbytes, which is not CUDA-only but has no NPU kernels (a requirement "
              "admitting only its releases before 0.46.0, which do not know the NPU, is an error), and NVIDIA's "
              "monitoring bindings (pynvml, nvidia-ml-py, GPUtil), which install and import anywhere and fail "
-             "where the code calls them (NPU124).",
+             "where the code calls them (NPU124). In a pyproject.toml, what an extra named for the GPU lists "
+             "(`gpu = [...]`, `cuda`, `cu128`), and the sources given for it (`{ url = ..., extra = \"gpu\" }`, "
+             "`marker = \"extra == 'gpu'\"`), is info, as NPU501's is: its users choose it, and leave it out on "
+             "an Ascend host (the message names the NPU's extra where there is one).",
         why="They fail to build or install on an Ascend host, or install and then fail at import. "
             "The install step is the first thing a migration hits. bitsandbytes (0.50.2 checked) lists the NPU "
             "as a device: its int8 and 4-bit ops fall back to its generic PyTorch code there, while its 8-bit optimizers "

@@ -76,7 +76,8 @@ class StatementFacts:
     beside_cuda_keys: set[int] = field(default_factory=set)
     seed_lines: list[int] = field(default_factory=list)  # lines of torch.manual_seed, sorted
     env_reports: list[ast.AST] = field(default_factory=list)  # functions named like environment reports
-    in_non_blocking: set[int] = field(default_factory=set)  # ids of the nodes a `non_blocking=` value holds
+    # ids of the nodes a copy flag's value holds (`non_blocking=`, `pin_memory=`: harmless_uses.COPY_FLAGS), with the flag
+    in_copy_flag: dict[int, str] = field(default_factory=dict)
     stored_keys: set[int] = field(default_factory=set)  # ids of `d[key] = ...`'s keys
     functions: list[ast.AST] = field(default_factory=list)
 
@@ -108,8 +109,8 @@ def _gather(events) -> StatementFacts:
         for kw in call.keywords:
             if device_keyword(kw.arg):
                 _mark(facts.in_device_position, kw.value)
-            elif kw.arg == "non_blocking":
-                _mark(facts.in_non_blocking, kw.value)
+            elif kw.arg in ("non_blocking", "pin_memory"):
+                facts.in_copy_flag.update((id(n), kw.arg) for n in ast.walk(kw.value))
         if name == "getattr" and len(args) == 3 and type(call.func) is ast.Name:
             facts.getattr_defaults.add(id(args[2]))
         if args and (name in ATTRIBUTE_CALLS or (name == "object" and type(call.func) is ast.Attribute
