@@ -224,8 +224,9 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
         if other and not cuda:
             other_backend.append(branch)  # `if torch.version.hip:`: ROCm's branch
         elif first_npu is None:
-            if not cuda or (type(test) is ast.BoolOp and type(test.op) is ast.Or) or type(test) is ast.MatchOr:
-                continue  # `use_cuda or force`, `case "cuda" | "cpu":` may pass without CUDA
+            if not cuda or (type(test) is ast.BoolOp and type(test.op) is ast.Or) or type(test) is ast.MatchOr \
+                    or _among_others(test):
+                continue  # `use_cuda or force`, `case "cuda" | "cpu":`, `name in ("auto", "cuda")` may pass without CUDA
             if _placement(test) and _falls_back(branch, branches[i + 1:]):
                 placed += [branch, test]  # `elif pred.is_cuda: <CUDA kernel> else: <the same in PyTorch>`
             else:
@@ -367,6 +368,15 @@ def written(test: ast.expr) -> str | None:
     """The text of a test that _negated made (`device.type == 'cuda'` where the code says
     `device.type != "cuda"`), whose place in the source holds the other; None for one written there."""
     return ast.unparse(test) if hasattr(test, "negates") else None
+
+
+def _among_others(test: ast.expr) -> bool:
+    """`name in ("auto", "cuda", "gpu")`: one value of several, some of which are no CUDA device or backend."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.In \
+            or type(test.comparators[0]) not in (ast.Tuple, ast.List, ast.Set):
+        return False
+    return any(type(e) is ast.Constant and type(e.value) is str and CUDA_WORD.search(e.value.lower()) is None
+               and e.value.lower() not in ("gpu", "gpus") for e in test.comparators[0].elts)  # type: ignore[attr-defined]
 
 
 PLACEMENT = (" (Taken for a tensor on a CUDA device only: an NPU tensor takes the path beside it, which does the "

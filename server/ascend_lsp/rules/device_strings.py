@@ -36,12 +36,13 @@ COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host
 
 
 def at_device_argument(context: StringContext) -> bool:
-    """Passed where a device goes: `torch.device("cuda")`, `.to("cuda")`, `device="cuda"`."""
+    """Passed where a device goes: `torch.device("cuda")`, `torch.device(type="cuda")`, `.to("cuda")`,
+    `device="cuda"`."""
     call = context.call
     if context.kind != "arg" or call is None:
         return False
-    if context.keyword is not None:
-        return device_keyword(context.keyword)
+    if context.keyword is not None:  # `device=`, and `torch.device(type="cuda", index=rank)`
+        return device_keyword(context.keyword) or (context.keyword == "type" and last_name(call.func) == "device")
     return context.position == 0 and last_name(call.func) in DEVICE_CALLS
 
 
