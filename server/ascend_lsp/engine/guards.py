@@ -206,7 +206,7 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
         return found
     first_npu = next((i for i, (npu, cuda, _) in enumerate(tests) if npu and not cuda), None)
     if first_npu is None and branches[-1][0] is None and any(cuda for _, cuda, _ in tests) \
-            and _mentions_in(branches[-1][1]) == (True, False, False):
+            and _code_names(branches[-1][1]) == (True, False):
         first_npu = len(branches) - 1  # `torch.cuda.current_device() if backend == "nccl" else torch.npu.current_device()`
     if first_npu is not None:  # `if Torch.is_gpu_available(): ... elif Torch.is_npu_available(): ...`
         tests = [(npu, cuda or (i < first_npu and test is not None and _names_gpu(test)), other)
@@ -245,13 +245,22 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
 TYPE_CHECKING_ONLY = " (Under `if TYPE_CHECKING:`, which only type checkers read: it never runs.)"
 
 
-def _mentions_in(branch: Any) -> tuple[bool, bool, bool]:
-    """_mentions of a branch's code (an expression or statements): what backends it names."""
-    npu = cuda = other = False
-    for node in branch if type(branch) is list else [branch]:
-        n, c, o = _mentions(node)
-        npu, cuda, other = npu or n, cuda or c, other or o
-    return npu, cuda, other
+def _code_names(branch: Any) -> tuple[bool, bool]:
+    """(names the NPU, names CUDA) in a branch's code (an expression or statements), by its names,
+    attributes and imports (`torch.npu.current_device()`, `import torch_npu`), not the strings in it (a log
+    line's "NPU"); a conditional expression's arm that is a string, by its words."""
+    if type(branch) is ast.Constant and type(branch.value) is str:  # `"nccl" if ... else "hccl"`: the value itself
+        return NPU_WORD.search(branch.value.lower()) is not None, CUDA_WORD.search(branch.value.lower()) is not None
+    npu = cuda = False
+    for root in branch if type(branch) is list else [branch]:
+        for node in ast.walk(root):
+            word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) \
+                else node.name if isinstance(node, ast.alias) else None
+            if word is not None:
+                word = word.lower()
+                npu = npu or NPU_WORD.search(word) is not None
+                cuda = cuda or CUDA_WORD.search(word) is not None
+    return npu, cuda
 
 
 GPU_WORD = re.compile(r"(?<![a-z])gpus?(?![a-z])")
