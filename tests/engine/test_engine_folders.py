@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine.config import Settings
-from ascend_lsp.engine.model import Severity
+from ascend_lsp.engine.model import Finding, Severity
 from ascend_lsp.project import ProjectContext
 
 CODE = 'import torch\n\nmodel = torch.load("m.pt").to("cuda")\ntorch.cuda.synchronize()\n'
@@ -20,17 +20,20 @@ COMPOSE = ("services:\n  server:\n    image: nvcr.io/nvidia/tritonserver:24.05-p
            "              capabilities: [gpu]\n")
 
 
-def severities(root: Path, relative: str, text: str, select: tuple[str, ...] = ("NPU1",)) -> list[Severity]:
+def findings(root: Path, relative: str, text: str, select: tuple[str, ...] = ("NPU1",)) -> list[Finding]:
+    """The findings of `text` written at `relative` in the project at `root`."""
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    found = analyze(text, Settings(select=select), str(path), project=ProjectContext(str(root))).findings
-    return [f.severity for f in found]
+    return analyze(text, Settings(select=select), str(path), project=ProjectContext(str(root))).findings
+
+
+def severities(root: Path, relative: str, text: str, select: tuple[str, ...] = ("NPU1",)) -> list[Severity]:
+    return [f.severity for f in findings(root, relative, text, select)]
 
 
 def test_a_file_in_a_tensorrt_folder_is_info(tmp_path: Path) -> None:
-    found = analyze(CODE, Settings(select=("NPU1",)), str(tmp_path / "runtime/triton_trtllm/serve.py"),
-                    project=ProjectContext(str(tmp_path))).findings
+    found = findings(tmp_path, "runtime/triton_trtllm/serve.py", CODE)
     assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
     assert found[0].message.endswith("(In triton_trtllm/, named for TensorRT, NVIDIA's inference engine: what is "
                                      "there serves a model only where that engine was chosen, on NVIDIA GPUs.)")
@@ -38,8 +41,7 @@ def test_a_file_in_a_tensorrt_folder_is_info(tmp_path: Path) -> None:
 
 
 def test_a_file_named_for_tensorrt_is_info(tmp_path: Path) -> None:
-    found = analyze(CODE, Settings(select=("NPU1",)), str(tmp_path / "tools/export_trt.py"),
-                    project=ProjectContext(str(tmp_path))).findings
+    found = findings(tmp_path, "tools/export_trt.py", CODE)
     assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
     assert "(In export_trt.py, named for TensorRT, NVIDIA's inference engine:" in found[0].message
     assert severities(tmp_path, "tools/strtobool.py", CODE) == [Severity.WARNING, Severity.WARNING]
@@ -78,8 +80,7 @@ def test_the_choice_of_fp8_keeps_its_findings(tmp_path: Path) -> None:
 
 
 def test_a_file_or_folder_named_for_another_device_is_info(tmp_path: Path) -> None:
-    found = analyze(CODE, Settings(select=("NPU1",)), str(tmp_path / "ops/moe/mlu_group_gemm.py"),
-                    project=ProjectContext(str(tmp_path))).findings
+    found = findings(tmp_path, "ops/moe/mlu_group_gemm.py", CODE)
     assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
     assert found[0].message.endswith("(In mlu_group_gemm.py, named for another device (Cambricon's MLU): it does not "
                                      "run on the NPU.)")
