@@ -6,9 +6,12 @@ branch runs on the NPU and the branches after it never do; a CUDA-testing branch
 (`if torch.cuda.is_available():`, `device.type == "cuda"`) does not either. The operands of an
 `and` after one that tests for the NPU (`is_npu_available() and torch.npu.device_count()`)
 run only there too. A branch that tests for another backend (`if torch.version.hip:`,
-`device.type == "mps"`) never runs on the NPU, with or without an NPU branch beside it.
-Findings about CUDA code there are advice at most, and `torch.npu` code in the NPU branch is
-the port already done.
+`device.type == "mps"`) never runs on the NPU, with or without an NPU branch beside it. In a chain
+with an NPU branch, one before it whose test names a GPU (`Torch.is_gpu_available()`) is CUDA's,
+and an `else` whose code names only the NPU is the NPU's; a CUDA test in an `or` beside an NPU
+test decides nothing there. A branch under a test naming TensorRT runs only where that engine is
+chosen, and `with A and B:` never enters A. Findings about CUDA code there are advice at most, and
+`torch.npu` code in the NPU branch is the port already done.
 
 Without an NPU branch, a branch that tests for CUDA (`if torch.cuda.is_available():`,
 `backend == "nccl"`, `args.device == "cuda"`) runs on an NPU host only once its test is
