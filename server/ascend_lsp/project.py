@@ -123,24 +123,26 @@ class ProjectContext:
     def flags(self) -> FlagIndex:
         """The boolean flags the project leaves off (flag_defaults.py), read on first use."""
         with self._lock:
-            if self._flags is None:
-                self._flags, self._calls, self._variants = self._read_python()
-            return self._flags
+            return self._python_facts()[0]
 
     @property
     def calls(self) -> CallIndex:
         """The calls of the project's functions with CUDA defaults or naming CUDA (call_sites.py), read with the flags."""
         with self._lock:
-            if self._calls is None:
-                self._flags, self._calls, self._variants = self._read_python()
-            return self._calls
+            return self._python_facts()[1]
 
     def gpu_variant(self, path: str) -> str | None:
         """The NPU's module beside the file, when the file is the GPU's of the pair (device_variants.py)."""
         with self._lock:
-            if self._flags is None:
-                self._flags, self._calls, self._variants = self._read_python()
+            self._python_facts()
             return self._variants.get(os.path.relpath(path, self.root).replace(os.sep, "/"))
+
+    def _python_facts(self) -> tuple[FlagIndex, CallIndex]:
+        """The flags and the calls, the Python files read once for them and the modules per device
+        (the caller holds the lock)."""
+        if self._flags is None or self._calls is None:
+            self._flags, self._calls, self._variants = self._read_python()
+        return self._flags, self._calls
 
     @property
     def python_read(self) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine.analyzer import TextEdit
 from ascend_lsp.engine.config import Settings
+from ascend_lsp.engine.text import split_lines
 
 SETTINGS = Settings(select=("NPU1", "NPU2"))
 
@@ -117,7 +118,7 @@ def test_a_module_level_import_read_or_handed_on_keeps_its_warning() -> None:
 
 def test_a_use_added_to_a_never_read_import_gives_what_a_full_analysis_gives() -> None:
     base = analyze(LEFT_OVER, SETTINGS, path="/p/pkg/model.py")
-    lines = LEFT_OVER.splitlines(keepends=True)
+    lines = split_lines(LEFT_OVER)
     lines[12] = "        return autocast(), model(batch)\n"
     edited = "".join(lines)
     incremental = analyze(edited, SETTINGS, path="/p/pkg/model.py", previous=base, edit=TextEdit(12, 12, 0))

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 import traceback
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .guards import FP8_WORDS, OTHER_DEVICE_WORDS, TENSORRT_WORDS, GuardFacts, backend_module, named_for, on_by_default, written
+from .guards import (FP8_WORDS, OTHER_DEVICE_WORDS, TENSORRT_WORDS, GuardFacts, backend_module, named_for,
+                     on_by_default, part_words, written)
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -83,7 +83,7 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
         return ENGINE_FOLDER.format(folder=folder)
     other = named_for(own, OTHER_DEVICE_WORDS, files=True)
     if other:  # `moe/mlu_group_gemm.py`, `ops/xpu/`
-        word = next(w for w in OTHER_DEVICE_WORDS if w in re.split(r"[_\W]+", other.lower()))
+        word = next(w for w in OTHER_DEVICE_WORDS if w in part_words(other))
         return OTHER_DEVICE_PART.format(part=other, word=OTHER_DEVICE_WORDS[word])
     part = named_for(own, FP8_WORDS, files=True) if own.endswith(".py") else None
     if part is None or "__main__" in text or "fp8" not in load_chips().chips[settings.chip].lacks:

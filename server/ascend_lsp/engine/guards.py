@@ -292,7 +292,7 @@ def engine_test(test: ast.expr) -> bool:
     for node in ast.walk(test):
         word = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute \
             else node.value if type(node) is ast.Constant and type(node.value) is str else None
-        if word is not None and set(re.split(r"[_\W]+", word.lower())) & TENSORRT_WORDS:
+        if word is not None and not part_words(word).isdisjoint(TENSORRT_WORDS):
             return True
     return False
 
@@ -1193,7 +1193,7 @@ def backend_module(path: str | None) -> str | None:
     parts = path.replace("\\", "/").rsplit("/", 2)  # read for every file: no PurePath
     if len(parts) < 2 or parts[-2].lower() not in _SCHEME_FOLDERS:
         return None
-    words = set(re.split(r"[_\W]+", parts[-1].rpartition(".")[0].lower()))
+    words = part_words(parts[-1].rpartition(".")[0])
     return f"{parts[-2]}/{parts[-1]}" if words & {"cuda", "gpu", "tensorrt", "trt"} and "npu" not in words else None
 
 
@@ -1208,13 +1208,19 @@ NPU_WORDS = frozenset({"npu", "ascend"})
 FP8_WORDS = frozenset({"fp8", "float8"})
 
 
+def part_words(name: str) -> set[str]:
+    """The words of a file's or folder's name, or of a snake-case identifier, lower-cased: `_ascend`,
+    `mlu_group_gemm.py`, `trt_file`."""
+    return set(re.split(r"[_\W]+", name.lower()))
+
+
 def named_for(path: str, words: Collection[str], files: bool = False, unless: str | None = "npu") -> str | None:
     """The first folder holding the file (`fp8/`), or with `files` the file itself (`vdn_fp8.py`),
     whose name has one of `words` and not `unless`: `runtime/triton_trtllm/` for TensorRT, FP8's code."""
     *folders, file = path.replace("\\", "/").split("/")
     named = [(folder, folder + "/") for folder in folders] + ([(file.rpartition(".")[0] or file, file)] if files else [])
     for stem, shown in named:
-        stem_words = set(re.split(r"[_\W]+", stem.lower()))
+        stem_words = part_words(stem)
         if not stem_words.isdisjoint(words) and (unless is None or unless not in stem_words):
             return shown
     return None
