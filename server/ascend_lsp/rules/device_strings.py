@@ -31,6 +31,13 @@ NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`
                 "`cuda`; `npu` there may raise.)")
 DEVICE_CHOICE = " (One of the choices of a device option: the option refuses `npu` until it is among them.)"
 PASSED = " (A default no call in the project uses: every call of `{name}` passes `{parameter}`: {calls}.)"
+REGISTERED = (" (The device an operator's implementation is registered for: CUDA's kernel, which `npu` here would "
+              "not make run on the NPU. The NPU needs an implementation of its own registered for `npu`; NPU308 reports "
+              "each call of the operator that has none.)")
+# torch.library's registrations of an operator's kernel for a device (the custom_ops.py scan reads the same):
+# `custom_op(name, device_types="cuda")`, `register_kernel(op, "cuda")`, `impl(name, "cuda")`; the position of
+# the device argument, where it is passed without its keyword
+REGISTRATIONS = {"custom_op": None, "register_kernel": 1, "impl": 1}
 COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host the test is False and the other "
             "branch runs.)")
 
@@ -44,6 +51,14 @@ def at_device_argument(context: StringContext) -> bool:
     if context.keyword is not None:  # `device=`, and `torch.device(type="cuda", index=rank)`
         return device_keyword(context.keyword) or (context.keyword == "type" and last_name(call.func) == "device")
     return context.position == 0 and last_name(call.func) in DEVICE_CALLS
+
+
+def kernel_registration(context: StringContext) -> bool:
+    """The device of a kernel registration (REGISTRATIONS): `device_types="cuda"`, `register_kernel(op, "cuda")`."""
+    call = context.call
+    if context.kind != "arg" or call is None or (name := last_name(call.func)) not in REGISTRATIONS:
+        return False
+    return context.keyword in ("device_types", "types") or context.keyword is None and context.position == REGISTRATIONS[name]
 
 
 def to_device_function(context: StringContext) -> bool:
@@ -124,6 +139,8 @@ def is_default(checker: Checker, node: ast.AST, context: StringContext) -> bool:
 def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tuple[Severity | None, str] | None:
     """None for a string in a device position (the rule's warning); else the lower severity
     and the reason, for the message (no severity: the rule's, with the reason it stays)."""
+    if kernel_registration(context):
+        return Severity.INFO, REGISTERED
     if at_device_argument(context) or bound_device_argument(checker, context) or to_device_function(context):
         return None
     if device_choice(context):

@@ -13,7 +13,7 @@ from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
-from .device_strings import at_device_argument, device_prefix_test, device_remark, passed_by_callers
+from .device_strings import REGISTERED, at_device_argument, device_prefix_test, device_remark, passed_by_callers
 from .harmless_calls import ONNX_PROVIDER, hides_every_gpu, method_place, opt_in_place, reference_place
 from .harmless_uses import backend_place, env_place, import_place
 from .literal_text import literal_text_spans
@@ -366,8 +366,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
                            f"Replace `{value}` with `{new}`") if entry.fix else None
             portable = device_string_fix(checker, node, value, context, applicability) if entry.fix else None
             place, related = device_remark(checker, node, context)
-            if place is not None and place[1] == ONNX_PROVIDER:
-                fix = portable = None  # `npu` there would hand CUDA's provider to the NPU host
+            if place is not None and place[1] in (ONNX_PROVIDER, REGISTERED):
+                fix = portable = None  # `npu` there would hand CUDA's provider, or CUDA's kernel, to the NPU host
             report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind), place, related)
             return
 
