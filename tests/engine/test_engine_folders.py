@@ -91,7 +91,42 @@ def test_a_file_or_folder_named_for_another_device_is_info(tmp_path: Path) -> No
 def test_triton_in_a_folder_named_for_the_npu_is_triton_ascend(tmp_path: Path) -> None:
     kernel = "import triton\nimport triton.language as tl\n"
     assert severities(tmp_path, "kernels/_ascend/chunk.py", kernel, ("NPU305",)) == [Severity.INFO, Severity.INFO]
-    assert severities(tmp_path, "kernels/cuda/chunk.py", kernel, ("NPU305",)) == [Severity.ERROR, Severity.ERROR]
+    assert severities(tmp_path, "models/chunk.py", kernel, ("NPU305",)) == [Severity.ERROR, Severity.ERROR]
+
+
+def test_a_module_or_folder_named_for_one_devices_kernels_is_info(tmp_path: Path) -> None:
+    """Kernels are replaced as a whole where the project chooses them, not line by line: in a
+    folder so named (`csrc/`, `*_extension/` only as folders) or a module so named, not the NPU's."""
+    found = findings(tmp_path, "fastvideo-kernel/python/attn.py", CODE)
+    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
+    assert found[0].message.endswith("(In fastvideo-kernel/, named for one device's kernels or extensions: such code is "
+                                     "replaced as a whole where the project chooses it (a torch path, torch_npu's fused "
+                                     "operators, triton-ascend for Triton kernels), not line by line.)")
+    for relative in ("pkg/ops/kernels/moe.py", "auto_round_extension/cuda/fp4.py", "pkg/qlinear/gguf_triton.py",
+                     "pkg/attention/flash_attn_cute.py", "csrc/build.py"):
+        assert severities(tmp_path, relative, CODE) == [Severity.INFO, Severity.INFO], relative
+    # a module named `extensions.py` holds model code, `utils/cuda.py` CUDA helpers
+    for relative in ("mace/modules/extensions.py", "pkg/utils/cuda.py"):
+        assert severities(tmp_path, relative, CODE) == [Severity.WARNING, Severity.WARNING], relative
+    # the NPU's kernels are the port: what they say is the NPU's code's reason
+    for relative in ("pkg/kernels/npu_rope.py", "pkg/_ascend/triton/utils.py"):
+        assert all("named for the NPU" in f.message and "kernels or extensions" not in f.message
+                   for f in findings(tmp_path, relative, CODE)), relative
+
+
+def test_cuda_names_in_a_file_named_for_the_npu_are_info(tmp_path: Path) -> None:
+    """Code written for the NPU (`modeling_x_npu.py`, `_ascend/`): its CUDA names are its authors' choice;
+    what is unsupported or differs on the NPU (NPU4xx) keeps its severity there."""
+    code = CODE + "x = torch.zeros(2, dtype=torch.float64, device='npu')\n"
+    found = findings(tmp_path, "models/modeling_x_npu.py", code, ("NPU1", "NPU405"))
+    assert [(f.code, f.severity) for f in found] == [("NPU101", Severity.INFO), ("NPU103", Severity.INFO),
+                                                     ("NPU405", Severity.WARNING)]
+    assert found[0].message.endswith("(In modeling_x_npu.py, named for the NPU: code written for it, where a CUDA "
+                                     "name is its authors' choice: a test that is False on the NPU, a path for other "
+                                     "devices, or what `transfer_to_npu` maps.)")
+    assert found[0].fix is not None and found[0].fix.applicability.value == "display"
+    assert severities(tmp_path, "ops/_ascend/rope.py", CODE) == [Severity.INFO, Severity.INFO]
+    assert severities(tmp_path, "models/modeling_x.py", CODE) == [Severity.WARNING, Severity.WARNING]
 
 
 def test_the_gpu_module_of_a_pair_written_per_device_is_info(tmp_path: Path) -> None:

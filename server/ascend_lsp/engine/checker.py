@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .guards import (FP8_WORDS, OTHER_DEVICE_WORDS, TENSORRT_WORDS, GuardFacts, backend_module, named_for,
-                     on_by_default, part_words, written)
+from .guards import (FP8_WORDS, KERNEL_FOLDER_WORDS, KERNEL_WORDS, NPU_WORDS, OTHER_DEVICE_WORDS, TENSORRT_WORDS, GuardFacts,
+                     backend_module, named_for, on_by_default, part_words, written)
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -48,6 +48,14 @@ OTHER_BACKEND = " (For another backend (ROCm, XPU, MPS, HPU, ...): it does not r
 GPU_VARIANT = (" (The GPU's module of a pair written per device: {twin} is the NPU's, so this one runs only where the "
                "GPU's is chosen.)")
 OTHER_DEVICE_PART = " (In {part}, named for another device ({word}): it does not run on the NPU.)"
+KERNEL_PART = (" (In {part}, named for one device's kernels or extensions: such code is replaced as a whole where the "
+               "project chooses it (a torch path, torch_npu's fused operators, triton-ascend for Triton kernels), not "
+               "line by line.)")
+# `torch.cuda.get_device_capability()` and `get_device_properties()` under a CUDA test ask about the CUDA
+# device the test found: like a CUDA name, the test is what changes (held-out projects: 2 right in 25)
+CUDA_QUERIES = frozenset({"NPU402"})
+NPU_PART = (" (In {part}, named for the NPU: code written for it, where a CUDA name is its authors' choice: a test "
+            "that is False on the NPU, a path for other devices, or what `transfer_to_npu` maps.)")
 # the test as written, not its line: findings keep their text when lines move above them
 GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
            "needs the change too.)")
@@ -61,11 +69,14 @@ def own_path(path: str, project: ProjectContext | None) -> str:
 
 
 def off_npu_file(path: str | None, project: ProjectContext | None, settings: Settings, text: str) -> str:
-    """Why the whole file runs only where the NPU is not used ("": it may run there): the CUDA
+    """Why the whole file's findings are info ("": they keep their severity). It runs only where the
+    NPU is not used: the CUDA
     module of a per-backend scheme (`accelerators/cuda.py`), a file named for TensorRT or in a folder so
     named (`tools/trt.py`, `deploy/tensorrt/serve.py`), the GPU's module of a pair written per device
     (`modeling_x_gpu.py` beside `modeling_x_npu.py`), one named for another device (`mlu_group_gemm.py`,
-    `ops/xpu/`), or a Python module named for FP8 (`quantization/fp8.py`) where
+    `ops/xpu/`); it is one device's kernels, replaced as a whole where the project chooses them, not line
+    by line: a Python module so named or in a folder so named (`gguf_triton.py`, `ops/kernels/`, `csrc/`),
+    not for the NPU's; or it is a Python module named for FP8 (`quantization/fp8.py`) where
     the configured chip has no FP8: not a config, a launch script or a script run as `__main__`
     named so, which is the choice of FP8 itself. The folders read are the project's own (a checkout
     under `~/trt/` is not TensorRT's); without a project, the file's own folder."""
@@ -85,7 +96,12 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
     if other:  # `moe/mlu_group_gemm.py`, `ops/xpu/`
         word = next(w for w in OTHER_DEVICE_WORDS if w in part_words(other))
         return OTHER_DEVICE_PART.format(part=other, word=OTHER_DEVICE_WORDS[word])
-    part = named_for(own, FP8_WORDS, files=True) if own.endswith(".py") else None
+    if not own.endswith(".py"):
+        return ""
+    kernels = named_for(own, KERNEL_FOLDER_WORDS) or named_for(own, KERNEL_WORDS, files=True)
+    if kernels and not named_for(own, NPU_WORDS, files=True, unless=None):
+        return KERNEL_PART.format(part=kernels)
+    part = named_for(own, FP8_WORDS, files=True)
     if part is None or "__main__" in text or "fp8" not in load_chips().chips[settings.chip].lacks:
         return ""
     return FP8_PART.format(part=part, chip=settings.chip)
@@ -149,6 +165,9 @@ class Checker:
         self.branches: list = []
         self.ranged = False
         self.off_npu_file = off_npu_file(path, project, settings, source.text)
+        # the file or folder naming the NPU that holds a Python file (`modeling_x_npu.py`, `kernels/_ascend/`)
+        self.npu_part = named_for(own_path(path, project), NPU_WORDS, files=True, unless=None) \
+            if path and path.endswith(".py") else None
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         # why the top-level class member being walked runs only where CUDA was chosen (a `cuda()`
         # method beside `npu()`, a class beside its NPU variant: engine/backend_members.py); "" if not
@@ -225,12 +244,17 @@ class Checker:
                 fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
                 return  # the branch's test (`is_torch_npu_available()`, a device of type "npu") loaded torch_npu
-            elif test is not None and code[3] == "1" and lowered != (severity or rule.severity):
+            elif test is not None and (code[3] == "1" or code in CUDA_QUERIES) and lowered != (severity or rule.severity):
                 # the test is the finding to act on: where it has one, this is listed with it
-                # (_relate_guarded). Only CUDA names (NPU1xx), ported with the test: what is
-                # unsupported or differs on the NPU (NPU2xx-4xx) fails there once the test passes
+                # (_relate_guarded). Only CUDA names (NPU1xx) and queries of the CUDA device, ported with the
+                # test: what is unsupported or differs on the NPU (NPU2xx-4xx) fails there once the test passes
                 severity, guard = lowered, (test, text)
                 message = text + GUARDED.format(test=self._test_text(test))
+        if self.npu_part and guard is None and code[:3] == "NPU" and (code[3] == "1" or code in CUDA_QUERIES) \
+                and (severity or rule.severity) < Severity.INFO:
+            severity = Severity.INFO
+            message = (message if message is not None else rule.message.format(**fmt)) + NPU_PART.format(part=self.npu_part)
+            fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
         function = self.top_function
         if function is not None and guard is None and code[:4] == "NPU1" and (severity or rule.severity) < Severity.INFO \
                 and (rng.start_line, rng.start_col) >= function[2] and self.project is not None and self.path:

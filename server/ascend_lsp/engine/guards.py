@@ -1204,6 +1204,13 @@ OTHER_DEVICE_WORDS = {"mlu": "Cambricon's MLU", "xpu": "Intel's XPU", "hpu": "Ha
                       "musa": "Moore Threads' MUSA", "rocm": "AMD's ROCm", "hip": "AMD's ROCm"}
 # what code for the NPU is named (`kernels/_ascend/`, `modeling_npu.py`)
 NPU_WORDS = frozenset({"npu", "ascend"})
+# what a package or module of one device's kernels is named (`fastvideo-kernel/`, `ops/kernels/`,
+# `kernel/triton/`, `auto_round_extension/cuda/`, `gguf_triton.py`, `flash_attn_cute.py`): held-out
+# projects' findings there were right once in some 80 judgements, each kernel chosen by the project per device
+KERNEL_WORDS = frozenset({"kernel", "kernels", "triton", "cutlass", "cute"})
+# and what only a folder of them is named (`csrc/`, `auto_round_extension/`, `cuda/`): a module `extensions.py`
+# holds a model's code, `utils/cuda.py` a project's CUDA helpers
+KERNEL_FOLDER_WORDS = KERNEL_WORDS | {"csrc", "cuda", "extension", "extensions"}
 # what code that exists only for FP8 is named (`quantization/fp8.py`, `nanotron/fp8/`, `float8_linear.py`)
 FP8_WORDS = frozenset({"fp8", "float8"})
 

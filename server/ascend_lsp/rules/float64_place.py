@@ -62,6 +62,10 @@ NO_DEVICE = (" (Nothing in {where} places a tensor on a device (no `device=`, `.
 IMPORTED_FOR_CHECKS = (" (Imported for the dtypes checks accept: every use of `{name}` in the file is in such a list "
                        "(`{keyword}=[...]`), and no float64 tensor is made with it.)")
 KEPT = " (Chosen only where the data already is float64: it makes no float64 of its own.)"
+ON_CPU = (" (Of a tensor on the CPU: {how}; float64 is exact there, and the NPU never sees it.)")
+# what leaves a tensor on the CPU: `.cpu()` before a cast, `.numpy()` right after it (which a device tensor refuses)
+TO_CPU = frozenset({"cpu"})
+FROM_CPU = frozenset({"numpy"})
 
 
 def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | None:
@@ -81,6 +85,8 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
             return None
         if made is not None and _made_on_cpu(made) and not _moved(calls, made):
             return Severity.INFO, MADE_ON_CPU.format(name=last_name(made.func))
+    if holder is not None and (how := _on_cpu(calls, holder)):
+        return Severity.INFO, ON_CPU.format(how=how)
     if _kept_dtype(checker, node):
         return Severity.INFO, KEPT
     function = _holding_function(checker, node)
@@ -186,6 +192,23 @@ def _receiver(call: ast.Call) -> ast.Call | None:
     if type(func) is ast.Attribute and last_name(func) in CASTS and type(func.value) is ast.Call:
         return func.value
     return None
+
+
+def _on_cpu(calls: list[ast.Call], cast: ast.Call) -> str:
+    """How a cast (`.to`, `.type`, `.double`) shows its tensor is on the CPU: `.cpu()` in the chain it is
+    called on (`x.detach().cpu().to(torch.float64)`), or `.numpy()` called on its result
+    (`img.to(torch.double).numpy()`); "" where neither."""
+    func = cast.func
+    if type(func) is not ast.Attribute or func.attr not in CASTS:
+        return ""
+    receiver = func.value
+    while type(receiver) is ast.Call and type(receiver.func) is ast.Attribute:
+        if receiver.func.attr in TO_CPU and not receiver.args:
+            return "`.cpu()` comes before the cast"
+        receiver = receiver.func.value
+    if any(type(call.func) is ast.Attribute and call.func.attr in FROM_CPU and call.func.value is cast for call in calls):
+        return "`.numpy()` reads the result, which only a CPU tensor allows"
+    return ""
 
 
 def _made_on_cpu(call: ast.Call) -> bool:

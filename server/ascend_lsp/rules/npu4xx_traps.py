@@ -40,7 +40,10 @@ rule(
     code="NPU402", name="device-capability", severity=Severity.WARNING, fix="sometimes", table=CUDA_TABLE,
     message="`{name}` describes a CUDA compute capability.",
     doc=dict(
-        what="Finds `torch.cuda.get_device_capability` and `torch.cuda.get_device_properties`.",
+        what="Finds `torch.cuda.get_device_capability` and `torch.cuda.get_device_properties`. Under a test for "
+             "CUDA (`if x.device.type == \"cuda\": cap = torch.cuda.get_device_capability(x.device)`) it is info, "
+             "like a CUDA name there (NPU101): the query runs only where the test passes, and the test is what "
+             "changes; where the test is changed to admit the NPU, this needs the change too.",
         why="On the NPU, `torch.npu.get_device_capability` returns a compatibility value set by "
             "`TORCH_NPU_DEVICE_CAPABILITY`, not a property of the hardware. Code that branches on the CUDA "
             "compute capability (`>= (8, 0)` for bf16 or flash attention) takes a meaningless branch.",
@@ -107,7 +110,9 @@ rule(
              "torch.float32, torch.float64])`: a call or keyword named for accepting, allowing, supporting, "
              "validating, checking or expecting) or a key of a dict display (`{torch.float64: 3.4e13}`, a table "
              "of peak FLOPs), or an entry of a table that translates another library's dtype of the same name "
-             "(`{np.float64: torch.float64}`), or chosen only where the data already is float64. So is a tensor made of a size or "
+             "(`{np.float64: torch.float64}`), or chosen only where the data already is float64, or a cast of a tensor on the "
+             "CPU (`x.detach().cpu().to(torch.float64)`, or `x.to(torch.double).numpy()`, which only a CPU tensor "
+             "allows). So is a tensor made of a size or "
              "a dimension count (`torch.tensor(x.shape[-1], dtype=torch.float64, device=x.device)`), an integer "
              "float32 holds exactly (up to 2**24), wherever it is; and `from torch import float64` where every other "
              "use of the name in the file (as a word, comments too) is in such a list written on one line "
