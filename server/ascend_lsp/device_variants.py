@@ -1,7 +1,9 @@
 """Modules a project writes once per device, side by side (`patched_modeling_x_gpu.py` beside
-`patched_modeling_x_npu.py`, `x_gpu_patch_config.py` beside `x_npu_patch_config.py`): the GPU's
-runs only where the project picks it, and the NPU's is the port (engine/checker.py off_npu_file).
-Read from the paths of the project's Python files, in the read that gives the flags and calls."""
+`patched_modeling_x_npu.py`, `x_gpu_patch_config.py` beside `x_npu_patch_config.py`), or once per
+collective library (`nccl_checkpoint_engine.py` beside `hccl_checkpoint_engine.py`, `nccl.py` beside
+`hccl.py`): the GPU's runs only where the project picks it, and the NPU's is the port
+(engine/checker.py off_npu_file). Read from the paths of the project's Python files, in the read
+that gives the flags and calls."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import hashlib
 import os
 import re
 
-GPU_WORDS = frozenset({"gpu", "cuda"})
+# a word of the GPU's module's name → the word in its NPU twin's
+TWIN_WORDS = {"gpu": "npu", "cuda": "npu", "nccl": "hccl"}
 PARTS = re.compile(r"([_\W]+)")  # a file name's words and what separates them
 
 
@@ -23,8 +26,9 @@ def gpu_variants(root: str, paths: list[str]) -> dict[str, str]:
         stem, _, suffix = name.rpartition(".")
         parts = PARTS.split(stem)
         for i, part in enumerate(parts):
-            if part.lower() in GPU_WORDS:
-                twin = "".join([*parts[:i], "NPU" if part.isupper() else "npu", *parts[i + 1:]]) + "." + suffix
+            word = TWIN_WORDS.get(part.lower())
+            if word is not None:
+                twin = "".join([*parts[:i], word.upper() if part.isupper() else word, *parts[i + 1:]]) + "." + suffix
                 sibling = f"{folder}/{twin}" if folder else twin
                 if sibling in own:
                     found[relative] = sibling

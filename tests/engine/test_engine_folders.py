@@ -141,6 +141,18 @@ def test_the_gpu_module_of_a_pair_written_per_device_is_info(tmp_path: Path) -> 
     assert severities(tmp_path, "models/modeling_y_gpu.py", CODE) == [Severity.WARNING, Severity.WARNING]
 
 
+def test_the_nccl_module_of_a_pair_written_per_collective_library_is_info(tmp_path: Path) -> None:
+    """`nccl_checkpoint_engine.py` beside `hccl_checkpoint_engine.py`: the HCCL one is the NPU's."""
+    (tmp_path / "engines").mkdir()
+    (tmp_path / "engines" / "hccl_checkpoint_engine.py").write_text("import torch\n", encoding="utf-8")
+    path = tmp_path / "engines" / "nccl_checkpoint_engine.py"
+    path.write_text(CODE, encoding="utf-8")
+    found = analyze(CODE, Settings(select=("NPU1",)), str(path), project=ProjectContext(str(tmp_path))).findings
+    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
+    assert "engines/hccl_checkpoint_engine.py is the NPU's" in found[0].message
+    assert severities(tmp_path, "engines/nccl_allocator.py", CODE) == [Severity.WARNING, Severity.WARNING]
+
+
 PYPROJECT = '''[project]
 name = "p"
 version = "0"
