@@ -1,7 +1,8 @@
 """Code that runs only where a caller chose CUDA, beside the code for the NPU or the CPU.
 
-A class's `cuda()` method (or `to_cuda`, `cuda_*`, `forward_cuda`) beside a method named the same
-for another device (`npu()`, `musa()`, `xpu()`, `mlu()`, `cpu()`; `to_cpu`, `forward_npu`), or its
+A class's `cuda()` method (or `to_cuda`, `cuda_*`, `forward_cuda`, `is_gpu_available`) beside a method named
+the same for another device (`npu()`, `musa()`, `xpu()`, `mlu()`, `cpu()`; `to_cpu`, `forward_npu`,
+`is_npu_available`), or its
 `cuda()` beside a `to()` as on a Module, runs only when a caller asks for CUDA, and that call is reported where it is. A top-level class whose module
 also holds its NPU variant (`ProfilerHook` beside `NPUProfilerHook`, `CudaGraphRunner` beside
 `NpuGraphRunner`) is the one an NPU run does not use; so is a class for a library CUDA-only by
@@ -20,7 +21,9 @@ from .guards import name_words
 # the devices whose method beside a CUDA one gives a caller another way than CUDA (not ROCm's
 # `hip`: a class with `cuda` and `hip` methods alone has none for the NPU)
 OTHER_DEVICES = ("npu", "musa", "xpu", "mlu", "cpu")
-_BACKEND_PARTS = frozenset({"cuda", *OTHER_DEVICES})
+# what names the GPU in a method's name (`forward_cuda`, `is_gpu_available`)
+GPU_PARTS = ("cuda", "gpu")
+_BACKEND_PARTS = frozenset({*GPU_PARTS, *OTHER_DEVICES})
 # a top-level class statement, read from the text: `class NPUProfilerHook(Hook):`
 _CLASS_LINE = re.compile(r"^class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?", re.MULTILINE)
 _NPU_CLASS_LINE = re.compile(r"^class[ \t]+\w*npu", re.MULTILINE | re.IGNORECASE)  # one there, or no pair
@@ -58,9 +61,10 @@ def method_reasons(cls: str, body: list[ast.stmt]) -> dict[int, str]:
     out: dict[int, str] = {}
     for name, stmt in methods.items():
         parts = name.split("_")
-        if "cuda" not in parts:
+        gpu = next((part for part in GPU_PARTS if part in parts), None)
+        if gpu is None:
             continue
-        siblings = ["_".join(device if part == "cuda" else part for part in parts) for device in OTHER_DEVICES]
+        siblings = ["_".join(device if part == gpu else part for part in parts) for device in OTHER_DEVICES]
         if name == "cuda":  # `cuda()` beside `to()`, as on a Module: callers that move it elsewhere call `to`
             siblings.append("to")
         sibling = next((s for s in siblings if s in methods), None)
