@@ -422,6 +422,21 @@ def _falls_back(branch: Any, arms: list) -> bool:
     return not _callees(body) < _callees(branch)
 
 
+def _returns_instead(exit: ast.stmt, rest: list[ast.stmt]) -> bool:
+    """The early exit of a test of where a tensor is gives what the other devices get instead of the CUDA
+    path after it (`if x.device.type != "cuda": return self._loop(x)`): a call that is no part of that path,
+    or no result (`return None`, `return False`: the caller's own fallback); not a raise, nor the input
+    handed back as it came (`return x`), which may skip work."""
+    if type(exit) is ast.Continue:
+        return True
+    if type(exit) is not ast.Return:
+        return False
+    value = exit.value
+    if value is None or type(value) is ast.Constant and value.value in (None, False):
+        return True
+    return type(value) is ast.Call and not _callees(value) <= _callees(rest)
+
+
 def _callees(branch: Any) -> set[str]:
     """The names of what a branch calls (`einsum`, `autocast`)."""
     nodes = branch if isinstance(branch, list) else [branch]
@@ -990,7 +1005,9 @@ def exit_guards(body: list[ast.stmt], held: Held = NONE_HELD) -> list[Branches]:
     for i, stmt in enumerate(body[:-1]):
         if type(stmt) is ast.If and not stmt.orelse and leaves(stmt.body) and not skips(stmt.body):
             test = _failed_cuda_test(stmt.test, held)
-            if test is not None:
+            if test is not None and _placement(test) and _returns_instead(stmt.body[-1], body[i + 1:]):
+                out.append(Branches([body[i + 1:], stmt.test], [], [], [], PLACEMENT))
+            elif test is not None:
                 out.append(Branches([], [], [], [(held_test(test, held), body[i + 1:])]))
         elif type(stmt) is ast.Assert and _asserts_cuda(stmt.test, held):
             out.append(Branches([], [], [], [(held_test(stmt.test, held), body[i + 1:])]))
