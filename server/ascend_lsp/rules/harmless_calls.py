@@ -142,11 +142,23 @@ def _within_any(node: ast.AST, outers: list) -> bool:
     return any(inside(node, outer) for outer in outers)
 
 
-def seeds_all_beside(facts: StatementFacts, node: ast.AST) -> bool:
-    """`torch.manual_seed(...)` in the innermost function holding `node` (or its statement's lines)."""
+def seeds_all_beside(checker: Checker, node: ast.AST) -> bool:
+    """`torch.manual_seed(...)` in the innermost function holding `node`; at module level, in its
+    statement's lines or in a statement of the module's own (a script seeding at its top level)."""
+    facts = statement_facts(checker)
     func = innermost_function(facts, node)
+    if func is None and checker.text_fact("module-seed", _seeds_module):
+        return True
     first, last = (func.lineno, func.end_lineno) if func is not None else (node.lineno, node.end_lineno)  # type: ignore[attr-defined]
     return seeded_between(facts, first, last)
+
+
+# `torch.manual_seed(...)` as a statement of the module's own, at the start of a line
+MODULE_SEED = re.compile(r"^torch\.manual_seed\(", re.MULTILINE)
+
+
+def _seeds_module(checker: Checker) -> bool:
+    return MODULE_SEED.search(checker.source.text) is not None
 
 
 def in_environment_report(checker: Checker, facts: StatementFacts, node: ast.AST) -> bool:
@@ -213,7 +225,7 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
     if rule.startswith("NPU1") and (reason := reports_only(checker, ref.node)) is not None:
         return Severity.INFO, reason
     if qualname in CUDA_SEEDS:
-        if seeds_all_beside(facts, ref.node):
+        if seeds_all_beside(checker, ref.node):
             return Severity.INFO, SEEDED_BESIDE
         return checker.rules[rule].severity, SEED_ONLY
     if qualname == "torch.cuda.empty_cache":
@@ -717,7 +729,7 @@ def _no_op(checker: Checker, stmt: ast.stmt, in_cuda: bool = False) -> bool:
     if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
         return False
     name = checker.qualname(stmt.value.func, scope)
-    return name in NO_OPS_WITHOUT_CUDA or (name in CUDA_SEEDS and seeds_all_beside(statement_facts(checker), stmt))
+    return name in NO_OPS_WITHOUT_CUDA or (name in CUDA_SEEDS and seeds_all_beside(checker, stmt))
 
 
 # cuDNN's switches (`torch.backends.cudnn.deterministic = True`): set without CUDA, nothing reads
