@@ -2,12 +2,15 @@
 `deploy/tensorrt/`): it serves a model through NVIDIA's engine alone, so its findings are info
 that say so, its configs' too; a folder above the project's root says nothing of the project.
 And a file or folder named for FP8, on a chip without FP8, or for another device (`mlu_group_gemm.py`),
-the GPU's module of a pair written per device (engine/checker.py off_npu_file); Triton in a folder named
-for the NPU (triton-ascend); a pyproject.toml's extra named for the GPU."""
+the GPU's module of a pair written per device or per collective library, a module of one device's kernels
+(engine/checker.py off_npu_file); CUDA names in a file named for the NPU, and Triton there (triton-ascend), or
+in an environment report; a pyproject.toml's extra named for the GPU."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine.config import Settings
@@ -129,28 +132,32 @@ def test_cuda_names_in_a_file_named_for_the_npu_are_info(tmp_path: Path) -> None
     assert severities(tmp_path, "models/modeling_x.py", CODE) == [Severity.WARNING, Severity.WARNING]
 
 
-def test_the_gpu_module_of_a_pair_written_per_device_is_info(tmp_path: Path) -> None:
-    """`modeling_x_gpu.py` beside `modeling_x_npu.py`: the NPU's is the port; alone, the GPU's keeps its findings."""
-    (tmp_path / "models").mkdir()
-    (tmp_path / "models" / "modeling_x_npu.py").write_text("import torch\n", encoding="utf-8")
-    path = tmp_path / "models" / "modeling_x_gpu.py"
+def test_cuda_names_in_an_environment_report_are_info(tmp_path: Path) -> None:
+    """`collect_env.py`, `sys_info.py`: it describes the host; `env.py` may hold a project's settings, where
+    only the `torch.cuda` names it reads are a report's."""
+    found = findings(tmp_path, "tools/collect_env.py", CODE)
+    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
+    assert found[0].message.endswith("(In an environment report: it describes the host, and on an NPU host reports no "
+                                     "GPU; add the NPU's facts beside it if the report should show them.)")
+    assert severities(tmp_path, "pkg/sys_info.py", CODE) == [Severity.INFO, Severity.INFO]
+    assert severities(tmp_path, "pkg/utils/env.py", CODE) == [Severity.WARNING, Severity.INFO]
+
+
+@pytest.mark.parametrize(("npu", "gpu", "alone"), [
+    ("models/modeling_x_npu.py", "models/modeling_x_gpu.py", "models/modeling_y_gpu.py"),  # per device
+    ("engines/hccl_checkpoint_engine.py", "engines/nccl_checkpoint_engine.py", "engines/nccl_allocator.py"),  # per library
+])
+def test_the_gpu_module_of_a_pair_written_per_device_is_info(tmp_path: Path, npu: str, gpu: str, alone: str) -> None:
+    """`modeling_x_gpu.py` beside `modeling_x_npu.py`, `nccl_checkpoint_engine.py` beside
+    `hccl_checkpoint_engine.py`: the NPU's is the port; alone, the GPU's keeps its findings."""
+    (tmp_path / npu).parent.mkdir(parents=True)
+    (tmp_path / npu).write_text("import torch\n", encoding="utf-8")
+    path = tmp_path / gpu
     path.write_text(CODE, encoding="utf-8")
     found = analyze(CODE, Settings(select=("NPU1",)), str(path), project=ProjectContext(str(tmp_path))).findings
     assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
-    assert "models/modeling_x_npu.py is the NPU's" in found[0].message
-    assert severities(tmp_path, "models/modeling_y_gpu.py", CODE) == [Severity.WARNING, Severity.WARNING]
-
-
-def test_the_nccl_module_of_a_pair_written_per_collective_library_is_info(tmp_path: Path) -> None:
-    """`nccl_checkpoint_engine.py` beside `hccl_checkpoint_engine.py`: the HCCL one is the NPU's."""
-    (tmp_path / "engines").mkdir()
-    (tmp_path / "engines" / "hccl_checkpoint_engine.py").write_text("import torch\n", encoding="utf-8")
-    path = tmp_path / "engines" / "nccl_checkpoint_engine.py"
-    path.write_text(CODE, encoding="utf-8")
-    found = analyze(CODE, Settings(select=("NPU1",)), str(path), project=ProjectContext(str(tmp_path))).findings
-    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
-    assert "engines/hccl_checkpoint_engine.py is the NPU's" in found[0].message
-    assert severities(tmp_path, "engines/nccl_allocator.py", CODE) == [Severity.WARNING, Severity.WARNING]
+    assert f"{npu} is the NPU's" in found[0].message
+    assert severities(tmp_path, alone, CODE) == [Severity.WARNING, Severity.WARNING]
 
 
 PYPROJECT = '''[project]

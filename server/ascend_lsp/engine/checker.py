@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .guards import (FP8_WORDS, KERNEL_FOLDER_WORDS, KERNEL_WORDS, NPU_WORDS, OTHER_DEVICE_WORDS, TENSORRT_WORDS, GuardFacts,
-                     backend_module, named_for, on_by_default, part_words, written)
+from .guards import (ENV_REPORT_NAME, FP8_WORDS, KERNEL_FOLDER_WORDS, KERNEL_WORDS, NPU_WORDS, OTHER_DEVICE_WORDS,
+                     TENSORRT_WORDS, GuardFacts, backend_module, named_for, on_by_default, part_words, written)
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -54,6 +54,8 @@ KERNEL_PART = (" (In {part}, named for one device's kernels or extensions: such 
 # `torch.cuda.get_device_capability()` and `get_device_properties()` under a CUDA test ask about the CUDA
 # device the test found: like a CUDA name, the test is what changes (held-out projects: 2 right in 25)
 CUDA_QUERIES = frozenset({"NPU402"})
+ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU host reports no GPU; add the "
+              "NPU's facts beside it if the report should show them.)")
 NPU_PART = (" (In {part}, named for the NPU: code written for it, where a CUDA name is its authors' choice: a test "
             "that is False on the NPU, a path for other devices, or what `transfer_to_npu` maps.)")
 # the test as written, not its line: findings keep their text when lines move above them
@@ -105,6 +107,19 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
     if part is None or "__main__" in text or "fp8" not in load_chips().chips[settings.chip].lacks:
         return ""
     return FP8_PART.format(part=part, chip=settings.chip)
+
+
+def cuda_names_reason(path: str | None, project: ProjectContext | None) -> str:
+    """Why the CUDA names (NPU1xx, NPU402) of a Python file are info, by its name or its folder's: code
+    written for the NPU (NPU_PART), whose authors run it there; a report of the host (ENV_REPORT:
+    `collect_env.py`, `sys_info.py`); "" for other files."""
+    if not path or not path.endswith(".py"):
+        return ""
+    own = own_path(path, project)
+    part = named_for(own, NPU_WORDS, files=True, unless=None)
+    if part:
+        return NPU_PART.format(part=part)
+    return ENV_REPORT if ENV_REPORT_NAME.search(os.path.basename(own)[:-3].lower()) else ""
 
 
 def _within(rng: Range, regions: list[Range]) -> bool:
@@ -165,9 +180,9 @@ class Checker:
         self.branches: list = []
         self.ranged = False
         self.off_npu_file = off_npu_file(path, project, settings, source.text)
-        # the file or folder naming the NPU that holds a Python file (`modeling_x_npu.py`, `kernels/_ascend/`)
-        self.npu_part = named_for(own_path(path, project), NPU_WORDS, files=True, unless=None) \
-            if path and path.endswith(".py") else None
+        # why the CUDA names of a Python file are info, by its name: written for the NPU (`modeling_x_npu.py`,
+        # `kernels/_ascend/`), or a report of the host (`collect_env.py`); "" if neither
+        self.cuda_names_reason = cuda_names_reason(path, project)
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         # why the top-level class member being walked runs only where CUDA was chosen (a `cuda()`
         # method beside `npu()`, a class beside its NPU variant: engine/backend_members.py); "" if not
@@ -250,10 +265,10 @@ class Checker:
                 # test: what is unsupported or differs on the NPU (NPU2xx-4xx) fails there once the test passes
                 severity, guard = lowered, (test, text)
                 message = text + GUARDED.format(test=self._test_text(test))
-        if self.npu_part and guard is None and code[:3] == "NPU" and (code[3] == "1" or code in CUDA_QUERIES) \
+        if self.cuda_names_reason and guard is None and code[:3] == "NPU" and (code[3] == "1" or code in CUDA_QUERIES) \
                 and (severity or rule.severity) < Severity.INFO:
             severity = Severity.INFO
-            message = (message if message is not None else rule.message.format(**fmt)) + NPU_PART.format(part=self.npu_part)
+            message = (message if message is not None else rule.message.format(**fmt)) + self.cuda_names_reason
             fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
         function = self.top_function
         if function is not None and guard is None and code[:4] == "NPU1" and (severity or rule.severity) < Severity.INFO \

@@ -1228,6 +1228,10 @@ KERNEL_WORDS = frozenset({"kernel", "kernels", "triton", "cutlass", "cute"})
 # and what only a folder of them is named (`csrc/`, `auto_round_extension/`, `cuda/`): a module `extensions.py`
 # holds a model's code, `utils/cuda.py` a project's CUDA helpers
 KERNEL_FOLDER_WORDS = KERNEL_WORDS | {"csrc", "cuda", "extension", "extensions"}
+# what an environment report is called, a function (`print_env()`, `get_env_info()`, `collect_system_info()`)
+# or a module (`collect_env.py`, `collect_env_info.py`, `sys_info.py`)
+ENV_REPORT_NAME = re.compile(r"(?:collect|print|get|show|report|dump|log)_?(?:env|environment|sys|system)(?:_?info)?$"
+                             r"|^(?:env_?info|sys(?:tem)?_info)$")
 # what code that exists only for FP8 is named (`quantization/fp8.py`, `nanotron/fp8/`, `float8_linear.py`)
 FP8_WORDS = frozenset({"fp8", "float8"})
 

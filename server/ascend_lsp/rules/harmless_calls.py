@@ -12,10 +12,10 @@ import re
 from collections.abc import Callable
 from pathlib import PurePath
 
-from ..engine.checker import Checker, Reference
+from ..engine.checker import ENV_REPORT, Checker, Reference
 from ..engine.model import Severity
 from ..engine.text import indent_width
-from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD, leaves, name_words, skips
+from ..engine.guards import CUDA_WORD, ENV_REPORT_NAME, NPU_WORD, OTHER_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cuda_test_paths import failed_cuda_test, prose, reports
 from .float64_place import float64_place
@@ -23,7 +23,7 @@ from .import_uses import cuda_only_check, holds_only_with_cuda
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .advice_matching import inside, own_nodes
 from .uncalled_helpers import uncalled_place
-from .statement_facts import ENV_FUNCTION, StatementFacts, innermost_function, seeded_between, statement_facts, under_cuda_key
+from .statement_facts import StatementFacts, innermost_function, seeded_between, statement_facts, under_cuda_key
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
 NPU_STRING = re.compile(r"(?:npu|hccl)(?::|$)")
@@ -50,8 +50,6 @@ SAME_ERROR = (" (The same class as `torch.OutOfMemoryError`, which torch_npu rai
               "`torch.OutOfMemoryError`.)")
 KEY_ONLY = (" (Only a key here (`hooks[torch.cuda.amp.GradScaler] = ...`): naming the class runs nothing, and an "
             "NPU object is never looked up under it.)")
-ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU host reports no GPU; add the "
-              "NPU's facts beside it if the report should show them.)")
 FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it only where torch has no module for "
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
 DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no tensor of it.)"
@@ -99,13 +97,12 @@ SKIP_CONDITION = (" (A test's skip condition: on an NPU host the test is skipped
 # what tests for CUDA: in a file that handles `npu` too, the authors chose the NPU's path
 CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
 
-# the files of an environment report: collect_env.py (torch's), env.py (LLaMA-Factory's,
-# accelerate's `accelerate env`), or named as its functions are (collect_env_info.py)
-ENV_FILES = frozenset({"collect_env", "env", "env_info", "envinfo", "sys_info", "system_info"})
-
 
 def names_environment_report(stem: str) -> bool:
-    return stem in ENV_FILES or ENV_FUNCTION.search(stem) is not None
+    """A module that reports the host by its name (ENV_REPORT_NAME), or `env.py` (LLaMA-Factory's, accelerate's
+    `accelerate env`): for `torch.cuda` names it reads; `env.py` alone may hold a project's settings, so its other
+    findings keep their severity (Checker.cuda_names_reason)."""
+    return stem == "env" or ENV_REPORT_NAME.search(stem) is not None
 
 
 def handles_npu(checker: Checker) -> bool:

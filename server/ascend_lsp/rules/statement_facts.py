@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from dataclasses import dataclass, field
 
 from ..engine.checker import Checker
+from ..engine.guards import ENV_REPORT_NAME
 from ..engine.walk import last_name
 from .advice_matching import inside
 
@@ -28,8 +28,6 @@ ENV_SETTERS = frozenset({"setdefault", "putenv"})
 # torch.random's manual_seed seeds every device: CUDA's, and through `_seed_custom_device`
 # the privateuse1 backend's, which is the NPU once torch_npu is loaded (torch 2.13 random.py)
 SEEDS_ALL = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
-# what an environment report is called: `print_env()`, `get_env_info()`, `collect_system_info()`
-ENV_FUNCTION = re.compile(r"(?:collect|print|get|show|report|dump|log)_?(?:env|environment|sys|system)(?:_?info)?$")
 
 
 def device_keyword(name: str | None) -> bool:
@@ -135,7 +133,7 @@ def _gather(events) -> StatementFacts:
             for node in ast.walk(func):
                 if type(node) is ast.Return and node.value is not None:
                     _mark(facts.in_device_position, node.value)
-        if ENV_FUNCTION.search(lowered):
+        if ENV_REPORT_NAME.search(lowered):
             facts.env_reports.append(func)
     device_keys = []  # `run_opts = {"device": "cuda"}` places the model: (window, the keys, the key's index)
     for string in events.strings:
