@@ -43,7 +43,9 @@ def packaging_findings(source: SourceText, settings: Settings, tables: Tables, p
     dockerfile = Dockerfile(source) if kind == "dockerfile" else None
     script = dockerfile.script if dockerfile is not None else ShellScript(source) if kind == "shell" else None
     if script is not None:  # an NPU-aware script's arms (shell_script.py) and a Dockerfile's other devices' stages
-        checker.off_npu = [*script.off_npu, *(dockerfile.off_npu if dockerfile is not None else ())]
+        checker.off_why = script.off_why
+        checker.off_npu = [*script.off_npu, *(rng for rng, _ in script.off_why),
+                           *(dockerfile.off_npu if dockerfile is not None else ())]
         checker.on_npu = script.on_npu
     if kind == "pyproject":  # the extras for the GPU (`gpu = ["flash-attn", ...]`) and their sources
         checker.off_why = gpu_extras(source)

@@ -36,6 +36,11 @@ DECLARATIONS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 REDIRECTIONS = frozenset({"<", ">", ">>", "<<<", "&>", ">&", "<&", ">|", "<<", "<<-"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 NEGATIONS = frozenset({"!", "!=", "-ne", "-z"})  # `-z "$ASCEND_HOME_PATH"`: the arm without it
+# a test that an NVIDIA tool is installed (`command -v nvidia-smi >/dev/null`, `which nvcc`): its arm runs
+# only where the tool is, which an NPU host is not
+NVIDIA_TOOL_TEST = re.compile(r"\b(?:command\s+-v|which|type|hash)\s+(nvidia-smi|nvcc)\b")
+NVIDIA_TOOL_ARM = " (In an arm that runs only where `{tool}` is installed, which an NPU host is not.)"
+NVIDIA_TOOL_PROBE = " (A test that `{tool}` is installed: on an NPU host it is not, and the script goes on without it.)"
 # Programs that start a Python program: options after its script or module are that program's.
 PYTHON = re.compile(r"python(?:[0-9]+(?:\.[0-9]+)?)?")
 PYTHON_LAUNCHERS = frozenset({"torchrun", "accelerate", "deepspeed"})
@@ -378,7 +383,14 @@ class _Chain:
     test_start: int = -1  # the open test's start, while one is read
     arm_start: int = -1  # the open arm's start
     arm_npu: bool = False
+    arm_tool: str = ""  # the NVIDIA tool the open arm's test finds installed (NVIDIA_TOOL_TEST)
     arms: list[tuple[int, int, bool]] = field(default_factory=list)
+
+
+def _nvidia_tool(test: str) -> tuple[str, bool]:
+    """The NVIDIA tool an `if` test looks for ("" for none), and whether it is negated."""
+    found = NVIDIA_TOOL_TEST.search(test)
+    return (found.group(1), bool(NEGATIONS.intersection(test.split()))) if found is not None else ("", False)
 
 
 def _tests_npu(test: str) -> bool:
@@ -419,6 +431,9 @@ class ShellScript:
         # the arms of `if` chains that test for the NPU: those that never run there / only there
         self.off_npu: list[Range] = []
         self.on_npu: list[Range] = []
+        # the arms that never run on an NPU host for a reason of their own (an NVIDIA tool found), and
+        # the tests that look for such a tool
+        self.off_why: list[tuple[Range, str]] = []
         self._chains: list[_Chain] = []  # the `if`s open while reading
         text = source.text
         pending = [(0, len(text))]
@@ -499,13 +514,20 @@ class ShellScript:
             return
         elif word == "then" and chains[-1].test_start >= 0:
             chain = chains[-1]
-            chain.arm_npu = _tests_npu(self.source.text[chain.test_start:token.start])
+            test = self.source.text[chain.test_start:token.start]
+            tool, negated = _nvidia_tool(test)
+            if tool:  # the probe itself, either way
+                self.off_why.append((self._range(chain.test_start, token.start), NVIDIA_TOOL_PROBE.format(tool=tool)))
+            chain.arm_npu, chain.arm_tool = _tests_npu(test), "" if negated else tool
             chain.arm_start, chain.test_start = token.end, -1
         elif word in ("elif", "else", "fi"):
             chain = chains[-1]
             if chain.arm_start >= 0:
                 chain.arms.append((chain.arm_start, token.start, chain.arm_npu))
-            chain.arm_start, chain.arm_npu = (token.end, False) if word == "else" else (-1, False)
+                if chain.arm_tool:
+                    self.off_why.append((self._range(chain.arm_start, token.start),
+                                         NVIDIA_TOOL_ARM.format(tool=chain.arm_tool)))
+            chain.arm_start, chain.arm_npu, chain.arm_tool = (token.end, False, "") if word == "else" else (-1, False, "")
             if word == "elif":
                 chain.test_start = token.end
             elif word == "fi":
