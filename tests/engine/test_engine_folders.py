@@ -3,8 +3,8 @@
 that say so, its configs' too; a folder above the project's root says nothing of the project.
 And a file or folder named for FP8, on a chip without FP8, or for another device (`mlu_group_gemm.py`),
 the GPU's module of a pair written per device or per collective library, a module of one device's kernels
-(engine/checker.py off_npu_file); CUDA names in a file named for the NPU, and Triton there (triton-ascend), or
-in an environment report; a pyproject.toml's extra named for the GPU."""
+(engine/checker.py off_npu_file); Triton in a file or folder named for the NPU (triton-ascend), whose other
+findings stay; CUDA names in an environment report; a pyproject.toml's extra named for the GPU."""
 
 from __future__ import annotations
 
@@ -108,28 +108,22 @@ def test_a_module_or_folder_named_for_one_devices_kernels_is_info(tmp_path: Path
     for relative in ("pkg/ops/kernels/moe.py", "auto_round_extension/cuda/fp4.py", "pkg/qlinear/gguf_triton.py",
                      "pkg/attention/flash_attn_cute.py", "csrc/build.py"):
         assert severities(tmp_path, relative, CODE) == [Severity.INFO, Severity.INFO], relative
-    # a module named `extensions.py` holds model code, `utils/cuda.py` CUDA helpers
-    for relative in ("mace/modules/extensions.py", "pkg/utils/cuda.py"):
+    # a module named `extensions.py` holds model code, `utils/cuda.py` CUDA helpers; the NPU's kernels are the port
+    for relative in ("mace/modules/extensions.py", "pkg/utils/cuda.py", "pkg/kernels/npu_rope.py",
+                     "pkg/_ascend/triton/utils.py"):
         assert severities(tmp_path, relative, CODE) == [Severity.WARNING, Severity.WARNING], relative
-    # the NPU's kernels are the port: what they say is the NPU's code's reason
-    for relative in ("pkg/kernels/npu_rope.py", "pkg/_ascend/triton/utils.py"):
-        assert all("named for the NPU" in f.message and "kernels or extensions" not in f.message
-                   for f in findings(tmp_path, relative, CODE)), relative
+    # without a project, only the file's own name: the folder may be where a user keeps their work
+    loose = tmp_path / "cuda_port" / "train.py"
+    loose.parent.mkdir()
+    assert [f.severity for f in analyze(CODE, Settings(select=("NPU1",)), str(loose)).findings] == [
+        Severity.WARNING, Severity.WARNING]
 
 
-def test_cuda_names_in_a_file_named_for_the_npu_are_info(tmp_path: Path) -> None:
-    """Code written for the NPU (`modeling_x_npu.py`, `_ascend/`): its CUDA names are its authors' choice;
-    what is unsupported or differs on the NPU (NPU4xx) keeps its severity there."""
-    code = CODE + "x = torch.zeros(2, dtype=torch.float64, device='npu')\n"
-    found = findings(tmp_path, "models/modeling_x_npu.py", code, ("NPU1", "NPU405"))
-    assert [(f.code, f.severity) for f in found] == [("NPU101", Severity.INFO), ("NPU103", Severity.INFO),
-                                                     ("NPU405", Severity.WARNING)]
-    assert found[0].message.endswith("(In modeling_x_npu.py, named for the NPU: code written for it, where a CUDA "
-                                     "name is its authors' choice: a test that is False on the NPU, a path for other "
-                                     "devices, or what `transfer_to_npu` maps.)")
-    assert found[0].fix is not None and found[0].fix.applicability.value == "display"
-    assert severities(tmp_path, "ops/_ascend/rope.py", CODE) == [Severity.INFO, Severity.INFO]
-    assert severities(tmp_path, "models/modeling_x.py", CODE) == [Severity.WARNING, Severity.WARNING]
+def test_cuda_names_in_a_file_or_folder_named_for_the_npu_keep_their_severity(tmp_path: Path) -> None:
+    """A file or folder named for the NPU may be where a user ports code (`train_npu.py`, `npu_port/`): its
+    CUDA names are the port's work."""
+    for relative in ("models/modeling_x_npu.py", "npu_port/train.py", "ops/_ascend/rope.py"):
+        assert severities(tmp_path, relative, CODE) == [Severity.WARNING, Severity.WARNING], relative
 
 
 def test_cuda_names_in_an_environment_report_are_info(tmp_path: Path) -> None:

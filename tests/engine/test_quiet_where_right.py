@@ -244,9 +244,8 @@ def test_the_cuda_variant_of_a_class_and_its_own_kind_built_on_it_do_not_run_on_
     assert found(model) == [("NPU103", 6, WARNING)]
 
 
-# (the NPU's module is info for a reason of its own: code written for the NPU, test_engine_folders.py)
 @pytest.mark.parametrize(("path", "severity"), [
-    ("pkg/accelerators/cuda.py", INFO), ("vllm/platforms/cuda.py", INFO), ("pkg/accelerators/xla.py", WARNING),
+    ("pkg/accelerators/cuda.py", INFO), ("vllm/platforms/cuda.py", INFO), ("pkg/accelerators/npu.py", WARNING),
     ("pkg/cuda.py", WARNING)])
 def test_the_cuda_module_of_a_per_backend_scheme_does_not_run_on_the_npu(path: str, severity: Severity) -> None:
     assert found("import torch\ntorch.cuda.synchronize()\n", path) == [("NPU103", 2, severity)]

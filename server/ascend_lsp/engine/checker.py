@@ -56,8 +56,6 @@ KERNEL_PART = (" (In {part}, named for one device's kernels or extensions: such 
 CUDA_QUERIES = frozenset({"NPU402"})
 ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU host reports no GPU; add the "
               "NPU's facts beside it if the report should show them.)")
-NPU_PART = (" (In {part}, named for the NPU: code written for it, where a CUDA name is its authors' choice: a test "
-            "that is False on the NPU, a path for other devices, or what `transfer_to_npu` maps.)")
 # the test as written, not its line: findings keep their text when lines move above them
 GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
            "needs the change too.)")
@@ -100,7 +98,9 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
         return OTHER_DEVICE_PART.format(part=other, word=OTHER_DEVICE_WORDS[word])
     if not own.endswith(".py"):
         return ""
-    kernels = named_for(own, KERNEL_FOLDER_WORDS) or named_for(own, KERNEL_WORDS, files=True)
+    # the folders only of a known project: a folder above it may be where a user keeps their work (`~/cuda_port/`)
+    kernels = (named_for(own, KERNEL_FOLDER_WORDS) if project is not None else None) \
+        or named_for(os.path.basename(own), KERNEL_WORDS, files=True)
     if kernels and not named_for(own, NPU_WORDS, files=True, unless=None):
         return KERNEL_PART.format(part=kernels)
     part = named_for(own, FP8_WORDS, files=True)
@@ -109,17 +109,13 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
     return FP8_PART.format(part=part, chip=settings.chip)
 
 
-def cuda_names_reason(path: str | None, project: ProjectContext | None) -> str:
-    """Why the CUDA names (NPU1xx, NPU402) of a Python file are info, by its name or its folder's: code
-    written for the NPU (NPU_PART), whose authors run it there; a report of the host (ENV_REPORT:
-    `collect_env.py`, `sys_info.py`); "" for other files."""
+def env_report(path: str | None) -> str:
+    """ENV_REPORT for a Python module named for a report of the host (`collect_env.py`, `sys_info.py`), whose
+    CUDA names (NPU1xx, NPU402) are then info; else "". By the file's own name: a folder named for the NPU or
+    a device may be where a user ports code (`npu_port/train.py`), and its findings are the port's work."""
     if not path or not path.endswith(".py"):
         return ""
-    own = own_path(path, project)
-    part = named_for(own, NPU_WORDS, files=True, unless=None)
-    if part:
-        return NPU_PART.format(part=part)
-    return ENV_REPORT if ENV_REPORT_NAME.search(os.path.basename(own)[:-3].lower()) else ""
+    return ENV_REPORT if ENV_REPORT_NAME.search(os.path.basename(path)[:-3].lower()) else ""
 
 
 def _within(rng: Range, regions: list[Range]) -> bool:
@@ -180,9 +176,8 @@ class Checker:
         self.branches: list = []
         self.ranged = False
         self.off_npu_file = off_npu_file(path, project, settings, source.text)
-        # why the CUDA names of a Python file are info, by its name: written for the NPU (`modeling_x_npu.py`,
-        # `kernels/_ascend/`), or a report of the host (`collect_env.py`); "" if neither
-        self.cuda_names_reason = cuda_names_reason(path, project)
+        # a report of the host, by the file's name (`collect_env.py`): its CUDA names are info
+        self.env_report = env_report(path)
         self.enclosing: list = []  # the branches of the top-level backend class being walked (guards.class_branches)
         # why the top-level class member being walked runs only where CUDA was chosen (a `cuda()`
         # method beside `npu()`, a class beside its NPU variant: engine/backend_members.py); "" if not
@@ -265,10 +260,10 @@ class Checker:
                 # test: what is unsupported or differs on the NPU (NPU2xx-4xx) fails there once the test passes
                 severity, guard = lowered, (test, text)
                 message = text + GUARDED.format(test=self._test_text(test))
-        if self.cuda_names_reason and guard is None and code[:3] == "NPU" and (code[3] == "1" or code in CUDA_QUERIES) \
+        if self.env_report and guard is None and code[:3] == "NPU" and (code[3] == "1" or code in CUDA_QUERIES) \
                 and (severity or rule.severity) < Severity.INFO:
             severity = Severity.INFO
-            message = (message if message is not None else rule.message.format(**fmt)) + self.cuda_names_reason
+            message = (message if message is not None else rule.message.format(**fmt)) + self.env_report
             fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
         function = self.top_function
         if function is not None and guard is None and code[:4] == "NPU1" and (severity or rule.severity) < Severity.INFO \

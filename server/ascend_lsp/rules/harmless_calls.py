@@ -101,7 +101,7 @@ CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
 def names_environment_report(stem: str) -> bool:
     """A module that reports the host by its name (ENV_REPORT_NAME), or `env.py` (LLaMA-Factory's, accelerate's
     `accelerate env`): for `torch.cuda` names it reads; `env.py` alone may hold a project's settings, so its other
-    findings keep their severity (Checker.cuda_names_reason)."""
+    findings keep their severity (Checker.env_report)."""
     return stem == "env" or ENV_REPORT_NAME.search(stem) is not None
 
 
