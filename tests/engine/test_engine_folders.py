@@ -113,10 +113,11 @@ def test_a_module_or_folder_named_for_one_devices_kernels_is_info(tmp_path: Path
                      "pkg/_ascend/triton/utils.py"):
         assert severities(tmp_path, relative, CODE) == [Severity.WARNING, Severity.WARNING], relative
     # without a project, only the file's own name: the folder may be where a user keeps their work
-    loose = tmp_path / "cuda_port" / "train.py"
-    loose.parent.mkdir()
-    assert [f.severity for f in analyze(CODE, Settings(select=("NPU1",)), str(loose)).findings] == [
-        Severity.WARNING, Severity.WARNING]
+    for folder in ("cuda_port", "trt", "ascend-port"):
+        loose = tmp_path / folder / "train.py"
+        loose.parent.mkdir()
+        assert [f.severity for f in analyze(CODE, Settings(select=("NPU1",)), str(loose)).findings] == [
+            Severity.WARNING, Severity.WARNING], folder
 
 
 def test_cuda_names_in_a_file_or_folder_named_for_the_npu_keep_their_severity(tmp_path: Path) -> None:

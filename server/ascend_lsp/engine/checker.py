@@ -63,9 +63,9 @@ GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUD
 
 def own_path(path: str, project: ProjectContext | None) -> str:
     """The file's path in its project (the folders above the root are not the project's: a checkout
-    under `~/trt/` is not TensorRT's); without a project, its folder and name."""
-    return os.path.relpath(path, project.root) if project is not None else os.path.join(
-        os.path.basename(os.path.dirname(path)), os.path.basename(path))
+    under `~/trt/` is not TensorRT's); without a project, its name alone (the folder it is in may be a
+    user's, named for the port: `~/ascend-port/`, `cuda_port/`)."""
+    return os.path.relpath(path, project.root) if project is not None else os.path.basename(path)
 
 
 def off_npu_file(path: str | None, project: ProjectContext | None, settings: Settings, text: str) -> str:
@@ -79,7 +79,7 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
     not for the NPU's; or it is a Python module named for FP8 (`quantization/fp8.py`) where
     the configured chip has no FP8: not a config, a launch script or a script run as `__main__`
     named so, which is the choice of FP8 itself. The folders read are the project's own (a checkout
-    under `~/trt/` is not TensorRT's); without a project, the file's own folder."""
+    under `~/trt/` is not TensorRT's); without a project, the file's own name alone."""
     if not path:
         return ""
     scheme = backend_module(path)
@@ -98,9 +98,7 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
         return OTHER_DEVICE_PART.format(part=other, word=OTHER_DEVICE_WORDS[word])
     if not own.endswith(".py"):
         return ""
-    # the folders only of a known project: a folder above it may be where a user keeps their work (`~/cuda_port/`)
-    kernels = (named_for(own, KERNEL_FOLDER_WORDS) if project is not None else None) \
-        or named_for(os.path.basename(own), KERNEL_WORDS, files=True)
+    kernels = named_for(own, KERNEL_FOLDER_WORDS) or named_for(os.path.basename(own), KERNEL_WORDS, files=True)
     if kernels and not named_for(own, NPU_WORDS, files=True, unless=None):
         return KERNEL_PART.format(part=kernels)
     part = named_for(own, FP8_WORDS, files=True)
