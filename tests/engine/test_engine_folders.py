@@ -35,11 +35,17 @@ def severities(root: Path, relative: str, text: str, select: tuple[str, ...] = (
     return [f.severity for f in findings(root, relative, text, select)]
 
 
-def test_a_file_in_a_tensorrt_folder_is_info(tmp_path: Path) -> None:
-    found = findings(tmp_path, "runtime/triton_trtllm/serve.py", CODE)
+def assert_info_for(root: Path, relative: str, reason: str) -> None:
+    """CODE's two findings at `relative` are info, the message ending with `reason`."""
+    found = findings(root, relative, CODE)
     assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
-    assert found[0].message.endswith("(In triton_trtllm/, named for TensorRT, NVIDIA's inference engine: what is "
-                                     "there serves a model only where that engine was chosen, on NVIDIA GPUs.)")
+    assert found[0].message.endswith(reason)
+
+
+def test_a_file_in_a_tensorrt_folder_is_info(tmp_path: Path) -> None:
+    assert_info_for(tmp_path, "runtime/triton_trtllm/serve.py",
+                    "(In triton_trtllm/, named for TensorRT, NVIDIA's inference engine: what is there serves a model "
+                    "only where that engine was chosen, on NVIDIA GPUs.)")
     assert severities(tmp_path, "deploy/tensorrt/docker-compose.yml", COMPOSE, ("NPU8",)) == [Severity.INFO]
 
 
@@ -83,10 +89,8 @@ def test_the_choice_of_fp8_keeps_its_findings(tmp_path: Path) -> None:
 
 
 def test_a_file_or_folder_named_for_another_device_is_info(tmp_path: Path) -> None:
-    found = findings(tmp_path, "ops/moe/mlu_group_gemm.py", CODE)
-    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
-    assert found[0].message.endswith("(In mlu_group_gemm.py, named for another device (Cambricon's MLU): it does not "
-                                     "run on the NPU.)")
+    assert_info_for(tmp_path, "ops/moe/mlu_group_gemm.py",
+                    "(In mlu_group_gemm.py, named for another device (Cambricon's MLU): it does not run on the NPU.)")
     assert severities(tmp_path, "platforms/rocm/launch.py", CODE) == [Severity.INFO, Severity.INFO]
     assert severities(tmp_path, "ops/moe/group_gemm.py", CODE) == [Severity.WARNING, Severity.WARNING]
 
@@ -100,11 +104,10 @@ def test_triton_in_a_folder_named_for_the_npu_is_triton_ascend(tmp_path: Path) -
 def test_a_module_or_folder_named_for_one_devices_kernels_is_info(tmp_path: Path) -> None:
     """Kernels are replaced as a whole where the project chooses them, not line by line: in a
     folder so named (`csrc/`, `*_extension/` only as folders) or a module so named, not the NPU's."""
-    found = findings(tmp_path, "fastvideo-kernel/python/attn.py", CODE)
-    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
-    assert found[0].message.endswith("(In fastvideo-kernel/, named for one device's kernels or extensions: such code is "
-                                     "replaced as a whole where the project chooses it (a torch path, torch_npu's fused "
-                                     "operators, triton-ascend for Triton kernels), not line by line.)")
+    assert_info_for(tmp_path, "fastvideo-kernel/python/attn.py",
+                    "(In fastvideo-kernel/, named for one device's kernels or extensions: such code is replaced as a "
+                    "whole where the project chooses it (a torch path, torch_npu's fused operators, triton-ascend "
+                    "for Triton kernels), not line by line.)")
     for relative in ("pkg/ops/kernels/moe.py", "auto_round_extension/cuda/fp4.py", "pkg/qlinear/gguf_triton.py",
                      "pkg/attention/flash_attn_cute.py", "csrc/build.py"):
         assert severities(tmp_path, relative, CODE) == [Severity.INFO, Severity.INFO], relative
@@ -130,17 +133,17 @@ def test_cuda_names_in_a_file_or_folder_named_for_the_npu_keep_their_severity(tm
 def test_cuda_names_in_an_environment_report_are_info(tmp_path: Path) -> None:
     """`collect_env.py`, `sys_info.py`: it describes the host; `env.py` may hold a project's settings, where
     only the `torch.cuda` names it reads are a report's."""
-    found = findings(tmp_path, "tools/collect_env.py", CODE)
-    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
-    assert found[0].message.endswith("(In an environment report: it describes the host, and on an NPU host reports no "
-                                     "GPU; add the NPU's facts beside it if the report should show them.)")
+    assert_info_for(tmp_path, "tools/collect_env.py",
+                    "(In an environment report: it describes the host, and on an NPU host reports no GPU; add the "
+                    "NPU's facts beside it if the report should show them.)")
     assert severities(tmp_path, "pkg/sys_info.py", CODE) == [Severity.INFO, Severity.INFO]
     assert severities(tmp_path, "pkg/utils/env.py", CODE) == [Severity.WARNING, Severity.INFO]
 
 
 @pytest.mark.parametrize(("npu", "gpu", "alone"), [
     ("models/modeling_x_npu.py", "models/modeling_x_gpu.py", "models/modeling_y_gpu.py"),  # per device
-    ("engines/hccl_checkpoint_engine.py", "engines/nccl_checkpoint_engine.py", "engines/nccl_allocator.py"),  # per library
+    # per collective library
+    ("engines/hccl_checkpoint_engine.py", "engines/nccl_checkpoint_engine.py", "engines/nccl_allocator.py"),
 ])
 def test_the_gpu_module_of_a_pair_written_per_device_is_info(tmp_path: Path, npu: str, gpu: str, alone: str) -> None:
     """`modeling_x_gpu.py` beside `modeling_x_npu.py`, `nccl_checkpoint_engine.py` beside
