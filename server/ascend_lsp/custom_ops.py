@@ -160,7 +160,11 @@ def scan_cpp(text: str, path: str, index: OpIndex) -> None:
 
 
 # --- Python -------------------------------------------------------------------------------
-_PY_OP = re.compile(r"\b(custom_op|register_kernel|impl)\s*\(\s*[\"'](\w+)::([\w.]+)[\"']")
+# torch.library's registrations of an operator's kernel for a device (`custom_op(name, device_types="cuda")`,
+# `register_kernel(op, "cuda")`, `impl(name, "cuda")`) → the position of the device argument given without its
+# keyword (rules/device_strings.py reads the same calls in the tree)
+KERNEL_REGISTRATIONS = {"custom_op": None, "register_kernel": 1, "impl": 1}
+_PY_OP = re.compile(r"\b(" + "|".join(KERNEL_REGISTRATIONS) + r")\s*\(\s*[\"'](\w+)::([\w.]+)[\"']")
 _LIBRARY = re.compile(r"\b(\w+)\s*=\s*(?:torch\.library\.|library\.)?Library\s*\(\s*[\"'](\w+)[\"']")
 _STRING = re.compile(r"[\"'](\w+)[\"']")
 # the function a decorator call ends above: `...)` then more decorators, then `def name`

@@ -116,6 +116,11 @@ def env_report(path: str | None) -> str:
     return ENV_REPORT if ENV_REPORT_NAME.search(os.path.basename(path)[:-3].lower()) else ""
 
 
+def shown_only(fixes: tuple[Fix, ...]) -> tuple[Fix, ...]:
+    """The fixes, shown but never applied (a finding lowered where rewriting would break the code where it runs)."""
+    return tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
+
+
 def _within(rng: Range, regions: list[Range]) -> bool:
     return any((r.start_line, r.start_col) <= (rng.start_line, rng.start_col)
                and (rng.end_line, rng.end_col) <= (r.end_line, r.end_col) for r in regions)
@@ -249,7 +254,7 @@ class Checker:
                 message = text + (self.off_npu_file or self.cuda_member
                                   or (self._off_reason(rng) if _within(rng, self.off_npu) else OTHER_BACKEND))
                 # shown, never applied: rewriting the CUDA path to the NPU would break it where it runs
-                fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
+                fixes = shown_only(fixes)
             elif code == "NPU109" and _within(rng, self.on_npu):
                 return  # the branch's test (`is_torch_npu_available()`, a device of type "npu") loaded torch_npu
             elif test is not None and (code[3] == "1" or code in CUDA_QUERIES) and lowered != (severity or rule.severity):
@@ -262,7 +267,7 @@ class Checker:
                 and (severity or rule.severity) < Severity.INFO:
             severity = Severity.INFO
             message = (message if message is not None else rule.message.format(**fmt)) + self.env_report
-            fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
+            fixes = shown_only(fixes)
         function = self.top_function
         if function is not None and guard is None and code[:4] == "NPU1" and (severity or rule.severity) < Severity.INFO \
                 and (rng.start_line, rng.start_col) >= function[2] and self.project is not None and self.path:
@@ -280,7 +285,7 @@ class Checker:
                 severity = Severity.INFO
                 message = (message if message is not None else rule.message.format(**fmt)) + reason
                 # shown, never applied: the suite runs where its authors run it, CUDA's tests on CUDA
-                fixes = tuple(replace(f, applicability=Applicability.DISPLAY) for f in fixes)
+                fixes = shown_only(fixes)
         finding = Finding(
             code=code,
             range=rng,

@@ -1223,7 +1223,7 @@ OTHER_DEVICE_WORDS = {"mlu": "Cambricon's MLU", "xpu": "Intel's XPU", "hpu": "Ha
 NPU_WORDS = frozenset({"npu", "ascend"})
 # what a package or module of one device's kernels is named (`fastvideo-kernel/`, `ops/kernels/`,
 # `kernel/triton/`, `auto_round_extension/cuda/`, `gguf_triton.py`, `flash_attn_cute.py`): held-out
-# projects' findings there were right once in some 80 judgements, each kernel chosen by the project per device
+# projects' findings there were right twice in some 80 judgements, each kernel chosen by the project per device
 KERNEL_WORDS = frozenset({"kernel", "kernels", "triton", "cutlass", "cute"})
 # and what only a folder of them is named (`csrc/`, `auto_round_extension/`, `cuda/`): a module `extensions.py`
 # holds a model's code, `utils/cuda.py` a project's CUDA helpers

@@ -9,6 +9,7 @@ import ast
 import os
 
 from ..call_sites import counted
+from ..custom_ops import KERNEL_REGISTRATIONS
 from ..engine.checker import Checker
 from ..engine.model import Range, Related, Severity
 from ..engine.guards import name_words, parameter_defaults
@@ -34,10 +35,6 @@ PASSED = " (A default no call in the project uses: every call of `{name}` passes
 REGISTERED = (" (The device an operator's implementation is registered for: CUDA's kernel, which `npu` here would "
               "not make run on the NPU. The NPU needs an implementation of its own registered for `npu`; NPU308 reports "
               "each call of the operator that has none.)")
-# torch.library's registrations of an operator's kernel for a device (the custom_ops.py scan reads the same):
-# `custom_op(name, device_types="cuda")`, `register_kernel(op, "cuda")`, `impl(name, "cuda")`; the position of
-# the device argument, where it is passed without its keyword
-REGISTRATIONS = {"custom_op": None, "register_kernel": 1, "impl": 1}
 COMPARED = (" (Compared with a setting, not with a device's type: on an NPU host the test is False and the other "
             "branch runs.)")
 
@@ -54,11 +51,12 @@ def at_device_argument(context: StringContext) -> bool:
 
 
 def kernel_registration(context: StringContext) -> bool:
-    """The device of a kernel registration (REGISTRATIONS): `device_types="cuda"`, `register_kernel(op, "cuda")`."""
+    """The device of a kernel registration (custom_ops.KERNEL_REGISTRATIONS): `device_types="cuda"`,
+    `register_kernel(op, "cuda")`."""
     call = context.call
-    if context.kind != "arg" or call is None or (name := last_name(call.func)) not in REGISTRATIONS:
+    if context.kind != "arg" or call is None or (name := last_name(call.func)) not in KERNEL_REGISTRATIONS:
         return False
-    return context.keyword in ("device_types", "types") or context.keyword is None and context.position == REGISTRATIONS[name]
+    return context.keyword in ("device_types", "types") or context.keyword is None and context.position == KERNEL_REGISTRATIONS[name]
 
 
 def to_device_function(context: StringContext) -> bool:

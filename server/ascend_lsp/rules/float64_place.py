@@ -62,10 +62,7 @@ NO_DEVICE = (" (Nothing in {where} places a tensor on a device (no `device=`, `.
 IMPORTED_FOR_CHECKS = (" (Imported for the dtypes checks accept: every use of `{name}` in the file is in such a list "
                        "(`{keyword}=[...]`), and no float64 tensor is made with it.)")
 KEPT = " (Chosen only where the data already is float64: it makes no float64 of its own.)"
-ON_CPU = (" (Of a tensor on the CPU: {how}; float64 is exact there, and the NPU never sees it.)")
-# what leaves a tensor on the CPU: `.cpu()` before a cast, `.numpy()` right after it (which a device tensor refuses)
-TO_CPU = frozenset({"cpu"})
-FROM_CPU = frozenset({"numpy"})
+ON_CPU = " (Of a tensor on the CPU: {how}; float64 is exact there, and the NPU never sees it.)"
 
 
 def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | None:
@@ -203,10 +200,10 @@ def _on_cpu(calls: list[ast.Call], cast: ast.Call) -> str:
         return ""
     receiver = func.value
     while type(receiver) is ast.Call and type(receiver.func) is ast.Attribute:
-        if receiver.func.attr in TO_CPU and not receiver.args:
+        if receiver.func.attr == "cpu" and not receiver.args:
             return "`.cpu()` comes before the cast"
         receiver = receiver.func.value
-    if any(type(call.func) is ast.Attribute and call.func.attr in FROM_CPU and call.func.value is cast for call in calls):
+    if any(type(call.func) is ast.Attribute and call.func.attr == "numpy" and call.func.value is cast for call in calls):
         return "`.numpy()` reads the result, which only a CPU tensor allows"
     return ""
 
