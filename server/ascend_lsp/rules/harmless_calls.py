@@ -17,6 +17,7 @@ from ..engine.model import Severity
 from ..engine.text import indent_width
 from ..engine.guards import CUDA_WORD, ENV_REPORT_NAME, NPU_WORD, OTHER_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
+from .cpp_builds import CPU_BUILD, NPU_BUILD, cpu_build, npu_build
 from .cuda_test_paths import failed_cuda_test, prose, reports
 from .float64_place import float64_place
 from .import_uses import cuda_only_check, holds_only_with_cuda
@@ -173,6 +174,9 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return uncalled
     if rule == "NPU306" and npu_build(checker, ref.node):
         return Severity.INFO, NPU_BUILD
+    if rule == "NPU306" and ref.qualname == "torch.utils.cpp_extension.load" and type(ref.call) is ast.Call \
+            and ref.call.func is ref.node and cpu_build(ref.call):
+        return Severity.INFO, CPU_BUILD
     if rule.startswith("NPU3"):
         return opt_in_reference(checker, ref)
     if rule in DTYPE_RULES and dtype_test(checker, ref.node):
@@ -499,18 +503,6 @@ def _compared_option(test: ast.expr) -> tuple[ast.Name | ast.Attribute, list[str
     if not strings or len(strings) != len(values) or any(_names_backend(v.lower()) for v in strings):
         return None  # `device.type == "cuda"` tests a backend (engine/guards.py), no option
     return left, strings
-
-
-NPU_BUILD = (" (In a function that builds against torch_npu (it names torch_npu or CANN's `ascendcl`): an extension "
-             "for the NPU, which torch's C++ toolchain builds there.)")
-NPU_BUILD_WORDS = re.compile(r"\b(?:torch_npu|ascendcl)\b")
-
-
-def npu_build(checker: Checker, node: ast.AST) -> bool:
-    """`node` is in a function whose code names torch_npu or CANN's `ascendcl` (twinkle's aclnn
-    `build_op`: `import torch_npu`, `-ltorch_npu`, `-lascendcl`)."""
-    function = innermost_function(statement_facts(checker), node)
-    return function is not None and NPU_BUILD_WORDS.search(checker.source.segment(checker.range(function))) is not None
 
 
 # what needs the TorchScript object itself, not the scripted code's results

@@ -21,9 +21,9 @@ from ..engine.versions import allows_before
 from .call_arguments import assigned_key
 from .advice_matching import own_nodes
 from .float64_place import imported_for_checks
-from .harmless_calls import (ENV_REPORT, FALLBACK_IMPORT, NPU_BUILD, SCRIPTED_FUNCTION, import_with_fallback,
-                             in_environment_report, npu_build)
-from .import_uses import CHECK, DECORATOR, TYPE, import_uses, never_read
+from .cpp_builds import CPU_BUILD_IMPORT, NPU_BUILD, cpu_build, npu_build
+from .harmless_calls import ENV_REPORT, FALLBACK_IMPORT, SCRIPTED_FUNCTION, import_with_fallback, in_environment_report
+from .import_uses import CHECK, DECORATOR, TYPE, calls_only, import_uses, never_read
 from .statement_facts import innermost_function, statement_facts
 from .uncalled_helpers import uncalled_import
 
@@ -57,6 +57,8 @@ def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast
         return Severity.INFO, TRITON_ASCEND.format(part=part)
     if qualname.startswith("torch.utils.cpp_extension") and npu_build(checker, stmt):
         return Severity.INFO, NPU_BUILD
+    if qualname == "torch.utils.cpp_extension.load" and calls_only(checker, alias, "cpu-build", cpu_build):
+        return Severity.INFO, CPU_BUILD_IMPORT
     if not qualname.startswith("torch") and import_with_fallback(checker, stmt):
         return Severity.INFO, FALLBACK_IMPORT
     if qualname.startswith("torch.cuda") and type(stmt) is ast.ImportFrom and unused_import(checker, stmt, alias):

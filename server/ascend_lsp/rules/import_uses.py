@@ -13,6 +13,7 @@ import ast
 import os
 import re
 import textwrap
+from collections.abc import Callable, Iterator
 
 from ..engine.checker import Checker
 from ..engine.text import indent_width
@@ -104,17 +105,44 @@ def _read_uses(checker: Checker, name: str) -> tuple[str, ...]:
     text = checker.source.text
     if re.search(rf"(?<![\w.])(?<!def )(?<!class ){re.escape(name)}\s*\(", text):
         return (CODE,)  # called (or so it reads): no need to parse
-    lines = checker.source.lines
-    word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
     kinds: list[str] = []  # a statement of several lines may be read once per line that names it
-    for i, line in enumerate(lines):
-        if not word.search(line) or line.lstrip().startswith(("import ", "from ", "#")):
-            continue
-        tree = _statement_at(lines, i)
+    for tree in _statements_naming(checker, name):
         if tree is None:
             return (CODE,)  # what does not parse shows nothing of its uses
         kinds.extend(_kinds(checker, tree, name))
     return tuple(sorted(set(kinds)))
+
+
+def calls_only(checker: Checker, alias: ast.alias, what: str, accept: Callable[[ast.Call], bool]) -> bool:
+    """The name the alias binds is read, and each read is the callee of a call that `accept`
+    takes (`what` names the test, for the text fact's key): a fact of the whole text, read as
+    _read_uses reads it."""
+    name = alias.asname or alias.name.partition(".")[0]
+    return checker.text_fact(f"calls-only {what} {name}", lambda c: _calls_only(c, name, accept))
+
+
+def _calls_only(checker: Checker, name: str, accept: Callable[[ast.Call], bool]) -> bool:
+    read = False
+    for tree in _statements_naming(checker, name):
+        if tree is None:
+            return False
+        accepted = {id(node.func) for node in ast.walk(tree) if type(node) is ast.Call and accept(node)}
+        for node in ast.walk(tree):
+            if type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Load:
+                if id(node) not in accepted:
+                    return False
+                read = True
+    return read
+
+
+def _statements_naming(checker: Checker, name: str) -> Iterator[ast.Module | None]:
+    """Each statement with a line that names `name` (not an import's), parsed alone
+    (_statement_at), or None where it does not parse."""
+    lines = checker.source.lines
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+    for i, line in enumerate(lines):
+        if word.search(line) and not line.lstrip().startswith(("import ", "from ", "#")):
+            yield _statement_at(lines, i)
 
 
 # how far back a statement holding a line may begin (a signature, a test over several lines)

@@ -133,7 +133,11 @@ rule(
              "`make_cuda_ext` beside `ext_modules=[]`), and a name setup.py imports only for such functions: "
              "setup.py is run, not imported, so they never run (rules/uncalled_helpers.py). A build in a function "
              "that builds against torch_npu (its code names `torch_npu` or CANN's `ascendcl`: an aclnn binding "
-             "loaded with `torch.utils.cpp_extension.load`) is info: an extension for the NPU.",
+             "loaded with `torch.utils.cpp_extension.load`) is info: an extension for the NPU. So is a `load()` of C++ "
+             "sources alone (a literal list whose file names end in `.cpp`, `.cc`, `.cxx` or `.c`, a glob of them) "
+             "that asks for no CUDA (`with_cuda`, `extra_cuda_cflags`): torch builds it for the CPU on any host, "
+             "choosing CUDA only for `.cu`/`.cuh` sources; and the import of `load` where every call of it in "
+             "the module is such a build (rules/cpp_builds.py).",
         why="CUDA kernels do not run on the NPU. torch_npu's `NpuExtension` builds C++ only; custom "
             "operators go through OpPlugin/aclnn (AscendC).",
         example='CUDAExtension("ops", ["ops.cpp", "kernel.cu"])  # NPU306 twice',
