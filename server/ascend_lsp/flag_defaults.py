@@ -30,8 +30,12 @@ FIELD = re.compile(r"field\(\s*default[ \t]*=[ \t]*(True|False)\b")
 UNSET = re.compile(r"bool(?<!\wbool)\b[^=\n]*=[ \t]*(?:(?:dataclasses\.)?field\(\s*default[ \t]*=[ \t]*)?None\b")
 # `use_flash_attn: bool = ` before `field(`, `flash_attention: ` before `bool`
 DECLARATION = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*:[^=\n]*(?:=[ \t]*(?:dataclasses\.)?)?$")
-# argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`
-ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2([^()]*)\)")
+# argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`;
+# its other arguments may hold strings with brackets (`help="torch.compile() the model"`) and one level of calls
+# (`choices=range(3)`)
+_ARGUMENT_PART = r"""(?:[^()'"]|'[^'\n]*'|"[^"\n]*")"""
+ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2"
+                      rf"((?:{_ARGUMENT_PART}|\({_ARGUMENT_PART}*\))*)\)")
 ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
 # a value given a name, found first (`==`, `!=`, `<=`, `>=` skipped where found): `= False`, `=True`, `= "AdamW"`;
 # `"optimizer": "AdamW"`, `"use_tf32": True` (a dict's key before it). The value alone, a string word-like and up to

@@ -27,6 +27,12 @@ parser.add_argument("--no-drq", action="store_false")
 parser.add_argument("-c", "--cache_model", default=False)
 if config.use_tf32:
     pass
+parser.add_argument(
+    "--torchcompile",
+    default=False,
+    action="store_true",
+    help="torch.compile() the model (modes: %s)" % ", ".join(MODES),
+)
 '''
 MODEL = '''import torch
 
@@ -55,6 +61,7 @@ def test_flags_given_only_false_are_off(tmp_path: Path) -> None:
     assert flags.default_off("compile_model") == (str(config), 5)
     assert flags.default_off("fast_matmul") == (str(config), 10)
     assert flags.default_off("cache_model") == (str(config), 12)
+    assert flags.default_off("torchcompile") == (str(config), 16)  # brackets in a string, a call among the arguments
     assert flags.default_off("use_torch_compile") is None  # True by default
     assert flags.default_off("no_drq") is None  # store_false: True unless given
     assert flags.default_off("use_tf32") is None  # a script turns it on
