@@ -86,7 +86,8 @@ def test_only_strings_in_a_device_position_are_warnings() -> None:
     assert found(DEVICE_STRINGS) == [
         ("NPU101", 3, WARNING), ("NPU101", 4, WARNING), ("NPU101", 5, WARNING),
         ("NPU101", 6, INFO), ("NPU101", 7, INFO),  # a timer type, a setting compared
-        ("NPU101", 9, INFO), ("NPU101", 10, INFO),  # defaults in a file that never names the NPU
+        ("NPU101", 9, WARNING),  # the command line's device option: what a run that names none gets
+        ("NPU101", 10, INFO),  # a fallback in a file that never names the NPU
         ("NPU101", 14, WARNING), ("NPU101", 17, INFO),
     ]
 

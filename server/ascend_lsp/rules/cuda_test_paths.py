@@ -10,9 +10,10 @@ A test whose branch only logs or records the GPU's facts (`if device.type == "cu
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 from ..engine.checker import Checker
-from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD
+from ..engine.guards import CUDA_WORD, NPU_WORD, OTHER_WORD, name_words
 from ..engine.walk import MESSAGE_FUNCTIONS, last_name
 from .advice_matching import inside
 from .statement_facts import device_name, innermost_function, statement_facts
@@ -36,10 +37,15 @@ def _around(checker: Checker, node: ast.AST) -> tuple[ast.AST, ast.If | ast.IfEx
 
 def reports(stmt: ast.stmt) -> bool:
     """The statement logs (`print`, `logger.info`, `fabric.print`), records a value under a string
-    key (`params["GPU"] = name`), formats a message (`mem = f"GPU Max Mem: {...} MB"`, prose()) or imports
+    key (`params["GPU"] = name`, `results.setdefault("GPU memory in GB", []).append(m)`), formats a
+    message (`mem = f"GPU Max Mem: {...} MB"`, prose(); `text += f"| Memory: {m} GB"`) or imports
     from torch what the report reads (`from torch.backends import cudnn`), and does nothing else."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        return last_name(stmt.value.func) in MESSAGE_FUNCTIONS
+        func = stmt.value.func
+        return last_name(func) in MESSAGE_FUNCTIONS or _diagnostic(last_name(func)) \
+            or (last_name(func) in ("append", "extend") and isinstance(func, ast.Attribute) and _labelled(func.value))
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and isinstance(stmt.op, ast.Add):
+        return prose(stmt.value) or _spaced(stmt.value)
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         modules = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""]
         return all(m == "torch" or m.startswith("torch.") for m in modules)
@@ -48,6 +54,48 @@ def reports(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and not keeps_state(stmt.value) and all(
         isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and type(t.slice.value) is str
         and not device_name(t) for t in stmt.targets)
+
+
+# a function named for checking or reporting (`check_nvlink_connectivity(fabric)`, `print_gpu_info()`), its result
+# unused, and named for no action besides (`check_and_set_device`)
+DIAGNOSTIC_WORDS = frozenset({"check", "print", "log", "report", "show", "display", "describe"})
+ACTION_WORDS = frozenset({"set", "setup", "init", "initialize", "enable", "disable", "move", "to", "load", "save",
+                          "build", "compile", "install", "fix", "patch", "apply", "and", "or"})
+
+
+def _diagnostic(name: str) -> bool:
+    words = name_words(name)
+    return bool(words) and words[0] in DIAGNOSTIC_WORDS and ACTION_WORDS.isdisjoint(words)
+
+
+def _labelled(node: ast.expr) -> bool:
+    """A list kept under a label: `results["GPU memory in GB"]`, `results.setdefault("GPU memory in GB", [])`."""
+    if isinstance(node, ast.Subscript):
+        return _spaced(node.slice)
+    return isinstance(node, ast.Call) and last_name(node.func) == "setdefault" and bool(node.args) \
+        and _spaced(node.args[0])
+
+
+def reports_all(checker: Checker, stmts: list[ast.stmt]) -> bool:
+    """Each statement reports, or computes a value only reports read (`memory = torch.cuda.max_memory_allocated()
+    / 1e9`, then `print(f"Memory: {memory:.2f} GB")`): a name assigned here that nothing else in its
+    function reads."""
+    values: list[ast.Assign] = []
+    for stmt in stmts:
+        if reports(stmt):
+            continue
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and not keeps_state(stmt.value) and not device_name(stmt.targets[0])):
+            return False
+        values.append(stmt)
+    if not values:
+        return True
+    func = innermost_function(statement_facts(checker), stmts[0])
+    if func is None:
+        return False
+    names = {cast(ast.Name, stmt.targets[0]).id for stmt in values}
+    return not any(type(node) is ast.Name and node.id in names and not any(inside(node, s) for s in stmts)
+                   for node in ast.walk(func))
 
 
 def prose(value: ast.AST) -> bool:

@@ -30,6 +30,8 @@ DEFAULT = (" (A default, used where no device is passed: on an NPU host pass `np
 NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`, `map_location=`, `device` "
                 "variable or function named for a device takes it, and as a mode, key or marker name it stays "
                 "`cuda`; `npu` there may raise.)")
+COMMAND_LINE_DEFAULT = (" (The default of the command line's device option: a run whose command line names no "
+                        "device gets CUDA. On an NPU host make the default `npu`, or pass it in every command.)")
 DEVICE_CHOICE = " (One of the choices of a device option: the option refuses `npu` until it is among them.)"
 PASSED = " (A default no call in the project uses: every call of `{name}` passes `{parameter}`: {calls}.)"
 REGISTERED = (" (The device an operator's implementation is registered for: CUDA's kernel, which `npu` here would "
@@ -71,13 +73,33 @@ def to_device_function(context: StringContext) -> bool:
 def device_choice(context: StringContext) -> bool:
     """One of the `choices` of an option named for a device (`add_argument("--device", choices=["cpu",
     "cuda"])`): what the option accepts, so without `npu` beside it a run on the NPU is refused."""
-    call = context.call
-    if context.keyword != "choices" or call is None:
-        return False
+    return context.keyword == "choices" and context.call is not None and _device_option(context.call)
+
+
+def _device_option(call: ast.Call) -> bool:
+    """The call's option names (its strings, `dest=`) name a device: `add_argument("--device", ...)`."""
     names = [arg.value for arg in call.args if type(arg) is ast.Constant and type(arg.value) is str]
     names += [kw.value.value for kw in call.keywords
               if kw.arg == "dest" and type(kw.value) is ast.Constant and type(kw.value.value) is str]
     return any("device" in name_words(name) for name in names)
+
+
+def command_line_default(checker: Checker, node: ast.AST, context: StringContext) -> bool:
+    """The default of a command line's device option: `add_argument("--device", default="cuda")`, or
+    of a parameter named for a device of a function a command-line framework runs as a command
+    (`@app.command()`, `@click.command()`: typer, click): what a run gets where its command line
+    names no device."""
+    call = context.call
+    if context.kind == "arg" and call is not None:
+        return context.keyword == "default" and last_name(call.func) == "add_argument" and _device_option(call)
+    if context.kind != "value":
+        return False
+    for func, _scope in checker.events.functions:
+        if any(last_name(d) == "command" for d in func.decorator_list):
+            for arg, default in parameter_defaults(func.args):
+                if default is not None and inside(node, default) and "device" in name_words(arg.arg):
+                    return True
+    return False
 
 
 def bound_device_argument(checker: Checker, context: StringContext) -> bool:
@@ -158,7 +180,9 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
         failed = failed_cuda_test(checker, node)
         return (None, failed) if failed else (Severity.INFO, TESTED_BESIDE_NPU)
     if is_default(checker, node, context):
-        return (Severity.HINT, DEFAULT_BESIDE_NPU) if handles_npu(checker) else (Severity.INFO, DEFAULT)
+        if handles_npu(checker):
+            return Severity.HINT, DEFAULT_BESIDE_NPU
+        return (None, COMMAND_LINE_DEFAULT) if command_line_default(checker, node, context) else (Severity.INFO, DEFAULT)
     if context.kind == "compare":
         return Severity.INFO, COMPARED
     # a value that reaches a device position in its statement: assigned to a device variable

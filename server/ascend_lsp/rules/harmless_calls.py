@@ -18,7 +18,7 @@ from ..engine.text import indent_width
 from ..engine.guards import CUDA_WORD, ENV_REPORT_NAME, NPU_WORD, OTHER_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cpp_builds import CPU_BUILD, NPU_BUILD, cpu_build, npu_build
-from .cuda_test_paths import failed_cuda_test, prose, reports
+from .cuda_test_paths import failed_cuda_test, prose, reports, reports_all
 from .float64_place import float64_place
 from .import_uses import cuda_only_check, holds_only_with_cuda
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
@@ -55,8 +55,9 @@ FALLBACK = (" (A fallback: `getattr(torch, device_type, torch.cuda)` takes it on
             "the device type; on an NPU host with torch_npu loaded that is `torch.npu`.)")
 DTYPE_ASKED = " (Compared with, not made: a test of a dtype creates no tensor of it.)"
 DTYPE_RULES = frozenset({"NPU405", "NPU202"})  # float64 and complex dtypes
-REPORTS_ONLY = (" (The test only decides what is reported: its branches only log or record facts, so on an NPU "
-                "host only the report differs.)")
+REPORTS_ONLY = (" (The test only decides what is reported: its branches only log or record facts, or call "
+                "functions named for checking or reporting (`check_...`, `print_...`), so on an NPU host only the "
+                "report differs.)")
 NO_OPS_ONLY = (" (Its branches only do what does nothing without CUDA (`torch.cuda.empty_cache()`, a CUDA seed "
                "beside `torch.manual_seed`, cuDNN's flags), or log: on an NPU host the test is False and nothing that "
                "matters is skipped.)")
@@ -549,7 +550,7 @@ def hides_every_gpu(checker: Checker, node: ast.AST, name: str) -> bool:
 FALLBACK_IMPORT = (" (Imported under `try:` whose `except ImportError` goes on without it, or under a test that "
                    "it is installed: where it is not, as on an NPU host, the code goes on without it.)")
 # `if is_apex_available():`, `elif is_bitsandbytes_available():`, `if utils.is_xformers_available():`
-AVAILABILITY_TEST = re.compile(r"(?:el)?if\s+(?:\w+\.)*is_\w+_available\(\)\s*:")
+AVAILABILITY_TEST = re.compile(r"(?:el)?if\s+(?:\w+\.)*is_\w+_(?:available|installed)\(\)\s*:")
 TRY_LINE = re.compile(r"try\s*:\s*(?:#.*)?")  # `try:`, and a comment after it (`try:  # optional`)
 # what a handler catches that a missing package raises
 IMPORT_ERRORS = re.compile(r"except\s*(?::|\(?[\w.,\s]*\b(?:ImportError|ModuleNotFoundError|Exception|BaseException)\b)")
@@ -691,7 +692,7 @@ def reports_only(checker: Checker, node: ast.AST) -> str | None:
     if type(stmt) is not ast.If or not inside(node, stmt.test):
         return None
     branches = (*stmt.body, *stmt.orelse)
-    if all(reports(s) for s in branches):
+    if reports_all(checker, stmt.body) and (not stmt.orelse or reports_all(checker, stmt.orelse)):
         return REPORTS_ONLY
     in_cuda = holds_only_with_cuda(checker, stmt.test)
     if all(reports(s) or _no_op(checker, s, in_cuda and s in stmt.body) for s in branches):
@@ -833,18 +834,32 @@ def opt_in_reference(checker: Checker, ref: Reference) -> tuple[Severity, str] |
 
 def import_with_fallback(checker: Checker, stmt: ast.stmt) -> bool:
     """`stmt` is in the body of a `try:` with an `except ImportError:` (or `except Exception:`,
-    a bare `except:`) whose body does not raise, or of an `if is_<package>_available():`. Read
-    from the lines, as Python reads the blocks: only for the imports the tables name."""
+    a bare `except:`) whose body does not raise, or of an `if is_<package>_available():` (or
+    `_installed()`), also around a `try:` whose handler raises. Read from the lines, as Python
+    reads the blocks: only for the imports the tables name."""
     lines, first, indent = checker.source.lines, stmt.lineno - 1, stmt.col_offset
     if indent == 0:
         return False  # a top-level import: in no block
-    opening = next(((i, line) for i, line, _ in _code_lines(lines, range(first - 1, -1, -1))
-                    if indent_width(line) < indent), None)
+    opening = _opening(lines, first, indent)
     if opening is not None and AVAILABILITY_TEST.match(opening[1].strip()):
         return True
     if opening is None or TRY_LINE.fullmatch(opening[1].strip()) is None:
         return False
-    outer = indent_width(opening[1])
+    if _handled(lines, stmt, first, indent_width(opening[1])):
+        return True
+    around = _opening(lines, opening[0], indent_width(opening[1]))  # `if is_flash_v2_installed(): try: import ...`
+    return around is not None and AVAILABILITY_TEST.match(around[1].strip()) is not None
+
+
+def _opening(lines: list[str], first: int, indent: int) -> tuple[int, str] | None:
+    """The nearest code line above line `first` that is less indented than `indent`: the block's head."""
+    return next(((i, line) for i, line, _ in _code_lines(lines, range(first - 1, -1, -1))
+                 if indent_width(line) < indent), None)
+
+
+def _handled(lines: list[str], stmt: ast.stmt, first: int, outer: int) -> bool:
+    """Whether a handler of the `try:` at indentation `outer` that holds `stmt` catches a missing
+    package and goes on without it."""
     packages = _packages(stmt)
     handler = None  # the indentation of the lines below the handler being read
     for _i, line, stripped in _code_lines(lines, range(stmt.end_lineno or first + 1, len(lines))):

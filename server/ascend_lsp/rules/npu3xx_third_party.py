@@ -22,7 +22,8 @@ from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replac
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
 # the imports and uses of every table-driven rule here (rules/harmless_calls)
 FALLBACK = (" An import under `try:` whose `except ImportError:` goes on without the package, or under "
-            "`if is_<package>_available():`, is info: where it is missing, as on an NPU host, the code goes on "
+            "`if is_<package>_available():` or `if is_<package>_installed():` (also around a `try:` whose handler "
+            "raises again), is info: where it is missing, as on an NPU host, the code goes on "
             "without it. So is a use or an import under an `if` (in the same function) whose test names the "
             "package or the name it is imported as (`if self.use_apex:`, `if args.quant_method == \"awq\":`): "
             "the feature runs only where the user turns it on; and one after an `if not ...:` naming it that leaves "

@@ -34,8 +34,9 @@ AFTER_IMPORT = (" (After the import of `{module}` in the same block, which is op
                 "skipped, and this never runs.)")
 AVAILABLE = (" (Under `{test}`, which is True only where the package is installed (the related test): on an NPU host "
              "without it this never runs.)")
-# a test that a package is installed: `is_flash_attn_2_available` names `flash_attn` (its release after it)
-AVAILABILITY_NAME = re.compile(r"is_([a-z]\w*?)(?:_\d+)?_available")
+# a test that a package is installed: `is_flash_attn_2_available` names `flash_attn` (its release after it);
+# also `is_<package>_installed`
+AVAILABILITY_NAME = re.compile(r"is_([a-z]\w*?)(?:_\d+)?_(?:available|installed)")
 IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
 DEFINITIONS = ("def ", "async ", "class ", "@")
 

@@ -9,7 +9,7 @@ import bisect
 from dataclasses import dataclass, field
 
 from ..engine.checker import Checker
-from ..engine.guards import ENV_REPORT_NAME
+from ..engine.guards import ENV_REPORT_NAME, name_words
 from ..engine.walk import last_name
 from .advice_matching import inside
 
@@ -49,7 +49,14 @@ def device_name(target: ast.expr) -> bool:
     name = name.lower()
     if " " in name:  # a label (`config["cuda device name"]`), not a name that holds a device
         return False
+    if not _FACT_WORDS.isdisjoint(name_words(name)):
+        return False  # `job_info["device_count"]`, `device_names`, `num_devices`: facts of the devices
     return "device" in name or name in ("dev", "map_location") or name.startswith("dev_") or name.endswith("_dev")
+
+
+# words of a name that holds a fact of the devices, not one: how many, their names, their properties
+_FACT_WORDS = frozenset({"count", "counts", "num", "names", "info", "infos", "properties", "props", "capability",
+                         "memory", "mem", "stats"})
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
