@@ -49,14 +49,17 @@ def device_name(target: ast.expr) -> bool:
     name = name.lower()
     if " " in name:  # a label (`config["cuda device name"]`), not a name that holds a device
         return False
-    if not _FACT_WORDS.isdisjoint(name_words(name)):
+    words = name_words(name)
+    if words and (words[-1] in _FACT_WORDS or words[0] in _COUNT_WORDS):
         return False  # `job_info["device_count"]`, `device_names`, `num_devices`: facts of the devices
     return "device" in name or name in ("dev", "map_location") or name.startswith("dev_") or name.endswith("_dev")
 
 
-# words of a name that holds a fact of the devices, not one: how many, their names, their properties
-_FACT_WORDS = frozenset({"count", "counts", "num", "names", "info", "infos", "properties", "props", "capability",
-                         "memory", "mem", "stats"})
+# the last word of a name that holds a fact of the devices, not one (`device_count`, `gpu_memory`; not
+# `memory_pool_device`), and the first of a count (`num_devices`)
+_FACT_WORDS = frozenset({"count", "counts", "names", "info", "infos", "properties", "props", "capability", "memory",
+                         "mem", "stats"})
+_COUNT_WORDS = frozenset({"num", "n", "nb"})
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
