@@ -22,10 +22,11 @@ MODULE, CLASS, FUNCTION = 0, 1, 2
 
 # Calls whose string arguments are prose for people, not values: a "cuda" in them is a
 # mention, not a device. What prints or logs, and what records a metric (TensorBoard's
-# add_scalar, Lightning's log_dict, MLflow's log_metric).
+# add_scalar, Lightning's log_dict, MLflow's log_metric, detectron2's and nerfstudio's put_scalar).
 MESSAGE_FUNCTIONS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                                "warning_once", "info_once", "warn_once", "write", "echo", "secho", "add_argument_group",
-                               "add_scalar", "add_scalars", "log_dict", "log_metric", "log_metrics"})
+                               "add_scalar", "add_scalars", "log_dict", "log_metric", "log_metrics", "put_scalar",
+                               "put_scalars"})
 MESSAGE_KEYWORDS = frozenset({"help", "msg", "message", "description", "doc", "text", "desc", "title", "label"})
 # Calls that build text: inside a message, their strings are prose too.
 TEXT_BUILDING_FUNCTIONS = frozenset({"str", "repr", "format", "sorted", "list", "tuple", "set"})

@@ -100,11 +100,15 @@ def reports_all(checker: Checker, stmts: list[ast.stmt]) -> bool:
 
 def prose(value: ast.AST) -> bool:
     """Text with prose in it, made from values: an f-string (`f"GPU Max Mem: {m} MB"`), `"peak: {:.3f}
-    GB".format(m)`, `"peak: %d MB" % m`: a message, never a device or a path."""
+    GB".format(m)`, `"peak: %d MB" % m`, the parts of a log line joined (`delimiter.join([header, "max mem:
+    {memory:.0f}"])`, torchvision's MetricLogger): a message, never a device or a path."""
     if isinstance(value, ast.JoinedStr):
         return any(_spaced(part) for part in value.values)
     if isinstance(value, ast.Call):
         func = value.func
+        if type(func) is ast.Attribute and func.attr == "join" and len(value.args) == 1 \
+                and isinstance(value.args[0], (ast.List, ast.Tuple)):
+            return any(_spaced(part) for part in value.args[0].elts)
         return type(func) is ast.Attribute and func.attr == "format" and _spaced(func.value)
     return isinstance(value, ast.BinOp) and type(value.op) is ast.Mod and _spaced(value.left)
 
