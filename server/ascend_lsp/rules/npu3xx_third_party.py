@@ -128,7 +128,7 @@ rule(
     doc=dict(
         what="Finds CUDA extensions: `torch.utils.cpp_extension.CUDAExtension`, "
              "`load_inline(cuda_sources=...)`, and `.cu`/`.cuh` source files named in the code. A file named in "
-             "`setup(package_data=...)` / `data_files=` is info (installed, not compiled there), and so are the "
+             "`setup(package_data=...)` / `data_files=`, or in a variable so named, is info (installed, not compiled there), and so are the "
              "sources of a builder built on CUDA's (`class FusedAdamBuilder(CUDAOpBuilder)`: DeepSpeed builds "
              "each op once per accelerator). So is one in a function of setup.py that nothing in it calls (mmdet's "
              "`make_cuda_ext` beside `ext_modules=[]`), and a name setup.py imports only for such functions: "
@@ -167,9 +167,13 @@ def check_cuda_source(checker: Checker, node: ast.AST, value: str, context: Stri
 
 
 def _shipped(checker: Checker, node: ast.AST) -> bool:
-    """`node` stands in a keyword of SHIPPING_KEYWORDS (`package_data={"pkg": ["kernel.cu"]}`)."""
+    """`node` stands in a keyword of SHIPPING_KEYWORDS (`package_data={"pkg": ["kernel.cu"]}`), or in
+    the value of a name so called (`package_data = {"": ["*.cpp", "*.cu"]}`, handed to setup() later)."""
     return any(kw.arg in SHIPPING_KEYWORDS and any(inner is node for inner in ast.walk(kw.value))
-               for call, _scope in checker.events.calls for kw in call.keywords)
+               for call, _scope in checker.events.calls for kw in call.keywords) \
+        or any(any(type(t) is ast.Name and t.id in SHIPPING_KEYWORDS for t in stmt.targets)
+               and any(inner is node for inner in ast.walk(stmt.value))
+               for stmt, _scope in checker.events.assigns if type(stmt) is ast.Assign)
 
 
 rule(
