@@ -15,11 +15,13 @@ from ..engine.model import Applicability, Edit, Fix, Range, Related, Severity
 from ..knowledge.platform import load_platform
 from ..engine.registry import TableRef, handles, rule
 from ..engine.shell_script import Assignment, Command, ShellScript, options, scaled_value
+from ..engine.guards import name_words
 from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
 from ..engine.versions import allows_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
-from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, state_dict_place
+from .advice_matching import inside
+from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, state_dict_place, statement_path
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .statement_facts import CPU_ONLY
@@ -443,8 +445,10 @@ rule(
         what="Finds `torch.compile(...)` calls (and `@torch.compile`) that use the default `inductor` backend: "
              "no `backend=`, or `backend=\"inductor\"`. Not when the backend is chosen elsewhere (a variable, "
              "`torchair.get_npu_backend()`, `\"npugraph_ex\"`, `\"eager\"`) or `disable=` is passed. Info "
-             "where a function binds the result to a name the file never reads again: nothing is compiled. "
-             + OPTION_LEFT_OFF_DOC,
+             "where a function binds the result to a name the file never reads again: nothing is compiled. Info "
+             "under an `if` whose test names a switch for compiling (`if config.compile:`, `if \"nnUNet_compile\" in "
+             "os.environ:`, `if self._enable_torch_compile:`) to which the project's Python files never give `True`: "
+             "compiling is then the user's choice. " + OPTION_LEFT_OFF_DOC,
         why="torch_npu registers inductor's code generation for the NPU only when it finds Triton "
             "(`torch.utils._triton.has_triton()`), which on an Ascend host means triton-ascend (it installs the "
             "`triton` package in place of community Triton). Without it torch_npu warns \"triton-ascend is not installed. Please install it first.\" "
@@ -485,14 +489,41 @@ def unused_result(checker: Checker, call: ast.Call) -> str | None:
     return None
 
 
+COMPILE_SWITCH = (" (Under `if {test}:`, a switch of the project's for compiling: it compiles only where that is "
+                  "on, and the project never turns it on in its code. On the NPU keep it off, or install triton-ascend.)")
+
+
+def compile_switch(checker: Checker, call: ast.Call) -> str | None:
+    """The test (as written, on one line) of an `if` around `call`, in its body, that reads a switch for
+    compiling (`if config.compile:`, `if "nnUNet_compile" in os.environ and ...:`, `if self._enable_torch_compile:`;
+    not a function's answer, `if self._do_i_compile():`), none of whose names the project's Python files ever
+    give True (flag_defaults.py)."""
+    on = checker.project.flags.on if checker.project is not None else set()
+    for block, index in reversed(statement_path(checker, call)):
+        stmt = block[index]
+        if type(stmt) is not ast.If or not any(inside(call, child) for child in stmt.body):
+            continue
+        nodes = list(ast.walk(stmt.test))
+        callees = [n.func for n in nodes if isinstance(n, ast.Call)]
+        names = [n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else last_name(n)
+                 for n in nodes if isinstance(n, (ast.Name, ast.Attribute, ast.Constant))]
+        if any("compile" in name_words(last_name(callee)) for callee in callees):
+            continue  # what a function decides (`if self._do_i_compile():`) may be on by default
+        if any("compile" in name_words(name) for name in names) and on.isdisjoint(names):
+            return " ".join(checker.source.segment(checker.range(stmt.test)).split())
+    return None
+
+
 def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname == "torch.compile" and compile_uses_inductor(call):
         unused = unused_result(checker, call)
         off = flag_off(checker, call) if unused is None else None
-        if unused is None and off is None:
+        switch = compile_switch(checker, call) if unused is None and off is None else None
+        if unused is None and off is None and switch is None:
             checker.report("NPU111", call.func, name="torch.compile")
         else:
-            reason = UNUSED_COMPILE.format(name=unused) if off is None else off[1]
+            reason = UNUSED_COMPILE.format(name=unused) if unused is not None else off[1] if off is not None \
+                else COMPILE_SWITCH.format(test=switch)
             message = checker.rules["NPU111"].message.format(name="torch.compile") + reason
             checker.report("NPU111", call.func, message, severity=Severity.INFO)
 
