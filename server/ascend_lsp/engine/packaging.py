@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -219,8 +220,8 @@ def _pyproject(source: SourceText) -> list[Item]:
     return items
 
 
-# an extra named for the GPU (`gpu`, `cuda`, `cu128`, `nvidia`): what its users install only for CUDA
-GPU_EXTRA = re.compile(r"(?:^|[-_])(?:gpu|cuda|cu\d+|nvidia)(?:$|[-_])")
+# an extra named for the GPU (`gpu`, `cuda`, `cu128`, `marlin-cuda12`, `nvidia`): what its users install only for CUDA
+GPU_EXTRA = re.compile(r"(?:^|[-_])(?:gpu|cuda\d*|cu\d+|nvidia)(?:$|[-_])")
 NPU_EXTRA = re.compile(r"(?:^|[-_])(?:npu|ascend)(?:$|[-_])")
 EXTRA_TABLE = re.compile(r"\[\s*(?:project\.optional-dependencies|dependency-groups)\s*\]")
 EXTRA_KEY = re.compile(r"""\s*["']?([A-Za-z0-9][\w.-]*)["']?\s*=\s*\[""")
@@ -228,13 +229,30 @@ EXTRA_KEY = re.compile(r"""\s*["']?([A-Za-z0-9][\w.-]*)["']?\s*=\s*\[""")
 EXTRA_OF_SOURCE = re.compile(r"""\bextra\s*==?\s*["']([\w.-]+)["']""")
 GPU_EXTRA_WHY = (" (In the extra `{name}`, named for the GPU: installed only where its users choose it; on an Ascend host "
                  "leave it out{npu}.)")
+PACKAGE_EXTRA_WHY = (" (In the extra `{name}`, named for what it installs: installed only where its users ask for it; on an "
+                     "Ascend host leave it out{npu}.)")
+QUOTED_NAME = re.compile(r"""["']\s*([A-Za-z0-9][\w.-]*)""")
+
+
+def extra_why(extra: str, packages: Iterable[str], npu: str = "") -> str | None:
+    """Why what an extra lists is off the NPU: the extra is named for the GPU (`gpu`, `cuda12`), or
+    for a package it installs (`flash = ["flash-attn"]`, `faiss-gpu`); `npu`: the tail naming the
+    NPU's own extra. None for an extra named for a purpose (`train = ["flash-attn", ...]`)."""
+    lowered = extra.lower()
+    if GPU_EXTRA.search(lowered):
+        return GPU_EXTRA_WHY.format(name=extra, npu=npu)
+    words = set(re.split(r"[-_.]", lowered))
+    if any(words & set(re.split(r"[-_.]", package.lower())) for package in packages):
+        return PACKAGE_EXTRA_WHY.format(name=extra, npu=npu)
+    return None
 
 
 def gpu_extras(source: SourceText) -> list[tuple[Range, str]]:
-    """The lines of a pyproject.toml's optional dependencies (or dependency groups) named for the GPU,
-    and of the sources (uv's `[tool.uv.sources]`) given for such an extra, with why they are off the NPU."""
+    """The lines of a pyproject.toml's optional dependencies (or dependency groups) named for the GPU or
+    for a package they list (extra_why), and of the sources (uv's `[tool.uv.sources]`) given for an extra
+    named for the GPU, with why they are off the NPU."""
     lines = source.lines
-    found: list[tuple[int, int, str]] = []  # (first line, last line, the extra's name)
+    found: list[tuple[int, int, str, list[str]]] = []  # (first line, last line, the extra's name, its packages)
     names: set[str] = set()
     table = False
     index = 0
@@ -248,16 +266,16 @@ def gpu_extras(source: SourceText) -> list[tuple[Range, str]]:
             while "]" not in _strip_comment(lines[last]).partition("=")[2 if last == index else 0] \
                     and last + 1 < len(lines):
                 last += 1
-            if GPU_EXTRA.search(key.group(1).lower()):
-                found.append((index, last, key.group(1)))
+            listed = "".join(_strip_comment(line) for line in lines[index:last + 1]).partition("=")[2]
+            found.append((index, last, key.group(1), QUOTED_NAME.findall(listed)))
             index = last
         elif (extra := EXTRA_OF_SOURCE.search(code)) is not None and GPU_EXTRA.search(extra.group(1).lower()):
-            found.append((index, index, extra.group(1)))
+            found.append((index, index, extra.group(1), []))
         index += 1
     npu = next((n for n in sorted(names) if NPU_EXTRA.search(n.lower())), None)
     tail = f", and install the extra `{npu}`" if npu else ""
-    return [(Range(first, 0, last, len(lines[last])), GPU_EXTRA_WHY.format(name=name, npu=tail))
-            for first, last, name in found]
+    return [(Range(first, 0, last, len(lines[last])), why) for first, last, name, packages in found
+            if (why := extra_why(name, packages, tail)) is not None]
 
 
 def _setup_cfg(source: SourceText) -> list[Item]:

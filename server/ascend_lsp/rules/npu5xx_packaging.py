@@ -11,14 +11,15 @@ from __future__ import annotations
 import ast
 import re
 
-from ..engine.checker import Checker
+from ..engine.checker import Checker, shown_only
 from ..engine.model import Applicability, Fix, Range, Related, Severity
-from ..engine.packaging import Item, string_requirement
+from ..engine.packaging import Item, extra_why, string_requirement
 from ..engine.shell_script import Assignment, Command, ShellScript
 from ..engine.versions import admits_from
 from ..knowledge.platform import Platform, load_platform
 from ..engine.walk import MODULE, Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
+from .advice_matching import inside
 from .citations import BITSANDBYTES_WHEEL, real_world_citation
 
 TABLE = TableRef("mappings/platform/packaging.toml")
@@ -61,10 +62,13 @@ rule(
              "and, as information, bitsandbytes, which is not CUDA-only but has no NPU kernels (a requirement "
              "admitting only its releases before 0.46.0, which do not know the NPU, is an error), and NVIDIA's "
              "monitoring bindings (pynvml, nvidia-ml-py, GPUtil), which install and import anywhere and fail "
-             "where the code calls them (NPU124). In a pyproject.toml, what an extra named for the GPU lists "
-             "(`gpu = [...]`, `cuda`, `cu128`), and the sources given for it (`{ url = ..., extra = \"gpu\" }`, "
-             "`marker = \"extra == 'gpu'\"`), is info, as NPU501's is: its users choose it, and leave it out on "
-             "an Ascend host (the message names the NPU's extra where there is one).",
+             "where the code calls them (NPU124). What an extra named for the GPU lists (`gpu = [...]`, `cuda`, "
+             "`cu128`, `marlin-cuda12`) or one named for a package it installs (`flash = [\"flash-attn\"]`, "
+             "`extras_require={\"flash-attn\": [...]}`), in a pyproject.toml or setup.py, and the sources given for "
+             "an extra named for the GPU (`{ url = ..., extra = \"gpu\" }`, `marker = \"extra == 'gpu'\"`), is "
+             "info, as NPU501's is: its users choose it, and leave it out on an Ascend host (the message names "
+             "the NPU's extra where there is one). An extra named for a purpose (`train = [\"flash-attn\", ...]`) "
+             "keeps the finding: users install it to train.",
         why="They fail to build or install on an Ascend host, or install and then fail at import. "
             "The install step is the first thing a migration hits. bitsandbytes (0.50.2 checked) lists the NPU "
             "as a device: its int8 and 4-bit ops fall back to its generic PyTorch code there, while its 8-bit optimizers "
@@ -140,7 +144,9 @@ OLDER_RELEASES = (" It lists the NPU as a device from {since} on, and this requi
                   "those it admits do not know the NPU.")
 
 
-def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
+def _requirement(checker: Checker, item: Item, items: list[Item], extra: str | None = None) -> None:
+    """The findings of one requirement; `extra`: the name of setup.py's extra that lists it (a
+    pyproject.toml's are read by the engine, engine/packaging.gpu_extras)."""
     platform = load_platform(checker.settings.torch_npu_version)
     name = item.name
     local = CUDA_LOCAL.search(item.spec)
@@ -171,6 +177,8 @@ def _requirement(checker: Checker, item: Item, items: list[Item]) -> None:
                                  checker.replace(Range(named.start_line, named.start_col, end.end_line, end.end_col),
                                                  row["replacement"])),)
             text += f" Use `{row['replacement']}`."
+        if extra is not None and (why := extra_why(extra, [name])) is not None:
+            text, severity, fixes = text + why, Severity.INFO, shown_only(fixes)
         checker.report(code, item.name_range or item.range, text, fixes, origin=TABLE.path, severity=severity)
     if name == "torch" and not item.conda:
         _pairing(checker, item, items, platform)
@@ -276,9 +284,22 @@ def check_setup_requirement(checker: Checker, node: ast.AST, value: str, context
     if context.call is None or last_name(context.call.func) != "setup" or not checker.path \
             or not checker.path.endswith("setup.py"):
         return
+    if any(kw.arg == "extras_require" and type(kw.value) is ast.Dict and any(key is node for key in kw.value.keys)
+           for kw in context.call.keywords):
+        return  # an extra's name (`extras_require={"flash-attn": [...]}`), not a requirement
     item = string_requirement(checker.source, node, value)
     if item is not None:
-        _requirement(checker, item, [])
+        _requirement(checker, item, [], _extra(context.call, node))
+
+
+def _extra(call: ast.Call, node: ast.AST) -> str | None:
+    """The name of the extra whose list holds `node` in `setup(extras_require={"flash": [...]})`."""
+    for kw in call.keywords:
+        if kw.arg == "extras_require" and type(kw.value) is ast.Dict:
+            for key, value in zip(kw.value.keys, kw.value.values):
+                if type(key) is ast.Constant and type(key.value) is str and inside(node, value):
+                    return key.value
+    return None
 
 
 @handles("assign", "NPU501", "NPU502", "NPU503", values=(ast.List, ast.Tuple))
@@ -294,11 +315,25 @@ def check_setup_requirement_list(checker: Checker, node: ast.Assign | ast.AnnAss
     value = node.value
     if not isinstance(value, (ast.List, ast.Tuple)):  # (values= gives no other)
         return
+    extra = checker.text_fact("setup-extras", _setup_extras).get(targets[0].id)
     for element in value.elts:
         if type(element) is ast.Constant and type(element.value) is str:
             item = string_requirement(checker.source, element, element.value)
             if item is not None:
-                _requirement(checker, item, [])
+                _requirement(checker, item, [], extra)
+
+
+def _setup_extras(checker: Checker) -> dict[str, str]:
+    """The names a `setup(extras_require={"gpu": extras_gpu})` call of the text hands an extra, with
+    the extra's name."""
+    try:
+        tree = ast.parse(checker.source.text)
+    except (SyntaxError, ValueError):
+        return {}
+    return {value.id: key.value for call in ast.walk(tree) if type(call) is ast.Call and last_name(call.func) == "setup"
+            for kw in call.keywords if kw.arg == "extras_require" and type(kw.value) is ast.Dict
+            for key, value in zip(kw.value.keys, kw.value.values)
+            if type(key) is ast.Constant and type(key.value) is str and type(value) is ast.Name}
 
 
 def _setup_names(checker: Checker) -> frozenset[str]:
