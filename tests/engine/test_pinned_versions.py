@@ -58,7 +58,7 @@ def test_old_pins_make_both_errors(tmp_path: Path) -> None:
 
 
 def test_a_test_that_expects_the_failure_is_not_an_error(tmp_path: Path) -> None:
-    (tmp_path / "requirements.txt").write_text("torch>=2.0\n", encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text("torch>=2.0,<2.5\n", encoding="utf-8")
     code = ("def test_move(self):\n    with self.assertRaises(RuntimeError):\n        model.to(0)\n"
             "    with pytest.raises(RuntimeError, match='x'):\n        model.to(1)\n    model.to(2)\n")
     checked = replace(SETTINGS, tests="check")  # a test file's findings at their severity (test_suites.py)
@@ -72,6 +72,15 @@ def test_an_old_torch_alone_decides_npu109(tmp_path: Path) -> None:
     assert found["NPU109"] == (Severity.ERROR, "`torch.npu.set_device` needs `import torch_npu`: the project pins "
                                "torch `=2.1.0`, and `import torch` loads no device backend before torch 2.5 "
                                "(`torch.npu` raises AttributeError).")
+
+
+def test_a_lower_bound_that_admits_the_ported_release_is_information(tmp_path: Path) -> None:
+    # `torch>=2.4.1` admits torch 2.4.1, and also the torch a port to torch_npu 2.13.0 installs
+    found = findings(tmp_path, {"requirements.txt": "torch>=2.4.1\n"})
+    assert found["NPU109"][0] is Severity.INFO and found["NPU109"][1].endswith(
+        "pins torch `>=2.4.1`, which admits 2.13.0, torch-npu-version 2.13.0's torch: a port to it is not held before "
+        "2.5 (and no torch-npu).")
+    assert found["NPU112"][0] is Severity.INFO and "which admits 2.13.0" in found["NPU112"][1]
 
 
 def test_new_pins_are_information(tmp_path: Path) -> None:

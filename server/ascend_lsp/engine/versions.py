@@ -31,6 +31,13 @@ def allows_before(spec: str, version: str) -> bool:
     return oldest is None or oldest < release(version)
 
 
+def held_before(spec: str, version: str, target: str | None) -> bool:
+    """Whether a project pinning `spec` may stay on a release older than `version` where it is
+    ported: the spec admits one, and not `target`, the release a port installs where the spec
+    allows it (the configured torch-npu-version, or the torch paired with it; None: unknown)."""
+    return allows_before(spec, version) and (target is None or not admits(spec, release(target)))
+
+
 def _clauses(spec: str, version: tuple[int, ...]):
     """Each clause of the specifier: its operator, the release it names, and that release and
     `version` padded to one width, for comparisons."""

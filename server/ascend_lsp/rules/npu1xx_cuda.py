@@ -18,7 +18,7 @@ from ..engine.shell_script import Assignment, Command, ShellScript, options, sca
 from ..engine.guards import name_words
 from ..engine.walk import FUNCTION, Scope, StringContext, last_name
 from ..knowledge.launch import load_launch
-from ..engine.versions import allows_before, release
+from ..engine.versions import allows_before, held_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
 from .advice_matching import inside
 from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, state_dict_place, statement_path
@@ -342,8 +342,10 @@ rule(
             "torch_npu 2.5.1 and later declare a `torch.backends` entry point, so `import torch` (2.5+) loads "
             "them by itself unless `TORCH_DEVICE_BACKEND_AUTOLOAD=0`. Which applies is read from the versions the "
             "project pins (its requirements files, pyproject.toml, setup.py, setup.cfg, environment.yml): an "
-            "error where the torch-npu pin allows a release before 2.5.1, or, with no torch-npu pin, where the "
-            "torch pin allows one before 2.5; info where the pins exclude those. With no pin, the configured "
+            "error where the torch-npu pin holds the project before 2.5.1, or, with no torch-npu pin, where the "
+            "torch pin holds it before 2.5 (it admits such a release and not the configured `torch-npu-version`, or "
+            "the torch paired with it, which a port installs where the pin allows it: `torch>=2.4.1` admits 2.13.0); "
+            "info where the pins exclude those or admit the ported release. With no pin, the configured "
             "`torch-npu-version` decides, and the message says that no pin was found.",
         example="torch.npu.set_device(0)  # AttributeError\n\n# becomes\n\nimport torch_npu\ntorch.npu.set_device(0)",
         fix="Safe: adds `import torch_npu` below the file's imports.",
@@ -409,7 +411,8 @@ def pinned_at(checker: Checker, *names: str) -> tuple[Related, ...]:
 def autoload_verdict(checker: Checker, qualname: str) -> tuple[str, Severity]:
     """What the versions the project pins (else the configured torch-npu-version) say about
     `import torch` loading torch_npu: an error where it may not, info where it does."""
-    platform = load_platform(checker.settings.torch_npu_version)
+    version = checker.settings.torch_npu_version
+    platform = load_platform(version)
     first = min((row["torch-npu"] for row in platform.autoload if row["autoload"]), key=release)
     project = checker.project
     npu_pin = project.pin("torch-npu") if project is not None else None
@@ -417,23 +420,34 @@ def autoload_verdict(checker: Checker, qualname: str) -> tuple[str, Severity]:
     missing = f"`{qualname}` needs `import torch_npu`: "
     relies = (f"`{qualname}` relies on `import torch` loading torch_npu (its `torch.backends` entry point, from "
               f"torch_npu {first}), which TORCH_DEVICE_BACKEND_AUTOLOAD=0 turns off; `import torch_npu` says it. ")
+    # a pin that admits what a port to the configured torch-npu-version installs does not hold it back
+    target = version if platform.autoloaded(version) is not None else None
+    paired = platform.torch_for(version) if target is not None else None
     if npu_pin is not None:
-        if allows_before(npu_pin, first):
+        if held_before(npu_pin, first, target):
             return (missing + f"the project pins torch-npu `{npu_pin}`, and `import torch` does not load torch_npu "
                     f"before {first} (`torch.npu` raises AttributeError).", Severity.ERROR)
-        return relies + f"The project pins torch-npu `{npu_pin}`.", Severity.INFO
+        return relies + f"The project pins torch-npu `{npu_pin}`{_admits(npu_pin, first, version)}.", Severity.INFO
     if torch_pin is not None:
-        if allows_before(torch_pin, AUTOLOAD_TORCH):
+        if held_before(torch_pin, AUTOLOAD_TORCH, paired["torch"] if paired is not None else None):
             return (missing + f"the project pins torch `{torch_pin}`, and `import torch` loads no device backend "
                     f"before torch {AUTOLOAD_TORCH} (`torch.npu` raises AttributeError).", Severity.ERROR)
-        return relies + f"The project pins torch `{torch_pin}` (and no torch-npu).", Severity.INFO
-    version = checker.settings.torch_npu_version
+        admitted = _admits(torch_pin, AUTOLOAD_TORCH, f"{paired['torch']}, torch-npu-version {version}'s torch"
+                           if paired is not None else "")
+        return relies + f"The project pins torch `{torch_pin}`{admitted} (and no torch-npu).", Severity.INFO
     unpinned = "no torch-npu or torch pin found in the project" if project is not None else "no project read"
-    if platform.autoloaded(version) is None:
+    if target is None:
         return (missing + f"torch_npu {version} (torch-npu-version; {unpinned}) is not loaded by `import torch` "
                 "(`torch.npu` raises AttributeError).", Severity.ERROR)
     return (relies + f"torch-npu-version is {version}; {unpinned}, and a torch_npu before {first} would need the "
             "import.", Severity.INFO)
+
+
+def _admits(pin: str, version: str, target: str) -> str:
+    """`, which admits <target>` where the pin admits a release before `version` too (a port installs the
+    target where the pin allows it); "" where it does not."""
+    return f", which admits {target}: a port to it is not held before {version}" if target and allows_before(pin, version) \
+        else ""
 
 
 # --- compilation (docs/real-world-rules.md, item 2) ------------------------------------------
@@ -558,7 +572,8 @@ rule(
     doc=dict(
         what="Finds integer devices: `.to(0)`, `torch.device(0)`, `device=0`, `device_map={\"\": 0}`, FSDP's "
              "`device_id=0`. An error where the project's torch pin (requirements files, pyproject.toml, setup.py, "
-             "setup.cfg, environment.yml) allows a release before 2.5; info otherwise, saying which pin (or that "
+             "setup.cfg, environment.yml) holds it before 2.5 (it admits an older release and not the torch paired with "
+             "the configured `torch-npu-version`, as NPU109 reads it); info otherwise, saying which pin (or that "
              "none was found), in a `device_map`, which the loading library places, and in a test that expects the "
              "call to fail (`with self.assertRaises(...)`, `with pytest.raises(...)`). Only literal integers: a "
              "variable (`device_map={\"\": local_rank}`) is not read.",
@@ -633,7 +648,8 @@ def expects_error(checker: Checker, node: ast.AST) -> bool:
 
 
 def integer_device_verdict(checker: Checker, name: str, mapped: bool) -> tuple[str, Severity]:
-    """An error where the project's torch pin allows a release before 2.5, which reads an
+    """An error where the project's torch pin holds it to a release before 2.5 (one that admits an
+    older release and not the torch paired with the configured torch-npu-version), which reads an
     integer device as a CUDA ordinal; info otherwise, and for a device_map, whose integers
     accelerate turns into `npu:N` itself."""
     project = checker.project
@@ -641,13 +657,17 @@ def integer_device_verdict(checker: Checker, name: str, mapped: bool) -> tuple[s
     if mapped:
         return (checker.rules["NPU112"].message.format(name=name) + " In a device_map accelerate turns it into "
                 "`npu:N` where the NPU is available.", Severity.INFO)
-    if pin is not None and allows_before(pin, ACCELERATOR_INDEX_TORCH):
+    version = checker.settings.torch_npu_version
+    paired = load_platform(version).torch_for(version)
+    torch = paired["torch"] if paired is not None else None
+    if pin is not None and held_before(pin, ACCELERATOR_INDEX_TORCH, torch):
         return (f"Device `{name}` is an integer: the project pins torch `{pin}`, and before torch "
                 f"{ACCELERATOR_INDEX_TORCH} an integer device is a CUDA ordinal (\"Torch not compiled with CUDA "
                 "enabled\" on an NPU host); `\"npu:N\"` says the NPU.", Severity.ERROR)
     message = checker.rules["NPU112"].message.format(name=name)
     if pin is not None:
-        return f"{message} The project pins torch `{pin}`.", Severity.INFO
+        admitted = _admits(pin, ACCELERATOR_INDEX_TORCH, f"{torch}, torch-npu-version {version}'s torch" if torch else "")
+        return f"{message} The project pins torch `{pin}`{admitted}.", Severity.INFO
     return f"{message} No torch pin found in the project." if project is not None else message, Severity.INFO
 
 
