@@ -34,6 +34,40 @@ COPY_FLAG = " (It only sets `{flag}=`: on an NPU host {loses}.)"
 TRITON_ASCEND = (" (In {part}, named for the NPU: Triton kernels there are written for triton-ascend, which installs "
                  "as `triton`.)")
 IMPORT_ALONE = " (It imports the module, which works on any host; its uses are reported where they are.)"
+REBOUND_FOR_NPU = (" (The module imports `{name}` again from `{module}` (line {line}), inside a block, where the NPU is "
+                   "there or chosen: this import is what other devices keep.)")
+
+
+def rebound_for_npu(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias, qualname: str) -> str | None:
+    """REBOUND_FOR_NPU where the module imports the name `from torch.cuda import synchronize` binds
+    again from torch.npu or torch_npu, indented (`if envs._is_npu(): from torch.npu import synchronize`):
+    the code chooses per device, so the finding's fix is only shown (rewriting this import would take
+    the other devices' default away)."""
+    if not qualname.startswith("torch.cuda") or type(stmt) is not ast.ImportFrom:
+        return None
+    name = alias.asname or alias.name
+    for found in checker.text_fact("npu-imports", _npu_imports):
+        if found[0] == name:
+            return REBOUND_FOR_NPU.format(name=name, module=found[1], line=found[2])
+    return None
+
+
+# an indented `from torch.npu import a, b as c` (or from torch_npu...), on one line
+NPU_IMPORT = re.compile(r"^[ \t]+from[ \t]+((?:torch\.npu|torch_npu)\b[\w.]*)[ \t]+import[ \t]+([\w \t,]+?)[ \t]*(?:#.*)?$",
+                        re.MULTILINE)
+
+
+def _npu_imports(checker: Checker) -> list[tuple[str, str, int]]:
+    """(the name bound, the module, the 1-based line) of each indented import from torch.npu or torch_npu."""
+    text = checker.source.text
+    found = []
+    for match in NPU_IMPORT.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        for part in match.group(2).split(","):
+            words = part.split()
+            if words:
+                found.append((words[-1], match.group(1), line))
+    return found
 
 
 def import_place(checker: Checker, stmt: ast.Import | ast.ImportFrom, alias: ast.alias,

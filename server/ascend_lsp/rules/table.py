@@ -7,7 +7,7 @@ import ast
 import re
 from typing import cast
 
-from ..engine.checker import Checker, Reference
+from ..engine.checker import Checker, Reference, shown_only
 from ..engine.model import Applicability, Fix, Range, Related, Severity
 from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
@@ -15,7 +15,7 @@ from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
 from .device_strings import REGISTERED, at_device_argument, device_prefix_test, device_remark, passed_by_callers
 from .harmless_calls import ONNX_PROVIDER, hides_every_gpu, method_place, opt_in_place, reference_place
-from .harmless_uses import backend_place, env_place, import_place
+from .harmless_uses import backend_place, env_place, import_place, rebound_for_npu
 from .literal_text import literal_text_spans
 from .opt_in_imports import or_opt_in_binding
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
@@ -109,13 +109,17 @@ def message(checker: Checker, entry: Entry, name: str, replacement: str | None) 
 
 def report(checker: Checker, entry: Entry, where, name: str, replacement: str | None, fix: Fix | None,
            portable: Fix | None = None, form: Form | None = None,
-           remark: tuple[Severity | None, str] | None = None, related: tuple[Related, ...] = ()) -> None:
+           remark: tuple[Severity | None, str] | None = None, related: tuple[Related, ...] = (),
+           shown: bool = False) -> None:
     """Report the entry with its fix and, where it has one, its portable fix (`form`: the
     portable row), in the order the `fix-style` setting prefers (portable_fixes.styled).
     `remark`: (a severity, or None for the rule's; what the message says after the entry's
     text): where the code shows the finding matters less, (the lower severity, why); where
-    there is no fix, (None, why)."""
+    there is no fix, (None, why). `shown`: the fixes are shown, never applied (code that
+    chooses per device, where the rewrite would take the other devices' choice away)."""
     fixes, note = styled(checker, fix, portable, form)
+    if shown:
+        fixes = shown_only(fixes)
     text = message(checker, entry, name, replacement) + note + (remark[1] if remark else "")
     severity = remark[0] if remark and remark[0] else Severity.parse(entry.severity) \
         if entry.severity and checker.settings.chip not in entry.severity_except_on else None
@@ -249,7 +253,10 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
     remark = import_place(checker, stmt, alias, qualname)
     if remark is None and entry.rule.startswith("NPU3"):
         remark = opt_in_place(checker, stmt, qualname, (alias.asname or alias.name).partition(".")[0])
-    report(checker, entry, alias, qualname, new, fix, portable, form, remark)
+    shown = remark is None and (rebound := rebound_for_npu(checker, stmt, alias, qualname)) is not None
+    if shown:
+        remark = Severity.INFO, rebound
+    report(checker, entry, alias, qualname, new, fix, portable, form, remark, shown=shown)
 
 
 # --- methods and attributes by shape ------------------------------------------------------
