@@ -926,12 +926,15 @@ _DEVICE_STRING = re.compile(r"(?:cuda|nccl)(?::\d+)?")
 
 
 def _compares_cuda(test: ast.expr) -> bool:
-    """`x.is_cuda`, or a comparison that names CUDA by a device or backend string (`"cuda"`,
-    `"nccl"`, `dist.Backend.NCCL`) or by torch's CUDA module (`torch.cuda.device_count() > 1`,
-    `torch.version.cuda`); not by a word in another name or string (`os.getenv("USE_CUDA_KERNELS",
-    "0") == "1"`, a flag)."""
+    """`x.is_cuda`, `torch.cuda.is_available()`, or a comparison that names CUDA by a device or
+    backend string (`"cuda"`, `"nccl"`, `dist.Backend.NCCL`) or by torch's CUDA module
+    (`torch.cuda.device_count() > 1`, `torch.version.cuda`); not by a word in another name or string
+    (`os.getenv("USE_CUDA_KERNELS", "0") == "1"`, a flag)."""
     if type(test) is ast.Attribute:
         return test.attr == "is_cuda"
+    if type(test) is ast.Call and type(test.func) is ast.Attribute and test.func.attr == "is_available":
+        return type(test.func.value) is ast.Attribute and test.func.value.attr == "cuda" or \
+            type(test.func.value) is ast.Name and test.func.value.id == "cuda"
     return type(test) is ast.Compare and any(
         type(n) is ast.Attribute and (n.attr in ("cuda", "is_cuda") or n.attr == "NCCL" and _names_backend_enum(n.value))
         or type(n) is ast.Constant and type(n.value) is str and _DEVICE_STRING.fullmatch(n.value) is not None
