@@ -37,12 +37,14 @@ parser.add_argument(
 MODEL = '''import torch
 
 
-def build(config, args, net):
+def build(config, args, options, net):
     if config.compile_model:
         net = torch.compile(net)
     if config.use_torch_compile:
         net = torch.compile(net)
     if args.fast_matmul:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    if options["fast_matmul"]:  # a dict of options, read by its key
         torch.backends.cuda.matmul.allow_tf32 = True
     return net
 '''
@@ -75,7 +77,8 @@ def test_code_under_a_flag_left_off_is_info(tmp_path: Path) -> None:
     project = ProjectContext(str(tmp_path))
     findings = analyze(MODEL, Settings(select=("NPU106", "NPU111")), str(model), project=project).findings
     assert [(f.code, f.range.start_line + 1, f.severity) for f in findings] == [
-        ("NPU111", 6, Severity.INFO), ("NPU111", 8, Severity.WARNING), ("NPU106", 10, Severity.INFO)]
+        ("NPU111", 6, Severity.INFO), ("NPU111", 8, Severity.WARNING), ("NPU106", 10, Severity.INFO),
+        ("NPU106", 12, Severity.INFO)]
     assert findings[0].message.endswith(
         "(Under `if config.compile_model:`, and the project gives `compile_model` no value but False "
         "(pkg/config.py:6): it runs only where the user turns that flag on; on an NPU host leave it off, "

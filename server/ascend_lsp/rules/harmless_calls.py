@@ -59,7 +59,8 @@ REPORTS_ONLY = (" (The test only decides what is reported: its branches only log
                 "functions named for checking or reporting (`check_...`, `print_...`), so on an NPU host only the "
                 "report differs.)")
 NO_OPS_ONLY = (" (Its branches only do what does nothing without CUDA (`torch.cuda.empty_cache()`, a CUDA seed "
-               "beside `torch.manual_seed`, cuDNN's flags), or log: on an NPU host the test is False and nothing that "
+               "beside `torch.manual_seed`, cuDNN's flags), make tensors contiguous for a CUDA kernel (`q = "
+               "q.contiguous()`, the same values), or log: on an NPU host the test is False and nothing that "
                "matters is skipped.)")
 # what returns at once, doing nothing, where torch has no CUDA (torch 2.13 CPU, each run): a seed only
 # beside a seed of every device (seeds_all_beside), as its own finding says; ipc_collect,
@@ -442,11 +443,11 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
     assert project is not None
     tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     for flag in tested:
-        if isinstance(flag, (ast.Name, ast.Attribute)):
-            place = project.flags.default_off(last_name(flag), checker.path) \
-                if not last_name(flag).lower().startswith(FACT_PREFIXES) and not computed_here(checker, last_name(flag)) \
-                else None
-            named = {"name": last_name(flag)}
+        if isinstance(flag, (ast.Name, ast.Attribute)) or (name := _key_read(flag)):
+            name = last_name(flag) or name  # `args["write_profile"]`: the option named by the key
+            place = project.flags.default_off(name, checker.path) \
+                if not name.lower().startswith(FACT_PREFIXES) and not computed_here(checker, name) else None
+            named = {"name": name}
             form = FLAG_OFF
         elif (option := _compared_option(flag)) is not None:
             given = project.flags.never_given(last_name(option[0]), option[1])
@@ -460,6 +461,13 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
             text = " ".join(checker.source.segment(checker.range(test)).split())
             return text, form, {**named, "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
     return None
+
+
+def _key_read(node: ast.expr) -> str:
+    """The key of `args["write_profile"]`, an option read from a dict of options; "" otherwise."""
+    if type(node) is ast.Subscript and type(node.slice) is ast.Constant and type(node.slice.value) is str:
+        return node.slice.value
+    return ""
 
 
 def computed_here(checker: Checker, name: str) -> bool:
@@ -710,7 +718,8 @@ def _no_op(checker: Checker, stmt: ast.stmt, in_cuda: bool = False) -> bool:
     (`in_cuda`), is `with torch.cuda.device(d):` around such statements alone."""
     scope = checker.module.scope
     if type(stmt) is ast.Assign:
-        return all((checker.qualname(t, scope) or "").startswith(CUDNN_FLAGS) for t in stmt.targets)
+        return _made_contiguous(stmt) or all((checker.qualname(t, scope) or "").startswith(CUDNN_FLAGS)
+                                             for t in stmt.targets)
     if type(stmt) is ast.With:
         return in_cuda and all(type(item.context_expr) is ast.Call and item.optional_vars is None
                                and checker.qualname(item.context_expr.func, scope) in CUDA_DEVICE_CONTEXTS
@@ -727,6 +736,16 @@ def _no_op(checker: Checker, stmt: ast.stmt, in_cuda: bool = False) -> bool:
 CUDNN_FLAGS = "torch.backends.cudnn."
 # what only selects the current CUDA device for the statements it holds
 CUDA_DEVICE_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.device_of"})
+
+
+def _made_contiguous(stmt: ast.Assign) -> bool:
+    """`query = query.contiguous()`: a tensor laid out anew, the same values (a workaround for a CUDA kernel, as
+    transformers' SDPA code has for the memory-efficient kernel, pytorch#112577)."""
+    value = stmt.value
+    return len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and type(value) is ast.Call \
+        and not value.args and not value.keywords and type(value.func) is ast.Attribute \
+        and value.func.attr == "contiguous" and type(value.func.value) is ast.Name \
+        and value.func.value.id == stmt.targets[0].id
 
 
 def skip_test(checker: Checker, node: ast.AST) -> bool:
