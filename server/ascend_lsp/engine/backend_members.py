@@ -73,9 +73,25 @@ def method_reasons(cls: str, body: list[ast.stmt]) -> dict[int, str]:
     return out
 
 
+def names_cuda_graph(name: str) -> bool:
+    """A name for CUDA graphs: the two words run together (`CUDAGraphWrapper`, `enable_cudagraph`), or
+    `cuda_graph` beside a word of capturing one (`init_cuda_graph`, `cuda_graph_decoding`); not
+    `cuda_graph` alone, which may move a graph of data (a GNN's) to CUDA."""
+    if "cudagraph" in name.lower():
+        return True
+    words = name_words(name)
+    return any(word == "cuda" and words[i + 1:i + 2] in (["graph"], ["graphs"]) for i, word in enumerate(words)) \
+        and not GRAPH_CAPTURE_WORDS.isdisjoint(words)
+
+
+# what a function or class for CUDA graphs is named with besides `cuda_graph`
+GRAPH_CAPTURE_WORDS = frozenset({"capture", "replay", "init", "warmup", "wrap", "wrapper", "runner", "manager", "decoding",
+                                 "decode", "enable", "pool", "step", "forward", "run"})
+
+
 def opt_in_class(node: ast.ClassDef) -> str:
     """OPT_IN_CLASS for a class named for a library in OPT_IN_LIBRARIES, or built on one of its
-    classes; else ""."""
+    classes, or named for CUDA graphs (`CudaGraphWrapper`, an optimisation a project turns on); else ""."""
     names = [node.name]
     for base in node.bases:
         while isinstance(base, ast.Attribute):
@@ -84,7 +100,8 @@ def opt_in_class(node: ast.ClassDef) -> str:
         names.append(getattr(base, "id", ""))
     for name in names:
         words = name_words(name) + (["tensorrt"] if "tensorrt" in name.lower() else [])  # `TensorRTBackend`: Tensor, RT
-        library = next((OPT_IN_LIBRARIES[w] for w in words if w in OPT_IN_LIBRARIES), None)
+        library = next((OPT_IN_LIBRARIES[w] for w in words if w in OPT_IN_LIBRARIES), None) \
+            or ("CUDA graphs" if name is node.name and names_cuda_graph(name) else None)  # its own name only
         if library is not None:
             return OPT_IN_CLASS.format(cls=node.name, library=library)
     return ""

@@ -161,6 +161,17 @@ def _seeds_module(checker: Checker) -> bool:
     return MODULE_SEED.search(checker.source.text) is not None
 
 
+CUDA_GRAPH_CODE = (" (In `{name}`, code for CUDA graphs, which runs where the project captures one: an optimisation it "
+                   "chooses. On the NPU port it to torch_npu's graphs (`torch.npu.NPUGraph`, `torch.npu.graph`) where "
+                   "they are turned on, or keep them off.)")
+
+
+def cuda_graph_place(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
+    """Info and CUDA_GRAPH_CODE for a CUDA name in a function or top-level class named for CUDA graphs."""
+    holder = next((code for code in statement_facts(checker).cuda_graph_code if inside(node, code)), None)
+    return (Severity.INFO, CUDA_GRAPH_CODE.format(name=holder.name)) if holder is not None else None
+
+
 def in_environment_report(checker: Checker, facts: StatementFacts, node: ast.AST) -> bool:
     if checker.path is not None and names_environment_report(PurePath(checker.path).stem.lower()):
         return True
@@ -195,7 +206,7 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
         return Severity.INFO, SCRIPTED_FUNCTION
-    if rule.startswith("NPU1") and (off := cuda_flag_off(checker, ref.node)) is not None:
+    if rule.startswith("NPU1") and (off := cuda_flag_off(checker, ref.node) or cuda_graph_place(checker, ref.node)):
         return off
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
@@ -546,7 +557,7 @@ def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Seve
     if rule.startswith("NPU1"):
         if (reason := reports_only(checker, node)) is not None:
             return Severity.INFO, reason
-        return cuda_flag_off(checker, node)
+        return cuda_flag_off(checker, node) or cuda_graph_place(checker, node)
     return None
 
 

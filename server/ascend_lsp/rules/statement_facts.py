@@ -9,6 +9,7 @@ import bisect
 from dataclasses import dataclass, field
 
 from ..engine.checker import Checker
+from ..engine.backend_members import names_cuda_graph
 from ..engine.guards import ENV_REPORT_NAME, name_words
 from ..engine.walk import last_name
 from .advice_matching import inside
@@ -84,6 +85,8 @@ class StatementFacts:
     beside_cuda_keys: set[int] = field(default_factory=set)
     seed_lines: list[int] = field(default_factory=list)  # lines of torch.manual_seed, sorted
     env_reports: list[ast.AST] = field(default_factory=list)  # functions named like environment reports
+    # functions named for CUDA graphs (`init_cuda_graph`; a class so named: engine/backend_members.opt_in_class)
+    cuda_graph_code: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)
     # ids of the nodes a copy flag's value holds (`non_blocking=`, `pin_memory=`: harmless_uses.COPY_FLAGS), with the flag
     in_copy_flag: dict[int, str] = field(default_factory=dict)
     stored_keys: set[int] = field(default_factory=set)  # ids of `d[key] = ...`'s keys
@@ -145,6 +148,8 @@ def _gather(events) -> StatementFacts:
                     _mark(facts.in_device_position, node.value)
         if ENV_REPORT_NAME.search(lowered):
             facts.env_reports.append(func)
+        if "cuda" in lowered and names_cuda_graph(func.name):
+            facts.cuda_graph_code.append(func)
     device_keys = []  # `run_opts = {"device": "cuda"}` places the model: (window, the keys, the key's index)
     for string in events.strings:
         keys = string.context.siblings
