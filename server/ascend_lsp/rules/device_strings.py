@@ -16,7 +16,7 @@ from ..engine.guards import name_words, parameter_defaults
 from ..engine.walk import StringContext, last_name
 from .advice_matching import inside
 from .cuda_test_paths import failed_cuda_test
-from .harmless_calls import (ONNX_PROVIDER, SKIP_CONDITION, TESTED_BESIDE_NPU, cuda_graph_place, handles_npu,
+from .harmless_calls import (ONNX_PROVIDER, SKIP_CONDITION, TESTED_BESIDE_NPU, opt_in_function_place, handles_npu,
                              onnx_provider_choice, reports_only, skip_test)
 from .harmless_uses import COPY_FLAG, COPY_FLAGS
 from .statement_facts import DEVICE_CALLS, device_keyword, statement_facts
@@ -161,7 +161,7 @@ def device_place(checker: Checker, node: ast.AST, context: StringContext) -> tup
     and the reason, for the message (no severity: the rule's, with the reason it stays)."""
     if kernel_registration(context):
         return Severity.INFO, REGISTERED
-    if (graphs := cuda_graph_place(checker, node)) is not None:
+    if (graphs := opt_in_function_place(checker, node)) is not None:
         return graphs
     if at_device_argument(context) or bound_device_argument(checker, context) or to_device_function(context):
         return None

@@ -24,7 +24,8 @@ from .import_uses import cuda_only_check, holds_only_with_cuda
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .advice_matching import inside, own_nodes
 from .uncalled_helpers import uncalled_place
-from .statement_facts import StatementFacts, innermost_function, seeded_between, statement_facts, under_cuda_key
+from .statement_facts import (CUDA_GRAPHS, NAIVE_PARALLELISM, StatementFacts, innermost_function, seeded_between,
+                              statement_facts, under_cuda_key)
 
 # a string that names the NPU as a device or its collectives: "npu", "npu:0", "hccl"
 NPU_STRING = re.compile(r"(?:npu|hccl)(?::|$)")
@@ -69,6 +70,8 @@ NO_OPS_WITHOUT_CUDA = frozenset({"torch.cuda.empty_cache"})
 DTYPE_KEY = " (A key of a table, looked up, not made: no float64 tensor is created here.)"
 DTYPE_TRANSLATION = (" (An entry of a table that translates another library's dtype of the same name (`np.complex64: "
                      "torch.complex64`): it is taken only for data that holds that dtype already; nothing here makes it.)")
+DTYPE_NAME = (" (The value of a table that looks a dtype up by its name (`\"float64\": torch.float64`): it is taken only "
+              "where the user names that dtype; nothing here makes it.)")
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
 SCRIPTED_FUNCTION = (" (Code scripted only to be run (a decorator, `f = torch.jit.script(f)`, or a function of this "
                      "module scripted where nothing here saves or inspects the TorchScript object): under "
@@ -161,15 +164,20 @@ def _seeds_module(checker: Checker) -> bool:
     return MODULE_SEED.search(checker.source.text) is not None
 
 
-CUDA_GRAPH_CODE = (" (In `{name}`, code for CUDA graphs, which runs where the project captures one: an optimisation it "
-                   "chooses. On the NPU port it to torch_npu's graphs (`torch.npu.NPUGraph`, `torch.npu.graph`) where "
-                   "they are turned on, or keep them off.)")
+OPT_IN_FUNCTION = {
+    CUDA_GRAPHS: (" (In `{name}`, code for CUDA graphs, which runs where the project captures one: an optimisation it "
+                  "chooses. On the NPU port it to torch_npu's graphs (`torch.npu.NPUGraph`, `torch.npu.graph`) where "
+                  "they are turned on, or keep them off.)"),
+    NAIVE_PARALLELISM: (" (In `{name}()`, transformers' naive model parallelism (deprecated), which spreads layers over "
+                        "CUDA devices where a user calls it; on an NPU host leave it uncalled, or change this first.)"),
+}
 
 
-def cuda_graph_place(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
-    """Info and CUDA_GRAPH_CODE for a CUDA name in a function or top-level class named for CUDA graphs."""
-    holder = next((code for code in statement_facts(checker).cuda_graph_code if inside(node, code)), None)
-    return (Severity.INFO, CUDA_GRAPH_CODE.format(name=holder.name)) if holder is not None else None
+def opt_in_function_place(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
+    """Info and the reason for a CUDA name in a function named for a CUDA feature a project turns on
+    (StatementFacts.opt_in_functions)."""
+    found = next(((func, kind) for func, kind in statement_facts(checker).opt_in_functions if inside(node, func)), None)
+    return (Severity.INFO, OPT_IN_FUNCTION[found[1]].format(name=found[0].name)) if found is not None else None
 
 
 def in_environment_report(checker: Checker, facts: StatementFacts, node: ast.AST) -> bool:
@@ -196,8 +204,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, DTYPE_ASKED
     if rule == "NPU405" and dict_key(checker, ref.node):
         return Severity.INFO, DTYPE_KEY
-    if rule in DTYPE_RULES and translated_dtype(checker, ref.node):
-        return Severity.INFO, DTYPE_TRANSLATION
+    if rule in DTYPE_RULES and (translated := translated_dtype(checker, ref.node)) is not None:
+        return Severity.INFO, translated
     if rule == "NPU202" and ref.qualname == "torch.view_as_complex" and complex_product_only(checker, ref):
         return Severity.INFO, COMPLEX_PRODUCT
     if rule == "NPU405":
@@ -206,7 +214,7 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
         return Severity.INFO, SCRIPTED_FUNCTION
-    if rule.startswith("NPU1") and (off := cuda_flag_off(checker, ref.node) or cuda_graph_place(checker, ref.node)):
+    if rule.startswith("NPU1") and (off := cuda_flag_off(checker, ref.node) or opt_in_function_place(checker, ref.node)):
         return off
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
@@ -398,6 +406,11 @@ OPTION_LEFT_OFF_DOC = (
 FACT_PREFIXES = ("is_", "has_", "have_", "do_")  # of the name in lower case (`HAS_FLASH_ATTN`)
 FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False ({place}): it runs only where "
             "the user turns that flag on; on an NPU host leave it off, or change this first.)")
+PARALLELIZE_OFF = (" (Under {test}: `{name}` is True only after `parallelize()` ({place}), transformers' naive model "
+                   "parallelism (deprecated), which spreads layers over CUDA devices where a user calls it; on an NPU "
+                   "host leave it uncalled, or change this first.)")
+# `def parallelize(self, device_map=None):` of transformers' naive model parallelism, in vendored modeling code
+PARALLELIZE_DEF = re.compile(r"^[ \t]+def parallelize\(", re.MULTILINE)
 OPTION_OFF = (" (Under {test}, and `{name}` defaults to {value} ({place}) and no file of the project gives it {tested}: "
               "it runs only where the user chooses that; on an NPU host leave the option as it is, or change this "
               "first.)")
@@ -454,6 +467,12 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
     assert project is not None
     tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     for flag in tested:
+        if type(flag) is ast.Attribute and flag.attr == "model_parallel" \
+                and (found := PARALLELIZE_DEF.search(checker.source.text)) is not None:
+            line = checker.source.text.count("\n", 0, found.start())
+            text = " ".join(checker.source.segment(checker.range(test)).split())
+            return text, PARALLELIZE_OFF, {"name": "model_parallel",
+                                           "place": f"{os.path.relpath(checker.path or '', project.root)}:{line + 1}"}
         if isinstance(flag, (ast.Name, ast.Attribute)) or (name := _key_read(flag)):
             name = last_name(flag) or name  # `args["write_profile"]`: the option named by the key
             place = project.flags.default_off(name, checker.path) \
@@ -557,7 +576,7 @@ def method_place(checker: Checker, rule: str, node: ast.Attribute) -> tuple[Seve
     if rule.startswith("NPU1"):
         if (reason := reports_only(checker, node)) is not None:
             return Severity.INFO, reason
-        return cuda_flag_off(checker, node) or cuda_graph_place(checker, node)
+        return cuda_flag_off(checker, node) or opt_in_function_place(checker, node)
     return None
 
 
@@ -668,20 +687,26 @@ def _multiplied_back(checker: Checker, roots: list, node: ast.AST) -> bool:
     return False
 
 
-def translated_dtype(checker: Checker, node: ast.AST) -> bool:
-    """`node` is a key or a value of a dict display that pairs it with another library's dtype
-    of the same name (`{np.complex64: torch.complex64, ...}`): a table that translates dtypes."""
+def translated_dtype(checker: Checker, node: ast.AST) -> str | None:
+    """The reason, where `node` is a key or a value of a dict display that pairs it with another
+    library's dtype of the same name (`{np.complex64: torch.complex64, ...}`), or a value paired with
+    its own name (`{"float64": torch.float64, "torch.float64": torch.float64}`): a table that
+    translates dtypes; else None."""
     if type(node) is not ast.Attribute:
-        return False
+        return None
     for root in checker.events.roots:
         for display in ast.walk(root):
             if type(display) is ast.Dict:
                 for key, value in zip(display.keys, display.values):
                     if node is key or node is value:
                         other = value if node is key else key
-                        return type(other) is ast.Attribute and other.attr == node.attr \
+                        if type(other) is ast.Constant and type(other.value) is str:
+                            named = node is value and other.value.removeprefix("torch.") == node.attr
+                            return DTYPE_NAME if named else None
+                        same = type(other) is ast.Attribute and other.attr == node.attr \
                             and ast.dump(other.value) != ast.dump(node.value)
-    return False
+                        return DTYPE_TRANSLATION if same else None
+    return None
 
 
 def dict_key(checker: Checker, node: ast.AST) -> bool:

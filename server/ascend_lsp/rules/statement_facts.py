@@ -85,12 +85,17 @@ class StatementFacts:
     beside_cuda_keys: set[int] = field(default_factory=set)
     seed_lines: list[int] = field(default_factory=list)  # lines of torch.manual_seed, sorted
     env_reports: list[ast.AST] = field(default_factory=list)  # functions named like environment reports
-    # functions named for CUDA graphs (`init_cuda_graph`; a class so named: engine/backend_members.opt_in_class)
-    cuda_graph_code: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)
+    # functions of a CUDA feature a project turns on, by their names, each with its kind: CUDA graphs
+    # (`init_cuda_graph`; a class so named: engine/backend_members.opt_in_class), transformers' naive model
+    # parallelism (`parallelize`, `deparallelize`; code under `if self.model_parallel:`: harmless_calls.flag_off)
+    opt_in_functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = field(default_factory=list)
     # ids of the nodes a copy flag's value holds (`non_blocking=`, `pin_memory=`: harmless_uses.COPY_FLAGS), with the flag
     in_copy_flag: dict[int, str] = field(default_factory=dict)
     stored_keys: set[int] = field(default_factory=set)  # ids of `d[key] = ...`'s keys
     functions: list[ast.AST] = field(default_factory=list)
+
+
+CUDA_GRAPHS, NAIVE_PARALLELISM = "graphs", "parallelize"
 
 
 def _mark(ids: set[int], node: ast.AST) -> None:
@@ -149,7 +154,9 @@ def _gather(events) -> StatementFacts:
         if ENV_REPORT_NAME.search(lowered):
             facts.env_reports.append(func)
         if "cuda" in lowered and names_cuda_graph(func.name):
-            facts.cuda_graph_code.append(func)
+            facts.opt_in_functions.append((func, CUDA_GRAPHS))
+        elif func.name in ("parallelize", "deparallelize"):
+            facts.opt_in_functions.append((func, NAIVE_PARALLELISM))
     device_keys = []  # `run_opts = {"device": "cuda"}` places the model: (window, the keys, the key's index)
     for string in events.strings:
         keys = string.context.siblings
