@@ -164,12 +164,13 @@ def _seeds_module(checker: Checker) -> bool:
     return MODULE_SEED.search(checker.source.text) is not None
 
 
+NAIVE_PARALLELISM_WHY = ("transformers' naive model parallelism (deprecated), which spreads layers over CUDA devices "
+                         "where a user calls it; on an NPU host leave it uncalled, or change this first.)")
 OPT_IN_FUNCTION = {
     CUDA_GRAPHS: (" (In `{name}`, code for CUDA graphs, which runs where the project captures one: an optimisation it "
                   "chooses. On the NPU port it to torch_npu's graphs (`torch.npu.NPUGraph`, `torch.npu.graph`) where "
                   "they are turned on, or keep them off.)"),
-    NAIVE_PARALLELISM: (" (In `{name}()`, transformers' naive model parallelism (deprecated), which spreads layers over "
-                        "CUDA devices where a user calls it; on an NPU host leave it uncalled, or change this first.)"),
+    NAIVE_PARALLELISM: " (In `{name}()`, " + NAIVE_PARALLELISM_WHY,
 }
 
 
@@ -406,9 +407,7 @@ OPTION_LEFT_OFF_DOC = (
 FACT_PREFIXES = ("is_", "has_", "have_", "do_")  # of the name in lower case (`HAS_FLASH_ATTN`)
 FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False ({place}): it runs only where "
             "the user turns that flag on; on an NPU host leave it off, or change this first.)")
-PARALLELIZE_OFF = (" (Under {test}: `{name}` is True only after `parallelize()` ({place}), transformers' naive model "
-                   "parallelism (deprecated), which spreads layers over CUDA devices where a user calls it; on an NPU "
-                   "host leave it uncalled, or change this first.)")
+PARALLELIZE_OFF = " (Under {test}: `{name}` is True only after `parallelize()` ({place}), " + NAIVE_PARALLELISM_WHY
 # `def parallelize(self, device_map=None):` of transformers' naive model parallelism, in vendored modeling code
 PARALLELIZE_DEF = re.compile(r"^[ \t]+def parallelize\(", re.MULTILINE)
 OPTION_OFF = (" (Under {test}, and `{name}` defaults to {value} ({place}) and no file of the project gives it {tested}: "

@@ -430,25 +430,32 @@ def autoload_verdict(checker: Checker, qualname: str) -> tuple[str, Severity]:
               f"torch_npu {first}), which TORCH_DEVICE_BACKEND_AUTOLOAD=0 turns off; `import torch_npu` says it. ")
     # a pin that admits what a port to the configured torch-npu-version installs does not hold it back
     target = version if platform.autoloaded(version) is not None else None
-    paired = platform.torch_for(version) if target is not None else None
+    torch, named = ported_torch(version) if target is not None else (None, "")
     if npu_pin is not None:
         if held_before(npu_pin, first, target):
             return (missing + f"the project pins torch-npu `{npu_pin}`, and `import torch` does not load torch_npu "
                     f"before {first} (`torch.npu` raises AttributeError).", Severity.ERROR)
         return relies + f"The project pins torch-npu `{npu_pin}`{_admits(npu_pin, first, version)}.", Severity.INFO
     if torch_pin is not None:
-        if held_before(torch_pin, AUTOLOAD_TORCH, paired["torch"] if paired is not None else None):
+        if held_before(torch_pin, AUTOLOAD_TORCH, torch):
             return (missing + f"the project pins torch `{torch_pin}`, and `import torch` loads no device backend "
                     f"before torch {AUTOLOAD_TORCH} (`torch.npu` raises AttributeError).", Severity.ERROR)
-        admitted = _admits(torch_pin, AUTOLOAD_TORCH, f"{paired['torch']}, torch-npu-version {version}'s torch"
-                           if paired is not None else "")
-        return relies + f"The project pins torch `{torch_pin}`{admitted} (and no torch-npu).", Severity.INFO
+        return (relies + f"The project pins torch `{torch_pin}`{_admits(torch_pin, AUTOLOAD_TORCH, named)} (and no "
+                "torch-npu).", Severity.INFO)
     unpinned = "no torch-npu or torch pin found in the project" if project is not None else "no project read"
     if target is None:
         return (missing + f"torch_npu {version} (torch-npu-version; {unpinned}) is not loaded by `import torch` "
                 "(`torch.npu` raises AttributeError).", Severity.ERROR)
     return (relies + f"torch-npu-version is {version}; {unpinned}, and a torch_npu before {first} would need the "
             "import.", Severity.INFO)
+
+
+def ported_torch(version: str) -> tuple[str | None, str]:
+    """The torch release paired with torch-npu-version `version` (what a port installs), and how a
+    message names it; (None, "") where the registry pairs none."""
+    paired = load_platform(version).torch_for(version)
+    torch = paired["torch"] if paired is not None else None
+    return torch, f"{torch}, torch-npu-version {version}'s torch" if torch else ""
 
 
 def _admits(pin: str, version: str, target: str) -> str:
@@ -538,14 +545,16 @@ def compile_switch(checker: Checker, call: ast.Call) -> str | None:
 
 def check_torch_compile(checker: Checker, call: ast.Call, qualname: str | None) -> None:
     if qualname == "torch.compile" and compile_uses_inductor(call):
-        unused = unused_result(checker, call)
-        off = flag_off(checker, call) if unused is None else None
-        switch = compile_switch(checker, call) if unused is None and off is None else None
-        if unused is None and off is None and switch is None:
+        reason = None
+        if (unused := unused_result(checker, call)) is not None:
+            reason = UNUSED_COMPILE.format(name=unused)
+        elif (off := flag_off(checker, call)) is not None:
+            reason = off[1]
+        elif (switch := compile_switch(checker, call)) is not None:
+            reason = COMPILE_SWITCH.format(test=switch)
+        if reason is None:
             checker.report("NPU111", call.func, name="torch.compile")
         else:
-            reason = UNUSED_COMPILE.format(name=unused) if unused is not None else off[1] if off is not None \
-                else COMPILE_SWITCH.format(test=switch)
             message = checker.rules["NPU111"].message.format(name="torch.compile") + reason
             checker.report("NPU111", call.func, message, severity=Severity.INFO)
 
@@ -665,17 +674,14 @@ def integer_device_verdict(checker: Checker, name: str, mapped: bool) -> tuple[s
     if mapped:
         return (checker.rules["NPU112"].message.format(name=name) + " In a device_map accelerate turns it into "
                 "`npu:N` where the NPU is available.", Severity.INFO)
-    version = checker.settings.torch_npu_version
-    paired = load_platform(version).torch_for(version)
-    torch = paired["torch"] if paired is not None else None
+    torch, named = ported_torch(checker.settings.torch_npu_version)
     if pin is not None and held_before(pin, ACCELERATOR_INDEX_TORCH, torch):
         return (f"Device `{name}` is an integer: the project pins torch `{pin}`, and before torch "
                 f"{ACCELERATOR_INDEX_TORCH} an integer device is a CUDA ordinal (\"Torch not compiled with CUDA "
                 "enabled\" on an NPU host); `\"npu:N\"` says the NPU.", Severity.ERROR)
     message = checker.rules["NPU112"].message.format(name=name)
     if pin is not None:
-        admitted = _admits(pin, ACCELERATOR_INDEX_TORCH, f"{torch}, torch-npu-version {version}'s torch" if torch else "")
-        return f"{message} The project pins torch `{pin}`{admitted}.", Severity.INFO
+        return f"{message} The project pins torch `{pin}`{_admits(pin, ACCELERATOR_INDEX_TORCH, named)}.", Severity.INFO
     return f"{message} No torch pin found in the project." if project is not None else message, Severity.INFO
 
 

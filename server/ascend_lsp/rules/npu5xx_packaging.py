@@ -284,22 +284,17 @@ def check_setup_requirement(checker: Checker, node: ast.AST, value: str, context
     if context.call is None or last_name(context.call.func) != "setup" or not checker.path \
             or not checker.path.endswith("setup.py"):
         return
-    if any(kw.arg == "extras_require" and type(kw.value) is ast.Dict and any(key is node for key in kw.value.keys)
-           for kw in context.call.keywords):
-        return  # an extra's name (`extras_require={"flash-attn": [...]}`), not a requirement
+    extra = None
+    for kw in context.call.keywords:
+        if kw.arg == "extras_require" and type(kw.value) is ast.Dict:
+            for key, listed in zip(kw.value.keys, kw.value.values):
+                if key is node:
+                    return  # an extra's name (`extras_require={"flash-attn": [...]}`), not a requirement
+                if type(key) is ast.Constant and type(key.value) is str and inside(node, listed):
+                    extra = key.value
     item = string_requirement(checker.source, node, value)
     if item is not None:
-        _requirement(checker, item, [], _extra(context.call, node))
-
-
-def _extra(call: ast.Call, node: ast.AST) -> str | None:
-    """The name of the extra whose list holds `node` in `setup(extras_require={"flash": [...]})`."""
-    for kw in call.keywords:
-        if kw.arg == "extras_require" and type(kw.value) is ast.Dict:
-            for key, value in zip(kw.value.keys, kw.value.values):
-                if type(key) is ast.Constant and type(key.value) is str and inside(node, value):
-                    return key.value
-    return None
+        _requirement(checker, item, [], extra)
 
 
 @handles("assign", "NPU501", "NPU502", "NPU503", values=(ast.List, ast.Tuple))
@@ -309,13 +304,13 @@ def check_setup_requirement_list(checker: Checker, node: ast.Assign | ast.AnnAss
     if scope.kind != MODULE or not checker.path or not checker.path.endswith("setup.py"):
         return
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    if len(targets) != 1 or type(targets[0]) is not ast.Name \
-            or targets[0].id not in checker.text_fact("setup-requirement-names", _setup_names):
+    names = checker.text_fact("setup-requirement-names", _setup_names)
+    if len(targets) != 1 or type(targets[0]) is not ast.Name or targets[0].id not in names:
         return
     value = node.value
     if not isinstance(value, (ast.List, ast.Tuple)):  # (values= gives no other)
         return
-    extra = checker.text_fact("setup-extras", _setup_extras).get(targets[0].id)
+    extra = names[targets[0].id]
     for element in value.elts:
         if type(element) is ast.Constant and type(element.value) is str:
             item = string_requirement(checker.source, element, element.value)
@@ -323,26 +318,21 @@ def check_setup_requirement_list(checker: Checker, node: ast.Assign | ast.AnnAss
                 _requirement(checker, item, [], extra)
 
 
-def _setup_extras(checker: Checker) -> dict[str, str]:
-    """The names a `setup(extras_require={"gpu": extras_gpu})` call of the text hands an extra, with
-    the extra's name."""
+def _setup_names(checker: Checker) -> dict[str, str | None]:
+    """The names a `setup(...)` call of the text reads its requirements from (SETUP_KEYWORDS'
+    values, at any depth: a dict's values, a sum of lists), each with the extra it is handed as
+    (`extras_require={"gpu": extras_gpu}`) or None; none where the text does not parse."""
     try:
         tree = ast.parse(checker.source.text)
     except (SyntaxError, ValueError):
         return {}
-    return {value.id: key.value for call in ast.walk(tree) if type(call) is ast.Call and last_name(call.func) == "setup"
-            for kw in call.keywords if kw.arg == "extras_require" and type(kw.value) is ast.Dict
-            for key, value in zip(kw.value.keys, kw.value.values)
-            if type(key) is ast.Constant and type(key.value) is str and type(value) is ast.Name}
-
-
-def _setup_names(checker: Checker) -> frozenset[str]:
-    """The names a `setup(...)` call of the text reads its requirements from (SETUP_KEYWORDS'
-    values, at any depth: a dict's values, a sum of lists); none where the text does not parse."""
-    try:
-        tree = ast.parse(checker.source.text)
-    except (SyntaxError, ValueError):
-        return frozenset()
-    return frozenset(name.id for call in ast.walk(tree) if type(call) is ast.Call and last_name(call.func) == "setup"
-                     for kw in call.keywords if kw.arg in SETUP_KEYWORDS
-                     for name in ast.walk(kw.value) if type(name) is ast.Name)
+    names: dict[str, str | None] = {}
+    for call in ast.walk(tree):
+        if type(call) is ast.Call and last_name(call.func) == "setup":
+            for kw in call.keywords:
+                if kw.arg in SETUP_KEYWORDS:
+                    names.update((name.id, None) for name in ast.walk(kw.value) if type(name) is ast.Name)
+                if kw.arg == "extras_require" and type(kw.value) is ast.Dict:
+                    names.update((value.id, key.value) for key, value in zip(kw.value.keys, kw.value.values)
+                                 if type(key) is ast.Constant and type(key.value) is str and type(value) is ast.Name)
+    return names
