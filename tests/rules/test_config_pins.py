@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_lsp.rules.npu8xx_configs import _overlap
+from ascend_lsp.engine.versions import overlap
 
 WINDOWS = ["<4.51.0", ">=4.54.0,<=4.55.2"]
 
@@ -25,5 +25,5 @@ WINDOWS = ["<4.51.0", ">=4.54.0,<=4.55.2"]
     (">4.55.2", None),
     ("latest", None),  # not a specifier: no finding
 ])
-def test_overlap(pin: str, window: str | None) -> None:
-    assert _overlap(pin, WINDOWS) == window
+def testoverlap(pin: str, window: str | None) -> None:
+    assert overlap(pin, WINDOWS) == window

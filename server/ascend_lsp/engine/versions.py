@@ -1,5 +1,5 @@
 """Version specifiers as projects pin them (`==2.1.0.post3`, `>=2.1,<2.3`, conda's `=2.1`): the
-releases they name and the releases they admit. Read by the project's pins (project.py), the rules
+releases they name, the releases they admit, and whether two ranges meet. Read by the project's pins (project.py), the rules
 that judge by them, and the guards that judge a torch's arms (guards.torch_target)."""
 
 from __future__ import annotations
@@ -8,6 +8,9 @@ import re
 
 # One clause of a specifier: its operator (none: conda's bare `2.1.*`) and the release it names.
 CLAUSE = re.compile(r"\s*(===|==|~=|!=|<=|>=|<|>|=)?\s*v?(\d+(?:\.\d+)*)")
+# a whole clause as a range is written (`==4.55.*`, `~=4.54.0`, `!=4.52.0`), for overlap
+SPECIFIER = re.compile(r"\s*(===|==|~=|!=|<=|>=|<|>|=)?\s*([0-9][0-9A-Za-z.*+!-]*)\s*$")
+RELEASE = re.compile(r"\d+(?:\.\d+)*")
 FLOOR_OPERATORS = frozenset({"===", "==", "~=", ">=", ">", "=", None})  # the clauses that bound from below
 
 
@@ -72,3 +75,49 @@ def admits_from(spec: str, version: str) -> bool:
                 or op == "~=" and bound[:-1] < least[:len(bound) - 1]:
             return False
     return True
+
+
+def _padded(version: str) -> tuple[int, ...]:
+    """The release numbers without trailing zeros (`4.55.0` → (4, 55)), so that equal releases compare equal."""
+    found = RELEASE.match(version)
+    parts = [int(p) for p in found.group().split(".")] if found else [0]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def _satisfies(version: str, specifier: str) -> bool | None:
+    """Whether `version` (releases only) meets a comma-separated specifier; None when one part
+    cannot be read."""
+    for part in specifier.split(","):
+        found = SPECIFIER.match(part)
+        if found is None:
+            return None
+        op, bound = found.group(1) or "==", found.group(2)
+        v = _padded(version)
+        if bound.endswith(".*") or op == "=":  # a prefix (`==4.55.*`, conda's `=4.55`)
+            prefix = _padded(bound.removesuffix(".*"))
+            met = (v + (0,) * len(prefix))[:len(prefix)] == prefix
+            met = not met if op == "!=" else met
+        else:
+            b = _padded(bound)
+            if op == "~=":
+                head = b[:max(len(RELEASE.match(bound).group().split(".")) - 1, 1)]
+                met = v >= b and v[:len(head)] == head
+            else:
+                met = {"==": v == b, "===": v == b, "!=": v != b, "<=": v <= b, ">=": v >= b, "<": v < b,
+                       ">": v > b}[op]
+        if not met:
+            return False
+    return True
+
+
+def overlap(pin: str, windows: list[str]) -> str | None:
+    """The first window some version of which `pin` allows: tried at the lowest version, at the
+    versions both name and just above each (where two ranges meet, one of these lies in both)."""
+    named = [m.group() for text in (pin, *windows) for m in RELEASE.finditer(text)]
+    candidates = ["0", *named, *(v + ".0.1" for v in named)]
+    for window in windows:
+        if any(_satisfies(c, pin) and _satisfies(c, window) for c in candidates):
+            return window
+    return None

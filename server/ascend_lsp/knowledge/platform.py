@@ -85,6 +85,12 @@ class Configs:
         return frozenset(row["name"] for row in self.frameworks
                          if keys.issuperset(row["all"]) and (not row.get("any") or keys.intersection(row["any"])))
 
+    def pinned_failure(self, key: str, value: str) -> dict | None:
+        """The first setting row naming the releases of a pinned package (`pin`, `broken`) where
+        `key` set to `value` fails: what the same setting in a Python call is judged by (NPU307)."""
+        return next((row for row in self.settings if row.get("pin") and row["key"] == key and value in row["values"]),
+                    None)
+
 
 @functools.cache
 def load_configs() -> Configs:

@@ -12,11 +12,14 @@ from ..engine.checker import Checker, Reference
 from ..engine.model import Applicability, Fix, Range, Related, Severity
 from ..engine.walk import Scope, StringContext, last_name
 from ..engine.registry import TableRef, handles, rule
+from ..engine.versions import overlap
+from ..knowledge.platform import load_configs
 from .call_arguments import assigned_key, constant, keyword, passed
 from .citations import BITSANDBYTES_WHEEL, THIRD_PARTY_REPLACEMENTS, real_world_citation
 from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, opt_in_place, reference_place
 from .opt_in_imports import after_opt_in_import, or_opt_in_binding
 from .uncalled_helpers import uncalled_place
+from .npu1xx_cuda import pinned_at
 from .table import REAL_WORLD_TABLE, carried_by_import, is_prose, report, replacement_for
 
 THIRD_PARTY = TableRef("mappings/torch_npu/thirdparty.toml", ("api",))
@@ -267,7 +270,11 @@ rule(
              "`field(default=False)`, argparse's `store_true`; never `True`; or a string option compared with values "
              "they never give it, as NPU301 says): the message names the option and where (flag_defaults.py); after `import flash_attn` in a `try:` whose `except ImportError` goes on "
              "without it, and under `if is_flash_attn_2_available():` (without arguments): where flash_attn is "
-             "missing, as on an NPU host, neither runs (rules/opt_in_imports.py).",
+             "missing, as on an NPU host, neither runs (rules/opt_in_imports.py). FlashAttention-2 is info too where "
+             "the project pins transformers (its requirements, pyproject.toml, setup.py or environment file) to "
+             "releases that all run it on the NPU (by the failing releases NPU803 reads in "
+             "mappings/platform/configs.toml), with the pin as related information; a pin that allows one "
+             "is named in the warning.",
         why="The flash-attn package cannot be built for the NPU. transformers releases without its NPU path "
             "load `flash_attn` for these settings and fail (\"flash_attn seems not installed\"); releases with it "
             "(transformers#36696; 5.x routes `flash_attention_2` to `torch_npu.npu_fusion_attention` in "
@@ -292,10 +299,34 @@ ATTENTION_KEYS = frozenset({"attn_implementation", "_attn_implementation"})
 FLASH_PACKAGES = frozenset({"flash_attn"})
 
 
+PIN_EXCLUDES = (" (The project pins `{pin}`, which admits no release where this fails on the NPU ({windows}): "
+                "those transformers run it with torch_npu's fused attention.)")
+PIN_ALLOWS = (" (The project's pin `{pin}` allows `{window}`, releases that fail with it on the NPU: raise the pin or "
+              "use `sdpa`.)")
+
+
+def pinned_transformers(checker: Checker, name: str) -> tuple | None:
+    """What the project's transformers pin says of FlashAttention-2 (mappings/platform/configs.toml,
+    the releases NPU803 reads too): info where it admits no release that fails, with the pin's place;
+    a warning naming the failing releases it allows; None without a pin or a row for the setting."""
+    row = load_configs().pinned_failure("attn_implementation", "flash_attention_2" if name.startswith("use_") else name)
+    pin = checker.project.pin(row["pin"]) if row is not None and checker.project is not None else None
+    if row is None or pin is None:
+        return None
+    related = pinned_at(checker, row["pin"])
+    window = overlap(pin, row["broken"])
+    if window is None:
+        windows = ", ".join(f"`{w}`" for w in row["broken"])
+        return (Severity.INFO, PIN_EXCLUDES.format(pin=row["pin"] + pin, windows=windows), *related)
+    return (Severity.WARNING, PIN_ALLOWS.format(pin=row["pin"] + pin, window=row["pin"] + window), *related)
+
+
 def report_flash(checker: Checker, node: ast.AST, fixes: tuple[Fix, ...], name: str) -> None:
     """The finding, info where the setting is taken only under a flag the project leaves off
-    (harmless_calls.flag_off) or after flash_attn's opt-in import (opt_in_imports.after_opt_in_import)."""
-    remark = flag_off(checker, node) or after_opt_in_import(checker, node, FLASH_PACKAGES)
+    (harmless_calls.flag_off), after flash_attn's opt-in import (opt_in_imports.after_opt_in_import)
+    or where the project pins transformers to releases that run it on the NPU (pinned_transformers)."""
+    remark = flag_off(checker, node) or after_opt_in_import(checker, node, FLASH_PACKAGES) \
+        or pinned_transformers(checker, name)
     if remark is None:
         checker.report("NPU307", node, fixes=fixes, name=name)
         return

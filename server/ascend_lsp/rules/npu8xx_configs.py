@@ -8,13 +8,13 @@ mappings/platform/configs.toml, one row per setting, read by one matcher.
 
 from __future__ import annotations
 
-import re
 
 from ..engine.checker import Checker
 from ..engine.config_files import ITEM, Config, Setting
 from ..engine.model import Applicability, Edit, Fix, Range, Severity
 from ..engine.registry import TableRef, handles, rule
 from ..engine.shell_script import Assignment, Command, ShellScript
+from ..engine.versions import overlap
 from ..knowledge.platform import load_configs
 from .chip_features import CHIP_TABLE, applies, chip_doc
 
@@ -26,8 +26,6 @@ RECOGNISED = ("A YAML or JSON file is read as a config when its top-level keys s
               "`model_name_or_path` with `template`), transformers' TrainingArguments (`output_dir` with a training "
               "key), fine-tuning YAMLs (`base_model` with a training key) and Hydra configs (a top-level `defaults` "
               "list); any other YAML or JSON is not read.")
-SPECIFIER = re.compile(r"\s*(===|==|~=|!=|<=|>=|<|>|=)?\s*([0-9][0-9A-Za-z.*+!-]*)\s*$")
-RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
 rule(
     code="NPU801", name="config-setting-without-npu-path", severity=Severity.WARNING, fix="sometimes", table=TABLE,
@@ -142,51 +140,6 @@ def _values(setting: Setting) -> list[str]:
     return [value.lower()]
 
 
-def _release(version: str) -> tuple[int, ...]:
-    found = RELEASE.match(version)
-    parts = [int(p) for p in found.group().split(".")] if found else [0]
-    while len(parts) > 1 and parts[-1] == 0:
-        parts.pop()
-    return tuple(parts)
-
-
-def _satisfies(version: str, specifier: str) -> bool | None:
-    """Whether `version` (releases only) meets a comma-separated specifier; None when one part
-    cannot be read."""
-    for part in specifier.split(","):
-        found = SPECIFIER.match(part)
-        if found is None:
-            return None
-        op, bound = found.group(1) or "==", found.group(2)
-        v = _release(version)
-        if bound.endswith(".*") or op == "=":  # a prefix (`==4.55.*`, conda's `=4.55`)
-            prefix = _release(bound.removesuffix(".*"))
-            met = (v + (0,) * len(prefix))[:len(prefix)] == prefix
-            met = not met if op == "!=" else met
-        else:
-            b = _release(bound)
-            if op == "~=":
-                head = b[:max(len(RELEASE.match(bound).group().split(".")) - 1, 1)]
-                met = v >= b and v[:len(head)] == head
-            else:
-                met = {"==": v == b, "===": v == b, "!=": v != b, "<=": v <= b, ">=": v >= b, "<": v < b,
-                       ">": v > b}[op]
-        if not met:
-            return False
-    return True
-
-
-def _overlap(pin: str, windows: list[str]) -> str | None:
-    """The first window some version of which `pin` allows: tried at the lowest version, at the
-    versions both name and just above each (where two ranges meet, one of these lies in both)."""
-    named = [m.group() for text in (pin, *windows) for m in RELEASE.finditer(text)]
-    candidates = ["0", *named, *(v + ".0.1" for v in named)]
-    for window in windows:
-        if any(_satisfies(c, pin) and _satisfies(c, window) for c in candidates):
-            return window
-    return None
-
-
 def _span(setting: Setting) -> Range:
     k, v = setting.key_range, setting.value_range or setting.key_range
     return Range(k.start_line, k.start_col, v.end_line, v.end_col)
@@ -234,7 +187,7 @@ def _report(checker: Checker, row: dict, setting: Setting) -> None:
         extra["chip"] = checker.settings.chip
     if row.get("pin"):
         pin = checker.project.pin(row["pin"]) if checker.project is not None else None
-        window = _overlap(pin, row["broken"]) if pin else None
+        window = overlap(pin, row["broken"]) if pin else None
         if window is None:
             return
         fmt.update(window=f"{row['pin']}{window}", pin=f"{row['pin']}{pin}")
