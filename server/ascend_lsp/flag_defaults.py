@@ -30,11 +30,12 @@ FIELD = re.compile(r"field\(\s*default[ \t]*=[ \t]*(True|False)\b")
 UNSET = re.compile(r"bool(?<!\wbool)\b[^=\n]*=[ \t]*(?:(?:dataclasses\.)?field\(\s*default[ \t]*=[ \t]*)?None\b")
 # `use_flash_attn: bool = ` before `field(`, `flash_attention: ` before `bool`
 DECLARATION = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*:[^=\n]*(?:=[ \t]*(?:dataclasses\.)?)?$")
-# argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`;
+# argparse: `add_argument("--compile-model", action="store_true")`, `add_argument("-c", "--use_tf32", default=False)`,
+# `add_argument("--ds.packing_samples", ...)` (read as `args.ds.packing_samples`: the flag is its last name);
 # its other arguments may hold strings with brackets (`help="torch.compile() the model"`) and one level of calls
 # (`choices=range(3)`)
 _ARGUMENT_PART = r"""(?:[^()'"]|'[^'\n]*'|"[^"\n]*")"""
-ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w-]+)\2"
+ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w.-]+)\2"
                       rf"((?:{_ARGUMENT_PART}|\({_ARGUMENT_PART}*\))*)\)")
 ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
 # a value given a name, found first (`==`, `!=`, `<=`, `>=` skipped where found): `= False`, `=True`, `= "AdamW"`;
@@ -162,7 +163,7 @@ def _literals(text: str):
             value = found.group(1) == "True" or found.group(4) is not None if found.group(1) else found.group(3)
             yield target.start(1), target.group(1), value, declared
     for found in ARGUMENT.finditer(text):
-        name = found.group(3).replace("-", "_")
+        name = found.group(3).rpartition(".")[2].replace("-", "_")
         if (value := ARGUMENT_STRING.search(found.group(4))) is not None:
             yield found.start(3), name, value.group(2), True
         if (value := ARGUMENT_VALUE.search(found.group(4))) is not None:

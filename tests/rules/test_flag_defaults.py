@@ -33,6 +33,7 @@ parser.add_argument(
     action="store_true",
     help="torch.compile() the model (modes: %s)" % ", ".join(MODES),
 )
+parser.add_argument("--ds.packing_samples", action="store_true", default=False)
 '''
 MODEL = '''import torch
 
@@ -64,6 +65,7 @@ def test_flags_given_only_false_are_off(tmp_path: Path) -> None:
     assert flags.default_off("fast_matmul") == (str(config), 10)
     assert flags.default_off("cache_model") == (str(config), 12)
     assert flags.default_off("torchcompile") == (str(config), 16)  # brackets in a string, a call among the arguments
+    assert flags.default_off("packing_samples") == (str(config), 21)  # `args.ds.packing_samples`: its last name
     assert flags.default_off("use_torch_compile") is None  # True by default
     assert flags.default_off("no_drq") is None  # store_false: True unless given
     assert flags.default_off("use_tf32") is None  # a script turns it on
