@@ -192,6 +192,9 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
         passed = _negated(branches[0][0])  # `if not is_mps_tensor_safe(x):`, `if x.device.type != "mps":`
         if passed is not None:
             branches = [(passed, branches[1][1]), (None, branches[0][1])]
+    elif len(branches) == 1 and (passed := _negated(branches[0][0])) is not None and _placement(passed) \
+            and _elsewhere_path(branches[0][1]):
+        return found + [Branches([branches[0][0]], [], [], [], OTHER_TENSORS)]
     elsewhere = [i for i, (test, _) in enumerate(branches) if test is not None and other_platform(test)]
     if elsewhere:
         found.append(Branches([branches[i][1] for i in elsewhere], [], [], [], OTHER_PLATFORM))
@@ -408,6 +411,26 @@ def _placement(test: ast.expr) -> bool:
                                                              and side.value.value.id == "self"):
                 return True
     return False
+
+
+OTHER_TENSORS = (" (A test of where a tensor is whose branch is what tensors on other devices get: an NPU tensor "
+                 "takes it, and it names no device of its own.)")
+
+
+def _elsewhere_path(body: list[ast.stmt]) -> bool:
+    """The branch of `if not x.is_cuda:` (`x.device.type != "cuda"`) does a job on any device
+    (`self.lm.to(tokens.device)`, `x = x.float()`): it does not raise, nor names the CPU (`.cpu()`,
+    `.numpy()`, `"cpu"`, `cpu_rnnt.apply(...)`) or CUDA by a word of a name or a string, which would make it a path for one device; nor leaves (`return x`
+    may skip what follows for the other devices: exit_guards reads that)."""
+    if leaves(body):
+        return False
+    for node in (n for stmt in body for n in ast.walk(stmt)):
+        name = node.attr if type(node) is ast.Attribute else node.id if type(node) is ast.Name else None
+        text = node.value if type(node) is ast.Constant else None
+        words = set(name_words(name)) if name is not None else {text.lower()} if type(text) is str else set()
+        if words & {"cpu", "numpy", "cuda", "nccl"}:
+            return False  # `cpu_rnnt.LogSoftmaxGradModification.apply(...)`: the CPU's own path
+    return True
 
 
 def _falls_back(branch: Any, arms: list) -> bool:

@@ -115,8 +115,10 @@ rule(
         what="Finds `.cuda()` on tensors and modules and the `.is_cuda` attribute. Info in a test of where a "
              "tensor is with a fallback beside it (`if torch.cuda.is_available() and pred.is_cuda: <CUDA kernel> "
              "else: <the same in PyTorch>`, or an early exit that returns what other devices get instead: `if not "
-             "x.is_cuda: return self.loop(x)`, `return None`; not the input handed back as it came): an NPU tensor "
-             "takes the fallback; a test whose other path raises "
+             "x.is_cuda: return self.loop(x)`, `return None`; not the input handed back as it came), or a branch "
+             "that is what tensors on other devices get and does its job on any device (`if not "
+             "next(self.lm.parameters()).is_cuda: self.lm.to(tokens.device)`; not one that raises, leaves, or names "
+             "the CPU or CUDA): an NPU tensor takes the fallback; a test whose other path raises "
              "keeps its warning, and what it guards is listed with it (as NPU103 says). Info too in the test of a "
              "check only CUDA runs (`if not x.is_cuda and torch.cuda.is_available(): raise ...`, as NPU103 says). "
              + OPTION_LEFT_OFF_DOC,
