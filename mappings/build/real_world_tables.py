@@ -97,9 +97,17 @@ def api_rows(facts: Facts) -> list[dict]:
     rows.append(api("torch.distributed.scatter", "NPU409",
                     f"{WHEEL_213}:torch_npu/lib/libtorch_npu.so (message \"does not support scatter\"); {hccl}",
                     note="HCCL's scatter support is limited: broadcast (or all_gather) and slice instead."))
-    rows.append(api("torch.distributed.ReduceOp.AVG", "NPU409", hccl,
-                    note="HCCL on 910B has no AVG reduction: reduce with SUM and divide by the world size "
-                         "(FSDP2: set_force_sum_reduction_for_comms)."))
+    # HCCL has no AVG; torch_npu's getHcclReduceOp hands it to HCCL as a sum and divides after. The wheel holds
+    # the revision with that branch: the messages of the checks after it ("Cannot use ReduceOp.", "Unhandled
+    # ReduceOp"), which the revisions without it lack. Which release first had it is not known.
+    avg_src = ("Ascend/pytorch torch_npu/csrc/distributed/ProcessGroupHCCL.cpp (getHcclReduceOp: ReduceOp::AVG "
+               "becomes HCCL_REDUCE_SUM, \"HCCL does not support ReduceOp::AVG yet, PTA supports it by summing "
+               f"first, then dividing\"); {WHEEL_213}:torch_npu/lib/libtorch_npu.so (that revision's messages in "
+               f"getHcclReduceOp: \"Cannot use ReduceOp.\", \"Unhandled ReduceOp\"); {hccl}")
+    rows.append(api("torch.distributed.ReduceOp.AVG", "NPU409", avg_src, severity="info",
+                    note="HCCL has no AVG reduction: torch_npu reduces with SUM and divides by the group size, so "
+                         "it works. An older torch_npu may reject it (DeepLink-org/ditorch#74): there, reduce with "
+                         "SUM and divide by the world size (FSDP2: set_force_sum_reduction_for_comms)."))
 
     # NPU118: inductor knobs
     rows.append(api("torch._inductor.config", "NPU118", INDUCTOR_SOURCE, prefix=True,

@@ -471,14 +471,15 @@ rule(
     code="NPU409", name="hccl-collective-gap", severity=Severity.WARNING, fix="never", table=REAL_WORLD_TABLE,
     message="`{name}` is not a native HCCL collective.",
     doc=dict(
-        what="Finds `torch.distributed.scatter` and `ReduceOp.AVG`; `torch.distributed.gather` is info: it works, "
-             "as an all_gather. Not `gather_object`: torch_npu replaces it with its own, which pickles the objects "
-             "and gathers the bytes, and it works on HCCL.",
+        what="Finds `torch.distributed.scatter`; `torch.distributed.gather` and `ReduceOp.AVG` are info: they "
+             "work, as an all_gather and as a sum divided by the group size. Not `gather_object`: torch_npu "
+             "replaces it with its own, which pickles the objects and gathers the bytes, and it works on HCCL.",
         why="HCCL has no gather: torch_npu 2.13.0 runs `dist.gather` as an all_gather after broadcasting the "
             "shapes (it warns \"HCCL doesn't support gather at the moment\"), so every rank allocates and receives "
-            "the whole gather list. `ReduceOp.AVG` is rejected by HCCL on 910B, and scatter support is limited.",
-        example="dist.all_reduce(grad, op=dist.ReduceOp.AVG)  # NPU409\n\n# on the NPU\n\n"
-                "dist.all_reduce(grad, op=dist.ReduceOp.SUM)\ngrad /= dist.get_world_size()",
+            "the whole gather list. HCCL has no AVG either: torch_npu hands it a sum and divides (an older torch_npu "
+            "may reject it). Scatter support is limited.",
+        example="dist.scatter(chunk, chunks, src=0)  # NPU409\n\n# on the NPU\n\n"
+                "dist.broadcast(full, src=0)\nchunk = full.chunk(dist.get_world_size())[dist.get_rank()]",
         fix="None automatic.",
         source=real_world_citation(10, "NPU409", "sgl-project/sgl-kernel-npu#669; vllm-project/vllm-ascend#541; Ascend/pytorch#54; "
                                      "DeepLink-org/ditorch#74; Ascend/pytorch#3") +
