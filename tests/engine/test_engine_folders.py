@@ -92,6 +92,8 @@ def test_a_file_or_folder_named_for_another_device_is_info(tmp_path: Path) -> No
     assert_info_for(tmp_path, "ops/moe/mlu_group_gemm.py",
                     "(In mlu_group_gemm.py, named for another device (Cambricon's MLU): it does not run on the NPU.)")
     assert severities(tmp_path, "platforms/rocm/launch.py", CODE) == [Severity.INFO, Severity.INFO]
+    assert_info_for(tmp_path, "internlm/accelerator/dipu_accelerator.py",  # torch_dipu names CUDA for its devices
+                    "(In dipu_accelerator.py, named for another device (DeepLink's DIPU): it does not run on the NPU.)")
     assert severities(tmp_path, "ops/moe/group_gemm.py", CODE) == [Severity.WARNING, Severity.WARNING]
 
 

@@ -41,7 +41,7 @@ NPU_WORD = re.compile(r"(?<![a-z])(?:npu|hccl|ascend)(?![a-z])")
 CUDA_WORD = re.compile(r"(?<![a-z])(?:cuda|nccl)(?![a-z])")
 # backends that are neither: ROCm (`torch.version.hip`), Intel GPUs, Apple's MPS, Habana's HPU,
 # Cambricon's MLU
-OTHER_WORD = re.compile(r"(?<![a-z])(?:hip|rocm|xpu|mps|hpu|mlu)(?![a-z])")
+OTHER_WORD = re.compile(r"(?<![a-z])(?:hip|rocm|xpu|mps|hpu|mlu|dipu)(?![a-z])")
 
 
 class Branches(NamedTuple):
@@ -65,7 +65,7 @@ def may_test_backend(lowered: str) -> bool:
     return (lowered.count("npu") > lowered.count("inpu") or "cuda" in lowered or "hccl" in lowered
             or "nccl" in lowered or "ascend" in lowered or "mps" in lowered or "rocm" in lowered
             or "version.hip" in lowered or "xpu" in lowered or "hpu" in lowered or "mlu" in lowered
-            or "platform" in lowered or "os.name" in lowered)
+            or "dipu" in lowered or "platform" in lowered or "os.name" in lowered)
 
 
 NOTHING = (False, False, False)
@@ -128,7 +128,7 @@ def _mentions(test: ast.expr, held: Held = NONE_HELD) -> tuple[bool, bool, bool]
         if not cuda and ("cuda" in word or "nccl" in word):
             cuda = CUDA_WORD.search(word) is not None
         if not other and ("hip" in word or "rocm" in word or "xpu" in word or "mps" in word or "hpu" in word
-                          or "mlu" in word):
+                          or "mlu" in word or "dipu" in word):
             other = OTHER_WORD.search(word) is not None
     return npu, cuda, other
 
@@ -1087,7 +1087,7 @@ def _probe(test: ast.expr, held: Held = NONE_HELD) -> bool | str:
 def _backend_of(word: str) -> bool | str:
     if word == "cuda":
         return True
-    return "other" if word in ("xpu", "mps", "hpu", "mlu", "rocm", "hip") else False
+    return "other" if word in ("xpu", "mps", "hpu", "mlu", "rocm", "hip", "dipu") else False
 
 
 # the blocks of each statement (and handler, case) that holds some: where exit_guards reads
@@ -1195,7 +1195,7 @@ def backend_class(node: ast.ClassDef) -> str | None:
 
 # the devices of other per-backend classes: an NPU host chooses none of them. Not the CPU: a scheme
 # that knows no NPU (Lightning's "auto") chooses its CPU class there
-_OTHER_DEVICES = frozenset({"hpu", "xpu", "mps", "mlu", "sdaa", "hip", "rocm", "musa", "xla", "tpu"})
+_OTHER_DEVICES = frozenset({"hpu", "xpu", "mps", "mlu", "sdaa", "hip", "rocm", "musa", "xla", "tpu", "dipu"})
 
 
 def _other_device_class(node: ast.ClassDef) -> str | None:
@@ -1244,7 +1244,8 @@ def backend_module(path: str | None) -> str | None:
 TENSORRT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
 # what code for another device is named (a word of a file's or folder's name), and the device
 OTHER_DEVICE_WORDS = {"mlu": "Cambricon's MLU", "xpu": "Intel's XPU", "hpu": "Habana's HPU", "mps": "Apple's MPS",
-                      "musa": "Moore Threads' MUSA", "rocm": "AMD's ROCm", "hip": "AMD's ROCm"}
+                      "musa": "Moore Threads' MUSA", "rocm": "AMD's ROCm", "hip": "AMD's ROCm",
+                      "dipu": "DeepLink's DIPU"}  # torch_dipu, a device layer of its own: not torch_npu's
 # what code for the NPU is named (`kernels/_ascend/`, `modeling_npu.py`)
 NPU_WORDS = frozenset({"npu", "ascend"})
 # what a package or module of one device's kernels is named (`fastvideo-kernel/`, `ops/kernels/`,
