@@ -42,7 +42,8 @@ def test_on_a_device(device):
     ("/work/project/tests/helpers.py", True),
     ("/work/project/src/pkg/test/utils.py", True),
     ("/work/project/pkg/model.py", False),
-    ("/work/project/pkg/testing/utils.py", False),
+    ("/work/project/pkg/testing/utils.py", True),  # a package of test helpers (`torch_geometric/testing/`)
+    ("/work/project/pkg/testing.py", False),  # a module may hold anything
     ("/work/project/tests/requirements.txt", False),
     ("/work/project/tests", False),
     ("/tests/project/pkg/model.py", False),  # a checkout in a folder named tests

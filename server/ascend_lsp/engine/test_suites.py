@@ -1,7 +1,8 @@
 """Test suites: which files are tests, and which tests run only with CUDA.
 
 pytest collects `test_*.py` and `*_test.py` and reads `conftest.py`; projects keep them, with
-their helpers, in a `tests` or `test` folder. A test suite runs where its authors run it, most
+their helpers, in a `tests` or `test` folder, or a package of test helpers named `testing`
+(`torch_geometric/testing/`, `fair_dev/testing/`). A test suite runs where its authors run it, most
 often the CPU: its NPU findings are info unless `tests = "check"` (config.py). A test skipped
 without CUDA never runs on an NPU host, so its findings are info whatever the setting: a skip
 mark on the test (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipUnless`,
@@ -26,7 +27,7 @@ from .model import Range
 from .text import SourceText, starts_block
 from .walk import Events, last_name
 
-TEST_FOLDERS = frozenset({"tests", "test"})
+TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 CUDA_GATED = " (In a test that runs only with CUDA, skipped on an NPU host.)"
 IN_TEST_FILE = " (In a test file, which runs where its authors run it: `tests = \"check\"` keeps its findings.)"
 TESTS_MODES = ("info", "check")  # the `tests` setting: test files' findings info, or at their severity
@@ -43,7 +44,7 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\s*(?::[^=]*)?=(?!=)")
 
 def is_test_file(path: str | None, root: str | None) -> bool:
     """A Python file pytest collects or reads (`test_*.py`, `*_test.py`, `conftest.py`), or any
-    Python file in a `tests` or `test` folder of the project (the folders above `root` do not
+    Python file in a `tests`, `test` or `testing` folder of the project (the folders above `root` do not
     count: a checkout may live in one)."""
     if not path or not path.endswith(".py"):
         return False
