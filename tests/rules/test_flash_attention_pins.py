@@ -37,7 +37,7 @@ def test_a_pin_of_working_releases_makes_flash_attention_2_info(tmp_path: Path, 
     found = findings(tmp_path, pin)
     assert [(line, severity) for line, severity, _, _ in found] == [
         (2, Severity.INFO), (3, Severity.INFO), (4, Severity.WARNING)]
-    for line, _, message, related in found[:2]:
+    for _, _, message, related in found[:2]:
         assert message.endswith(f"(The project pins `transformers{pin}`, which admits no release where this fails "
                                 "on the NPU (`<4.51.0`, `>=4.54.0,<=4.55.2`): those transformers run it with "
                                 "torch_npu's fused attention.)")

@@ -193,7 +193,7 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
         if passed is not None:
             branches = [(passed, branches[1][1]), (None, branches[0][1])]
     elif len(branches) == 1 and (passed := _negated(branches[0][0])) is not None and _placement(passed) \
-            and _elsewhere_path(branches[0][1]):
+            and isinstance(branches[0][1], list) and _elsewhere_path(branches[0][1]):
         return found + [Branches([branches[0][0]], [], [], [], OTHER_TENSORS)]
     elsewhere = [i for i, (test, _) in enumerate(branches) if test is not None and other_platform(test)]
     if elsewhere:

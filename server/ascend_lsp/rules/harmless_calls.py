@@ -19,6 +19,7 @@ from ..engine.guards import CUDA_WORD, ENV_REPORT_NAME, NPU_WORD, OTHER_WORD, le
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cpp_builds import CPU_BUILD, NPU_BUILD, cpu_build, npu_build
 from .cuda_test_paths import failed_cuda_test, prose, reports, reports_all
+from .env_switches import unset_off
 from .float64_place import float64_place
 from .import_uses import cuda_only_check, holds_only_with_cuda
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
@@ -395,7 +396,9 @@ OPTION_LEFT_OFF_DOC = (
     "args.optimizer == \"Adam8bit\":` where `optimizer` is declared with the default `\"AdamW\"`: an annotated "
     "default, a field's or argparse's `default=`; a keyword, a dict's key or an assignment giving the value keeps the "
     "finding): it runs only where the user turns the option on, and the message names it and where its default is "
-    "given (flag_defaults.py). An `else` keeps its finding (what the option holds there is not known), and so does "
+    "given (flag_defaults.py); or an environment switch false where its variable is unset (`if "
+    "os.getenv(\"BUILD_CUDA_EXTENSIONS\", \"0\") == \"1\":`, `os.environ.get(\"X\", \"false\").lower() in (\"1\", "
+    "\"true\")`, `int(os.getenv(\"X\", \"0\"))`, `os.getenv(\"X\")`; env_switches.py). An `else` keeps its finding (what the option holds there is not known), and so does "
     "a test of an attribute no file of the project gives a value (a library's, such as transformers' "
     "`model_parallel`), of a string no declaration gives a default (data: `x.type == \"image\"`), of a device or "
     "backend (`device.type == \"cuda\"`, a CUDA test), of a flag named for a fact or for what the run does "
@@ -410,6 +413,8 @@ FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False (
 PARALLELIZE_OFF = " (Under {test}: `{name}` is True only after `parallelize()` ({place}), " + NAIVE_PARALLELISM_WHY
 # `def parallelize(self, device_map=None):` of transformers' naive model parallelism, in vendored modeling code
 PARALLELIZE_DEF = re.compile(r"^[ \t]+def parallelize\(", re.MULTILINE)
+ENV_OFF = (" (Under {test}, which is false where the environment variable `{name}` is unset: it runs only where the "
+           "user sets it; on an NPU host leave it unset, or change this first.)")
 OPTION_OFF = (" (Under {test}, and `{name}` defaults to {value} ({place}) and no file of the project gives it {tested}: "
               "it runs only where the user chooses that; on an NPU host leave the option as it is, or change this "
               "first.)")
@@ -466,6 +471,8 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
     assert project is not None
     tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     for flag in tested:
+        if (variable := unset_off(flag)) is not None:
+            return " ".join(checker.source.segment(checker.range(test)).split()), ENV_OFF, {"name": variable}
         if type(flag) is ast.Attribute and flag.attr == "model_parallel" \
                 and (found := PARALLELIZE_DEF.search(checker.source.text)) is not None:
             line = checker.source.text.count("\n", 0, found.start())

@@ -141,7 +141,7 @@ rule(
              "sources alone (a literal list whose file names end in `.cpp`, `.cc`, `.cxx` or `.c`, a glob of them) "
              "that asks for no CUDA (`with_cuda`, `extra_cuda_cflags`): torch builds it for the CPU on any host, "
              "choosing CUDA only for `.cu`/`.cuh` sources; and the import of `load` where every call of it in "
-             "the module is such a build (rules/cpp_builds.py).",
+             "the module is such a build (rules/cpp_builds.py). " + OPTION_LEFT_OFF_DOC,
         why="CUDA kernels do not run on the NPU. torch_npu's `NpuExtension` builds C++ only; custom "
             "operators go through OpPlugin/aclnn (AscendC).",
         example='CUDAExtension("ops", ["ops.cpp", "kernel.cu"])  # NPU306 twice',
@@ -161,7 +161,8 @@ SHIPPED = (" (Named as a file to install, not compiled here: where the project b
 def check_cuda_source(checker: Checker, node: ast.AST, value: str, context: StringContext) -> None:
     # A file name, not a sentence that happens to end in ".cu".
     if not is_prose(context) and value.endswith((".cu", ".cuh")) and " " not in value and type(node) is ast.Constant:
-        place = (Severity.INFO, SHIPPED) if _shipped(checker, node) else uncalled_place(checker, node)
+        place = (Severity.INFO, SHIPPED) if _shipped(checker, node) \
+            else uncalled_place(checker, node) or flag_off(checker, node)
         if place is not None:
             checker.report("NPU306", node, checker.rules["NPU306"].message.format(name=value) + place[1],
                            severity=place[0])

@@ -1,0 +1,89 @@
+"""Switches read from the environment that are off where the variable is unset: `if
+os.getenv("BUILD_CUDA_EXTENSIONS", "0") == "1":`, `os.environ.get("USE_FLASH", "false").lower() in
+("1", "true")`, `int(os.getenv("FORCE_CUDA", "0"))`, `if os.getenv("WITH_APEX"):`. Code under one
+runs only where the user sets the variable (harmless_calls.flag_off lowers it, as it does a flag
+the project leaves off); a switch on by default (`os.getenv("USE_CUDA", "1") == "1"`) is not one."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+# what is done to the value before it is tested, and keeps the test's meaning
+_CASE: dict[str, Callable[[str], str]] = {"lower": str.lower, "upper": str.upper, "strip": str.strip, "casefold": str.casefold}
+
+
+def _read(node: ast.expr) -> tuple[str, str | None] | None:
+    """The variable and its default (None: none given) of `os.getenv("X", "0")` or
+    `os.environ.get("X", "0")`; None for anything else."""
+    if type(node) is not ast.Call or node.keywords or not 1 <= len(node.args) <= 2:
+        return None
+    func = node.func
+    if type(func) is not ast.Attribute or not (
+            func.attr == "getenv" and type(func.value) is ast.Name and func.value.id == "os"
+            or func.attr == "get" and type(func.value) is ast.Attribute and func.value.attr == "environ"):
+        return None
+    name = node.args[0]
+    default = node.args[1] if len(node.args) == 2 else None
+    if type(name) is not ast.Constant or type(name.value) is not str:
+        return None
+    if default is None:
+        return name.value, None
+    if type(default) is not ast.Constant or type(default.value) not in (str, int, bool):
+        return None
+    return name.value, str(default.value)
+
+
+def _value(node: ast.expr) -> tuple[str, str | None, bool] | None:
+    """The variable, its default as the test sees it, and whether the test reads it as an integer:
+    a read, a read changed in case (`.lower()`), or a read made an integer (`int(...)`)."""
+    if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _CASE \
+            and not node.args and not node.keywords:
+        inner = _value(node.func.value)
+        if inner is None or inner[2]:
+            return None
+        name, default, _ = inner
+        return name, _CASE[node.func.attr](default) if default is not None else None, False
+    if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "int" and len(node.args) == 1 \
+            and not node.keywords:
+        read = _read(node.args[0])
+        if read is None or read[1] is None:
+            return None  # int(None) raises: not a switch
+        return read[0], read[1], True
+    read = _read(node)
+    return (read[0], read[1], False) if read is not None else None
+
+
+def _constants(node: ast.expr) -> list[object] | None:
+    """The values of a constant or of a display of constants (`("1", "true")`); None otherwise."""
+    values: list[object] = []
+    for element in node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]:
+        if type(element) is not ast.Constant:
+            return None
+        values.append(element.value)
+    return values
+
+
+def unset_off(test: ast.expr) -> str | None:
+    """The variable, where `test` reads one from the environment and is false where it is unset
+    (its default, or None where the read gives none)."""
+    if type(test) is ast.Compare and len(test.ops) == 1:
+        read, values = _value(test.left), _constants(test.comparators[0])
+        if read is None or values is None:
+            return None
+        name, default, integer = read
+        unset = (int(default) if default.lstrip("-").isdigit() else None) if integer and default is not None \
+            else default
+        op = type(test.ops[0])
+        if op is ast.Eq and len(values) == 1 or op is ast.In and type(test.comparators[0]) is not ast.Constant:
+            return name if unset not in values else None
+        if op is ast.NotEq and len(values) == 1:
+            return name if unset == values[0] else None
+        return None
+    read = _value(test)
+    if read is None:
+        return None
+    name, default, integer = read
+    if integer:
+        return name if default is not None and default.lstrip("-").isdigit() and int(default) == 0 else None
+    return name if not default else None  # None or "": unset gives nothing; "0" is a true string
