@@ -1,9 +1,11 @@
 """The options a project leaves off. The boolean flags: names to which its Python files give only the
 literal `False` (a dataclass field `compile_model: bool = False` or `use_flash_attn: bool =
 field(default=False, ...)`, a parameter default `use_tf32=False`, `self.use_tf32 = False`,
-argparse's `action="store_true"` or `default=False`), never `True` (a caller's
-`compile_model=True`, `set_defaults(...=True)`, `action="store_false"`; a boolean field whose
-default is None counts as `True`: a config file gives its value). Code under `if
+argparse's `action="store_true"` or `default=False`; an argparse option with no default but None,
+`add_argument("--write_profile", default=None)`, which is None unless the command line gives it),
+never `True` nor a string (a caller's `compile_model=True`, `set_defaults(...=True)`,
+`action="store_false"`, `write_profile="prof.json"`; a boolean field whose default is None counts as
+`True`: a config file gives its value). Code under `if
 cfg.compile_model:` then runs only where the user turns the flag on (NPU1xx, NPU3xx, NPU307).
 And the string options: the literal strings the files give a name (`optimizer: str = "AdamW"`,
 `field(default="AdamW")`, `optimizer="AdamW"`, `"optimizer": "AdamW"` in a dict, argparse's
@@ -38,6 +40,8 @@ _ARGUMENT_PART = r"""(?:[^()'"]|'[^'\n]*'|"[^"\n]*")"""
 ARGUMENT = re.compile(r"add_argument\(\s*(?:(['\"])-\w\1\s*,\s*)?(['\"])--([\w.-]+)\2"
                       rf"((?:{_ARGUMENT_PART}|\({_ARGUMENT_PART}*\))*)\)")
 ARGUMENT_VALUE = re.compile(r"""\b(?:action\s*=\s*['"]store_(true|false)['"]|default\s*=\s*(True|False)\b)""")
+# an option None unless the command line gives it: no default but None, not required
+ARGUMENT_DEFAULT = re.compile(r"\b(?:default\s*=\s*(?!None\b)|required\s*=\s*True\b)")
 # a value given a name, found first (`==`, `!=`, `<=`, `>=` skipped where found): `= False`, `=True`, `= "AdamW"`;
 # `"optimizer": "AdamW"`, `"use_tf32": True` (a dict's key before it). The value alone, a string word-like and up to
 # 64 characters. Each pattern begins with its literal, quick to find (one beginning with
@@ -62,21 +66,25 @@ class FlagIndex:
     def __init__(self) -> None:
         self.off: dict[str, dict[str, int]] = {}  # name → file → the 0-based line of its first False there
         self.on: set[str] = set()
+        self.unset: set[str] = set()  # the off names that are options None unless given (`default=None`)
         self.strings: dict[str, set[str]] = {}  # name → the strings given it anywhere
         self.declared: dict[str, tuple[str, str, int]] = {}  # name → its first declared default (value, file, line)
         self._digest: str | None = None
 
-    def add(self, name: str, value: bool, path: str, line: int) -> None:
+    def add(self, name: str, value: bool | None, path: str, line: int) -> None:
+        """`value`: the literal given, or None for an option the command line alone gives a value."""
         if value:
             self.on.add(name)
         else:
             self.off.setdefault(name, {}).setdefault(path, line)
+            if value is None:
+                self.unset.add(name)
 
     def default_off(self, name: str, path: str | None = None) -> tuple[str, int] | None:
-        """Where `name` is given False, when the project never gives it True: in `path` if it
-        is one of those files, else in the first."""
+        """Where `name` is given False (or is an option None unless given), when the project never
+        gives it True, nor a string: in `path` if it is one of those files, else in the first."""
         places = self.off.get(name)
-        if places is None or name in self.on:
+        if places is None or name in self.on or name in self.strings:
             return None
         where = path if path in places else next(iter(places))
         return where, places[where]
@@ -100,7 +108,7 @@ class FlagIndex:
         if self._digest is None:
             shown = repr((sorted((n, sorted(p.items())) for n, p in self.off.items() if n not in self.on),
                           sorted(self.on), sorted((n, sorted(v)) for n, v in self.strings.items()),
-                          sorted(self.declared.items())))
+                          sorted(self.declared.items()), sorted(self.unset)))
             self._digest = hashlib.blake2b(shown.encode(), digest_size=12).hexdigest()
         return self._digest
 
@@ -168,6 +176,8 @@ def _literals(text: str):
             yield found.start(3), name, value.group(2), True
         if (value := ARGUMENT_VALUE.search(found.group(4))) is not None:
             yield found.start(3), name, value.group(1) == "false" if value.group(1) else value.group(2) == "True", False
+        elif ARGUMENT_DEFAULT.search(found.group(4)) is None:
+            yield found.start(3), name, None, False  # `add_argument("--write_profile", default=None)`
     if "True" not in text and "False" not in text and "bool" not in text:
         return
     for pattern in (FIELD, UNSET):

@@ -34,6 +34,11 @@ parser.add_argument(
     help="torch.compile() the model (modes: %s)" % ", ".join(MODES),
 )
 parser.add_argument("--ds.packing_samples", action="store_true", default=False)
+parser.add_argument("--write_profile", default=None, help="where to write a profile")
+parser.add_argument("--max_steps", type=int)
+parser.add_argument("--output_dir", required=True)
+parser.add_argument("--trace_file", type=str)
+parser.add_argument("--log_every", default=10)
 '''
 MODEL = '''import torch
 
@@ -47,6 +52,8 @@ def build(config, args, options, net):
         torch.backends.cuda.matmul.allow_tf32 = True
     if options["fast_matmul"]:  # a dict of options, read by its key
         torch.backends.cuda.matmul.allow_tf32 = True
+    if args.write_profile:
+        torch.backends.cuda.matmul.allow_tf32 = True
     return net
 '''
 
@@ -59,13 +66,18 @@ def write(path: Path, text: str) -> Path:
 
 def test_flags_given_only_false_are_off(tmp_path: Path) -> None:
     config = write(tmp_path / "pkg" / "config.py", CONFIG)
-    write(tmp_path / "scripts" / "run.py", "Config(use_tf32=True)\n")
+    write(tmp_path / "scripts" / "run.py", "Config(use_tf32=True)\nmain(trace_file=\"trace.json\")\n")
     flags = ProjectContext(str(tmp_path)).flags
     assert flags.default_off("compile_model") == (str(config), 5)
     assert flags.default_off("fast_matmul") == (str(config), 10)
     assert flags.default_off("cache_model") == (str(config), 12)
     assert flags.default_off("torchcompile") == (str(config), 16)  # brackets in a string, a call among the arguments
     assert flags.default_off("packing_samples") == (str(config), 21)  # `args.ds.packing_samples`: its last name
+    assert flags.default_off("write_profile") == (str(config), 22)  # None unless the command line gives it
+    assert flags.default_off("max_steps") == (str(config), 23)
+    assert flags.default_off("output_dir") is None  # required: always given
+    assert flags.default_off("trace_file") is None  # run.py gives it a string
+    assert flags.default_off("log_every") is None  # a default of its own
     assert flags.default_off("use_torch_compile") is None  # True by default
     assert flags.default_off("no_drq") is None  # store_false: True unless given
     assert flags.default_off("use_tf32") is None  # a script turns it on
@@ -80,11 +92,15 @@ def test_code_under_a_flag_left_off_is_info(tmp_path: Path) -> None:
     findings = analyze(MODEL, Settings(select=("NPU106", "NPU111")), str(model), project=project).findings
     assert [(f.code, f.range.start_line + 1, f.severity) for f in findings] == [
         ("NPU111", 6, Severity.INFO), ("NPU111", 8, Severity.WARNING), ("NPU106", 10, Severity.INFO),
-        ("NPU106", 12, Severity.INFO)]
+        ("NPU106", 12, Severity.INFO), ("NPU106", 14, Severity.INFO)]
     assert findings[0].message.endswith(
         "(Under `if config.compile_model:`, and the project gives `compile_model` no value but False "
         "(pkg/config.py:6): it runs only where the user turns that flag on; on an NPU host leave it off, "
         "or change this first.)")
+    assert findings[-1].message.endswith(
+        "(Under `if args.write_profile:`, and `write_profile` is an option None unless the command line gives it "
+        "(pkg/config.py:23), and no file of the project gives it a value: it runs only where the user passes it; on "
+        "an NPU host leave it out, or change this first.)")
 
 
 TRAINER = '''import torch

@@ -392,7 +392,8 @@ OPTION_LEFT_OFF_DOC = (
     "Info under an `if` (or in the value of `... if ... else ...`) whose test is an option the project leaves off: "
     "a flag its Python files give only `False` (`if cfg.compile_model:`, `if autogptq:`: a dataclass field, a "
     "parameter default such as `def load(path, autogptq=False)`, argparse's `store_true`; never `True`, neither as a "
-    "caller's keyword nor as a dict's key), or a string option compared with values they never give it (`if "
+    "caller's keyword nor as a dict's key), an argparse option None unless the command line gives it "
+    "(`add_argument(\"--write_profile\", default=None)`, and no file gives it a value), or a string option compared with values they never give it (`if "
     "args.optimizer == \"Adam8bit\":` where `optimizer` is declared with the default `\"AdamW\"`: an annotated "
     "default, a field's or argparse's `default=`; a keyword, a dict's key or an assignment giving the value keeps the "
     "finding): it runs only where the user turns the option on, and the message names it and where its default is "
@@ -413,6 +414,9 @@ FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False (
 PARALLELIZE_OFF = " (Under {test}: `{name}` is True only after `parallelize()` ({place}), " + NAIVE_PARALLELISM_WHY
 # `def parallelize(self, device_map=None):` of transformers' naive model parallelism, in vendored modeling code
 PARALLELIZE_DEF = re.compile(r"^[ \t]+def parallelize\(", re.MULTILINE)
+UNSET_OFF = (" (Under {test}, and `{name}` is an option None unless the command line gives it ({place}), and no "
+             "file of the project gives it a value: it runs only where the user passes it; on an NPU host leave it "
+             "out, or change this first.)")
 ENV_OFF = (" (Under {test}, which is false where the environment variable `{name}` is unset: it runs only where the "
            "user sets it; on an NPU host leave it unset, or change this first.)")
 OPTION_OFF = (" (Under {test}, and `{name}` defaults to {value} ({place}) and no file of the project gives it {tested}: "
@@ -484,7 +488,7 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
             place = project.flags.default_off(name, checker.path) \
                 if not name.lower().startswith(FACT_PREFIXES) and not computed_here(checker, name) else None
             named = {"name": name}
-            form = FLAG_OFF
+            form = UNSET_OFF if name in project.flags.unset else FLAG_OFF
         elif (option := _compared_option(flag)) is not None:
             given = project.flags.never_given(last_name(option[0]), option[1])
             place = given[1:] if given is not None else None
