@@ -74,11 +74,13 @@ def test_gather_and_avg_run_on_hccl_and_are_info() -> None:
 
 
 def test_a_complex_dtype_compared_with_is_info() -> None:
-    # and a table's entries (10, 11), and rotary embeddings that only multiply and turn back (15, 16) on A2; not
-    # other complex math (20)
+    # and a table's entries (10, 11; a table from dtype to dtype: 13, 14, not 16, which makes complex of real), and
+    # rotary embeddings that only multiply and turn back (20, 21) on A2; not other complex math (25)
     assert severities("NPU202") == {4: [Severity.WARNING.value], 5: [Severity.WARNING.value],
                                     6: [Severity.WARNING.value], 8: [Severity.INFO.value],
                                     10: [Severity.INFO.value], 11: [Severity.INFO.value],
-                                    15: [Severity.INFO.value], 16: [Severity.INFO.value], 20: [Severity.WARNING.value]}
+                                    13: [Severity.INFO.value] * 2, 14: [Severity.INFO.value] * 2,
+                                    16: [Severity.WARNING.value],
+                                    20: [Severity.INFO.value], 21: [Severity.INFO.value], 25: [Severity.WARNING.value]}
     # where the support list says nothing (310P), the rotary embeddings stay warnings
-    assert [severities("NPU202", "310P")[line] for line in (15, 16)] == [[Severity.WARNING.value]] * 2
+    assert [severities("NPU202", "310P")[line] for line in (20, 21)] == [[Severity.WARNING.value]] * 2

@@ -39,8 +39,9 @@ DTYPE_NAMES = frozenset({"float64", "double", "float32", "float", "float16", "ha
                          "int32", "int", "bool", "uint8", "int8", "dtype"})
 
 # the dtypes a list of accepted dtypes holds, and the words that name a check accepting them
-TORCH_DTYPES = DTYPE_NAMES | {"float8_e4m3fn", "float8_e5m2", "complex64", "complex128", "cfloat", "cdouble",
-                              "int16", "short", "uint16", "uint32", "uint64"}
+COMPLEX_DTYPES = frozenset({"complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble"})
+TORCH_DTYPES = DTYPE_NAMES | COMPLEX_DTYPES | {"float8_e4m3fn", "float8_e5m2", "int16", "short", "uint16", "uint32",
+                                              "uint64"}
 ACCEPTING = re.compile(r"accept|allow|valid|support|check|expect")
 # a keyword given a list or tuple of names on one line: `accepted_dtypes=[float16, float32, float64]`
 LISTED = re.compile(r"\b(\w+)\s*=\s*[\[(]\s*([\w.]+(?:\s*,\s*[\w.]+)*)\s*,?\s*[\])]")

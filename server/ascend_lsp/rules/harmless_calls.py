@@ -20,7 +20,7 @@ from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cpp_builds import CPU_BUILD, NPU_BUILD, cpu_build, npu_build
 from .cuda_test_paths import failed_cuda_test, prose, reports, reports_all
 from .env_switches import unset_off
-from .float64_place import float64_place
+from .float64_place import COMPLEX_DTYPES, TORCH_DTYPES, float64_place
 from .import_uses import cuda_only_check, holds_only_with_cuda
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
 from .advice_matching import inside, own_nodes
@@ -71,6 +71,8 @@ NO_OPS_WITHOUT_CUDA = frozenset({"torch.cuda.empty_cache"})
 DTYPE_KEY = " (A key of a table, looked up, not made: no float64 tensor is created here.)"
 DTYPE_TRANSLATION = (" (An entry of a table that translates another library's dtype of the same name (`np.complex64: "
                      "torch.complex64`): it is taken only for data that holds that dtype already; nothing here makes it.)")
+DTYPE_MAP = (" (An entry of a table from dtype to dtype (`{torch.complex64: torch.complex128}`), as its key or beside a "
+             "key of its kind: it is taken only for data that holds that kind already; nothing here makes it.)")
 DTYPE_NAME = (" (The value of a table that looks a dtype up by its name (`\"float64\": torch.float64`): it is taken only "
               "where the user names that dtype; nothing here makes it.)")
 PER_DEVICE = " (The value of a per-device dict's `\"cuda\"` key: it is looked up only for CUDA.)"
@@ -699,24 +701,49 @@ def _multiplied_back(checker: Checker, roots: list, node: ast.AST) -> bool:
 
 def translated_dtype(checker: Checker, node: ast.AST) -> str | None:
     """The reason, where `node` is a key or a value of a dict display that pairs it with another
-    library's dtype of the same name (`{np.complex64: torch.complex64, ...}`), or a value paired with
-    its own name (`{"float64": torch.float64, "torch.float64": torch.float64}`): a table that
-    translates dtypes; else None."""
+    library's dtype of the same name (`{np.complex64: torch.complex64, ...}`), a value paired with
+    its own name (`{"float64": torch.float64, "torch.float64": torch.float64}`), or an entry of a
+    table from torch dtype to torch dtype that is its key or is paired with a key of its kind
+    (`{torch.complex64: torch.complex128}`, `table[torch.complex32] = torch.complex128`; not
+    `{torch.float32: torch.float64}`, which makes float64 of float32): a table that translates
+    dtypes; else None."""
     if type(node) is not ast.Attribute:
         return None
     for root in checker.events.roots:
         for display in ast.walk(root):
-            if type(display) is ast.Dict:
-                for key, value in zip(display.keys, display.values):
-                    if node is key or node is value:
-                        other = value if node is key else key
-                        if type(other) is ast.Constant and type(other.value) is str:
-                            named = node is value and other.value.removeprefix("torch.") == node.attr
-                            return DTYPE_NAME if named else None
-                        same = type(other) is ast.Attribute and other.attr == node.attr \
-                            and ast.dump(other.value) != ast.dump(node.value)
-                        return DTYPE_TRANSLATION if same else None
+            for key, value in _pairs(display):
+                if node is key or node is value:
+                    other = value if node is key else key
+                    if type(other) is ast.Constant and type(other.value) is str:
+                        named = node is value and other.value.removeprefix("torch.") == node.attr
+                        return DTYPE_NAME if named else None
+                    if not isinstance(other, ast.Attribute):
+                        return None
+                    if other.attr == node.attr and ast.dump(other.value) != ast.dump(node.value):
+                        return DTYPE_TRANSLATION
+                    kept = _torch_dtype(node) and _torch_dtype(other) \
+                        and (node is key or _dtype_kind(node.attr) == _dtype_kind(other.attr))
+                    return DTYPE_MAP if kept else None
     return None
+
+
+def _pairs(node: ast.AST) -> list[tuple[ast.expr | None, ast.expr]]:
+    """The (key, value) pairs a node writes: a dict display's, `table[key] = value`'s."""
+    if isinstance(node, ast.Dict):
+        return list(zip(node.keys, node.values))
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+        return [(node.targets[0].slice, node.value)]
+    return []
+
+
+def _torch_dtype(node: ast.expr) -> bool:
+    return type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == "torch" \
+        and node.attr in TORCH_DTYPES
+
+
+def _dtype_kind(name: str) -> str:
+    """What NPU202 and NPU405 ask of a dtype: complex, float64, or neither (the name itself)."""
+    return "complex" if name in COMPLEX_DTYPES else "float64" if name in ("float64", "double") else name
 
 
 def dict_key(checker: Checker, node: ast.AST) -> bool:

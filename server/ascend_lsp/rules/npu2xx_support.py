@@ -63,7 +63,9 @@ rule(
     doc=dict(
         what="Finds complex dtypes (`torch.complex64`, `torch.cfloat`, …) and `torch.view_as_complex`. A dtype "
              "compared with (`z.dtype == torch.cfloat`) creates nothing: info; so is an entry of a table that "
-             "translates another library's dtype of the same name (`{np.complex64: torch.complex64}`), taken only "
+             "translates another library's dtype of the same name (`{np.complex64: torch.complex64}`), or of a table "
+             "from dtype to dtype as its key or beside a complex key (`{torch.complex64: torch.complex128}`, "
+             "`table[torch.complex32] = torch.complex128`; not `{torch.float32: torch.complex64}`), taken only "
              "for data that holds it already; and, on A2, A3 and 950DT, `torch.view_as_complex(x)` that is only multiplied "
              "and turned back (`torch.view_as_real(view_as_complex(x) * freqs)`, rotary embeddings), which the support "
              "list gives complex64 for.",
