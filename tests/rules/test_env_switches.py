@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from ascend_lsp.rules.env_switches import unset_off
+from ascend_lsp.rules.env_switches import module_reads, unset_off
 
 
 @pytest.mark.parametrize(("test", "variable"), [
@@ -35,3 +35,34 @@ from ascend_lsp.rules.env_switches import unset_off
 ])
 def test_a_switch_off_where_the_variable_is_unset(test: str, variable: str | None) -> None:
     assert unset_off(ast.parse(test, mode="eval").body) == variable
+
+
+def test_a_name_that_holds_a_read() -> None:
+    reads = {"cuda_ext": 'os.getenv("BASICSR_EXT")', "level": 'int(os.getenv("LEVEL", "1"))',
+             "other": "compute()"}
+
+    def held(name: str) -> ast.expr | None:
+        return ast.parse(reads[name], mode="eval").body if name in reads else None
+
+    def off(test: str) -> str | None:
+        return unset_off(ast.parse(test, mode="eval").body, held)
+
+    assert off('cuda_ext == "True"') == "BASICSR_EXT"
+    assert off("cuda_ext") == "BASICSR_EXT"
+    assert off("level") is None  # on where unset
+    assert off('other == "1"') is None
+    assert off('unknown == "1"') is None
+    assert unset_off(ast.parse('cuda_ext == "True"', mode="eval").body) is None  # nothing held: not read
+
+
+def test_the_module_globals_that_hold_a_read() -> None:
+    text = ('import os\n'
+            'BUILD_EXT = os.getenv("BUILD_EXT", "0")  # whether to build\n'
+            'FAST = os.environ.get("FAST")\n'
+            'FAST = FAST or "1"\n'
+            'LEVEL: str = os.getenv("LEVEL")\n'
+            'def f():\n'
+            '    LOCAL = os.getenv("LOCAL")\n'
+            'SAME = os.getenv("A") == os.getenv("B")\n')
+    reads = {name: ast.unparse(value) for name, value in module_reads(text).items()}
+    assert reads == {"BUILD_EXT": "os.getenv('BUILD_EXT', '0')", "SAME": "os.getenv('A') == os.getenv('B')"}

@@ -7,6 +7,7 @@ the project leaves off); a switch on by default (`os.getenv("USE_CUDA", "1") == 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 
 # what is done to the value before it is tested, and keeps the test's meaning
@@ -34,12 +35,16 @@ def _read(node: ast.expr) -> tuple[str, str | None] | None:
     return name.value, str(default.value)
 
 
-def _value(node: ast.expr) -> tuple[str, str | None, bool] | None:
+def _value(node: ast.expr, held: Callable[[str], ast.expr | None]) -> tuple[str, str | None, bool] | None:
     """The variable, its default as the test sees it, and whether the test reads it as an integer:
-    a read, a read changed in case (`.lower()`), or a read made an integer (`int(...)`)."""
+    a read, a read changed in case (`.lower()`), or a read made an integer (`int(...)`); or a name
+    that holds one (`held`: `cuda_ext = os.getenv("BASICSR_EXT")`, then `if cuda_ext == "True":`)."""
+    if type(node) is ast.Name:
+        value = held(node.id)
+        return _value(value, _nothing) if value is not None else None
     if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _CASE \
             and not node.args and not node.keywords:
-        inner = _value(node.func.value)
+        inner = _value(node.func.value, held)
         if inner is None or inner[2]:
             return None
         name, default, _ = inner
@@ -64,11 +69,16 @@ def _constants(node: ast.expr) -> list[object] | None:
     return values
 
 
-def unset_off(test: ast.expr) -> str | None:
+def _nothing(name: str) -> None:
+    return None
+
+
+def unset_off(test: ast.expr, held: Callable[[str], ast.expr | None] = _nothing) -> str | None:
     """The variable, where `test` reads one from the environment and is false where it is unset
-    (its default, or None where the read gives none)."""
+    (its default, or None where the read gives none). `held(name)`: the value a name is given, where
+    it is given one only."""
     if type(test) is ast.Compare and len(test.ops) == 1:
-        read, values = _value(test.left), _constants(test.comparators[0])
+        read, values = _value(test.left, held), _constants(test.comparators[0])
         if read is None or values is None:
             return None
         name, default, integer = read
@@ -80,10 +90,31 @@ def unset_off(test: ast.expr) -> str | None:
         if op is ast.NotEq and len(values) == 1:
             return name if unset == values[0] else None
         return None
-    read = _value(test)
+    read = _value(test, held)
     if read is None:
         return None
     name, default, integer = read
     if integer:
         return name if default is not None and default.lstrip("-").isdigit() and int(default) == 0 else None
     return name if not default else None  # None or "": unset gives nothing; "0" is a true string
+
+
+# a top-level `NAME = os.getenv(...)` (or `os.environ.get(...)`, and what a test does to it) on one line
+_MODULE_READ = re.compile(r"^([A-Za-z_]\w*)[ \t]*=(?!=)[ \t]*(.*\bos\.(?:getenv|environ\.get)\(.*)$", re.MULTILINE)
+
+
+def module_reads(text: str) -> dict[str, ast.expr]:
+    """The module's globals that hold a read of the environment, each assigned once at the top
+    level of the file (`BUILD_EXT = os.getenv("BUILD_EXT", "0")`), with the value. Read from the
+    text (a fact of the whole text, read again for every edit)."""
+    out: dict[str, ast.expr] = {}
+    for found in _MODULE_READ.finditer(text):
+        name = found.group(1)
+        if len(re.findall(rf"^{name}[ \t]*(?::[^=\n]*)?[-+*/|&]?=(?!=)", text, re.MULTILINE)) != 1:
+            continue  # assigned again: which value a test sees is not known
+        try:
+            value = ast.parse(found.group(2).split("#")[0], mode="eval").body
+        except SyntaxError:
+            continue
+        out[name] = value
+    return out

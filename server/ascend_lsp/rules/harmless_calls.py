@@ -10,6 +10,7 @@ import ast
 import os
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import PurePath
 
 from ..engine.checker import ENV_REPORT, Checker, Reference
@@ -19,7 +20,7 @@ from ..engine.guards import CUDA_WORD, ENV_REPORT_NAME, NPU_WORD, OTHER_WORD, le
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
 from .cpp_builds import CPU_BUILD, NPU_BUILD, cpu_build, npu_build
 from .cuda_test_paths import failed_cuda_test, prose, reports, reports_all
-from .env_switches import unset_off
+from .env_switches import module_reads, unset_off
 from .float64_place import COMPLEX_DTYPES, TORCH_DTYPES, float64_place
 from .import_uses import cuda_only_check, holds_only_with_cuda
 from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
@@ -477,7 +478,7 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
     assert project is not None
     tested = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     for flag in tested:
-        if (variable := unset_off(flag)) is not None:
+        if (variable := unset_off(flag, partial(_held_read, checker, flag))) is not None:
             return " ".join(checker.source.segment(checker.range(test)).split()), ENV_OFF, {"name": variable}
         if type(flag) is ast.Attribute and flag.attr == "model_parallel" \
                 and (found := PARALLELIZE_DEF.search(checker.source.text)) is not None:
@@ -503,6 +504,20 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
             text = " ".join(checker.source.segment(checker.range(test)).split())
             return text, form, {**named, "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
     return None
+
+
+def _held_read(checker: Checker, test: ast.expr, name: str) -> ast.expr | None:
+    """The value of `name` where the test reads it: its one assignment in the innermost function
+    around the test, or, where that function assigns it nowhere (or the test is at the top level),
+    its one top-level assignment in the file (env_switches.module_reads); None otherwise."""
+    func = innermost_function(statement_facts(checker), test)
+    if func is not None:
+        values = [n.value for n in ast.walk(func) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                  and any(type(t) is ast.Name and t.id == name
+                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+        if values:
+            return values[0] if len(values) == 1 else None
+    return checker.text_fact("module-env-reads", lambda c: module_reads(c.source.text)).get(name)
 
 
 def _key_read(node: ast.expr) -> str:
