@@ -192,7 +192,7 @@ def backend_branches(node: ast.If | ast.IfExp | ast.Match, links: set, held: Hel
         passed = _negated(branches[0][0])  # `if not is_mps_tensor_safe(x):`, `if x.device.type != "mps":`
         if passed is not None:
             branches = [(passed, branches[1][1]), (None, branches[0][1])]
-    elif len(branches) == 1 and (passed := _negated(branches[0][0])) is not None and _placement(passed) \
+    elif len(branches) == 1 and _other_tensors_pass(branches[0][0]) \
             and isinstance(branches[0][1], list) and _elsewhere_path(branches[0][1]):
         return found + [Branches([branches[0][0]], [], [], [], OTHER_TENSORS)]
     elsewhere = [i for i, (test, _) in enumerate(branches) if test is not None and other_platform(test)]
@@ -415,6 +415,15 @@ def _placement(test: ast.expr) -> bool:
 
 OTHER_TENSORS = (" (A test of where a tensor is whose branch is what tensors on other devices get: an NPU tensor "
                  "takes it, and it names no device of its own.)")
+
+
+def _other_tensors_pass(test: Any) -> bool:
+    """A tensor on any device but CUDA passes the test, read no further: `not x.is_cuda`,
+    `x.device.type != "cuda"`, or an `or` that begins with one (`not x.is_cuda or not
+    self.static_shapes`: the parts after it are not read for such a tensor)."""
+    first = test.values[0] if type(test) is ast.BoolOp and type(test.op) is ast.Or else test
+    passed = _negated(first)
+    return passed is not None and _placement(passed)
 
 
 def _elsewhere_path(body: list[ast.stmt]) -> bool:

@@ -117,8 +117,9 @@ rule(
              "else: <the same in PyTorch>`, or an early exit that returns what other devices get instead: `if not "
              "x.is_cuda: return self.loop(x)`, `return None`; not the input handed back as it came), or a branch "
              "that is what tensors on other devices get and does its job on any device (`if not "
-             "next(self.lm.parameters()).is_cuda: self.lm.to(tokens.device)`; not one that raises, leaves, or names "
-             "the CPU or CUDA): an NPU tensor takes the fallback; a test whose other path raises "
+             "next(self.lm.parameters()).is_cuda: self.lm.to(tokens.device)`, also where the test is an `or` that begins "
+             "so: `if not x.is_cuda or not self.static_shapes:`; not a branch that raises, leaves, or names the CPU or "
+             "CUDA): an NPU tensor takes the fallback; a test whose other path raises "
              "keeps its warning, and what it guards is listed with it (as NPU103 says). Info too in the test of a "
              "check only CUDA runs (`if not x.is_cuda and torch.cuda.is_available(): raise ...`, as NPU103 says). "
              + OPTION_LEFT_OFF_DOC,
