@@ -31,6 +31,7 @@ neither a call nor a use, for both indexes."""
 from __future__ import annotations
 
 import ast
+import bisect
 import hashlib
 import os
 import re
@@ -63,14 +64,19 @@ MAX_SPAN = 20_000  # characters a header or a call's arguments may span
 # an import's names before the one read: `from m import a, name`, `from m import (\n    a,\n    name`
 IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+\(?(?:\s*[\w.]+(?:\s+as\s+\w+)?\s*,)*\s*\Z", re.M)
 RENAMED = re.compile(r"\s+as\s")
+TRIPLE_QUOTE = re.compile("\"{3}|'{3}")
 
 # (0-based line, positional arguments before any `*args`, keywords passed by name, the CUDA test it
 # is under where asked, whether it calls a definition of the same file: `name(...)` where the file
-# defines `name`): a `*args` or a `**kwargs` may pass a parameter or not, so they pass none
-Call = tuple[int, int, frozenset[str], str, bool]
+# defines `name`, whether a `*args` or a `**kwargs` is among its arguments: those may pass a parameter
+# or not, so they pass none, and omit none; whether it may stand in a string, `"use launch() to spawn"`,
+# which then omits nothing)
+Call = tuple[int, int, frozenset[str], str, bool, bool, bool]
 # what the calls name (the function, or the class of an `__init__`), and each call (path relative to the
 # root, 0-based line), in file order
 Passed = tuple[str, tuple[tuple[str, int], ...]]
+# what the calls name, and the first call that passes no value for the parameter (path relative to the root, 0-based line)
+Omitted = tuple[str, tuple[str, int]]
 # each call (path relative to the root, 0-based line, the CUDA test it is under), in file order
 Guarded = tuple[tuple[str, int, str], ...]
 # a top-level statement's calls by where their callees end (1-based line, UTF-8 column), each node's parent, its text
@@ -85,10 +91,13 @@ class CallIndex:
     module function or class naming CUDA that the project calls only under CUDA tests: the calls and tests."""
 
     def __init__(self, root: str, passing: dict[tuple[str, str, str, int], Passed],
-                 guarded: dict[tuple[str, str, int], Guarded]) -> None:
+                 guarded: dict[tuple[str, str, int], Guarded],
+                 omitting: dict[tuple[str, str, str, int], Omitted] | None = None) -> None:
         self.root = root
         # (path relative to the root, the function's name, the parameter, the 0-based line of its `def`) → Passed
         self.passing = passing
+        # the same keys → the first call that leaves the parameter to its default, where every use of the name is read
+        self.omitting = omitting or {}
         # (path relative to the root, a module function's or class's name, the 0-based line of its `def`/`class`) → Guarded
         self.guarded = guarded
         self._digest: str | None = None
@@ -97,6 +106,12 @@ class CallIndex:
         """The calls that pass `parameter` of the function defined at `line` of `path`, when
         every use of its name in the project is such a call; None when one is not, or there is none."""
         return self.passing.get((os.path.relpath(path, self.root), function, parameter, line))
+
+    def omitted(self, path: str, function: str, parameter: str, line: int) -> Omitted | None:
+        """The first call in the project that passes no value for `parameter` of the function defined
+        at `line` of `path` (neither by keyword nor by position, nor through `*args`/`**kwargs`), where
+        every use of its name is read; None otherwise."""
+        return self.omitting.get((os.path.relpath(path, self.root), function, parameter, line))
 
     def under_tests(self, path: str, function: str, line: int) -> tuple[str, tuple[Related, ...]] | None:
         """Why the module function (or the methods of the class) defined at `line` of `path` runs only
@@ -113,7 +128,7 @@ class CallIndex:
     def digest(self) -> str:
         """What the answers are, for result caches (once: the index is complete when asked)."""
         if self._digest is None:
-            shown = repr((sorted(self.passing.items()), sorted(self.guarded.items())))
+            shown = repr((sorted(self.passing.items()), sorted(self.guarded.items()), sorted(self.omitting.items())))
             self._digest = hashlib.blake2b(shown.encode(), digest_size=12).hexdigest()
         return self._digest
 
@@ -189,14 +204,18 @@ class CallScan:
             reached = [(where, call[0], call[3]) for where, call in guarded.get(name, []) if where == path or not call[4]]
             if reached and name not in unguarded:
                 under[path, name, line] = tuple(reached)
-        passing = {}
+        passing, omitting = {}, {}
         for d in self.definitions:
             made = [(where, call) for where, call in calls.get(d.name, []) if where == d.path or not call[4]] \
                 if d.name not in unknown else []
             for parameter, position in d.parameters if made else ():
-                if all(parameter in call[2] or (position is not None and call[1] > position) for _, call in made):
+                given = [parameter in call[2] or (position is not None and call[1] > position) for _, call in made]
+                if all(given):
                     passing[d.path, d.function, parameter, d.line] = d.name, tuple((where, call[0]) for where, call in made)
-        return CallIndex(self.root, passing, under)
+                elif (first := next((m for m, g in zip(made, given) if not g and not m[1][5] and not m[1][6]),
+                                    None)) is not None:
+                    omitting[d.path, d.function, parameter, d.line] = d.name, (first[0], first[1][0])
+        return CallIndex(self.root, passing, under, omitting)
 
 
 def _definitions(path: str, text: str) -> list[Definition]:
@@ -298,6 +317,7 @@ def _calls(text: str, name: str, statements: dict[int, Statement | None] | None 
     no CUDA test."""
     calls: list[Call] = []
     defines = re.search(rf"^(?:async[ \t]+)?(?:def|class)[ \t]+{name}\b", text, re.M) is not None
+    triples: list[int] | None = None  # where triple quotes are, found once where asked
     for found in re.finditer(rf"\b{name}\b", text):
         start, end = found.span()
         line_start = text.rfind("\n", 0, start) + 1
@@ -318,15 +338,19 @@ def _calls(text: str, name: str, statements: dict[int, Statement | None] | None 
             test = "" if statements is None or call is None else _test_over(text, start, end, statements)
             if call is not None and test is not None:
                 local = defines and text[start - 1:start] != "."
-                calls.append((text.count("\n", 0, start), *call, test, local))
+                if triples is None:
+                    triples = [m.start() for m in TRIPLE_QUOTE.finditer(text)]
+                quoted = before.count('"') % 2 == 1 or before.count("'") % 2 == 1 \
+                    or bisect.bisect(triples, start) % 2 == 1
+                calls.append((text.count("\n", 0, start), call[0], call[1], test, local, call[2], quoted))
                 continue
         return None
     return calls
 
 
-def _parsed(arguments: str) -> tuple[int, frozenset[str]] | None:
-    """(positional arguments before any `*args`, the keywords passed by name) of the
-    parenthesised arguments; None if they do not parse alone."""
+def _parsed(arguments: str) -> tuple[int, frozenset[str], bool] | None:
+    """(positional arguments before any `*args`, the keywords passed by name, whether a `*args` or
+    `**kwargs` is there) of the parenthesised arguments; None if they do not parse alone."""
     try:
         call = ast.parse("f" + arguments, mode="eval").body
     except (SyntaxError, ValueError, RecursionError):
@@ -334,7 +358,8 @@ def _parsed(arguments: str) -> tuple[int, frozenset[str]] | None:
     if type(call) is not ast.Call:
         return None
     positional = next((i for i, a in enumerate(call.args) if type(a) is ast.Starred), len(call.args))
-    return positional, frozenset(kw.arg for kw in call.keywords if kw.arg is not None)
+    unpacked = positional < len(call.args) or any(kw.arg is None for kw in call.keywords)
+    return positional, frozenset(kw.arg for kw in call.keywords if kw.arg is not None), unpacked
 
 
 def _cuda_functions(text: str) -> list[tuple[str, int]]:

@@ -80,6 +80,28 @@ def test_which_uses_pass_a_default(tmp_path: Path, caller: str, lines: list[int]
     assert passed(tmp_path, "load", "device", 3) == expected
 
 
+# (a caller's text, the first call that leaves `load`'s device to its default, where every use is read)
+OMITTING = [
+    ("load(d, 8)\n", ("scripts/train.py", 0)),
+    ("load(d, 8, device=dev)\nload(\n    d,\n    8,\n)\n", ("scripts/train.py", 1)),
+    ("load(d, *rest)\n", None),  # `*rest` may hold it
+    ("load(d, 8, **options)\n", None),
+    ("loaders = map(load, items)\nload(d, 8)\n", None),  # a value: not every use is read
+    ("load(d, 8, dev)\n", None),  # passed
+    ('raise ValueError("use load(d) to read")\n', None),  # in a string
+    ('def f():\n    """Call load(d) first."""\n', None),
+    ("", None),  # no call
+]
+
+
+@pytest.mark.parametrize(("caller", "call"), OMITTING)
+def test_which_call_leaves_a_default(tmp_path: Path, caller: str, call: tuple[str, int] | None) -> None:
+    write(tmp_path / "helpers.py", HELPERS)
+    write(tmp_path / "scripts" / "train.py", caller)
+    omitted = ProjectContext(str(tmp_path)).calls.omitted(str(tmp_path / "helpers.py"), "load", "device", 3)
+    assert omitted == (("load", call) if call is not None else None)
+
+
 def test_a_file_calls_its_own_function_of_the_name(tmp_path: Path) -> None:
     write(tmp_path / "helpers.py", HELPERS)
     write(tmp_path / "run.py", "load(d, 8, dev)\n")
@@ -139,6 +161,18 @@ def test_npu101_lowers_a_default_every_call_passes(tmp_path: Path) -> None:
         [(str(tmp_path / "run.py"), 0, "passes `device`")]
     ready = next(f for f in findings if f.range.start_line == 7)  # a plain default: info, for the default alone
     assert ready.message.endswith("a caller that passes its device is unaffected.)") and not ready.related
+
+
+def test_npu101_warns_of_a_default_a_call_leaves(tmp_path: Path) -> None:
+    helpers = write(tmp_path / "helpers.py", HELPERS)
+    write(tmp_path / "run.py", "load(d, 8, dev)\nready(m)\n")
+    findings = analyze(HELPERS, Settings(select=("NPU101",)), str(helpers), project=ProjectContext(str(tmp_path))).findings
+    ready = next(f for f in findings if f.range.start_line == 7)  # a plain default a call uses: the warning
+    assert ready.severity == Severity.WARNING
+    assert ready.message.endswith(" (A default the project uses: a call of `ready` (run.py:2) passes no `device`, so "
+                                  "it gets `cuda:0`: on an NPU host pass one there, or change the default.)")
+    assert [(r.path, r.range.start_line, r.message) for r in ready.related] == \
+        [(str(tmp_path / "run.py"), 1, "calls `ready` without `device`")]
 
 
 def test_the_cache_key_and_the_server_follow_the_calls(tmp_path: Path) -> None:

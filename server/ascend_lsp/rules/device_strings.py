@@ -33,6 +33,8 @@ NOT_A_DEVICE = (" (Here it may be no device: no `torch.device`, `.to`, `device=`
 COMMAND_LINE_DEFAULT = (" (The default of the command line's device option: a run whose command line names no "
                         "device gets CUDA. On an NPU host make the default `npu`, or pass it in every command.)")
 DEVICE_CHOICE = " (One of the choices of a device option: the option refuses `npu` until it is among them.)"
+OMITTED = (" (A default the project uses: a call of `{name}` ({where}) passes no `{parameter}`, so it gets `{value}`: on "
+           "an NPU host pass one there, or change the default.)")
 PASSED = " (A default no call in the project uses: every call of `{name}` passes `{parameter}`: {calls}.)"
 REGISTERED = (" (The device an operator's implementation is registered for: CUDA's kernel, which `npu` here would "
               "not make run on the NPU. The NPU needs an implementation of its own registered for `npu`; NPU308 reports "
@@ -202,15 +204,17 @@ def device_remark(checker: Checker, node: ast.AST,
     project passes, info with those calls."""
     place = device_place(checker, node, context)
     if place is None or place[0] is None or place[1] == DEFAULT:
-        passed = passed_by_callers(checker, node)
-        if passed is not None:
-            return passed
+        found = callers_of_default(checker, node)
+        if found is not None:
+            return found
     return place, ()
 
 
-def passed_by_callers(checker: Checker, node: ast.AST) -> tuple[tuple[Severity, str], tuple[Related, ...]] | None:
-    """Info and the calls, for a string in the default of a parameter every call in the
-    project passes (call_sites.py: a module's function, or a module class's `__init__`)."""
+def callers_of_default(checker: Checker, node: ast.AST) -> tuple[tuple[Severity | None, str], tuple[Related, ...]] | None:
+    """For a string in the default of a parameter (call_sites.py: a module's function, or a
+    module class's `__init__`): info and the calls, where every call in the project passes it;
+    the rule's severity and the first call that passes nothing, where one does (that call gets
+    CUDA); None otherwise."""
     project = checker.project
     if project is None or checker.path is None:
         return None
@@ -220,7 +224,16 @@ def passed_by_callers(checker: Checker, node: ast.AST) -> tuple[tuple[Severity, 
                 continue
             passed = project.calls.passed(checker.path, func.name, arg.arg, func.lineno - 1)
             if passed is None:
-                return None
+                omitted = project.calls.omitted(checker.path, func.name, arg.arg, func.lineno - 1)
+                if omitted is None:
+                    return None
+                name, (path, line) = omitted
+                own = os.path.relpath(checker.path, project.root)
+                where = "this file" if path == own else f"{path}:{line + 1}"
+                omitting = Related(Range(line, 0, line, 0), f"calls `{name}` without `{arg.arg}`",
+                                   "" if path == own else os.path.join(project.root, path))
+                value = node.value if isinstance(node, ast.Constant) else "cuda"
+                return (None, OMITTED.format(name=name, where=where, parameter=arg.arg, value=value)), (omitting,)
             name, calls = passed
             own = os.path.relpath(checker.path, project.root)
             related = tuple(Related(Range(line, 0, line, 0), f"passes `{arg.arg}`",

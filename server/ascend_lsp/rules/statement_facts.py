@@ -145,7 +145,12 @@ def _gather(events) -> StatementFacts:
             facts.cpu_only_names.update(id(t.slice) for t in targets if type(t) is ast.Subscript)
     for func, _scope in events.functions:
         facts.functions.append(func)
-        facts.parameter_defaults.update(id(d) for d in (*func.args.defaults, *func.args.kw_defaults) if d is not None)
+        for default in (*func.args.defaults, *func.args.kw_defaults):
+            while default is not None:  # and each value a conditional default may take (`"cuda" if ... else "mps"`)
+                facts.parameter_defaults.add(id(default))
+                if type(default) is ast.IfExp:
+                    facts.parameter_defaults.add(id(default.body))
+                default = default.orelse if type(default) is ast.IfExp else None
         lowered = func.name.lower()
         if "device" in lowered:  # `def get_device(): return "cuda"`
             for node in ast.walk(func):

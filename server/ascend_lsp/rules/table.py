@@ -13,7 +13,7 @@ from ..knowledge.api_tables import Entry
 from ..engine.walk import StringContext, last_name
 from ..engine.registry import TABLE_HANDLER, TableRef, handles
 from ..knowledge.portable import Form
-from .device_strings import REGISTERED, at_device_argument, device_prefix_test, device_remark, passed_by_callers
+from .device_strings import REGISTERED, at_device_argument, device_prefix_test, device_remark, callers_of_default
 from .harmless_calls import ONNX_PROVIDER, hides_every_gpu, method_place, opt_in_place, reference_place
 from .harmless_uses import backend_place, env_place, import_place, rebound_for_npu
 from .literal_text import literal_text_spans
@@ -362,8 +362,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             portable = backend_fix(checker, node, context, Applicability(entry.fix)) if entry.fix else None
             place = backend_place(checker, node, context)
             related: tuple[Related, ...] = ()
-            if place is None and (passed := passed_by_callers(checker, node)) is not None:
-                place, related = passed  # `def launch(..., backend="nccl")` that every call gives a backend
+            if place is None and (callers := callers_of_default(checker, node)) is not None:
+                place, related = callers  # `def launch(..., backend="nccl")` that every call gives a backend, or one not
             report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind), place, related)
             return
         if entry.kind == "device" and DEVICE_STRING.fullmatch(value.strip()) and entry.name in value:
