@@ -64,8 +64,9 @@ rule(
              "info, since `\"npu\"` "
              "there may raise; so is one in a `pytest.param(...)` whose marks require CUDA. A parameter's default "
              "(`def create_loader(..., device=torch.device(\"cuda\"))`, a class's `__init__`) that every call in the "
-             "project passes, by keyword or position, is info with those calls as related locations; it stays as it "
-             "is where a call omits it, passes `*args` or `**kwargs` that may hold it, or the name is used otherwise "
+             "project passes, by keyword or position, is info with those calls as related locations; where a call omits "
+             "it, the warning names that call (a related location); it stays as it is where a call passes `*args` or "
+             "`**kwargs` that may hold it, or the name is used otherwise "
              "(passed as a value, subclassed, imported under another name, named in a string), where there is no "
              "call (a library's default is what its users get), and for methods, whose callers are not followed. "
              "A comparison with a device's type is info too where the code handles `npu`, "
@@ -305,7 +306,8 @@ rule(
              "available and does not read it (mmengine 0.10.7 `mmengine/dist/utils.py:113-120`); its `slurm` and "
              "`mpi` launchers pass it on, but call `torch.cuda.set_device` first, which raises without CUDA. "
              "Info too: a parameter's default (`def launch(main, backend=\"nccl\")`) that every call in the project "
-             "passes, with the calls as related locations.",
+             "passes, with the calls as related locations; where a call leaves it to its default, the warning names "
+             "that call.",
         why="Ascend's collective library is HCCL; the backend is `\"hccl\"`.",
         example='dist.init_process_group(backend="nccl")\n\n# becomes\n\ndist.init_process_group(backend="hccl")',
         fix="Safe: replaces `nccl` with `hccl` (and `cuda` with `npu` in device-qualified specs).",
