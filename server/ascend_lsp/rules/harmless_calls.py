@@ -511,13 +511,26 @@ def _held_read(checker: Checker, test: ast.expr, name: str) -> ast.expr | None:
     around the test, or, where that function assigns it nowhere (or the test is at the top level),
     its one top-level assignment in the file (env_switches.module_reads); None otherwise."""
     func = innermost_function(statement_facts(checker), test)
-    if func is not None:
-        values = [n.value for n in ast.walk(func) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                  and any(type(t) is ast.Name and t.id == name
-                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
-        if values:
-            return values[0] if len(values) == 1 else None
+    values = _assigned(checker, func).get(name) if func is not None else None
+    if values:
+        return values[0] if len(values) == 1 else None
     return checker.text_fact("module-env-reads", lambda c: module_reads(c.source.text)).get(name)
+
+
+def _assigned(checker: Checker, func: ast.AST) -> dict[str, list[ast.expr | None]]:
+    """The values each name is given in the function (None for an augmented assignment's, or a bare
+    annotation's), read once per function (each of its findings under a test asks)."""
+    key = ("assigned", id(func))
+    known = checker.derived.get(key)
+    if known is None or known[0] is not func:
+        names: dict[str, list[ast.expr | None]] = {}
+        for node in ast.walk(func):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if type(target) is ast.Name:
+                        names.setdefault(target.id, []).append(None if type(node) is ast.AugAssign else node.value)
+        known = checker.derived[key] = (func, names)
+    return known[1]  # type: ignore[return-value]
 
 
 def _key_read(node: ast.expr) -> str:
