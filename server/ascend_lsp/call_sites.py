@@ -75,7 +75,8 @@ Call = tuple[int, int, frozenset[str], str, bool, bool, bool]
 # what the calls name (the function, or the class of an `__init__`), and each call (path relative to the
 # root, 0-based line), in file order
 Passed = tuple[str, tuple[tuple[str, int], ...]]
-# what the calls name, and the first call that passes no value for the parameter (path relative to the root, 0-based line)
+# what the calls name, and the first call that passes no value for the parameter (path relative to the root,
+# 0-based line)
 Omitted = tuple[str, tuple[str, int]]
 # each call (path relative to the root, 0-based line, the CUDA test it is under), in file order
 Guarded = tuple[tuple[str, int, str], ...]
@@ -91,13 +92,12 @@ class CallIndex:
     module function or class naming CUDA that the project calls only under CUDA tests: the calls and tests."""
 
     def __init__(self, root: str, passing: dict[tuple[str, str, str, int], Passed],
-                 guarded: dict[tuple[str, str, int], Guarded],
-                 omitting: dict[tuple[str, str, str, int], Omitted] | None = None) -> None:
+                 guarded: dict[tuple[str, str, int], Guarded], omitting: dict[tuple[str, str, str, int], Omitted]) -> None:
         self.root = root
         # (path relative to the root, the function's name, the parameter, the 0-based line of its `def`) → Passed
         self.passing = passing
         # the same keys → the first call that leaves the parameter to its default, where every use of the name is read
-        self.omitting = omitting or {}
+        self.omitting = omitting
         # (path relative to the root, a module function's or class's name, the 0-based line of its `def`/`class`) → Guarded
         self.guarded = guarded
         self._digest: str | None = None

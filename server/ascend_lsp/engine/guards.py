@@ -429,8 +429,9 @@ def _other_tensors_pass(test: Any) -> bool:
 def _elsewhere_path(body: list[ast.stmt]) -> bool:
     """The branch of `if not x.is_cuda:` (`x.device.type != "cuda"`) does a job on any device
     (`self.lm.to(tokens.device)`, `x = x.float()`): it does not raise, nor names the CPU (`.cpu()`,
-    `.numpy()`, `"cpu"`, `cpu_rnnt.apply(...)`) or CUDA by a word of a name or a string, which would make it a path for one device; nor leaves (`return x`
-    may skip what follows for the other devices: exit_guards reads that)."""
+    `.numpy()`, `"cpu"`, `cpu_rnnt.apply(...)`) or CUDA by a word of a name or a string, which would
+    make it a path for one device; nor leaves (`return x` may skip what follows for the other
+    devices: exit_guards reads that)."""
     if leaves(body):
         return False
     for node in (n for stmt in body for n in ast.walk(stmt)):

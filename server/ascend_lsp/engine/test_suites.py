@@ -44,8 +44,8 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\s*(?::[^=]*)?=(?!=)")
 
 def is_test_file(path: str | None, root: str | None) -> bool:
     """A Python file pytest collects or reads (`test_*.py`, `*_test.py`, `conftest.py`), or any
-    Python file in a `tests`, `test` or `testing` folder of the project (the folders above `root` do not
-    count: a checkout may live in one)."""
+    Python file in a `tests`, `test` or `testing` folder of the project (the folders above `root` do
+    not count: a checkout may live in one)."""
     if not path or not path.endswith(".py"):
         return False
     posix = path.replace("\\", "/")

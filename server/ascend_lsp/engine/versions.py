@@ -1,6 +1,7 @@
 """Version specifiers as projects pin them (`==2.1.0.post3`, `>=2.1,<2.3`, conda's `=2.1`): the
-releases they name, the releases they admit, and whether two ranges meet. Read by the project's pins (project.py), the rules
-that judge by them, and the guards that judge a torch's arms (guards.torch_target)."""
+releases they name, the releases they admit, and whether two ranges meet. Read by the project's
+pins (project.py), the rules that judge by them, and the guards that judge a torch's arms
+(guards.torch_target)."""
 
 from __future__ import annotations
 

@@ -210,7 +210,8 @@ def device_remark(checker: Checker, node: ast.AST,
     return place, ()
 
 
-def callers_of_default(checker: Checker, node: ast.AST) -> tuple[tuple[Severity | None, str], tuple[Related, ...]] | None:
+def callers_of_default(checker: Checker,
+                       node: ast.AST) -> tuple[tuple[Severity | None, str], tuple[Related, ...]] | None:
     """For a string in the default of a parameter (call_sites.py: a module's function, or a
     module class's `__init__`): info and the calls, where every call in the project passes it;
     the rule's severity and the first call that passes nothing, where one does (that call gets
@@ -218,6 +219,7 @@ def callers_of_default(checker: Checker, node: ast.AST) -> tuple[tuple[Severity 
     project = checker.project
     if project is None or checker.path is None:
         return None
+    own = os.path.relpath(checker.path, project.root)
     for func, _scope in checker.events.functions:
         for arg, default in parameter_defaults(func.args):
             if default is None or not inside(node, default):
@@ -228,14 +230,12 @@ def callers_of_default(checker: Checker, node: ast.AST) -> tuple[tuple[Severity 
                 if omitted is None:
                     return None
                 name, (path, line) = omitted
-                own = os.path.relpath(checker.path, project.root)
                 where = "this file" if path == own else f"{path}:{line + 1}"
                 omitting = Related(Range(line, 0, line, 0), f"calls `{name}` without `{arg.arg}`",
                                    "" if path == own else os.path.join(project.root, path))
                 value = node.value if isinstance(node, ast.Constant) else "cuda"
                 return (None, OMITTED.format(name=name, where=where, parameter=arg.arg, value=value)), (omitting,)
             name, calls = passed
-            own = os.path.relpath(checker.path, project.root)
             related = tuple(Related(Range(line, 0, line, 0), f"passes `{arg.arg}`",
                                     "" if path == own else os.path.join(project.root, path)) for path, line in calls)
             return (Severity.INFO, PASSED.format(name=name, calls=counted(calls, own), parameter=arg.arg)), related

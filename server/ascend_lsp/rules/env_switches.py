@@ -11,7 +11,8 @@ import re
 from collections.abc import Callable
 
 # what is done to the value before it is tested, and keeps the test's meaning
-_CASE: dict[str, Callable[[str], str]] = {"lower": str.lower, "upper": str.upper, "strip": str.strip, "casefold": str.casefold}
+_CASE: dict[str, Callable[[str], str]] = {"lower": str.lower, "upper": str.upper, "strip": str.strip,
+                                          "casefold": str.casefold}
 
 
 def _read(node: ast.expr) -> tuple[str, str | None] | None:
@@ -35,28 +36,27 @@ def _read(node: ast.expr) -> tuple[str, str | None] | None:
     return name.value, str(default.value)
 
 
-def _value(node: ast.expr, held: Callable[[str], ast.expr | None]) -> tuple[str, str | None, bool] | None:
-    """The variable, its default as the test sees it, and whether the test reads it as an integer:
-    a read, a read changed in case (`.lower()`), or a read made an integer (`int(...)`); or a name
-    that holds one (`held`: `cuda_ext = os.getenv("BASICSR_EXT")`, then `if cuda_ext == "True":`)."""
+def _value(node: ast.expr, held: Callable[[str], ast.expr | None]) -> tuple[str, str | int | None] | None:
+    """The variable and its default as the test sees it: a read, a read changed in case
+    (`.lower()`), or a read made an integer (`int(...)`: the default an int); or a name that holds
+    one (`held`: `cuda_ext = os.getenv("BASICSR_EXT")`, then `if cuda_ext == "True":`)."""
     if type(node) is ast.Name:
         value = held(node.id)
         return _value(value, _nothing) if value is not None else None
     if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _CASE \
             and not node.args and not node.keywords:
         inner = _value(node.func.value, held)
-        if inner is None or inner[2]:
+        if inner is None or type(inner[1]) is int:
             return None
-        name, default, _ = inner
-        return name, _CASE[node.func.attr](default) if default is not None else None, False
+        name, default = inner
+        return name, _CASE[node.func.attr](default) if isinstance(default, str) else None
     if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "int" and len(node.args) == 1 \
             and not node.keywords:
         read = _read(node.args[0])
-        if read is None or read[1] is None:
-            return None  # int(None) raises: not a switch
-        return read[0], read[1], True
-    read = _read(node)
-    return (read[0], read[1], False) if read is not None else None
+        if read is None or read[1] is None or not read[1].lstrip("-").isdigit():
+            return None  # int(None) raises, and so does int() of what is no integer: not a switch
+        return read[0], int(read[1])
+    return _read(node)
 
 
 def _constants(node: ast.expr) -> list[object] | None:
@@ -81,9 +81,7 @@ def unset_off(test: ast.expr, held: Callable[[str], ast.expr | None] = _nothing)
         read, values = _value(test.left, held), _constants(test.comparators[0])
         if read is None or values is None:
             return None
-        name, default, integer = read
-        unset = (int(default) if default.lstrip("-").isdigit() else None) if integer and default is not None \
-            else default
+        name, unset = read
         op = type(test.ops[0])
         if op is ast.Eq and len(values) == 1 or op is ast.In and type(test.comparators[0]) is not ast.Constant:
             return name if unset not in values else None
@@ -93,10 +91,8 @@ def unset_off(test: ast.expr, held: Callable[[str], ast.expr | None] = _nothing)
     read = _value(test, held)
     if read is None:
         return None
-    name, default, integer = read
-    if integer:
-        return name if default is not None and default.lstrip("-").isdigit() and int(default) == 0 else None
-    return name if not default else None  # None or "": unset gives nothing; "0" is a true string
+    name, unset = read
+    return name if not unset else None  # None, "" or 0: unset gives nothing; "0" is a true string
 
 
 # a top-level `NAME = os.getenv(...)` (or `os.environ.get(...)`, and what a test does to it) on one line

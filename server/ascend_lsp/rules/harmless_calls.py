@@ -219,7 +219,8 @@ def reference_place(checker: Checker, rule: str, ref: Reference) -> tuple[Severi
         return Severity.INFO, NOT_CALLED
     if rule == "NPU404" and scripts_in_place(checker, ref):
         return Severity.INFO, SCRIPTED_FUNCTION
-    if rule.startswith("NPU1") and (off := cuda_flag_off(checker, ref.node) or opt_in_function_place(checker, ref.node)):
+    if rule.startswith("NPU1") \
+            and (off := cuda_flag_off(checker, ref.node) or opt_in_function_place(checker, ref.node)):
         return off
     if ref.type_only:
         return Severity.INFO, TYPE_ONLY
@@ -396,13 +397,15 @@ OPTION_LEFT_OFF_DOC = (
     "a flag its Python files give only `False` (`if cfg.compile_model:`, `if autogptq:`: a dataclass field, a "
     "parameter default such as `def load(path, autogptq=False)`, argparse's `store_true`; never `True`, neither as a "
     "caller's keyword nor as a dict's key), an argparse option None unless the command line gives it "
-    "(`add_argument(\"--write_profile\", default=None)`, and no file gives it a value), or a string option compared with values they never give it (`if "
+    "(`add_argument(\"--write_profile\", default=None)`, and no file gives it a value), or a string option "
+    "compared with values they never give it (`if "
     "args.optimizer == \"Adam8bit\":` where `optimizer` is declared with the default `\"AdamW\"`: an annotated "
     "default, a field's or argparse's `default=`; a keyword, a dict's key or an assignment giving the value keeps the "
     "finding): it runs only where the user turns the option on, and the message names it and where its default is "
     "given (flag_defaults.py); or an environment switch false where its variable is unset (`if "
     "os.getenv(\"BUILD_CUDA_EXTENSIONS\", \"0\") == \"1\":`, `os.environ.get(\"X\", \"false\").lower() in (\"1\", "
-    "\"true\")`, `int(os.getenv(\"X\", \"0\"))`, `os.getenv(\"X\")`; env_switches.py). An `else` keeps its finding (what the option holds there is not known), and so does "
+    "\"true\")`, `int(os.getenv(\"X\", \"0\"))`, `os.getenv(\"X\")`; env_switches.py). An `else` keeps its finding "
+    "(what the option holds there is not known), and so does "
     "a test of an attribute no file of the project gives a value (a library's, such as transformers' "
     "`model_parallel`), of a string no declaration gives a default (data: `x.type == \"image\"`), of a device or "
     "backend (`device.type == \"cuda\"`, a CUDA test), of a flag named for a fact or for what the run does "

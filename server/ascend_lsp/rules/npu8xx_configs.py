@@ -8,7 +8,6 @@ mappings/platform/configs.toml, one row per setting, read by one matcher.
 
 from __future__ import annotations
 
-
 from ..engine.checker import Checker
 from ..engine.config_files import ITEM, Config, Setting
 from ..engine.model import Applicability, Edit, Fix, Range, Severity
