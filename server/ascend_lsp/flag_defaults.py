@@ -55,13 +55,21 @@ VALUES = tuple(re.compile(start + r"[ \t]*(?:(True|False)\b|" + _STRING + r")(?:
 # what stands before it on its line: `name`, `name: bool`, `self.name` (the last name), `"name"` (a dict's key),
 # `args["name"]`
 TARGET = re.compile(r"""\b([A-Za-z_]\w*)(?:['"]\]?)?[ \t]*(?::[ \t]*[\w\[\]. |]+?[ \t]*)?$""")
+# a boolean that states a fact of the data, the host or the run rather than a choice: `is_moe_model` (computed from
+# a model's config where it is given), `has_bias`, `HAVE_TE` (a package found), and what the run does (`do_train`,
+# `do_eval`: its main path). Such a name is an option only where the project sets it from one (`self.is_vllm =
+# use_vllm`).
+FACT_PREFIXES = ("is_", "has_", "have_", "do_")  # of the name in lower case (`HAS_FLASH_ATTN`)
+# a flag set from another under a name of its own, in a statement alone: `self.is_vllm = use_vllm`, `self.use_amp =
+# args.amp` (the last name). Only an attribute of `self`: a plain `x = y` is too common to read in every file.
+ALIAS = re.compile(r"self\.(\w+)[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)[ \t]*(?=[\r\n#;]|$)", re.M)
 FIELD_DEFAULT = re.compile(r"field\(\s*default[ \t]*$")  # `default="x"` is a field's: its declaration is the name
 ARGUMENT_STRING = re.compile(r"""\bdefault\s*=\s*(['"])([\w.:/-]{1,64})\1""")
 
 
 class FlagIndex:
     """Per name, where the project first gives it `False`, and whether it ever gives it `True`;
-    and the strings it gives it, each where first."""
+    the strings it gives it, each where first; and the names it sets from other names."""
 
     def __init__(self) -> None:
         self.off: dict[str, dict[str, int]] = {}  # name → file → the 0-based line of its first False there
@@ -69,6 +77,7 @@ class FlagIndex:
         self.unset: set[str] = set()  # the off names that are options None unless given (`default=None`)
         self.strings: dict[str, set[str]] = {}  # name → the strings given it anywhere
         self.declared: dict[str, tuple[str, str, int]] = {}  # name → its first declared default (value, file, line)
+        self.aliases: dict[str, set[str]] = {}  # name → the names it is set from (`self.is_vllm = use_vllm`)
         self._digest: str | None = None
 
     def add(self, name: str, value: bool | None, path: str, line: int) -> None:
@@ -89,6 +98,26 @@ class FlagIndex:
         where = path if path in places else next(iter(places))
         return where, places[where]
 
+    def sources(self, name: str) -> frozenset[str]:
+        """The names the project sets `name` from (ALIAS)."""
+        return frozenset(self.aliases.get(name, ()))
+
+    def alias_off(self, name: str, path: str | None = None) -> tuple[str, tuple[str, int]] | None:
+        """For a name the project gives no literal, only the values of other names (`self.is_vllm =
+        use_vllm`): the first of them, and where it is given False, when each is a flag left off
+        (default_off) and none is named for a fact; None otherwise."""
+        sources = self.aliases.get(name)
+        if not sources or name in self.off or name in self.on or name in self.strings:
+            return None
+        found = []
+        for source in sorted(sources):
+            place = self.default_off(source, path) if not source.lower().startswith(FACT_PREFIXES) \
+                else None
+            if place is None:
+                return None
+            found.append((source, place))
+        return found[0]
+
     def add_string(self, name: str, value: str, path: str, line: int, declared: bool) -> None:
         self.strings.setdefault(name, set()).add(value)
         if declared:
@@ -108,7 +137,8 @@ class FlagIndex:
         if self._digest is None:
             shown = repr((sorted((n, sorted(p.items())) for n, p in self.off.items() if n not in self.on),
                           sorted(self.on), sorted((n, sorted(v)) for n, v in self.strings.items()),
-                          sorted(self.declared.items()), sorted(self.unset)))
+                          sorted(self.declared.items()), sorted(self.unset),
+                          sorted((n, sorted(s)) for n, s in self.aliases.items())))
             self._digest = hashlib.blake2b(shown.encode(), digest_size=12).hexdigest()
         return self._digest
 
@@ -132,6 +162,9 @@ def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, st
             continue
         if each is not None:
             each(path, text)
+        for found in ALIAS.finditer(text):
+            if found.group(1) != found.group(2):
+                index.aliases.setdefault(found.group(1), set()).add(found.group(2))
         line, counted = 0, 0  # the 0-based line of the offset counted to, in offset order
         for found, name, value, declared in sorted(_literals(text), key=lambda literal: literal[0]):
             line += text.count("\n", counted, found)

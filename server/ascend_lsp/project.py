@@ -31,6 +31,8 @@ from .call_sites import CallIndex, CallScan
 from .device_variants import gpu_variants, variants_digest
 from .custom_ops import MAX_FILE_BYTES, OpIndex, project_files, scan
 from .flag_defaults import FlagIndex, python_files, read_flags
+from .opt_in_modules import ImportScan, OptIn
+from .opt_in_modules import digest as opt_in_digest
 from .engine.config import Settings
 from .engine.packaging import document_kind, items_of, normalise, requirement_at
 from .engine.text import SourceText
@@ -52,6 +54,7 @@ class ProjectContext:
         self._flags: FlagIndex | None = None
         self._calls: CallIndex | None = None  # read with the flags
         self._variants: dict[str, str] = {}  # read with the flags (device_variants.py)
+        self._opt_in: dict[str, OptIn] = {}  # read with the flags (opt_in_modules.py)
         self._listed: list[str] | None = None  # python_files' last listing, for the next read
         self._lock = threading.Lock()
 
@@ -141,30 +144,40 @@ class ProjectContext:
         """The flags and the calls, the Python files read once for them and the modules per device
         (the caller holds the lock)."""
         if self._flags is None or self._calls is None:
-            self._flags, self._calls, self._variants = self._read_python()
+            self._flags, self._calls, self._variants, self._opt_in = self._read_python()
         return self._flags, self._calls
+
+    def opt_in(self, path: str) -> OptIn | None:
+        """Why the module runs only where the user turns an option on, when it does (opt_in_modules.py)."""
+        with self._lock:
+            self._python_facts()
+            return self._opt_in.get(os.path.relpath(path, self.root).replace(os.sep, "/"))
 
     @property
     def python_read(self) -> bool:
         """Whether the flags and the calls have been read."""
         return self._flags is not None
 
-    def _read_python(self) -> tuple[FlagIndex, CallIndex, dict[str, str]]:
+    def _read_python(self) -> tuple[FlagIndex, CallIndex, dict[str, str], dict[str, OptIn]]:
         """The facts of the project's Python files, each file read once."""
+        files, self._listed = self._listed, None  # a listing is used once: a later read lists again
+        if files is None:
+            files = list(python_files(self.root, self.exclude))
         scan = CallScan(self.root)
+        imports = ImportScan(self.root, files)
         paths: list[str] = []
 
         def each(path: str, text: str) -> None:
             paths.append(path)
             scan.add(path, text)
+            imports.add(path, text)
 
-        files, self._listed = self._listed, None  # a listing is used once: a later read lists again
         flags = read_flags(self.root, self.exclude, each, files)
-        return flags, scan.index(), gpu_variants(self.root, paths)
+        return flags, scan.index(), gpu_variants(self.root, paths), imports.index(flags)
 
     def python_digest(self) -> str:
         """What the flags, the calls and the modules per device say, for result caches."""
-        return self.flags.digest() + self.calls.digest() + variants_digest(self._variants)
+        return self.flags.digest() + self.calls.digest() + variants_digest(self._variants) + opt_in_digest(self._opt_in)
 
     def python_files(self) -> list[str]:
         """The Python files the flags and the calls are read from (the next read takes them
@@ -179,9 +192,9 @@ class ProjectContext:
         if self._flags is None:
             return False
         before = self.python_digest()
-        flags, calls, variants = self._read_python()
+        flags, calls, variants, opt_in = self._read_python()
         with self._lock:
-            self._flags, self._calls, self._variants = flags, calls, variants
+            self._flags, self._calls, self._variants, self._opt_in = flags, calls, variants, opt_in
         return self.python_digest() != before
 
 

@@ -281,3 +281,23 @@ def test_a_value_read_is_the_whole_value_and_lines_may_end_in_crlf(tmp_path: Pat
     assert flags.never_given("mode", ["fast"]) is None
     assert flags.default_off("use_cache") == (str(tmp_path / "eval.py"), 1)
     assert flags.never_given("mode", ["slow"]) == ("fast", str(tmp_path / "eval.py"), 5)
+
+
+def test_a_flag_set_from_a_flag_left_off_is_off(tmp_path: Path) -> None:
+    """`self.is_vllm = use_vllm`: off where `use_vllm` is, even named for a fact; the literals decide for a name given
+    one, and a name set from a flag that may be on is not off."""
+    model = write(tmp_path / "model.py", '''class Model:
+    def __init__(self, use_vllm=False, fast=True, plain=False, is_ready=False):
+        self.is_vllm = use_vllm
+        self.speedy = fast
+        self.plain_copy = plain
+        self.plain_copy = True
+        self.ready = is_ready
+''')
+    flags = ProjectContext(str(tmp_path)).flags
+    assert flags.alias_off("is_vllm") == ("use_vllm", (str(model), 1))
+    assert flags.sources("is_vllm") == {"use_vllm"}
+    assert flags.default_off("is_vllm") is None  # no literal of its own
+    assert flags.alias_off("speedy") is None  # `fast` defaults to True
+    assert flags.alias_off("plain_copy") is None  # given a literal: the literals decide
+    assert flags.alias_off("ready") is None  # set from a name for a fact

@@ -47,6 +47,8 @@ FP8_PART = (" (In {part}, named for FP8: it runs only where FP8 is chosen, and {
 OTHER_BACKEND = " (For another backend (ROCm, XPU, MPS, HPU, ...): it does not run on the NPU.)"
 GPU_VARIANT = (" (The GPU's module of a pair written per device: {twin} is the NPU's, so this one runs only where the "
                "GPU's is chosen.)")
+OPT_IN_MODULE = (" (In a module the project imports only under `{test}` ({site}), and {option}: it runs only where the "
+                 "user turns that on; on an NPU host leave it off, or change this first.)")
 OTHER_DEVICE_PART = " (In {part}, named for another device ({word}): it does not run on the NPU.)"
 KERNEL_PART = (" (In {part}, named for one device's kernels or extensions: such code is replaced as a whole where the "
                "project chooses it (a torch path, torch_npu's fused operators, triton-ascend for Triton kernels), not "
@@ -78,7 +80,8 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
     by line: a Python module so named or in a folder so named (`gguf_triton.py`, `ops/kernels/`, `csrc/`),
     not for the NPU's; or it is a Python module named for FP8 (`quantization/fp8.py`) where
     the configured chip has no FP8: not a config, a launch script or a script run as `__main__`
-    named so, which is the choice of FP8 itself. The folders read are the project's own (a checkout
+    named so, which is the choice of FP8 itself; or the project imports it only under a test of an option
+    it leaves off (opt_in_modules.py). The folders read are the project's own (a checkout
     under `~/trt/` is not TensorRT's); without a project, the file's own name alone."""
     if not path:
         return ""
@@ -88,6 +91,9 @@ def off_npu_file(path: str | None, project: ProjectContext | None, settings: Set
     twin = project.gpu_variant(path) if project is not None else None
     if twin:
         return GPU_VARIANT.format(twin=twin)
+    opt_in = project.opt_in(path) if project is not None and path.endswith(".py") else None
+    if opt_in is not None:
+        return OPT_IN_MODULE.format(test=opt_in.test, site=opt_in.site, option=opt_in.option)
     own = own_path(path, project)
     folder = named_for(own, TENSORRT_WORDS, files=True)
     if folder:

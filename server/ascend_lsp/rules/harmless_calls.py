@@ -16,8 +16,9 @@ from pathlib import PurePath
 from ..engine.checker import ENV_REPORT, Checker, Reference
 from ..engine.model import Severity
 from ..engine.text import indent_width
-from ..engine.guards import CUDA_WORD, ENV_REPORT_NAME, NPU_WORD, OTHER_WORD, leaves, name_words, skips
+from ..engine.guards import ENV_REPORT_NAME, NPU_WORD, leaves, name_words, skips
 from ..engine.walk import MESSAGE_FUNCTIONS, Events, last_name
+from ..option_tests import computes, off_option
 from .cpp_builds import CPU_BUILD, NPU_BUILD, cpu_build, npu_build
 from .cuda_test_paths import failed_cuda_test, prose, reports, reports_all
 from .env_switches import module_reads, unset_off
@@ -396,7 +397,8 @@ OPTION_LEFT_OFF_DOC = (
     "Info under an `if` (or in the value of `... if ... else ...`) whose test is an option the project leaves off: "
     "a flag its Python files give only `False` (`if cfg.compile_model:`, `if autogptq:`: a dataclass field, a "
     "parameter default such as `def load(path, autogptq=False)`, argparse's `store_true`; never `True`, neither as a "
-    "caller's keyword nor as a dict's key), an argparse option None unless the command line gives it "
+    "caller's keyword nor as a dict's key; or set only from such a flag, `self.is_vllm = use_vllm`), an argparse "
+    "option None unless the command line gives it "
     "(`add_argument(\"--write_profile\", default=None)`, and no file gives it a value), or a string option "
     "compared with values they never give it (`if "
     "args.optimizer == \"Adam8bit\":` where `optimizer` is declared with the default `\"AdamW\"`: an annotated "
@@ -410,24 +412,20 @@ OPTION_LEFT_OFF_DOC = (
     "`model_parallel`), of a string no declaration gives a default (data: `x.type == \"image\"`), of a device or "
     "backend (`device.type == \"cuda\"`, a CUDA test), of a flag named for a fact or for what the run does "
     "(`is_moe_model`, `has_bias`, `HAVE_TE`, `do_train`: computed, or the run's main path), or of a boolean field whose "
-    "default is None (a config file gives its value).")
-# a boolean that states a fact of the data, the host or the run rather than a choice: `is_moe_model` (computed from
-# a model's config where it is given), `has_bias`, `HAVE_TE` (a package found), and what the run does (`do_train`,
-# `do_eval`: its main path)
-FACT_PREFIXES = ("is_", "has_", "have_", "do_")  # of the name in lower case (`HAS_FLASH_ATTN`)
-FLAG_OFF = (" (Under {test}, and the project gives `{name}` no value but False ({place}): it runs only where "
-            "the user turns that flag on; on an NPU host leave it off, or change this first.)")
+    "default is None (a config file gives its value). A module the project imports only under such a test, and what "
+    "only it imports, is info as a whole (opt_in_modules.py).")
+# the reasons for code under an option left off, by its kind (option_tests.OffOption, whose phrase is `option`)
+FLAG_OFF = (" (Under {test}, and {option}: it runs only where the user turns that flag on; on an NPU host leave it off, "
+            "or change this first.)")
 PARALLELIZE_OFF = " (Under {test}: `{name}` is True only after `parallelize()` ({place}), " + NAIVE_PARALLELISM_WHY
 # `def parallelize(self, device_map=None):` of transformers' naive model parallelism, in vendored modeling code
 PARALLELIZE_DEF = re.compile(r"^[ \t]+def parallelize\(", re.MULTILINE)
-UNSET_OFF = (" (Under {test}, and `{name}` is an option None unless the command line gives it ({place}), and no "
-             "file of the project gives it a value: it runs only where the user passes it; on an NPU host leave it "
-             "out, or change this first.)")
+UNSET_OFF = (" (Under {test}, and {option}: it runs only where the user passes it; on an NPU host leave it out, or "
+             "change this first.)")
 ENV_OFF = (" (Under {test}, which is false where the environment variable `{name}` is unset: it runs only where the "
            "user sets it; on an NPU host leave it unset, or change this first.)")
-OPTION_OFF = (" (Under {test}, and `{name}` defaults to {value} ({place}) and no file of the project gives it {tested}: "
-              "it runs only where the user chooses that; on an NPU host leave the option as it is, or change this "
-              "first.)")
+OPTION_OFF = (" (Under {test}, and {option}: it runs only where the user chooses that; on an NPU host leave the "
+              "option as it is, or change this first.)")
 
 
 def flag_off(checker: Checker, node: ast.AST) -> tuple[Severity, str] | None:
@@ -489,23 +487,10 @@ def _flag_test(checker: Checker, test: ast.expr) -> tuple[str, str, dict[str, st
             text = " ".join(checker.source.segment(checker.range(test)).split())
             return text, PARALLELIZE_OFF, {"name": "model_parallel",
                                            "place": f"{os.path.relpath(checker.path or '', project.root)}:{line + 1}"}
-        if isinstance(flag, (ast.Name, ast.Attribute)) or (name := _key_read(flag)):
-            name = last_name(flag) or name  # `args["write_profile"]`: the option named by the key
-            place = project.flags.default_off(name, checker.path) \
-                if not name.lower().startswith(FACT_PREFIXES) and not computed_here(checker, name) else None
-            named = {"name": name}
-            form = UNSET_OFF if name in project.flags.unset else FLAG_OFF
-        elif (option := _compared_option(flag)) is not None:
-            given = project.flags.never_given(last_name(option[0]), option[1])
-            place = given[1:] if given is not None else None
-            named = {"name": last_name(option[0]), "value": f'`"{given[0]}"`' if given is not None else "",
-                     "tested": " or ".join(f'`"{v}"`' for v in option[1])}
-            form = OPTION_OFF
-        else:
-            continue
-        if place is not None:
-            text = " ".join(checker.source.segment(checker.range(test)).split())
-            return text, form, {**named, "place": f"{os.path.relpath(place[0], project.root)}:{place[1] + 1}"}
+        off = off_option(flag, project.flags, checker.path, partial(computed_here, checker))
+        if off is not None:
+            form = OPTION_OFF if off.kind == "option" else UNSET_OFF if off.kind == "unset" else FLAG_OFF
+            return " ".join(checker.source.segment(checker.range(test)).split()), form, {"option": off.phrase(project.root)}
     return None
 
 
@@ -536,55 +521,11 @@ def _assigned(checker: Checker, func: ast.AST) -> dict[str, list[ast.expr | None
     return known[1]  # type: ignore[return-value]
 
 
-def _key_read(node: ast.expr) -> str:
-    """The key of `args["write_profile"]`, an option read from a dict of options; "" otherwise."""
-    if type(node) is ast.Subscript and type(node.slice) is ast.Constant and type(node.slice.value) is str:
-        return node.slice.value
-    return ""
-
-
 def computed_here(checker: Checker, name: str) -> bool:
-    """Whether the file gives the flag a value it computes (`self.use_amp = config.use_mixed_precision
-    and dist.allow_mixed_precision()`, `use_amp=not args.cpu`): one that may be True, which the
-    project's literals do not show. A literal, a dataclass field (whose default flag_defaults reads),
-    or the flag passed on under its own name (`self.use_amp = args.use_amp`, `kwargs.get("use_amp",
-    False)`) is no such value."""
-    return checker.text_fact(f"computed {name}", lambda c: _computes(c.source.text, name))
-
-
-def _computes(text: str, name: str) -> bool:
-    passed_on = re.compile(rf"(?:True|False|None)\b|(?:dataclasses\.)?field\(|[\w.]*\b{re.escape(name)}\b(?![ \t]*[\w.(\[])|.*(['\"]){re.escape(name)}\1")
-    for found in re.finditer(rf"(?<!\w){re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(?=\S)", text):
-        if not passed_on.match(text, found.end()):
-            return True
-    return False
-
-
-def _names_backend(value: str) -> bool:
-    """A device or a backend: guards' words (`cuda`, `nccl`, `npu`, `xpu`, ...), or `gpu`."""
-    return any(word.search(value) for word in (CUDA_WORD, NPU_WORD, OTHER_WORD)) or "gpu" in value
-
-
-def _compared_option(test: ast.expr) -> tuple[ast.Name | ast.Attribute, list[str]] | None:
-    """`option == "a"`, `"a" == option`, `option in ("a", "b")`: the option and the strings it
-    must be one of."""
-    if type(test) is not ast.Compare or len(test.ops) != 1:
-        return None
-    left, op, right = test.left, test.ops[0], test.comparators[0]
-    if type(op) is ast.Eq and type(left) is ast.Constant and isinstance(right, (ast.Name, ast.Attribute)):
-        left, right = right, left
-    if not isinstance(left, (ast.Name, ast.Attribute)):
-        return None
-    if type(op) is ast.Eq:
-        values = [right]
-    elif type(op) is ast.In and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-        values = right.elts
-    else:
-        return None
-    strings = [v.value for v in values if type(v) is ast.Constant and type(v.value) is str]
-    if not strings or len(strings) != len(values) or any(_names_backend(v.lower()) for v in strings):
-        return None  # `device.type == "cuda"` tests a backend (engine/guards.py), no option
-    return left, strings
+    """option_tests.computes for the file, once per name (each finding under a test of it asks)."""
+    project = checker.project
+    sources = project.flags.sources(name) if project is not None else ()
+    return checker.text_fact(f"computed {name}", lambda c: computes(c.source.text, name, sources))
 
 
 # what needs the TorchScript object itself, not the scripted code's results
