@@ -85,8 +85,15 @@ class DiscoveryError(Exception):
 
 
 def _excluded(path: Path, settings: Settings) -> bool:
-    if any(_skipped_folder(str(folder)) for folder in path.parents if folder.name):
-        return True
+    return _in_skipped_folder(path) or _excluded_by(path, settings)
+
+
+def _in_skipped_folder(path: Path) -> bool:
+    return any(_skipped_folder(str(folder)) for folder in path.parents if folder.name)
+
+
+def _excluded_by(path: Path, settings: Settings) -> bool:
+    """Whether the settings' `exclude` patterns name the path (relative to their root) or its name."""
     if settings.exclude:
         rel = os.path.relpath(path, settings.root) if settings.root else str(path)
         return any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern) for pattern in settings.exclude)
@@ -134,12 +141,14 @@ def discover(paths: list[str], settings_for: Callable[[str], Settings], force_ex
 
 
 def _walk(folder: Path, settings_for: Callable[[str], Settings], unreadable: list[tuple[str, str]]) -> list[str]:
-    out = []
+    out: list[str] = []
 
     def failed(exc: OSError) -> None:
         unreadable.append((str(exc.filename or folder), f"cannot list the folder: {exc.strerror or exc}"))
 
     ignore = ignore_walk(folder, unreadable)
+    if _in_skipped_folder(folder / "_"):  # the folders below are skipped as the walk meets them
+        return out
 
     for root, dirs, files in os.walk(folder, onerror=failed):
         dirs[:] = sorted(d for d in dirs if not _skipped_folder(os.path.join(root, d)) and not d.endswith(".egg-info"))
@@ -147,8 +156,9 @@ def _walk(folder: Path, settings_for: Callable[[str], Settings], unreadable: lis
         wanted = [name for name in files if _wanted(os.path.join(root, name), settings)]
         if ignore is not None:
             dirs[:], wanted = ignore.keep(root, dirs, wanted)
+        base = str(Path(root))  # as Path writes it: `a.py` in `.`, not `./a.py`
         for name in wanted:
-            path = Path(root) / name
-            if not _excluded(path, settings):
-                out.append(str(path))
+            path = name if base == "." else os.path.join(base, name)
+            if not settings.exclude or not _excluded_by(Path(path), settings):
+                out.append(path)
     return out

@@ -207,7 +207,7 @@ class Projects:
     def __init__(self, fixed: bool = False) -> None:
         self.folders: set[str] = set()
         self._by_root: dict[str, ProjectContext] = {}
-        self._markers: dict[Path, Path | None] | None = {} if fixed else None
+        self._markers: dict[str, str | None] | None = {} if fixed else None
         self._real = RealFolders() if fixed else None
 
     def for_path(self, path: str | None, settings: Settings) -> ProjectContext | None:
@@ -221,7 +221,7 @@ class Projects:
 
 
 def project_root(path: str | None, settings: Settings, folders: set[str] | frozenset[str] = frozenset(),
-                 markers: dict[Path, Path | None] | None = None, real: RealFolders | None = None) -> str | None:
+                 markers: dict[str, str | None] | None = None, real: RealFolders | None = None) -> str | None:
     """The configured root, else the nearest folder above `path` that is one of `folders`
     or has a pyproject.toml, setup.py or .git; None for an unsaved document. `markers`
     remembers, per folder walked, that nearest folder (None: there is none up to `/`), and
@@ -231,21 +231,26 @@ def project_root(path: str | None, settings: Settings, folders: set[str] | froze
     if not path:
         return None
     parent = os.path.dirname(os.path.abspath(path))  # a link's project is where the link is
-    folder = Path(real.of(parent)) if real is not None else Path(parent).resolve()
-    walked: list[Path] = []
-    nearest: Path | None = None
-    for candidate in (folder, *folder.parents):
+    folder = real.of(parent) if real is not None else str(Path(parent).resolve())
+    walked: list[str] = []
+    nearest: str | None = None
+    candidate = folder
+    while True:
         if markers is not None and candidate in markers:
             nearest = markers[candidate]
             break
         walked.append(candidate)
-        if str(candidate) in folders or \
-                any((candidate / marker).exists() for marker in ("pyproject.toml", "setup.py", ".git")):
+        if candidate in folders or \
+                any(os.path.exists(os.path.join(candidate, marker)) for marker in ("pyproject.toml", "setup.py", ".git")):
             nearest = candidate
             break
+        above = os.path.dirname(candidate)
+        if above == candidate:
+            break
+        candidate = above
     if markers is not None:
         markers.update(dict.fromkeys(walked, nearest))
-    return str(nearest or folder)
+    return nearest or folder
 
 
 def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, tuple[str, str, int]]:
