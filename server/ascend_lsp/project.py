@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,12 +35,23 @@ from .flag_defaults import FlagIndex, python_files, read_flags
 from .opt_in_modules import ImportScan, OptIn
 from .opt_in_modules import digest as opt_in_digest
 from .engine.config import Settings
+from .engine.guards import TRANSFER_TO_NPU_IMPORT
 from .engine.packaging import document_kind, items_of, normalise, requirement_at
 from .engine.text import SourceText
 from .real_folders import RealFolders
 from .sources import SourceError, read_regular
 
 PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
+
+
+class PythonFacts(NamedTuple):
+    """What the project's Python files say, read together (ProjectContext._read_python)."""
+
+    flags: FlagIndex
+    calls: CallIndex
+    variants: dict[str, str]  # device_variants.py
+    opt_in: dict[str, OptIn]  # opt_in_modules.py
+    transfer: bool  # a file imports transfer_to_npu
 
 
 class ProjectContext:
@@ -51,10 +63,7 @@ class ProjectContext:
         self.exclude = exclude  # `exclude` of the settings that made it: not the project's own code
         self._ops: OpIndex | None = None
         self._pins: dict[str, tuple[str, str, int]] | None = None  # name → (specifier, file, 0-based line)
-        self._flags: FlagIndex | None = None
-        self._calls: CallIndex | None = None  # read with the flags
-        self._variants: dict[str, str] = {}  # read with the flags (device_variants.py)
-        self._opt_in: dict[str, OptIn] = {}  # read with the flags (opt_in_modules.py)
+        self._python: PythonFacts | None = None  # read on first use
         self._listed: list[str] | None = None  # python_files' last listing, for the next read
         self._lock = threading.Lock()
 
@@ -125,40 +134,39 @@ class ProjectContext:
     @property
     def flags(self) -> FlagIndex:
         """The boolean flags the project leaves off (flag_defaults.py), read on first use."""
-        with self._lock:
-            return self._python_facts()[0]
+        return self._python_facts().flags
 
     @property
     def calls(self) -> CallIndex:
         """The calls of the project's functions with CUDA defaults or naming CUDA (call_sites.py), read with the flags."""
-        with self._lock:
-            return self._python_facts()[1]
+        return self._python_facts().calls
 
     def gpu_variant(self, path: str) -> str | None:
         """The NPU's module beside the file, when the file is the GPU's of the pair (device_variants.py)."""
-        with self._lock:
-            self._python_facts()
-            return self._variants.get(os.path.relpath(path, self.root).replace(os.sep, "/"))
-
-    def _python_facts(self) -> tuple[FlagIndex, CallIndex]:
-        """The flags and the calls, the Python files read once for them and the modules per device
-        (the caller holds the lock)."""
-        if self._flags is None or self._calls is None:
-            self._flags, self._calls, self._variants, self._opt_in = self._read_python()
-        return self._flags, self._calls
+        return self._python_facts().variants.get(os.path.relpath(path, self.root).replace(os.sep, "/"))
 
     def opt_in(self, path: str) -> OptIn | None:
         """Why the module runs only where the user turns an option on, when it does (opt_in_modules.py)."""
+        return self._python_facts().opt_in.get(os.path.relpath(path, self.root).replace(os.sep, "/"))
+
+    @property
+    def imports_transfer_to_npu(self) -> bool:
+        """Whether a Python file of the project imports `torch_npu.contrib.transfer_to_npu`."""
+        return self._python_facts().transfer
+
+    def _python_facts(self) -> PythonFacts:
+        """The facts of the Python files, read once (an analysis that asks during the read waits for it)."""
         with self._lock:
-            self._python_facts()
-            return self._opt_in.get(os.path.relpath(path, self.root).replace(os.sep, "/"))
+            if self._python is None:
+                self._python = self._read_python()
+            return self._python
 
     @property
     def python_read(self) -> bool:
         """Whether the flags and the calls have been read."""
-        return self._flags is not None
+        return self._python is not None
 
-    def _read_python(self) -> tuple[FlagIndex, CallIndex, dict[str, str], dict[str, OptIn]]:
+    def _read_python(self) -> PythonFacts:
         """The facts of the project's Python files, each file read once."""
         files, self._listed = self._listed, None  # a listing is used once: a later read lists again
         if files is None:
@@ -166,18 +174,23 @@ class ProjectContext:
         scan = CallScan(self.root)
         imports = ImportScan(self.root, files)
         paths: list[str] = []
+        transfer = False
 
         def each(path: str, text: str) -> None:
+            nonlocal transfer
             paths.append(path)
             scan.add(path, text)
             imports.add(path, text)
+            transfer = transfer or TRANSFER_TO_NPU_IMPORT.search(text) is not None
 
         flags = read_flags(self.root, self.exclude, each, files)
-        return flags, scan.index(), gpu_variants(self.root, paths), imports.index(flags)
+        return PythonFacts(flags, scan.index(), gpu_variants(self.root, paths), imports.index(flags), transfer)
 
     def python_digest(self) -> str:
-        """What the flags, the calls and the modules per device say, for result caches."""
-        return self.flags.digest() + self.calls.digest() + variants_digest(self._variants) + opt_in_digest(self._opt_in)
+        """What the facts of the Python files say, for result caches."""
+        facts = self._python_facts()
+        return (facts.flags.digest() + facts.calls.digest() + variants_digest(facts.variants)
+                + opt_in_digest(facts.opt_in) + str(facts.transfer))
 
     def python_files(self) -> list[str]:
         """The Python files the flags and the calls are read from (the next read takes them
@@ -187,14 +200,14 @@ class ProjectContext:
         return files
 
     def reread_python(self) -> bool:
-        """Read the flags and the calls again, if they were read (a Python file changed);
+        """Read the facts of the Python files again, if they were read (a Python file changed);
         whether what they say changed."""
-        if self._flags is None:
+        if self._python is None:
             return False
         before = self.python_digest()
-        flags, calls, variants, opt_in = self._read_python()
+        facts = self._read_python()
         with self._lock:
-            self._flags, self._calls, self._variants, self._opt_in = flags, calls, variants, opt_in
+            self._python = facts
         return self.python_digest() != before
 
 

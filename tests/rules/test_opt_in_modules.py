@@ -162,3 +162,20 @@ def test_what_it_says_is_in_the_cache_key(tmp_path: Path) -> None:
     assert context.reread_python()
     assert context.python_digest() != before
     assert context.opt_in(str(tmp_path / "pkg/model/velocity/llm.py")) is None
+
+
+def test_whether_the_project_imports_transfer_to_npu_is_read_and_keyed(tmp_path: Path) -> None:
+    """NPU404's premise (engine/checker.py, Rule.transfer_only): read with the other facts of the Python files,
+    in either spelling of the import, and part of the result cache's key."""
+    context = project(tmp_path)
+    assert not context.imports_transfer_to_npu  # `transfer_to_npu` in a comment or a string is no import
+    before = context.python_digest()
+    for spelling in ("from torch_npu.contrib import transfer_to_npu  # noqa: F401\n",
+                     "import torch_npu.contrib.transfer_to_npu\n"):
+        (tmp_path / "pkg/npu.py").write_text("import torch_npu\n" + spelling, encoding="utf-8")
+        assert context.reread_python()
+        assert context.imports_transfer_to_npu
+        assert context.python_digest() != before
+        (tmp_path / "pkg/npu.py").write_text("# see transfer_to_npu\nMODE = 'transfer_to_npu'\n", encoding="utf-8")
+        assert context.reread_python()
+        assert not context.imports_transfer_to_npu

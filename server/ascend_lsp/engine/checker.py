@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
 from .guards import (ENV_REPORT_NAME, FP8_WORDS, KERNEL_FOLDER_WORDS, KERNEL_WORDS, NPU_WORDS, OTHER_DEVICE_WORDS,
-                     TENSORRT_WORDS, GuardFacts, backend_module, named_for, on_by_default, part_words, written)
+                     TENSORRT_WORDS, TRANSFER_TO_NPU_IMPORT, GuardFacts, backend_module, named_for, on_by_default,
+                     part_words, written)
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -58,6 +59,8 @@ KERNEL_PART = (" (In {part}, named for one device's kernels or extensions: such 
 CUDA_QUERIES = frozenset({"NPU402"})
 ENV_REPORT = (" (In an environment report: it describes the host, and on an NPU host reports no GPU; add the "
               "NPU's facts beside it if the report should show them.)")
+WITHOUT_TRANSFER = (" (No file of the project imports `transfer_to_npu`, which this is about: with `import torch_npu` "
+                    "alone it does not happen. Where you migrate with `transfer_to_npu`, it does.)")
 # the test as written, not its line: findings keep their text when lines move above them
 GUARDED = (" (Runs only when `{test}` passes: on an NPU host not before that CUDA test is changed, and then this "
            "needs the change too.)")
@@ -205,6 +208,13 @@ class Checker:
         self.test_file = is_test_file(path, project.root if project is not None else settings.root)
         self.suite: SuiteFile | None = None
 
+    @property
+    def imports_transfer_to_npu(self) -> bool:
+        """Whether the project imports `transfer_to_npu` in a Python file (without a project: this file)."""
+        if self.project is not None:
+            return self.project.imports_transfer_to_npu
+        return self.text_fact("transfer-to-npu", lambda c: TRANSFER_TO_NPU_IMPORT.search(c.source.text) is not None)
+
     def named(self, node: ast.stmt | ast.expr, *words: str) -> bool:
         """Whether the statement being run names one of `words` (gate words of the handler
         asking: WordGates) on `node`'s lines."""
@@ -274,6 +284,9 @@ class Checker:
             severity = Severity.INFO
             message = (message if message is not None else rule.message.format(**fmt)) + self.env_report
             fixes = shown_only(fixes)
+        if rule.transfer_only and (severity or rule.severity) < Severity.INFO and not self.imports_transfer_to_npu:
+            severity = Severity.INFO
+            message = (message if message is not None else rule.message.format(**fmt)) + WITHOUT_TRANSFER
         function = self.top_function
         if function is not None and guard is None and code[:4] == "NPU1" and (severity or rule.severity) < Severity.INFO \
                 and (rng.start_line, rng.start_col) >= function[2] and self.project is not None and self.path:

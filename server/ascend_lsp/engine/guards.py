@@ -1252,6 +1252,8 @@ def backend_module(path: str | None) -> str | None:
 
 # what a folder for NVIDIA's TensorRT is named (`runtime/triton_trtllm/`, `deploy/tensorrt/`, `trt/`)
 TENSORRT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
+# `import torch_npu.contrib.transfer_to_npu`, `from torch_npu.contrib import transfer_to_npu`
+TRANSFER_TO_NPU_IMPORT = re.compile(r"torch_npu\.contrib(?:\.transfer_to_npu\b|[ \t]+import[ \t]+transfer_to_npu\b)")
 # what code for another device is named (a word of a file's or folder's name), and the device
 OTHER_DEVICE_WORDS = {"mlu": "Cambricon's MLU", "xpu": "Intel's XPU", "hpu": "Habana's HPU", "mps": "Apple's MPS",
                       "musa": "Moore Threads' MUSA", "rocm": "AMD's ROCm", "hip": "AMD's ROCm",

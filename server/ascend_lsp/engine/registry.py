@@ -71,6 +71,9 @@ class Rule:
     # For a rule no handler reports: the functions that do ("ascend_lsp.engine.analyzer._syntax_finding"),
     # named on its page so its logic is one step away.
     reported_by: tuple[str, ...] = ()
+    # A trap of the `transfer_to_npu` migration path alone: where neither the project nor the file imports it,
+    # the rule's warnings are info, saying so (engine/checker.py).
+    transfer_only: bool = False
 
     @property
     def doc(self) -> Doc:

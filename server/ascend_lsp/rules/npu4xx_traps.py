@@ -75,14 +75,16 @@ rule(
 
 rule(
     code="NPU404", name="jit-script-disabled", severity=Severity.WARNING, fix="never", table=CUDA_TABLE,
-    message="`{name}` does nothing under `transfer_to_npu`.",
+    message="`{name}` does nothing under `transfer_to_npu`.", transfer_only=True,
     doc=dict(
         what="Finds `torch.jit.script` and `torch.jit.script_method`. Code scripted only to be run is info: a "
              "function or class scripted in place (`@torch.jit.script`, `f = torch.jit.script(f)`), a function of "
              "the module scripted under another name (`loss_jit = torch.jit.script(loss_fn)`) where the module "
              "never saves or inspects a TorchScript object (`torch.jit.save`, `.graph`, `.code`), and `from "
              "torch.jit import script` where the module uses the name only as a decorator (`@script`): it stays "
-             "plain Python with the same results, and only code that needs the TorchScript object changes.",
+             "plain Python with the same results, and only code that needs the TorchScript object changes. Every "
+             "finding is info where no Python file of the project (without a project: the file) imports "
+             "`transfer_to_npu`: with `import torch_npu` alone, scripting works as on CUDA.",
         why="`transfer_to_npu`, the recommended migration path, replaces `torch.jit.script` with a function "
             "that returns its argument unchanged: the scripted model is plain eager Python on the NPU, and "
             "anything that relied on TorchScript (saving with `torch.jit.save`, scripting errors) changes.",
