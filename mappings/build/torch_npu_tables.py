@@ -118,17 +118,18 @@ def write_toml(path: Path, meta: dict, sections: list[tuple[str, list[dict]]]) -
 # ---------------------------------------------------------------------------------------
 # Entries (key order here is the order written)
 
-API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "note", "severity", "severity-except-on",
+API_KEYS = ("name", "rule", "prefix", "if-keyword", "replacement", "fix", "transfer-maps", "note", "severity", "severity-except-on",
             "deprecated", "absent-in-torch", "source")
 
 
 def api(name, rule, source, *, prefix=None, if_keyword=None, replacement=None, fix=None, note=None,
-        severity=None) -> dict:
+        severity=None, transfer_maps=None) -> dict:
     if (replacement is None) != (fix is None):
         raise ValueError(f"{name}: replacement and fix go together")
     return {
         "name": name, "rule": rule, "prefix": prefix or None, "if-keyword": if_keyword,
-        "replacement": replacement, "fix": fix, "note": note, "severity": severity, "source": source,
+        "replacement": replacement, "fix": fix, "transfer-maps": transfer_maps, "note": note, "severity": severity,
+        "source": source,
     }
 
 
@@ -268,6 +269,7 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
     literals = [
         {
             "kind": "device", "match": "cuda", "replacement": "npu", "rule": "NPU101", "fix": "safe",
+            "transfer-maps": True,
             "note": "The NPU device type is 'npu'. transfer_to_npu rewrites device strings passed into "
                     "torch functions, but not comparisons such as x.device.type == 'cuda'.",
             "source": f"{WHEEL}:497 (_wrapper_cuda); {mstt('ReplaceStringRule', chr(39) + 'cuda' + chr(39))} "
@@ -275,6 +277,7 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
         },
         {
             "kind": "backend", "match": "nccl", "replacement": "hccl", "rule": "NPU107", "fix": "safe",
+            "transfer-maps": True,
             "note": "HCCL is the NPU collective backend. transfer_to_npu rewrites backend= in "
                     "init_process_group/new_group, but not checks such as backend == 'nccl'.",
             "source": f"{patches.find('torch.distributed.init_process_group')['source']}; "
@@ -288,12 +291,13 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
     methods = [
         {
             "name": "cuda", "rule": "NPU102", "call": True, "replacement": "npu", "fix": "safe",
-            "parameters": TORCH_PARAMETERS["cuda"],
+            "parameters": TORCH_PARAMETERS["cuda"], "transfer-maps": True,
             "source": f"{t_cuda['source']} (Tensor.cuda -> Tensor.npu); {m_cuda['source']} (Module.cuda -> "
                       f"Module.npu); {mstt('FuncNameModifyRule', 'cuda')} (FuncNameModifyRule cuda -> npu)",
         },
         {
             "name": "is_cuda", "rule": "NPU102", "call": False, "replacement": "is_npu", "fix": "safe",
+            "transfer-maps": True,
             "source": f"{t_is_cuda['source']} (Tensor.is_cuda -> is_npu); {s_is_cuda['source']} (TypedStorage); "
                       f"{mstt('ReplaceAttributeRule', 'is_cuda')} (ReplaceAttributeRule is_cuda -> is_npu)",
         },
@@ -372,7 +376,11 @@ def cuda_table(d: Path) -> tuple[list[dict], list[dict], list[dict]]:
             source += f"; {sup_src(src)} (限制与说明)"
         elif src in special_103:
             source += f"; {special_103_src[src]['source']}"
-        add(api(src, "NPU103", source, prefix=m["module"], replacement=repl, fix=fix, note=note))
+        # what it maps runs on the NPU as written after the import: not a float64 type that becomes float32, nor a
+        # graph that trains
+        maps = src != "torch.cuda.DoubleTensor" and src not in GRAPH_APIS
+        add(api(src, "NPU103", source, prefix=m["module"], replacement=repl, fix=fix, note=note,
+                transfer_maps=maps or None))
 
     # NPU103 from the Ascend support list's NPU form names (not patched by transfer_to_npu)
     r = support["torch.cuda.CUDAPluggableAllocator"]

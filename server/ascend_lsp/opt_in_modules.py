@@ -168,12 +168,13 @@ def digest(found: dict[str, OptIn]) -> str:
     return hashlib.blake2b(repr(sorted(found.items())).encode(), digest_size=12).hexdigest()
 
 
-def _tests_above(text: str, start: int, indent: int) -> list[str]:
-    """The tests of the `if`/`elif` headers of the blocks around the line at `start` (indented by
-    `indent` characters), innermost first, up to the function or class around it, or the first line
-    above that begins a block and is no header read whole (a test over two lines, the closing bracket
-    of a `def`'s parameters): the blocks around that are not read."""
-    tests = []
+def block_headers(text: str, start: int, indent: int, through_functions: bool = True) -> list[tuple[int, str]]:
+    """The headers of the blocks around the line at `start` (indented by `indent` characters),
+    innermost first, as (the offset of the header's line, its code without a comment): up to the
+    module's level (or, unless `through_functions`, the first `def` or `class`), or the first line
+    above that begins a block and is no header read whole (a test over two lines, the closing
+    bracket of a `def`'s parameters): the blocks around that are not read."""
+    headers: list[tuple[int, str]] = []
     while indent > 0 and start > 0:
         start = _less_indented(text, start, indent)
         if start < 0:
@@ -181,14 +182,23 @@ def _tests_above(text: str, start: int, indent: int) -> list[str]:
         line = text[start:text.find("\n", start) % (len(text) + 1)].rstrip("\r\n")
         body = line.lstrip(" \t")
         indent = len(line) - len(body)
-        header = HEADER.match(body)
         code = body[:COMMENT.search(body).start()] if "#" in body else body.rstrip()
-        if header is None or not code.endswith(":"):
+        if HEADER.match(body) is None or not code.endswith(":"):
             break
-        if header.group(2) is not None:
-            tests.append(code[header.start(2):-1].strip())
-        elif body.startswith(("def", "async", "class")):
+        headers.append((start, code))
+        if not through_functions and code.startswith(("def", "async", "class")):
             break  # a test around a function decides whether it is defined, not whether it is called
+    return headers
+
+
+def _tests_above(text: str, start: int, indent: int) -> list[str]:
+    """The tests of the `if`/`elif` headers around the line at `start`, innermost first, up to the
+    function or class around it (block_headers)."""
+    tests = []
+    for _, code in block_headers(text, start, indent, through_functions=False):
+        header = HEADER.match(code)
+        if header is not None and header.group(2) is not None:
+            tests.append(code[header.start(2):-1].strip())
     return tests
 
 

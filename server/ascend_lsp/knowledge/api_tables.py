@@ -37,6 +37,7 @@ class Entry:
     value_scale: tuple[int, int] | None = None
     severity: str | None = None  # [[api]]: reported at this severity in place of the rule's
     severity_except_on: tuple[str, ...] = ()  # [[api]]: chips where the rule's own severity stays
+    transfer_maps: bool = False  # transfer_to_npu maps it to the NPU (rules/transfer_scope.py)
     origin: str = ""  # the table file it came from
 
     @classmethod
@@ -59,6 +60,7 @@ class Entry:
             value_scale=(row["value-divisor"], row["value-minimum"]) if "value-divisor" in row else None,
             severity=row.get("severity"),
             severity_except_on=tuple(row.get("severity-except-on", ())),
+            transfer_maps=row.get("transfer-maps", False),
             origin=origin,
         )
 

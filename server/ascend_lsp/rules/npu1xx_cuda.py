@@ -22,6 +22,7 @@ from ..engine.versions import allows_before, held_before, release
 from .call_arguments import assigned_key, constant, keyword, passed
 from .advice_matching import inside
 from .harmless_calls import OPTION_LEFT_OFF_DOC, flag_off, state_dict_place, statement_path
+from .transfer_scope import TRANSFER_SCOPE_DOC
 from .chip_features import CHIP_TABLE, COMPILE_MODE, applies, chip_doc, lacking, lacks
 from .citations import TORCH_NPU_INDUCTOR, TRANSFER_TO_NPU, real_world_citation
 from .statement_facts import CPU_ONLY
@@ -91,7 +92,7 @@ rule(
              "is: the script or module a Python launcher runs, else the program. Not `cpu`, a variable "
              "(`--device \"$DEVICE\"`), the words of `echo`, or `make device=cuda`; info in the arm beside an `if` "
              "that tests for the NPU, and info without a fix where the same command runs vLLM (`--model vllm`), "
-             "which chooses its device itself (lm_eval's vLLM model drops `device`).",
+             "which chooses its device itself (lm_eval's vLLM model drops `device`). " + TRANSFER_SCOPE_DOC,
         why="There is no CUDA device on an Ascend host. `transfer_to_npu` rewrites device strings passed to the "
             "functions it wraps, but not `torch.device(\"cuda\")` itself nor comparisons such as "
             "`x.device.type == \"cuda\"`, which then silently take the other branch.",
@@ -126,7 +127,7 @@ rule(
              "CUDA): an NPU tensor takes the fallback; a test whose other path raises "
              "keeps its warning, and what it guards is listed with it (as NPU103 says). Info too in the test of a "
              "check only CUDA runs (`if not x.is_cuda and torch.cuda.is_available(): raise ...`, as NPU103 says). "
-             + OPTION_LEFT_OFF_DOC,
+             + OPTION_LEFT_OFF_DOC + " " + TRANSFER_SCOPE_DOC,
         why="On an Ascend NPU the tensor methods are `.npu()` and `.is_npu`, added by `import torch_npu`.",
         example="model.cuda()\nif x.is_cuda: ...\n\n# becomes\n\nimport torch_npu\nmodel.npu()\nif x.is_npu: ...",
         fix="Safe: renames the method and adds `import torch_npu` when the file lacks it.",
@@ -230,7 +231,7 @@ rule(
              "setup.py that nothing in it calls (setup.py is run, not imported: rules/uncalled_helpers.py); the CUDA "
              "test of a `map_location` whose state dict is only loaded into a module (as NPU113 says); a CUDA test "
              "that chooses ONNX Runtime's `CUDAExecutionProvider` (as NPU101 says), in an `if` or assigned to a name "
-             "such an `if` tests. " + OPTION_LEFT_OFF_DOC,
+             "such an `if` tests. " + OPTION_LEFT_OFF_DOC + " " + TRANSFER_SCOPE_DOC,
         why="`torch.cuda.*` drives the CUDA runtime. torch_npu provides the same API as `torch.npu.*` "
             "(`torch_npu.npu.*`); `transfer_to_npu` patches exactly these names onto `torch.cuda`.",
         example="scaler = torch.cuda.amp.GradScaler()\ntorch.cuda.synchronize()\n\n# becomes\n\nimport torch_npu\n"
@@ -308,7 +309,7 @@ rule(
              "`mpi` launchers pass it on, but call `torch.cuda.set_device` first, which raises without CUDA. "
              "Info too: a parameter's default (`def launch(main, backend=\"nccl\")`) that every call in the project "
              "passes, with the calls as related locations; where a call leaves it to its default, the warning names "
-             "that call.",
+             "that call. " + TRANSFER_SCOPE_DOC,
         why="Ascend's collective library is HCCL; the backend is `\"hccl\"`.",
         example='dist.init_process_group(backend="nccl")\n\n# becomes\n\ndist.init_process_group(backend="hccl")',
         fix="Safe: replaces `nccl` with `hccl` (and `cuda` with `npu` in device-qualified specs).",

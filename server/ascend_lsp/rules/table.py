@@ -16,6 +16,7 @@ from ..knowledge.portable import Form
 from .device_strings import REGISTERED, at_device_argument, device_prefix_test, device_remark, callers_of_default
 from .harmless_calls import ONNX_PROVIDER, hides_every_gpu, method_place, opt_in_place, reference_place
 from .harmless_uses import backend_place, env_place, import_place, rebound_for_npu
+from .transfer_scope import passed_in_place, transfer_place
 from .literal_text import literal_text_spans
 from .opt_in_imports import or_opt_in_binding
 from .portable_fixes import (PORTABLY, api_fix, backend_fix, device_string_fix, form_of, method_fix, needs_own_fix,
@@ -204,7 +205,7 @@ def check_reference(checker: Checker, ref: Reference) -> None:
     elif new and entry.fix is not None and (form := form_of("branch", ref.qualname)) is not None:
         module = written_name(checker, ref, form.replacement.partition("(")[0])
         portable = switch_branch(checker, ref, new, module, Applicability(entry.fix))
-    remark = reference_place(checker, entry.rule, ref)
+    remark = reference_place(checker, entry.rule, ref) or transfer_place(checker, entry, ref.node)
     related: tuple[Related, ...] = ()
     if entry.rule.startswith("NPU3"):  # a CUDA library's name bound only where its package is installed
         remark, related = or_opt_in_binding(checker, ref, remark)
@@ -250,7 +251,7 @@ def check_import(checker: Checker, stmt, alias: ast.alias, qualname: str) -> Non
     form = form_of("api", qualname)
     portable = unused_import_fix(checker, stmt, Applicability(entry.fix)) \
         if form is not None and entry.fix is not None else None
-    remark = import_place(checker, stmt, alias, qualname)
+    remark = import_place(checker, stmt, alias, qualname) or transfer_place(checker, entry, stmt)
     if remark is None and entry.rule.startswith("NPU3"):
         remark = opt_in_place(checker, stmt, qualname, (alias.asname or alias.name).partition(".")[0])
     shown = remark is None and (rebound := rebound_for_npu(checker, stmt, alias, qualname)) is not None
@@ -293,7 +294,8 @@ def check_method(checker: Checker, node: ast.Attribute, attr: str, call: ast.Cal
     form = form_of("method", attr)
     portable = method_fix(checker, attr, attr_range, call, Applicability(entry.fix)) \
         if form is not None and entry.fix is not None else None
-    report(checker, entry, attr_range, shown, new, fix, portable, form, method_place(checker, entry.rule, node))
+    report(checker, entry, attr_range, shown, new, fix, portable, form,
+           method_place(checker, entry.rule, node) or transfer_place(checker, entry, node))
 
 
 # --- strings: devices, backends, environment variables ------------------------------------
@@ -360,7 +362,7 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
             new = _replace_words(value, words)
             fix = word_fix(checker, node, words, Applicability(entry.fix), f"Replace `{value}` with `{new}`") if entry.fix else None
             portable = backend_fix(checker, node, context, Applicability(entry.fix)) if entry.fix else None
-            place = backend_place(checker, node, context)
+            place = backend_place(checker, node, context) or passed_in_place(checker, entry, node, context)
             related: tuple[Related, ...] = ()
             if place is None and (callers := callers_of_default(checker, node)) is not None:
                 place, related = callers  # `def launch(..., backend="nccl")` that every call gives a backend, or one not
@@ -373,6 +375,8 @@ def check_string(checker: Checker, node: ast.AST, value: str, context: StringCon
                            f"Replace `{value}` with `{new}`") if entry.fix else None
             portable = device_string_fix(checker, node, value, context, applicability) if entry.fix else None
             place, related = device_remark(checker, node, context)
+            if place is None:
+                place = passed_in_place(checker, entry, node, context)
             if place is not None and place[1] in (ONNX_PROVIDER, REGISTERED):
                 fix = portable = None  # `npu` there would hand CUDA's provider, or CUDA's kernel, to the NPU host
             report(checker, entry, node, value, new, fix, portable, form_of("literal", entry.kind), place, related)
