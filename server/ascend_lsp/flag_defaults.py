@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Callable
 
 from .custom_ops import MAX_FILE_BYTES, project_files
+from .engine.text import with_newlines
 from .sources import SourceError, read_regular
 
 # a field's default: `= field(default=False`, also with `default=` on the next line (HfArgumentParser's
@@ -157,7 +158,8 @@ def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, st
     index = FlagIndex()
     for path in python_files(root, exclude) if files is None else files:
         try:
-            text = read_regular(path, MAX_FILE_BYTES, follow_links=False)[0].decode("utf-8", "replace")
+            # its lines by `\n` alone here, and in each other reader
+            text = with_newlines(read_regular(path, MAX_FILE_BYTES, follow_links=False)[0].decode("utf-8", "replace"))
         except SourceError:
             continue
         if each is not None:

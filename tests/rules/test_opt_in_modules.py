@@ -179,3 +179,14 @@ def test_whether_the_project_imports_transfer_to_npu_is_read_and_keyed(tmp_path:
         (tmp_path / "pkg/npu.py").write_text("# see transfer_to_npu\nMODE = 'transfer_to_npu'\n", encoding="utf-8")
         assert context.reread_python()
         assert not context.imports_transfer_to_npu
+
+
+def test_lines_break_at_cr_and_crlf_too(tmp_path: Path) -> None:
+    """An importing file written with `\\r` or `\\r\\n` line breaks says the same (its site's line too)."""
+    for ending in ("\r", "\r\n"):
+        files = {**FILES, "pkg/core.py": FILES["pkg/core.py"].replace("\n", ending)}
+        folder = tmp_path / repr(ending).strip("'")
+        context = project(folder, files)
+        assert set(opt_in(context, folder)) == set(VELOCITY)
+        assert context.opt_in(str(folder / "pkg/model/velocity/llm.py")).option.endswith("(pkg/core.py:8)")
+        assert context.opt_in(str(folder / "pkg/model/velocity/llm.py")).site == "pkg/core.py:16"

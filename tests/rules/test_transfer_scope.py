@@ -95,3 +95,9 @@ def test_a_comment_or_a_string_naming_it_is_no_import() -> None:
     text = '# from torch_npu.contrib import transfer_to_npu\nDOC = "import torch_npu.contrib.transfer_to_npu"\n'
     assert transfer_imports(text) == []
     assert severities(text + "x = y.cuda()\n") == [("NPU102", 3, WARNING)]
+
+
+def test_lines_break_at_cr_and_crlf_too() -> None:
+    for ending in ("\r", "\r\n"):
+        assert transfer_imports(MODULE.replace("\n", ending)) == [5]
+        assert severities(MODULE.replace("\n", ending))[1] == ("NPU102", 8, INFO)

@@ -27,6 +27,12 @@ def _other_breaks(text: str) -> bool:
 BLOCK_CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}")
 
 
+def with_newlines(text: str) -> str:
+    """The text with each line break written `\n` (`\r\n` and `\r` too): the same lines, for a
+    reader that finds them by `\n`."""
+    return LINE_BREAK.sub("\n", text) if "\r" in text else text
+
+
 def indent_width(line: str) -> int:
     """The number of characters of `line`'s indentation."""
     return len(line) - len(line.lstrip())

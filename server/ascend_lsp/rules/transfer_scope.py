@@ -18,6 +18,7 @@ import ast
 from ..engine.checker import Checker
 from ..engine.guards import TRANSFER_TO_NPU_IMPORT
 from ..engine.model import Severity
+from ..engine.text import with_newlines
 from ..engine.walk import StringContext, last_name
 from ..knowledge.api_tables import Entry
 from ..opt_in_modules import block_headers
@@ -40,6 +41,7 @@ def transfer_imports(text: str) -> list[int]:
     under an `if` or a `try:` there (block_headers: every block around it read, none a function or a
     class)."""
     found = []
+    text = with_newlines(text)
     for match in TRANSFER_TO_NPU_IMPORT.finditer(text):
         start = text.rfind("\n", 0, match.start()) + 1
         code = text[start:match.start()]
