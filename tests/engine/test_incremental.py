@@ -11,6 +11,7 @@ import pytest
 
 from ascend_lsp.analysis import analyze
 from ascend_lsp.engine.config import Settings
+from ascend_lsp.engine import analyzer
 from ascend_lsp.engine.analyzer import TextEdit
 
 EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "train_cuda.py").read_text()
@@ -303,3 +304,89 @@ def test_edits_of_early_exits_match_full_analysis(first: int, last: int, new: li
     full = analyze(text, settings)
     assert snapshot(incremental) == snapshot(full)
     assert snapshot(full) != snapshot(base)
+
+
+# Classes whose members' findings read one another (engine/backend_members.py): one with a method named for a
+# device beside its NPU one, one beside its NPU variant class, and a plain one
+BACKEND_CLASSES = '''import torch
+
+
+class Runner(torch.nn.Module):
+    def cuda(self):
+        return torch.cuda.synchronize()
+
+    def npu(self):
+        return self
+
+    def step(self, x):
+        return x.cuda()
+
+
+class CudaGraphRunner:
+    def run(self, x):
+        torch.cuda.synchronize()
+        return x.cuda()
+
+
+class NpuGraphRunner:
+    def run(self, x):
+        return x
+
+
+class Plain:
+    def go(self, x):
+        return x.cuda()
+'''
+
+
+def test_an_edit_of_a_member_of_a_class_of_device_methods_rewalks_it_alone_unless_it_is_one(monkeypatch) -> None:
+    """A member that is no device method is walked alone, with the reason its class gives every member (a class
+    beside its NPU variant); an edit of a device method, or one that names a member for a device, walks the
+    class; either way the findings are the full analysis's, also for a class the edit moved."""
+    settings = Settings()
+    lines = BACKEND_CLASSES.splitlines(keepends=True)
+    base = analyze(BACKEND_CLASSES, settings)
+    statements: list[int] = []
+    walk_statement = analyzer._statement
+    monkeypatch.setattr(analyzer, "_statement", lambda *a, **k: statements.append(1) or walk_statement(*a, **k))
+    cases = [
+        (lines.index("        return x.cuda()\n"), ["        return x.cuda().cuda()\n"], 1),  # Runner.step
+        (lines.index("        torch.cuda.synchronize()\n"), ["        torch.cuda.synchronize()  # 改\n"], 1),
+        (lines.index("    def npu(self):\n"), ["    def tpu(self):\n"], None),  # a device method
+        (lines.index("        return x.cuda()\n"), ["        return x.cuda()\n", "    def to(self, d):\n"], None),
+    ]
+    for at, new, walked in cases:
+        changed = "".join(apply(lines, at, at, new))
+        statements.clear()
+        incremental = analyze(changed, settings, previous=base, edit=TextEdit(at, at, len(new) - 1))
+        assert (len(statements) == 1) == (walked == 1), (new, len(statements))  # the member, or the class's
+        assert snapshot(incremental) == snapshot(analyze(changed, settings)), new
+    # an edit above moves the classes, which keep what they say of their members: one inside a method of the moved
+    # class beside its NPU variant is walked alone, with the class's reason
+    moved = [*lines[:2], "x = 1\n", *lines[2:]]
+    first = analyze("".join(moved), settings, previous=base, edit=TextEdit(2, 1, 1))
+    assert snapshot(first) == snapshot(analyze("".join(moved), settings))
+    at = moved.index("        torch.cuda.synchronize()\n")
+    again = apply(moved, at, at, ["        torch.cuda.synchronize()  # 改\n"])
+    statements.clear()
+    second = analyze("".join(again), settings, previous=first, edit=TextEdit(at, at, 0))
+    assert len(statements) == 1
+    assert snapshot(second) == snapshot(analyze("".join(again), settings))
+
+
+def test_random_edits_of_classes_of_device_methods_match_full_analysis() -> None:
+    rng = random.Random(11)
+    settings = Settings()
+    original = BACKEND_CLASSES.splitlines(keepends=True)
+    base = analyze(BACKEND_CLASSES, settings)
+    pool = [line for line in original if line.strip()] + ["    def cuda(self):\n", "    def to(self, d):\n",
+                                                          "    def forward_npu(self, x):\n", "return x.npu()\n",
+                                                          "y = x.cuda()\n", "\n", "class NpuRunner:\n"]
+    for _ in range(150):
+        first = rng.randrange(len(original))
+        last = min(len(original) - 1, first + rng.randrange(2))
+        indent = original[first][: len(original[first]) - len(original[first].lstrip())].rstrip("\n")
+        new = [(indent + rng.choice(pool).lstrip()).rstrip("\n") + "\n" for _ in range(rng.randrange(0, 3))]
+        text = "".join(apply(original, first, last, new))
+        incremental = analyze(text, settings, previous=base, edit=TextEdit(first, last, len(new) - (last - first + 1)))
+        assert snapshot(incremental) == snapshot(analyze(text, settings)), (first, last, new)

@@ -26,7 +26,8 @@ from .packaging import document_kind
 from ..knowledge.api_tables import Tables, load_tables
 from .packaging_analysis import packaging_findings
 from .text import SourceText, split_lines, starts_block
-from .backend_members import backend_methods, backend_named, cuda_classes, method_reasons, opt_in_class
+from .backend_members import (backend_methods, backend_named, cuda_classes, device_method, method_reasons,
+                              opt_in_class)
 from .guards import GuardFacts, backend_class, class_branches, held_tests, may_test_backend, torch_target
 from .walk import (CLASS, MODULE, VALUE, ModuleContext, ModuleImports, Scope, class_header, class_member, class_members,
                    context_of, module_context, walk)
@@ -57,9 +58,13 @@ class Span:
     # A class body import: the class scope's imports after it, for re-walking a later member.
     class_imports: dict[str, str] | None = None
     backend: str | None = None  # a class of one backend: "cuda", "npu" or "other" (guards.backend_class)
-    # a class with a method named for a device, beside its NPU variant, or for a CUDA-only library
-    # (engine/backend_members.py): what one member's findings say depends on the others or the header
+    # a class with a method named for a device (engine/backend_members.py): what one member's
+    # findings say depends on those methods
     per_backend: bool = False
+    # a class beside its NPU variant or for a CUDA-only library (backend_members.py): the reason
+    # each member's CUDA names carry (Checker.cuda_member), from its header and the whole text
+    beside: str = ""
+    device_method: bool = False  # a class body statement: a method named for a device (backend_members.device_method)
     owner: tuple[str, int] | None = None  # a class: its name and the 0-based line of its `class`
 
 
@@ -297,14 +302,14 @@ def _statement(checker: Checker, stmt: ast.stmt, scope: Scope, owner: tuple[str,
 
 
 def _class(header: Span, children: list[Span], backend: str | None, per_backend: bool,
-           owner: tuple[str, int] | None) -> Span:
+           owner: tuple[str, int] | None, beside: str) -> Span:
     parts = [header, *children]
     facts: dict[str, Range] = {}
     for part in parts:
         for fact, where in part.facts.items():
             facts.setdefault(fact, where)
     return Span(header.start, header.end, [f for part in parts for f in part.findings], False, facts, header,
-                children, backend=backend, per_backend=per_backend, owner=owner)
+                children, backend=backend, per_backend=per_backend, owner=owner, beside=beside)
 
 
 def _held_tests(checker: Checker) -> dict[str, str]:
@@ -343,11 +348,12 @@ def _check(checker: Checker, stmts: list[ast.stmt], blocks: list[Broken]) -> lis
         for child in body:
             checker.cuda_member = beside_npu or methods.get(id(child), "")
             children.append(_member(checker, child, scope, owner))
+            children[-1].device_method = device_method(child)
         checker.enclosing, checker.cuda_member = [], ""
         children += [_broken(checker, b) for b in inside]
         if inside:  # else in the body's order already
             children.sort(key=lambda span: span.start)
-        spans.append(_class(header, children, backend, bool(beside_npu or backend_methods(body)), owner))
+        spans.append(_class(header, children, backend, bool(backend_methods(body)), owner, beside_npu))
     if blocks:  # else in the module's order already
         spans.sort(key=lambda span: span.start)
     return spans
@@ -634,8 +640,8 @@ def _reanalyze(source: SourceText, settings: Settings, tables: Tables | None, pa
 def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) -> list[Span] | None:
     """Re-walk the one statement of a class body that the edit lies within, or None."""
     inside = [c for c in cls.children if c.start <= edit.first and edit.last <= c.end]
-    if len(inside) != 1 or inside[0].binds or cls.per_backend:
-        return None
+    if len(inside) != 1 or inside[0].binds or inside[0].device_method:
+        return None  # (a method named for a device: its class's other members read it)
     child = inside[0]
     index = cls.children.index(child)
     # What the class body's imports before it bound (methods do not see them; decorators
@@ -666,8 +672,8 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
     else:
         if len(body) != 1 or _span_start(body[0]) != child.start or body[0].end_lineno - 1 > end \
                 or _binds(body[0]) or not _indented_like_siblings(lines, cls, child, edit) \
-                or backend_named(getattr(body[0], "name", "")):
-            return None  # (a method named for a device: its class's other members read it)
+                or device_method(body[0]) or backend_named(getattr(body[0], "name", "")):
+            return None  # (a member named for a device: its class's other members read it)
         old, now = child.member, class_member(body[0])
         if (old and old.value) != (now and now.value):
             return None  # the class's string constants changed, and they are read together
@@ -675,12 +681,12 @@ def _reanalyze_member(checker: Checker, cls: Span, edit: TextEdit, errors: int) 
         scope = Scope(checker.module.scope, CLASS, members)
         for name, qualname in imports.items():
             scope.bind(name, qualname)
-        checker.enclosing = class_branches(cls.backend, body)
+        checker.enclosing, checker.cuda_member = class_branches(cls.backend, body), cls.beside
         new = _statement(checker, body[0], scope, cls.owner)
-        checker.enclosing = []
+        checker.enclosing, checker.cuda_member = [], ""
     later = [_moved(c, edit) for c in cls.children[index + 1:]]
     header = Span(cls.header.start, cls.header.end + edit.delta, cls.header.findings, False, cls.header.facts)
-    return [_class(header, cls.children[:index] + [new] + later, cls.backend, cls.per_backend, cls.owner)]
+    return [_class(header, cls.children[:index] + [new] + later, cls.backend, cls.per_backend, cls.owner, cls.beside)]
 
 
 def _ends_in_a_decorator(lines: list[str], first: int, last: int, indent: str) -> bool:
@@ -769,11 +775,13 @@ def _member_recovery_reaches(lines: list[str], cls: Span, child: Span) -> bool:
 
 
 def _moved(span: Span, edit: TextEdit) -> Span:
-    return Span(span.start + edit.delta, span.end + edit.delta, _shift(span.findings, edit.delta, edit.first),
-                span.binds, {fact: _move(where, edit.delta, edit.first) for fact, where in span.facts.items()},
-                _moved(span.header, edit) if span.header else None,
-                [_moved(c, edit) for c in span.children] if span.children is not None else None, span.member,
-                _moved_block(span.broken, edit.delta) if span.broken else None, span.class_imports)
+    """The span below an edit, its lines moved (what it says of its class kept)."""
+    return replace(span, start=span.start + edit.delta, end=span.end + edit.delta,
+                   findings=_shift(span.findings, edit.delta, edit.first),
+                   facts={fact: _move(where, edit.delta, edit.first) for fact, where in span.facts.items()},
+                   header=_moved(span.header, edit) if span.header else None,
+                   children=[_moved(c, edit) for c in span.children] if span.children is not None else None,
+                   broken=_moved_block(span.broken, edit.delta) if span.broken else None)
 
 
 def _moved_block(block: Broken, delta: int) -> Broken:

@@ -52,7 +52,13 @@ def _methods(body: list[ast.stmt]) -> dict[str, ast.stmt]:
 def backend_methods(body: list[ast.stmt]) -> frozenset[str]:
     """The names of a class body's methods named for a device (the class's fact that an edit of
     one method may change for another)."""
-    return frozenset(name for name in _methods(body) if backend_named(name) or name == "to")
+    return frozenset(name for name, stmt in _methods(body).items() if device_method(stmt))
+
+
+def device_method(stmt: ast.stmt) -> bool:
+    """A method named for a device (`cuda`, `to_cpu`, `forward_npu`) or `to`: what its siblings say
+    depends on it (method_reasons)."""
+    return isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (backend_named(stmt.name) or stmt.name == "to")
 
 
 def method_reasons(cls: str, body: list[ast.stmt]) -> dict[int, str]:
