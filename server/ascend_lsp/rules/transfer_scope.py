@@ -51,7 +51,7 @@ def transfer_imports(text: str) -> list[int]:
         if indent:
             headers = block_headers(text, start, indent)
             if not headers or _indent_of(text, headers[-1][0]) or any(
-                    code.startswith(("def", "async", "class")) for _, code in headers):
+                    header.startswith(("def", "async", "class")) for _, header in headers):
                 continue
         found.append(text.count("\n", 0, start))
     return found
