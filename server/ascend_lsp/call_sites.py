@@ -162,8 +162,7 @@ class CallScan:
         self.tested: set[str] = set()  # what is called on a line that tests CUDA, or in its block
 
     def add(self, path: str, text: str) -> None:
-        if "\r" in text:  # lines break at \r too (engine/text.py): counted as "\n" here
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        """`text`: its line breaks written `\n` (flag_defaults.read_flags)."""
         self.texts.append((path, text))
         if "cuda" in text or "nccl" in text:
             where = os.path.relpath(path, self.root)

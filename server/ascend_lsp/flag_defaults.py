@@ -153,7 +153,8 @@ def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, st
                files: Iterable[str] | None = None) -> FlagIndex:
     """The literal booleans the project's Python files give each name (a file that is a link is
     not read, so none out of the project is: os.walk enters no linked folder; docs/security.md).
-    `each(path, text)`: another reader of every file, in the same read (call_sites.CallScan).
+    `each(path, text)`: another reader of every file, in the same read (call_sites.CallScan), given the
+    text with its line breaks written `\n`.
     `files`: python_files(root, exclude), where the caller has just listed them."""
     index = FlagIndex()
     for path in python_files(root, exclude) if files is None else files:
