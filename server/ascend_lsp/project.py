@@ -35,7 +35,7 @@ from .flag_defaults import FlagIndex, python_files, read_flags
 from .opt_in_modules import ImportScan, OptIn
 from .opt_in_modules import digest as opt_in_digest
 from .engine.config import Settings
-from .engine.guards import TRANSFER_TO_NPU_IMPORT
+from .engine.guards import transfer_to_npu_imports
 from .engine.packaging import document_kind, items_of, normalise, requirement_at
 from .engine.text import SourceText
 from .real_folders import RealFolders
@@ -181,7 +181,7 @@ class ProjectContext:
             paths.append(path)
             scan.add(path, text)
             imports.add(path, text)
-            transfer = transfer or TRANSFER_TO_NPU_IMPORT.search(text) is not None
+            transfer = transfer or bool(transfer_to_npu_imports(text))
 
         flags = read_flags(self.root, self.exclude, each, files)
         return PythonFacts(flags, scan.index(), gpu_variants(self.root, paths), imports.index(flags), transfer)

@@ -190,3 +190,11 @@ def test_lines_break_at_cr_and_crlf_too(tmp_path: Path) -> None:
         assert set(opt_in(context, folder)) == set(VELOCITY)
         assert context.opt_in(str(folder / "pkg/model/velocity/llm.py")).option.endswith("(pkg/core.py:8)")
         assert context.opt_in(str(folder / "pkg/model/velocity/llm.py")).site == "pkg/core.py:16"
+
+
+def test_a_commented_out_import_of_transfer_to_npu_is_none(tmp_path: Path) -> None:
+    context = project(tmp_path)
+    (tmp_path / "pkg/npu.py").write_text("import torch_npu\n# from torch_npu.contrib import transfer_to_npu\n",
+                                         encoding="utf-8")
+    context.reread_python()
+    assert not context.imports_transfer_to_npu

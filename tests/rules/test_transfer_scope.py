@@ -101,3 +101,12 @@ def test_lines_break_at_cr_and_crlf_too() -> None:
     for ending in ("\r", "\r\n"):
         assert transfer_imports(MODULE.replace("\n", ending)) == [5]
         assert severities(MODULE.replace("\n", ending))[1] == ("NPU102", 8, INFO)
+
+
+def test_npu404_reads_a_commented_out_import_as_none() -> None:
+    """Without a project, the file's own imports decide (Rule.transfer_only); a comment is no import."""
+    script = "import torch\n{}\nscripted = torch.jit.script(model)\ntorch.jit.save(scripted, 'm.pt')\n"
+    for line, severity in (("# from torch_npu.contrib import transfer_to_npu", INFO),
+                           ("from torch_npu.contrib import transfer_to_npu", WARNING)):
+        findings = analyze(script.format(line), Settings(select=("NPU404",))).findings
+        assert [(f.code, f.severity) for f in findings] == [("NPU404", severity)], line

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
 from .guards import (ENV_REPORT_NAME, FP8_WORDS, KERNEL_FOLDER_WORDS, KERNEL_WORDS, NPU_WORDS, OTHER_DEVICE_WORDS,
-                     TENSORRT_WORDS, TRANSFER_TO_NPU_IMPORT, GuardFacts, backend_module, named_for, on_by_default,
-                     part_words, written)
+                     TENSORRT_WORDS, GuardFacts, backend_module, named_for, on_by_default,
+                     part_words, transfer_to_npu_imports, written)
 from .model import Applicability, Edit, Finding, Fix, Range, Related, Severity
 from .registry import STRING_CONTEXTS, RuleSet
 from ..knowledge.api_tables import Tables
@@ -213,7 +213,7 @@ class Checker:
         """Whether the project imports `transfer_to_npu` in a Python file (without a project: this file)."""
         if self.project is not None:
             return self.project.imports_transfer_to_npu
-        return self.text_fact("transfer-to-npu", lambda c: TRANSFER_TO_NPU_IMPORT.search(c.source.text) is not None)
+        return self.text_fact("transfer-to-npu", lambda c: bool(transfer_to_npu_imports(c.source.text)))
 
     def named(self, node: ast.stmt | ast.expr, *words: str) -> bool:
         """Whether the statement being run names one of `words` (gate words of the handler

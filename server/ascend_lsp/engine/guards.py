@@ -1254,6 +1254,18 @@ def backend_module(path: str | None) -> str | None:
 TENSORRT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
 # `import torch_npu.contrib.transfer_to_npu`, `from torch_npu.contrib import transfer_to_npu`
 TRANSFER_TO_NPU_IMPORT = re.compile(r"torch_npu\.contrib(?:\.transfer_to_npu\b|[ \t]+import[ \t]+transfer_to_npu\b)")
+
+
+def transfer_to_npu_imports(text: str) -> list[int]:
+    """Where each line that imports `transfer_to_npu` begins (TRANSFER_TO_NPU_IMPORT in a statement
+    that begins the line: not one in a comment, `# from torch_npu.contrib import transfer_to_npu`, nor
+    in a string)."""
+    found = []
+    for match in TRANSFER_TO_NPU_IMPORT.finditer(text):
+        start = max(text.rfind("\n", 0, match.start()), text.rfind("\r", 0, match.start())) + 1
+        if text[start:match.start()].lstrip(" \t").startswith(("from", "import")):
+            found.append(start)
+    return found
 # what code for another device is named (a word of a file's or folder's name), and the device
 OTHER_DEVICE_WORDS = {"mlu": "Cambricon's MLU", "xpu": "Intel's XPU", "hpu": "Habana's HPU", "mps": "Apple's MPS",
                       "musa": "Moore Threads' MUSA", "rocm": "AMD's ROCm", "hip": "AMD's ROCm",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.checker import Checker
-from ..engine.guards import TRANSFER_TO_NPU_IMPORT
+from ..engine.guards import TRANSFER_TO_NPU_IMPORT, transfer_to_npu_imports
 from ..engine.model import Severity
 from ..engine.text import with_newlines
 from ..engine.walk import StringContext, last_name
@@ -42,12 +42,8 @@ def transfer_imports(text: str) -> list[int]:
     class)."""
     found = []
     text = with_newlines(text)
-    for match in TRANSFER_TO_NPU_IMPORT.finditer(text):
-        start = text.rfind("\n", 0, match.start()) + 1
-        code = text[start:match.start()]
-        if not code.lstrip(" \t").startswith(("from", "import")):
-            continue  # in a comment or a string
-        indent = len(code) - len(code.lstrip(" \t"))
+    for start in transfer_to_npu_imports(text):
+        indent = _indent_of(text, start)
         if indent:
             headers = block_headers(text, start, indent)
             if not headers or _indent_of(text, headers[-1][0]) or any(
