@@ -39,15 +39,20 @@ WHEEL = "transformers==5.23.0"
 
 
 def corpus() -> Path:
+    """The unpacked sources, a project of their own: a checkout of transformers has its
+    pyproject.toml at the top, and without one its files would belong to the project this
+    folder is in (this repository), whose files the project-wide reading would scan instead."""
     target = SCRATCH / "transformers-5.23.0"
-    if (target / "transformers").is_dir():
-        return target
-    SCRATCH.mkdir(exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d",
-                    str(SCRATCH), WHEEL], check=True)
-    wheel = next(SCRATCH.glob("transformers-5.23.0-*.whl"))
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(target)
+    if not (target / "transformers").is_dir():
+        SCRATCH.mkdir(exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d",
+                        str(SCRATCH), WHEEL], check=True)
+        wheel = next(SCRATCH.glob("transformers-5.23.0-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(target)
+    marker = target / "pyproject.toml"
+    if not marker.exists():
+        marker.write_text('[project]\nname = "transformers"\nversion = "5.23.0"\n')
     return target
 
 
@@ -158,7 +163,10 @@ def setup(doc: str) -> tuple[argparse.Namespace, Path, int, int, dict]:
     args = parser.parse_args()
     root = corpus()
     files, lines = count_lines(root / "transformers")
-    return args, root, files, lines, {**os.environ, "ASCEND_LSP_CACHE_DIR": str(SCRATCH / "table-cache")}
+    # as a user runs it: Python keeps the bytecode of what it imports (written by the first run), which
+    # PYTHONDONTWRITEBYTECODE in this environment would have every run compile again
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return args, root, files, lines, {**env, "ASCEND_LSP_CACHE_DIR": str(SCRATCH / "table-cache")}
 
 
 def main() -> int:

@@ -37,14 +37,11 @@ import statistics
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
+import cli_corpus
 from speed_doc import record
 
-HERE = Path(__file__).resolve().parent
-SCRATCH = HERE / ".bench"
-WHEEL = "transformers==5.23.0"
 FILES = (
     "transformers/models/whisper/generation_whisper.py",  # 2,091 lines, 7 findings; one class of 1,850 lines
     "transformers/models/blip_2/modeling_blip_2.py",  # 2,040 lines in 25 classes
@@ -61,17 +58,8 @@ BRACKET_KEYS = 8  # after each typed statement: `)` added, deleted, added, ...
 
 
 def corpus(given: str | None = None) -> Path:
-    """The unpacked transformers 5.23.0 sources: `given`, or the wheel fetched once."""
-    if given:
-        return Path(given).resolve()
-    target = SCRATCH / "transformers-5.23.0"
-    if not (target / "transformers").is_dir():
-        SCRATCH.mkdir(exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
-                        "-d", str(SCRATCH), WHEEL], check=True)
-        with zipfile.ZipFile(next(SCRATCH.glob("transformers-5.23.0-*.whl"))) as archive:
-            archive.extractall(target)
-    return target
+    """The unpacked transformers 5.23.0 sources: `given`, or cli_corpus.py's."""
+    return Path(given).resolve() if given else cli_corpus.corpus()
 
 
 class Client:

@@ -16,7 +16,7 @@ import fnmatch
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -242,10 +242,16 @@ def project_files(root: str, exclude: tuple[str, ...], wanted: Callable[[str], b
                 yield path
 
 
-def scan(root: str, exclude: tuple[str, ...] = ()) -> OpIndex:
-    """The operators the sources under `root` register (`exclude`: the settings' patterns)."""
+def registering(path: str) -> bool:
+    """Whether the file is a source that may register operators."""
+    return path.endswith((*CPP_SUFFIXES, ".py"))
+
+
+def scan(root: str, exclude: tuple[str, ...] = (), files: Iterable[str] | None = None) -> OpIndex:
+    """The operators the sources under `root` register (`exclude`: the settings' patterns;
+    `files`: those sources, where the caller has listed them)."""
     index = OpIndex(root)
-    for path in project_files(root, exclude, lambda path: path.endswith((*CPP_SUFFIXES, ".py"))):
+    for path in project_files(root, exclude, registering) if files is None else files:
         try:
             # a FIFO or a device named like a source is refused unread: opening one would hang
             data = read_regular(path, MAX_FILE_BYTES)[0]

@@ -153,7 +153,8 @@ def _walk(folder: Path, settings_for: Callable[[str], Settings], unreadable: lis
     for root, dirs, files in os.walk(folder, onerror=failed):
         dirs[:] = sorted(d for d in dirs if not _skipped_folder(os.path.join(root, d)) and not d.endswith(".egg-info"))
         settings = settings_for(os.path.join(root, "_"))  # the folder's
-        wanted = [name for name in files if _wanted(os.path.join(root, name), settings)]
+        # a Python file or a notebook is wanted by its name alone (_wanted's first test): most are
+        wanted = [name for name in files if name.endswith(EXTENSIONS) or _wanted(os.path.join(root, name), settings)]
         if ignore is not None:
             dirs[:], wanted = ignore.keep(root, dirs, wanted)
         base = str(Path(root))  # as Path writes it: `a.py` in `.`, not `./a.py`

@@ -144,9 +144,13 @@ class FlagIndex:
         return self._digest
 
 
+def python_file(path: str) -> bool:
+    return path.endswith(".py")
+
+
 def python_files(root: str, exclude: tuple[str, ...] = ()) -> Iterator[str]:
     """The project's Python files, as read_flags reads them."""
-    return project_files(root, exclude, lambda path: path.endswith(".py"))
+    return project_files(root, exclude, python_file)
 
 
 def read_flags(root: str, exclude: tuple[str, ...] = (), each: Callable[[str, str], None] | None = None,

@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 if sys.version_info >= (3, 11):
@@ -30,8 +31,8 @@ else:  # pragma: no cover
 
 from .call_sites import CallIndex, CallScan
 from .device_variants import gpu_variants, variants_digest
-from .custom_ops import MAX_FILE_BYTES, OpIndex, project_files, scan
-from .flag_defaults import FlagIndex, python_files, read_flags
+from .custom_ops import MAX_FILE_BYTES, OpIndex, project_files, registering, scan
+from .flag_defaults import FlagIndex, python_file, read_flags
 from .opt_in_modules import ImportScan, OptIn
 from .opt_in_modules import digest as opt_in_digest
 from .engine.config import Settings
@@ -58,20 +59,32 @@ class ProjectContext:
     """One project's shared facts. Safe to use from several threads (the server analyses
     on two); picklable, for lsp-check's worker processes (what was read goes along)."""
 
-    def __init__(self, root: str, exclude: tuple[str, ...] = ()) -> None:
+    def __init__(self, root: str, exclude: tuple[str, ...] = (), fixed: bool = False) -> None:
         self.root = root
         self.exclude = exclude  # `exclude` of the settings that made it: not the project's own code
+        self.fixed = fixed  # no file appears or goes while it is used (one lsp-check run): listed once
+        self._listing: list[str] | None = None  # the files the readings below read, when fixed
         self._ops: OpIndex | None = None
         self._pins: dict[str, tuple[str, str, int]] | None = None  # name → (specifier, file, 0-based line)
         self._python: PythonFacts | None = None  # read on first use
-        self._listed: list[str] | None = None  # python_files' last listing, for the next read
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_listing")}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _lock=threading.Lock())
+        self.__dict__.update(state, _lock=threading.Lock(), _listing=None)
+
+    def files(self, wanted: Callable[[str], bool]) -> list[str]:
+        """The project's files that `wanted` keeps, from one walk for every reading below
+        (custom_ops.project_files, MAX_FILES of them at most): walked once while the project
+        is fixed, else on every call."""
+        listing = self._listing
+        if listing is None:
+            listing = list(project_files(self.root, self.exclude, read_by_project))
+            if self.fixed:
+                self._listing = listing
+        return [path for path in listing if wanted(path)]
 
     @property
     def ops(self) -> OpIndex:
@@ -79,12 +92,12 @@ class ProjectContext:
         asks during the scan waits for it)."""
         with self._lock:
             if self._ops is None:
-                self._ops = scan(self.root, self.exclude)
+                self._ops = scan(self.root, self.exclude, self.files(registering))
             return self._ops
 
     def rescan_ops(self) -> None:
         """Scan the operators again: a file that registers some (or did) changed."""
-        fresh = scan(self.root, self.exclude)
+        fresh = scan(self.root, self.exclude, self.files(registering))
         with self._lock:
             self._ops = fresh
 
@@ -97,9 +110,7 @@ class ProjectContext:
     def ops_digest(self, settings: Settings) -> str:
         """A digest of the registered operators, for result caches; "" when NPU308 does not
         run with these settings (and nothing is scanned)."""
-        if settings.target != "torch_npu" or not settings.enabled("NPU308"):
-            return ""
-        return self.ops.digest()
+        return self.ops.digest() if reads_operators(settings) else ""
 
     def pin(self, name: str) -> str | None:
         """The version specifier the project pins the distribution `name` to, as written
@@ -116,7 +127,7 @@ class ProjectContext:
     def _pin(self, name: str) -> tuple[str, str, int] | None:
         with self._lock:
             if self._pins is None:
-                self._pins = read_pins(self.root, self.exclude)
+                self._pins = read_pins(self.root, self.exclude, self.files(pins_versions))
             return self._pins.get(normalise(name))
 
     def forget_pins(self) -> None:
@@ -168,9 +179,7 @@ class ProjectContext:
 
     def _read_python(self) -> PythonFacts:
         """The facts of the project's Python files, each file read once."""
-        files, self._listed = self._listed, None  # a listing is used once: a later read lists again
-        if files is None:
-            files = list(python_files(self.root, self.exclude))
+        files = self.python_files()
         scan = CallScan(self.root)
         imports = ImportScan(self.root, files)
         paths: list[str] = []
@@ -193,11 +202,8 @@ class ProjectContext:
                 + opt_in_digest(facts.opt_in) + str(facts.transfer))
 
     def python_files(self) -> list[str]:
-        """The Python files the flags and the calls are read from (the next read takes them
-        from this listing rather than walking the tree again)."""
-        files = list(python_files(self.root, self.exclude))
-        self._listed = files
-        return files
+        """The Python files the flags and the calls are read from."""
+        return self.files(python_file)
 
     def reread_python(self) -> bool:
         """Read the facts of the Python files again, if they were read (a Python file changed);
@@ -229,7 +235,7 @@ class Projects:
             return None
         found = self._by_root.get(root)
         if found is None:
-            found = self._by_root[root] = ProjectContext(root, settings.exclude)
+            found = self._by_root[root] = ProjectContext(root, settings.exclude, self._markers is not None)
         return found
 
 
@@ -266,12 +272,13 @@ def project_root(path: str | None, settings: Settings, folders: set[str] | froze
     return nearest or folder
 
 
-def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, tuple[str, str, int]]:
+def read_pins(root: str, exclude: tuple[str, ...] = (), files: Iterable[str] | None = None) -> dict[str, tuple[str, str, int]]:
     """Normalised distribution name → the first version specifier the project's files give it
-    (top folder first), the file and the line it is on."""
+    (top folder first), the file and the line it is on. `files`: the files that may pin
+    versions, where the caller has listed them."""
     pins: dict[str, tuple[str, str, int]] = {}
     real_root = os.path.realpath(root)
-    for path in project_files(root, exclude, pins_versions):
+    for path in project_files(root, exclude, pins_versions) if files is None else files:
         real = os.path.realpath(path)
         if os.path.commonpath([real, real_root]) != real_root:
             continue  # a link out of the project: not the project's to read (docs/security.md)
@@ -283,6 +290,17 @@ def read_pins(root: str, exclude: tuple[str, ...] = ()) -> dict[str, tuple[str, 
             if spec:
                 pins.setdefault(name, (spec, path, line))
     return pins
+
+
+def reads_operators(settings: Settings) -> bool:
+    """Whether the project's operators decide a finding under these settings (NPU308 runs)."""
+    return settings.target == "torch_npu" and settings.enabled("NPU308")
+
+
+def read_by_project(path: str) -> bool:
+    """Whether a reading of ProjectContext reads the file: a source that may register operators,
+    a Python file, a file that may pin versions."""
+    return registering(path) or pins_versions(path)
 
 
 def pins_versions(path: str) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from typing import BinaryIO, Callable
 
@@ -100,7 +99,7 @@ def _create_beside(path: str) -> tuple[int, str]:
     file's mode (0666 less the umask, applied by the system: no process-wide umask change)."""
     folder, name = os.path.split(path)
     for _ in range(100):
-        partial = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
+        partial = os.path.join(folder, f".{name}.{os.urandom(6).hex()}.tmp")
         try:
             return os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666), partial
         except FileExistsError:

@@ -41,7 +41,7 @@ class SettingsResolver:
         # per real folder, the nearest pyproject.toml with [tool.ascend-lsp] at or above it
         # (None: none up to `/`), and the settings each such file gives: a folder without
         # one has its parent's answer, so the folders of a tree are not each walked up to `/`
-        self._nearest: dict[Path, tuple[Path, object] | None] = {}  # (the file, its table)
+        self._nearest: dict[str, tuple[Path, object] | None] = {}  # (the file, its table)
         self._by_file: dict[Path | None, Settings] = {}
         self._real = RealFolders()
 
@@ -87,12 +87,12 @@ class SettingsResolver:
             raise ConfigError(f"{self.config}: no such file")
         check_env_docs_url()
         if self.config is not None:
-            start = self.config.resolve()
-            start = start if start.is_dir() else start.parent
+            config = self.config.resolve()
+            start = str(config if config.is_dir() else config.parent)
         elif folder == os.path.abspath(folder):
-            start = Path(self._real.of(folder))
+            start = self._real.of(folder)
         else:  # a `..` after a link is resolved from the link's target, not taken away in the text
-            start = Path(folder).resolve()
+            start = str(Path(folder).resolve())
         nearest = self._nearest_pyproject(start)
         path = nearest[0] if nearest is not None else None
         found = self._by_file.get(path)
@@ -101,19 +101,24 @@ class SettingsResolver:
             found = self._by_file[path] = project.merged(self.overrides, self.codes) if self.overrides else project
         return found
 
-    def _nearest_pyproject(self, folder: Path) -> tuple[Path, object] | None:
-        walked: list[Path] = []
+    def _nearest_pyproject(self, folder: str) -> tuple[Path, object] | None:
+        walked: list[str] = []
         nearest: tuple[Path, object] | None = None
-        for candidate in (folder, *folder.parents):
+        candidate = folder
+        while True:
             if candidate in self._nearest:
                 nearest = self._nearest[candidate]
                 break
             walked.append(candidate)
-            path = candidate / "pyproject.toml"
+            path = os.path.join(candidate, "pyproject.toml")
             table = _tool_table_of(path)
             if table is not None:
-                nearest = path, table
+                nearest = Path(path), table
                 break
+            above = os.path.dirname(candidate)
+            if above == candidate:
+                break
+            candidate = above
         self._nearest.update(dict.fromkeys(walked, nearest))
         return nearest
 
@@ -129,13 +134,13 @@ def _tool_table(path: str, _stamp: tuple[int, int]) -> object:
     return data.get("tool", {}).get("ascend-lsp")
 
 
-def _tool_table_of(path: Path) -> object:
+def _tool_table_of(path: str) -> object:
     """[tool.ascend-lsp] of `path` when it is a regular file, else None."""
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except OSError:
         return None
-    return _tool_table(str(path), (stat.st_mtime_ns, stat.st_size)) if S_ISREG(stat.st_mode) else None
+    return _tool_table(path, (stat.st_mtime_ns, stat.st_size)) if S_ISREG(stat.st_mode) else None
 
 
 def settings_of(path: Path, table: object, codes: frozenset[str]) -> Settings:

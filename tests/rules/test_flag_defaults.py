@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ascend_lsp.analysis import analyze
-from ascend_lsp.cli.cache import Cache, settings_key
+from ascend_lsp.cli.cache import settings_key
 from ascend_lsp.engine.config import Settings
 from ascend_lsp.engine.model import Severity
 from ascend_lsp.project import ProjectContext
@@ -141,26 +141,6 @@ def test_a_flag_turned_on_changes_the_cache_key_and_is_read_again(tmp_path: Path
     assert project.reread_python()
     assert project.flags.default_off("compile_model") is None
     assert settings_key(Settings(), project) != key
-
-
-def test_the_result_cache_keeps_the_digest_until_a_python_file_changes(tmp_path: Path, monkeypatch) -> None:
-    write(tmp_path / "config.py", CONFIG)
-    train = write(tmp_path / "train.py", "build(Config())\n")
-    cache = Cache(tmp_path)
-    key = settings_key(Settings(), ProjectContext(str(tmp_path)), cache)
-    cache.save()
-
-    def unread(self) -> str:
-        raise AssertionError("read again")
-
-    with monkeypatch.context() as patched:  # nothing changed: the kept digest, no file read
-        patched.setattr(ProjectContext, "python_digest", unread)
-        assert settings_key(Settings(), ProjectContext(str(tmp_path)), Cache(tmp_path)) == key
-    write(train, "build(Config(compile_model=True))\n")  # a flag turned on: read again, another key
-    assert settings_key(Settings(), ProjectContext(str(tmp_path)), Cache(tmp_path)) != key
-    write(train, "build(Config())\n")
-    write(tmp_path / "extra.py", "build(Config(compile_model=True))\n")  # a new file counts too
-    assert settings_key(Settings(), ProjectContext(str(tmp_path)), Cache(tmp_path)) != key
 
 
 FIELDS = '''from dataclasses import dataclass, field

@@ -16,18 +16,19 @@ import marshal
 import os
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import __version__
 from ..engine.config import Settings
 from ..knowledge.files import tables_stamp
-from ..project import ProjectContext
+from ..project import ProjectContext, read_by_project, reads_operators
 from ..safe_write import WriteRefused, replace
 from ..sources import SourceError, read_regular
 from .results import FileResult, Record
 
 CACHE_DIR = ".lsp-check-cache"
-CACHE_FORMAT = 5  # bump when an entry's shape changes
+CACHE_FORMAT = 6  # bump when an entry's shape changes
 MAX_BYTES = 256 * 1024 * 1024  # larger is not a cache lsp-check wrote: discarded unread
 
 Stamp = tuple[int, int, int, int]  # mtime_ns, size, ctime_ns, inode
@@ -44,12 +45,19 @@ def settings_key(settings: Settings, project: ProjectContext | None = None, cach
     """What a cached result depends on besides the file: the code, the tables, the settings,
     the operators the file's project registers (NPU308), the versions it pins (NPU109, NPU112, and
     the portable fix style: an older torch keeps the npu fixes), the flags it leaves off (NPU106, NPU111) and
-    the calls that pass what its defaults would (NPU101); with `cache`, those two as it kept them."""
-    python = "" if project is None else cache.python_digest(project) if cache is not None else project.python_digest()
-    stamp = [code_stamp(), project.ops_digest(settings) if project is not None else "",
-             project.pins_digest() if project is not None else "", python] + tables_stamp()
+    the calls that pass what its defaults would (NPU101); with `cache`, the last three as it kept them."""
+    stamp = [code_stamp(), *(_project_digests(settings, project, cache) if project is not None else ())]
+    stamp += tables_stamp()
     stamp += [f"{p}:{os.path.getmtime(p) if os.path.exists(p) else 0}" for p in settings.extra_mappings]
     return hashlib.blake2b(repr((__version__, settings, stamp)).encode(), digest_size=12).hexdigest()
+
+
+def _project_digests(settings: Settings, project: ProjectContext, cache: Cache | None) -> list[str]:
+    def kept(kind: str, digest: Callable[[], str]) -> str:
+        return digest() if cache is None else cache.kept(project, kind, digest)
+
+    ops = kept("ops", lambda: project.ops.digest()) if reads_operators(settings) else ""
+    return [ops, kept("pins", project.pins_digest), kept("python", project.python_digest)]
 
 
 class Cache:
@@ -61,6 +69,8 @@ class Cache:
         self.file = self.folder / f"v{__version__}-{CACHE_FORMAT}.marshal" if self.folder else None
         self.entries: dict = {}
         self.dirty = False
+        self._stamps: dict[str, Stamp | None] = {}
+        self._projects: dict[tuple, tuple] = {}  # a project's memo → the stamps of its files, taken once a run
         if self.folder is None:
             return
         why = _not_a_folder(self.folder)
@@ -76,13 +86,17 @@ class Cache:
         if isinstance(entries, dict):
             self.entries = entries
 
-    @staticmethod
-    def stamp(path: str) -> Stamp | None:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        return st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino
+    def stamp(self, path: str) -> Stamp | None:
+        """The file's stamp, taken once a run: a result is kept with the stamp of the file
+        before it was read, so a file changed while it was checked is checked again."""
+        if path not in self._stamps:
+            try:
+                st = os.stat(path)
+            except OSError:
+                self._stamps[path] = None
+            else:
+                self._stamps[path] = st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino
+        return self._stamps[path]
 
     def get(self, path: str, key: str, references: bool = False) -> FileResult | None:
         entry = self.entries.get(path)
@@ -97,20 +111,24 @@ class Cache:
         except TypeError:  # not an entry this version wrote
             return None
 
-    def python_digest(self, project: ProjectContext) -> str:
-        """project.python_digest() (the flags and the calls, read from every Python file of the
-        project), kept beside the entries with the stamps of the files it was read from: while
-        none changed, none is read again. A planted cache cannot match those stamps (inode and
-        ctime), as it cannot an entry's."""
-        files = tuple((path, self.stamp(path)) for path in project.python_files())
-        memo = ("python", project.root, project.exclude, code_stamp())
-        kept = self.entries.get(memo)
-        if type(kept) is tuple and len(kept) == 2 and kept[0] == files and type(kept[1]) is str:
-            return kept[1]
-        digest = project.python_digest()
-        self.entries[memo] = (files, digest)
-        self.dirty = True
-        return digest
+    def kept(self, project: ProjectContext, kind: str, digest: Callable[[], str]) -> str:
+        """digest() (of what the project's files say: its operators, pins or Python facts), kept
+        beside the entries with the stamps of the files the project's readings read: while none
+        changed, none is read again. A planted cache cannot match those stamps (inode and ctime),
+        as it cannot an entry's."""
+        memo = ("project", project.root, project.exclude)  # one a project: replaced when the code changes
+        files = self._projects.get(memo)
+        if files is None:
+            files = self._projects[memo] = tuple((path, self.stamp(path)) for path in project.files(read_by_project))
+        found = self.entries.get(memo)
+        if not (type(found) is tuple and len(found) == 3 and found[0] == code_stamp() and found[1] == files
+                and type(found[2]) is dict):
+            found = self.entries[memo] = (code_stamp(), files, {})
+        digests = found[2]
+        if type(digests.get(kind)) is not str:
+            digests[kind] = digest()
+            self.dirty = True
+        return digests[kind]
 
     def put(self, result: FileResult, key: str) -> None:
         stamp = self.stamp(result.path)

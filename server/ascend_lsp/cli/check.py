@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -231,6 +230,8 @@ def run_checks(items: list[tuple[str, Settings]], options: Options, cache: Cache
         batches = (_check_chunk(chunk, options) for chunk in chunks)
         done = _collect(batches, progress)
     else:
+        from concurrent.futures import ProcessPoolExecutor  # imported only when there are files to check
+
         with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_share_projects,
                                  initargs=(shared,)) as pool:
             done = _collect(pool.map(_check_chunk, chunks, [options] * len(chunks)), progress)

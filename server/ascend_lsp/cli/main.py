@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from dataclasses import replace
 from pathlib import Path
 
@@ -364,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, (DiscoveryError, BaselineError)):
             print(f"error: {exc}", file=sys.stderr)
         else:
+            import traceback
+
             print(f"error: internal error, please report: {exc}\n{traceback.format_exc()}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

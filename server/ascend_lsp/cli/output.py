@@ -11,7 +11,6 @@ import re
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
-from xml.etree import ElementTree
 
 from .. import __version__
 from ..rules import RULES
@@ -143,7 +142,8 @@ def as_json(results: list[FileResult]) -> str:
                     "end_location": {"row": end_line + 1, "column": end_col + 1},
                 } for other, cell, _, line, col, end_line, end_col, message in r.related],
             })
-    return json.dumps(out, indent=2, ensure_ascii=False)
+    # one finding a line: the encoder written in C serves only output without indentation
+    return "[\n" + ",\n".join("  " + json.dumps(finding, ensure_ascii=False) for finding in out) + "\n]" if out else "[]"
 
 
 def sarif(results: list[FileResult]) -> str:
@@ -269,6 +269,8 @@ def github(results: list[FileResult]) -> Iterable[str]:
 def junit(results: list[FileResult]) -> str:
     """One testsuite per checked file, one failing testcase per finding; a clean file is
     one passing testcase, an unreadable one an error, so CI test views list every file."""
+    from xml.etree import ElementTree
+
     root = ElementTree.Element("testsuites", name="lsp-check")
     totals: Counter[str] = Counter()
     for result in results:
@@ -320,7 +322,8 @@ def gitlab(results: list[FileResult]) -> str:
                 "location": {"path": result.path.replace("\\", "/").removeprefix("./"),
                              "lines": {"begin": r.line + 1}},
             })
-    return json.dumps(out, indent=2, ensure_ascii=False)
+    # one finding a line: the encoder written in C serves only output without indentation
+    return "[\n" + ",\n".join("  " + json.dumps(finding, ensure_ascii=False) for finding in out) + "\n]" if out else "[]"
 
 
 def statistics(results: list[FileResult]) -> Iterable[str]:
