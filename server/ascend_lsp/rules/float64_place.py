@@ -17,6 +17,7 @@ from ..engine.checker import Checker
 from ..engine.model import Severity
 from ..engine.walk import last_name
 from .advice_matching import inside
+from .dtype_tests import compared_at
 from .statement_facts import statement_facts
 
 # torch's functions that make a tensor on the default device (the CPU) unless given `device=`
@@ -60,8 +61,9 @@ EXACT_COUNT = (" (It holds a tensor's size or dimension count (`{value}`), an in
                "up to 2**24: on the NPU the tensor has the same value.)")
 NO_DEVICE = (" (Nothing in {where} places a tensor on a device (no `device=`, `.to(device)`, `.cuda()`, "
              "`.device` or collective){kind}: its float64 tensors stay on the CPU, where float64 is exact.)")
-IMPORTED_FOR_CHECKS = (" (Imported for the dtypes checks accept: every use of `{name}` in the file is in such a list "
-                       "(`{keyword}=[...]`), and no float64 tensor is made with it.)")
+IMPORTED_FOR_CHECKS = (" (Imported to be compared with: every use of `{name}` in the file tests a dtype against it "
+                       "(`x.dtype in (...)`) or lists it among the dtypes a check accepts (`accepted_dtypes=[...]`), "
+                       "and no tensor of it is made.)")
 KEPT = " (Chosen only where the data already is float64: it makes no float64 of its own.)"
 ON_CPU = " (Of a tensor on the CPU: {how}; float64 is exact there, and the NPU never sees it.)"
 
@@ -83,7 +85,7 @@ def float64_place(checker: Checker, node: ast.expr) -> tuple[Severity, str] | No
             return None
         if made is not None and _made_on_cpu(made) and not _moved(calls, made):
             return Severity.INFO, MADE_ON_CPU.format(name=last_name(made.func))
-    if holder is not None and (how := _on_cpu(calls, holder)):
+    if holder is not None and (how := _on_cpu(checker, calls, holder)):
         return Severity.INFO, ON_CPU.format(how=how)
     if _kept_dtype(checker, node):
         return Severity.INFO, KEPT
@@ -125,38 +127,36 @@ def _size_of(value: ast.expr) -> bool:
 
 def imported_for_checks(checker: Checker, stmt: ast.ImportFrom, alias: ast.alias) -> tuple[Severity, str] | None:
     """Info and the reason for `from torch import float64` where every other use of the name in
-    the file is in a list of dtypes a check accepts (`accepted_dtypes=[float16, float32, float64]`),
-    read from the whole text (a text fact: a use added anywhere changes it)."""
+    the file only compares a dtype with it: a dtype test (`x.dtype in (float32, float64)`) or a
+    list of the dtypes a check accepts (`accepted_dtypes=[float16, float32, float64]`); a mention in
+    a comment or a quoted word (a docstring's ``float64``) is no use. Read from the whole text (a
+    text fact: a use added anywhere changes it)."""
+    if alias.name not in TORCH_DTYPES:
+        return None
     name = alias.asname or alias.name
-    uses = checker.text_fact("accepted-dtype-names", _accepted_names).get(name)
-    if uses is None:
+    compared, others = checker.text_fact(f"dtype-name-uses:{name}", lambda checker: _uses_of(checker, name))
+    if not compared or any(not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in others):
         return None
-    keyword, others = uses
-    if any(not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in others):
-        return None
-    return Severity.INFO, IMPORTED_FOR_CHECKS.format(name=name, keyword=keyword)
+    return Severity.INFO, IMPORTED_FOR_CHECKS.format(name=name)
 
 
-def _accepted_names(checker: Checker) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """Each name listed in an accepted-dtypes keyword of one line (`accepted_dtypes=[float16,
-    float64]`, whose items are all dtypes) → the first such keyword, and the 1-based lines of
-    the name's other uses as a word (its import's among them)."""
-    text = checker.source.text
-    listed: dict[str, str] = {}
-    spans: list[tuple[int, int]] = []
-    for found in LISTED.finditer(text):
-        items = [item.strip() for item in found.group(2).split(",")]
-        if ACCEPTING.search(found.group(1).lower()) and all(item.rpartition(".")[2] in TORCH_DTYPES for item in items):
-            spans.append(found.span(2))
-            for item in items:
-                if "." not in item:
-                    listed.setdefault(item, found.group(1))
-    out = {}
-    for name, keyword in listed.items():
-        others = tuple(checker.source.position(m.start())[0] + 1 for m in re.finditer(rf"\b{re.escape(name)}\b", text)
-                       if not any(a <= m.start() < b for a, b in spans))
-        out[name] = (keyword, others)
-    return out
+def _uses_of(checker: Checker, name: str) -> tuple[int, tuple[int, ...]]:
+    """How many uses of `name` as a word only compare a dtype with it, and the 1-based lines of
+    the others (its import's among them)."""
+    source = checker.source
+    text = source.text
+    listed = [found.span(2) for found in LISTED.finditer(text) if ACCEPTING.search(found.group(1).lower())
+              and all(item.strip().rpartition(".")[2] in TORCH_DTYPES for item in found.group(2).split(","))]
+    compared, others = 0, []
+    for found in re.finditer(rf"(?<![\w.`'\"]){re.escape(name)}\b(?![`'\"])", text):
+        line, col = source.position(found.start())
+        if "#" in source.line(line)[:col]:
+            continue  # in a comment
+        if any(a <= found.start() < b for a, b in listed) or compared_at(source, line, col):
+            compared += 1
+        else:
+            others.append(line + 1)
+    return compared, tuple(others)
 
 
 def _cpu_side(checker: Checker, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str:
@@ -192,9 +192,10 @@ def _receiver(call: ast.Call) -> ast.Call | None:
     return None
 
 
-def _on_cpu(calls: list[ast.Call], cast: ast.Call) -> str:
-    """How a cast (`.to`, `.type`, `.double`) shows its tensor is on the CPU: `.cpu()` in the chain it is
-    called on (`x.detach().cpu().to(torch.float64)`), or `.numpy()` called on its result
+def _on_cpu(checker: Checker, calls: list[ast.Call], cast: ast.Call) -> str:
+    """How a cast (`.to`, `.type`, `.double`) shows its tensor is on the CPU: `.cpu()` or `.to()` the CPU
+    in the chain it is called on (`x.detach().cpu().to(torch.float64)`, `x.to(host).double()` where the
+    function sets `host = torch.device("cpu")`), or `.numpy()` called on its result
     (`img.to(torch.double).numpy()`); "" where neither."""
     func = cast.func
     if type(func) is not ast.Attribute or func.attr not in CASTS:
@@ -203,10 +204,24 @@ def _on_cpu(calls: list[ast.Call], cast: ast.Call) -> str:
     while type(receiver) is ast.Call and type(receiver.func) is ast.Attribute:
         if receiver.func.attr == "cpu" and not receiver.args:
             return "`.cpu()` comes before the cast"
+        if receiver.func.attr == "to" and receiver.args and _cpu_device(checker, receiver.args[0]):
+            return f"`.to({ast.unparse(receiver.args[0])})` comes before the cast"
         receiver = receiver.func.value
     if any(type(call.func) is ast.Attribute and call.func.attr == "numpy" and call.func.value is cast for call in calls):
         return "`.numpy()` reads the result, which only a CPU tensor allows"
     return ""
+
+
+def _cpu_device(checker: Checker, value: ast.expr) -> bool:
+    """`"cpu"`, `torch.device("cpu")`, or a name the function around it gives only such a value."""
+    if _cpu(value):
+        return True
+    function = _holding_function(checker, value) if type(value) is ast.Name else None
+    if function is None:
+        return False
+    given = [node.value for node in ast.walk(function) if type(node) is ast.Assign
+             and any(type(target) is ast.Name and target.id == value.id for target in node.targets)]  # type: ignore[attr-defined]
+    return bool(given) and all(_cpu(each) for each in given)
 
 
 def _made_on_cpu(call: ast.Call) -> bool:

@@ -24,7 +24,8 @@ from .cuda_test_paths import failed_cuda_test, prose, reports, reports_all
 from .env_switches import module_reads, unset_off
 from .float64_place import COMPLEX_DTYPES, TORCH_DTYPES, float64_place
 from .import_uses import cuda_only_check, holds_only_with_cuda
-from .npu2xx_support import NOT_CALLED, dtype_test, not_called, rebinding
+from .dtype_tests import dtype_test
+from .npu2xx_support import NOT_CALLED, not_called, rebinding
 from .advice_matching import inside, own_nodes
 from .uncalled_helpers import uncalled_place
 from .statement_facts import (CUDA_GRAPHS, NAIVE_PARALLELISM, StatementFacts, innermost_function, seeded_between,

@@ -18,6 +18,7 @@ from ..engine.registry import TableRef, handles, rule
 from .chip_features import (BF16_KEYWORDS, BF16_NAMES, BF16_STRINGS, CHIP_TABLE, DTYPE_KEYWORDS, FP8_KEYWORDS,
                             FP8_NAMES, chip_doc, lacking, report_chip)
 from .citations import real_world_citation
+from .dtype_tests import dtype_test
 from .import_uses import TYPE, import_uses
 from .sdp_switches import sdp_switch_note
 
@@ -276,7 +277,6 @@ rule(
 )
 
 
-DTYPE_TEST = re.compile(r"(?:==|!=|\bin|\bis(?:\s+not)?)\s*[\[({]?[\w.,\s]*$")
 # qualified name → (code, feature)
 DTYPES = {**{name: ("NPU204", "bf16") for name in BF16_NAMES}, **{name: ("NPU205", "fp8") for name in FP8_NAMES}}
 
@@ -288,18 +288,6 @@ def check_dtype_reference(checker: Checker, ref: Reference) -> None:
         return  # `x.dtype == torch.bfloat16`, `dtype in [torch.float8_e4m3fn, ...]`: asks, makes nothing
     code, feature = hit
     report_chip(checker, code, feature, ref.node, ref.qualname)
-
-
-# `for dtype in (torch.float64, ...)`, `[f(d) for d in (...)]`: a loop over dtypes, each one used
-LOOP = re.compile(r"\bfor\b")
-
-
-def dtype_test(checker: Checker, node: ast.AST) -> bool:
-    """The dtype is an operand of a comparison on its line (`==`, `!=`, `in`, `is`), alone or
-    in the display it is compared with; not the display a `for` walks."""
-    where = checker.range(node)
-    before = checker.source.line(where.start_line)[:where.start_col]
-    return DTYPE_TEST.search(before) is not None and LOOP.search(before) is None
 
 
 @handles("call", "NPU204", when=lacking("bf16"))
