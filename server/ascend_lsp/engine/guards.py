@@ -6,7 +6,8 @@ branch runs on the NPU and the branches after it never do; a CUDA-testing branch
 (`if torch.cuda.is_available():`, `device.type == "cuda"`) does not either. The operands of an
 `and` after one that tests for the NPU (`is_npu_available() and torch.npu.device_count()`)
 run only there too. A branch that tests for another backend (`if torch.version.hip:`,
-`device.type == "mps"`) never runs on the NPU, with or without an NPU branch beside it. In a chain
+`device.type == "mps"`, `hasattr(torch, "musa")`), and the rest of a block after `if not
+torch.xpu.is_available(): return`, never runs on the NPU, with or without an NPU branch beside it. In a chain
 with an NPU branch, one before it whose test names a GPU (`Torch.is_gpu_available()`) is CUDA's,
 and an `else` whose code names only the NPU is the NPU's; a CUDA test in an `or` beside an NPU
 test decides nothing there. A branch under a test naming TensorRT runs only where that engine is
@@ -40,8 +41,11 @@ from .versions import admits, floor, release
 NPU_WORD = re.compile(r"(?<![a-z])(?:npu|hccl|ascend)(?![a-z])")
 CUDA_WORD = re.compile(r"(?<![a-z])(?:cuda|nccl)(?![a-z])")
 # backends that are neither: ROCm (`torch.version.hip`), Intel GPUs, Apple's MPS, Habana's HPU,
-# Cambricon's MLU
-OTHER_WORD = re.compile(r"(?<![a-z])(?:hip|rocm|xpu|mps|hpu|mlu|dipu)(?![a-z])")
+# Cambricon's MLU, Moore Threads' MUSA
+OTHER_WORD = re.compile(r"(?<![a-z])(?:hip|rocm|xpu|mps|hpu|mlu|dipu|musa)(?![a-z])")
+# the modules of torch that only another backend's plug-in adds (torch 2.13 has `torch.xpu` and
+# `torch.mps` itself): `hasattr(torch, "musa")` holds only where that plug-in is loaded
+PLUGIN_MODULES = frozenset({"musa", "mlu", "hpu", "dipu"})
 
 
 class Branches(NamedTuple):
@@ -65,7 +69,7 @@ def may_test_backend(lowered: str) -> bool:
     return (lowered.count("npu") > lowered.count("inpu") or "cuda" in lowered or "hccl" in lowered
             or "nccl" in lowered or "ascend" in lowered or "mps" in lowered or "rocm" in lowered
             or "version.hip" in lowered or "xpu" in lowered or "hpu" in lowered or "mlu" in lowered
-            or "dipu" in lowered or "platform" in lowered or "os.name" in lowered)
+            or "dipu" in lowered or "musa" in lowered or "platform" in lowered or "os.name" in lowered)
 
 
 NOTHING = (False, False, False)
@@ -107,6 +111,9 @@ def _mentions(test: ast.expr, held: Held = NONE_HELD) -> tuple[bool, bool, bool]
                 # `hasattr(torch.cuda.amp, "custom_fwd")` for nothing CUDA needs: every torch build has them
                 if not npu and len(node.args) > 1:
                     npu = _mentions(node.args[1])[0]
+                if len(node.args) > 1 and type(node.args[1]) is ast.Constant and node.args[1].value in PLUGIN_MODULES \
+                        and getattr(node.args[0], "id", "") == "torch":
+                    other = True  # `hasattr(torch, "musa")`
                 continue
             stack.append(node.func)
             stack.extend(node.args)
@@ -128,7 +135,7 @@ def _mentions(test: ast.expr, held: Held = NONE_HELD) -> tuple[bool, bool, bool]
         if not cuda and ("cuda" in word or "nccl" in word):
             cuda = CUDA_WORD.search(word) is not None
         if not other and ("hip" in word or "rocm" in word or "xpu" in word or "mps" in word or "hpu" in word
-                          or "mlu" in word or "dipu" in word):
+                          or "mlu" in word or "dipu" in word or "musa" in word):
             other = OTHER_WORD.search(word) is not None
     return npu, cuda, other
 
@@ -1010,6 +1017,16 @@ def _failed_cuda_test(test: ast.expr, held: Held = NONE_HELD) -> ast.expr | None
     return None
 
 
+def _failed_other_test(test: ast.expr, held: Held = NONE_HELD) -> bool:
+    """`not X` where X tests for another backend alone (`not hasattr(torch, "musa")`,
+    `not torch.xpu.is_available()`): where the test is true, X failed, and what follows runs
+    only on that backend."""
+    passed = _negated(test) if type(test) in (ast.UnaryOp, ast.Compare) else None
+    if type(passed) is ast.Compare and any(_none(side) for side in (passed.left, *passed.comparators)):
+        return False  # `torch.version.hip is not None`: the backend is there, and what follows runs without it
+    return passed is not None and _gates(passed, held) == (False, False, True)
+
+
 _SKIP_CALLS = frozenset({"skip", "skipTest", "SkipTest"})
 
 
@@ -1034,7 +1051,9 @@ def skips(body: list[ast.stmt]) -> bool:
 def exit_guards(body: list[ast.stmt], held: Held = NONE_HELD) -> list[Branches]:
     """`if not torch.cuda.is_available(): return` in a block (`continue` or `break` in a loop's,
     `raise`, `sys.exit(...)`), or `assert torch.cuda.is_available()`: the statements after it in
-    that block run only where the CUDA test passes, as under `if torch.cuda.is_available():`. Not after a test's skip
+    that block run only where the CUDA test passes, as under `if torch.cuda.is_available():`. And
+    `if x.is_cuda: return <CUDA path>` before a path of its own for the other devices: the test
+    and its branch are what a tensor on CUDA alone gets (PLACEMENT). Not after a test's skip
     (`pytest.skip(...)`): that test is a skip condition, as in a skip decorator, and what
     follows it is the test to port."""
     out = []
@@ -1045,6 +1064,12 @@ def exit_guards(body: list[ast.stmt], held: Held = NONE_HELD) -> list[Branches]:
                 out.append(Branches([body[i + 1:], stmt.test], [], [], [], PLACEMENT))
             elif test is not None:
                 out.append(Branches([], [], [], [(held_test(test, held), body[i + 1:])]))
+            elif _failed_other_test(stmt.test, held):
+                out.append(Branches([], [], [body[i + 1:]], []))
+            elif _placement(stmt.test) and type(stmt.body[-1]) is ast.Return and stmt.body[-1].value is not None \
+                    and _falls_back(stmt.body, [(None, body[i + 1:])]):
+                # `if x.is_cuda: return _kernel(x)` before the same job in PyTorch: what other tensors get
+                out.append(Branches([stmt.body, stmt.test], [], [], [], PLACEMENT))
         elif type(stmt) is ast.Assert and _asserts_cuda(stmt.test, held):
             out.append(Branches([], [], [], [(held_test(stmt.test, held), body[i + 1:])]))
     return out
