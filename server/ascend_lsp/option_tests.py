@@ -78,8 +78,10 @@ def computes(text: str, name: str, sources: Collection[str] = ()) -> bool:
     names = "|".join(re.escape(n) for n in (name, *sorted(sources)))
     passed_on = re.compile(rf"(?:True|False|None)\b|(?:dataclasses\.)?field\(|[\w.]*\b(?:{names})\b(?![ \t]*[\w.(\[])"
                            rf"|.*(['\"]){re.escape(name)}\1")
-    for found in re.finditer(rf"(?<!\w){re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(?=\S)", text):
-        if not passed_on.match(text, found.end()):
+    # the name first, its word checked apart: a pattern that begins with a lookbehind is tried at every offset
+    for found in re.finditer(rf"{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(?=\S)", text):
+        at = found.start()
+        if (at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")) and not passed_on.match(text, found.end()):
             return True
     return False
 

@@ -122,7 +122,7 @@ def device_name(checker: Checker) -> tuple[str, str]:
 def read_device_name(checker: Checker) -> tuple[str, str]:
     name = load_portable().binding
     text = checker.source.text
-    if re.search(rf"\b{name}\b", text) is None:  # most files: no need to parse
+    if name not in text or re.search(rf"\b{name}\b", text) is None:  # most files: no need to parse
         return FREE, ""
     if len(text) > MAX_READ:
         return TAKEN, f"the file names `{name}` and is too long to read what binds it"
