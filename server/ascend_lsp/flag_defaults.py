@@ -72,7 +72,8 @@ class FlagIndex:
     """Per name, where the project first gives it `False`, and whether it ever gives it `True`;
     the strings it gives it, each where first; and the names it sets from other names."""
 
-    def __init__(self) -> None:
+    def __init__(self, read: bool = True) -> None:
+        self.read = read  # False: the project's files are not read yet, so any flag may be on
         self.off: dict[str, dict[str, int]] = {}  # name → file → the 0-based line of its first False there
         self.on: set[str] = set()
         self.unset: set[str] = set()  # the off names that are options None unless given (`default=None`)
@@ -98,6 +99,10 @@ class FlagIndex:
             return None
         where = path if path in places else next(iter(places))
         return where, places[where]
+
+    def turns_on(self, names: Iterable[str]) -> bool:
+        """Whether the project gives any of `names` True (where it is not read yet, any may be)."""
+        return not self.read or not self.on.isdisjoint(names)
 
     def sources(self, name: str) -> frozenset[str]:
         """The names the project sets `name` from (ALIAS)."""

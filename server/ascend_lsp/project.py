@@ -17,6 +17,7 @@ file that is a link out of the project is not read (docs/security.md)."""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import sys
 import threading
@@ -42,6 +43,7 @@ from .engine.text import SourceText
 from .real_folders import RealFolders
 from .sources import SourceError, read_regular
 
+LOCKS = ("_ops_lock", "_pins_lock", "_python_lock")
 PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
 
 
@@ -59,21 +61,27 @@ class ProjectContext:
     """One project's shared facts. Safe to use from several threads (the server analyses
     on two); picklable, for lsp-check's worker processes (what was read goes along)."""
 
-    def __init__(self, root: str, exclude: tuple[str, ...] = (), fixed: bool = False) -> None:
+    def __init__(self, root: str, exclude: tuple[str, ...] = (), fixed: bool = False,
+                 provisional: bool = False) -> None:
         self.root = root
         self.exclude = exclude  # `exclude` of the settings that made it: not the project's own code
         self.fixed = fixed  # no file appears or goes while it is used (one lsp-check run): listed once
+        # analyses do not wait for the Python facts (the language server's: its first diagnostics come at once):
+        # until read_python has read them, they see nothing that would lower a finding (_unread)
+        self.provisional = provisional
+        self.seen_unread = False  # an analysis of a provisional project saw its Python facts unread
         self._listing: list[str] | None = None  # the files the readings below read, when fixed
         self._ops: OpIndex | None = None
         self._pins: dict[str, tuple[str, str, int]] | None = None  # name → (specifier, file, 0-based line)
         self._python: PythonFacts | None = None  # read on first use
-        self._lock = threading.Lock()
+        # one lock a reading: an analysis that asks for the pins does not wait for the Python files' reading
+        self._ops_lock, self._pins_lock, self._python_lock = threading.Lock(), threading.Lock(), threading.Lock()
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_listing")}
+        return {k: v for k, v in self.__dict__.items() if k not in LOCKS and k != "_listing"}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _lock=threading.Lock(), _listing=None)
+        self.__dict__.update(state, _listing=None, **{lock: threading.Lock() for lock in LOCKS})
 
     def files(self, wanted: Callable[[str], bool]) -> list[str]:
         """The project's files that `wanted` keeps, from one walk for every reading below
@@ -90,7 +98,7 @@ class ProjectContext:
     def ops(self) -> OpIndex:
         """The operators the project registers, scanned on first use (once: an analysis that
         asks during the scan waits for it)."""
-        with self._lock:
+        with self._ops_lock:
             if self._ops is None:
                 self._ops = scan(self.root, self.exclude, self.files(registering))
             return self._ops
@@ -98,12 +106,12 @@ class ProjectContext:
     def rescan_ops(self) -> None:
         """Scan the operators again: a file that registers some (or did) changed."""
         fresh = scan(self.root, self.exclude, self.files(registering))
-        with self._lock:
+        with self._ops_lock:
             self._ops = fresh
 
     def registers_in(self, path: str) -> bool:
         """Whether the operators as last scanned include a registration from `path`."""
-        with self._lock:
+        with self._ops_lock:
             index = self._ops
         return index is not None and any(r.path == path for regs in index.ops.values() for r in regs)
 
@@ -125,14 +133,14 @@ class ProjectContext:
         return found[1:] if found is not None else None
 
     def _pin(self, name: str) -> tuple[str, str, int] | None:
-        with self._lock:
+        with self._pins_lock:
             if self._pins is None:
                 self._pins = read_pins(self.root, self.exclude, self.files(pins_versions))
             return self._pins.get(normalise(name))
 
     def forget_pins(self) -> None:
         """Read the pins again on next use: a file that pins versions changed."""
-        with self._lock:
+        with self._pins_lock:
             self._pins = None
 
     def pins_digest(self) -> str:
@@ -166,20 +174,41 @@ class ProjectContext:
         return self._python_facts().transfer
 
     def _python_facts(self) -> PythonFacts:
-        """The facts of the Python files, read once (an analysis that asks during the read waits for it)."""
-        with self._lock:
+        """The facts of the Python files, read once (an analysis that asks during the read waits
+        for it); none while a provisional project's are not read."""
+        facts = self._python
+        if facts is None and self.provisional:
+            self.seen_unread = True
+            return self._unread
+        return facts if facts is not None else self.read_python()
+
+    @functools.cached_property
+    def _unread(self) -> PythonFacts:
+        """What a provisional project's analyses see before its Python facts are read: nothing
+        that would lower a finding (no flag left off, and any may be on; no call of its functions;
+        no module imported only under an option; transfer_to_npu may be imported)."""
+        return self._read_python([])._replace(flags=FlagIndex(read=False), transfer=True)
+
+    def read_python(self) -> PythonFacts:
+        """Read the facts of the Python files, once."""
+        with self._python_lock:
             if self._python is None:
-                self._python = self._read_python()
+                self._python = self._read_python(self.python_files())
             return self._python
+
+    def adopt_python(self, facts: PythonFacts) -> None:
+        """Take the facts of the Python files as read elsewhere (read_python_facts), unless read here meanwhile."""
+        with self._python_lock:
+            if self._python is None:
+                self._python = facts
 
     @property
     def python_read(self) -> bool:
         """Whether the flags and the calls have been read."""
         return self._python is not None
 
-    def _read_python(self) -> PythonFacts:
-        """The facts of the project's Python files, each file read once."""
-        files = self.python_files()
+    def _read_python(self, files: list[str]) -> PythonFacts:
+        """The facts of the project's Python `files`, each file read once."""
         scan = CallScan(self.root)
         imports = ImportScan(self.root, files)
         paths: list[str] = []
@@ -211,20 +240,28 @@ class ProjectContext:
         if self._python is None:
             return False
         before = self.python_digest()
-        facts = self._read_python()
-        with self._lock:
+        facts = self._read_python(self.python_files())
+        with self._python_lock:
             self._python = facts
         return self.python_digest() != before
+
+
+def read_python_facts(root: str, exclude: tuple[str, ...]) -> PythonFacts:
+    """The facts of a project's Python files, read on their own: the language server reads them in
+    a process of its own, where the reading does not hold the interpreter lock that analyses need."""
+    return ProjectContext(root, exclude).read_python()
 
 
 class Projects:
     """An adapter's projects by root, each created on first use. `folders`: the workspace
     folders the language server was given, which are project roots. `fixed`: no project
     marker appears or goes while it is used (one lsp-check run), so each folder's root is
-    looked for once, and a folder without a marker takes its parent's answer."""
+    looked for once, and a folder without a marker takes its parent's answer. `provisional`: each
+    project's analyses do not wait for its Python facts (ProjectContext)."""
 
-    def __init__(self, fixed: bool = False) -> None:
+    def __init__(self, fixed: bool = False, provisional: bool = False) -> None:
         self.folders: set[str] = set()
+        self.provisional = provisional  # each project's (ProjectContext)
         self._by_root: dict[str, ProjectContext] = {}
         self._markers: dict[str, str | None] | None = {} if fixed else None
         self._real = RealFolders() if fixed else None
@@ -235,7 +272,8 @@ class Projects:
             return None
         found = self._by_root.get(root)
         if found is None:
-            found = self._by_root[root] = ProjectContext(root, settings.exclude, self._markers is not None)
+            found = self._by_root[root] = ProjectContext(root, settings.exclude, self._markers is not None,
+                                                         self.provisional)
         return found
 
 

@@ -15,6 +15,7 @@ from pygls.protocol import default_converter
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from ascend_lsp.engine.text import split_lines
+from ascend_lsp.lsp import project_ops
 from fuzz.lsp_stdio import LspProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,6 +64,17 @@ async def start(client: LanguageClient, name: str, root: Path, options: dict | N
         workspace_folders=[types.WorkspaceFolder(root.as_uri(), root.name)], initialization_options=options))
     client.encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
     return result
+
+
+async def project_read(client: LanguageClient) -> None:
+    """Wait until the server has read the Python files of the client's project (its log says so),
+    and for the analyses that follow: the open documents' diagnostics are then settled."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while not any(m.message.startswith(project_ops.READ) for m in client.log_messages):
+        assert loop.time() < deadline, "the project's Python files were not read"
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.2)
 
 
 def pulls(client: LanguageClient) -> bool:

@@ -281,3 +281,23 @@ def test_a_flag_set_from_a_flag_left_off_is_off(tmp_path: Path) -> None:
     assert flags.alias_off("speedy") is None  # `fast` defaults to True
     assert flags.alias_off("plain_copy") is None  # given a literal: the literals decide
     assert flags.alias_off("ready") is None  # set from a name for a fact
+
+
+def test_a_provisional_project_s_analyses_do_not_wait_for_its_python_facts(tmp_path: Path) -> None:
+    """The language server's projects: an analysis before the read sees nothing that would lower
+    a finding (every one the facts lower stays a warning); read_python reads them, and the next
+    analysis sees them, as lsp-check's first analysis does."""
+    write(tmp_path / "pkg" / "config.py", CONFIG)
+    model = str(tmp_path / "pkg" / "model.py")
+
+    def severities(project: ProjectContext) -> list[Severity]:
+        return [f.severity for f in analyze(MODEL, Settings(select=("NPU106", "NPU111")), model,
+                                            project=project).findings]
+
+    provisional = ProjectContext(str(tmp_path), provisional=True)
+    assert severities(provisional) == [Severity.WARNING] * 5
+    assert provisional.seen_unread and not provisional.python_read
+    provisional.read_python()
+    waiting = ProjectContext(str(tmp_path))  # lsp-check's: the first analysis reads them
+    assert severities(provisional) == severities(waiting) == [Severity.INFO, Severity.WARNING] + [Severity.INFO] * 3
+    assert not waiting.seen_unread

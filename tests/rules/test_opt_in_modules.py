@@ -181,6 +181,18 @@ def test_whether_the_project_imports_transfer_to_npu_is_read_and_keyed(tmp_path:
         assert not context.imports_transfer_to_npu
 
 
+def test_a_provisional_project_unread_may_import_transfer_to_npu_and_has_no_module_opt_in(tmp_path: Path) -> None:
+    """Before the language server has read a project's Python files, nothing lowers a finding: NPU404
+    keeps its warning (transfer_to_npu may be imported), and no module is taken as opt-in."""
+    project(tmp_path)
+    provisional = ProjectContext(str(tmp_path), provisional=True)
+    assert provisional.imports_transfer_to_npu
+    assert provisional.opt_in(str(tmp_path / "pkg/model/velocity/llm.py")) is None
+    provisional.read_python()
+    assert not provisional.imports_transfer_to_npu
+    assert provisional.opt_in(str(tmp_path / "pkg/model/velocity/llm.py")) is not None
+
+
 def test_lines_break_at_cr_and_crlf_too(tmp_path: Path) -> None:
     """An importing file written with `\\r` or `\\r\\n` line breaks says the same (its site's line too)."""
     for ending in ("\r", "\r\n"):

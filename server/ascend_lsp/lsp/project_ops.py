@@ -2,7 +2,7 @@
 workspace folder's project (project.py) is scanned off the event loop when the client is
 ready, and again when a saved or changed C++/CUDA or Python file registers operators (or
 did); open documents are then analysed again, in full. The Python facts of a document's
-project are read off the loop when it opens."""
+project are read off the loop when it opens, and its documents analysed again when they are."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pygls.uris import to_fs_path
 from .. import custom_ops
 from ..project import ProjectContext, pins_versions
 from ..sources import SourceError, read_regular
+from . import fact_reader
 from .scheduler import release_memory
 
 if TYPE_CHECKING:
@@ -48,21 +49,47 @@ def warm(server: AscendLanguageServer) -> None:
     warm_python(server, inside)  # documents opened before the folder was known found no project, or another
 
 
+READ = "Read the Python files of the project at"  # the log's line when a project's reading ends
+
+
 def warm_python(server: AscendLanguageServer, path: str | None) -> asyncio.Future | None:
     """Read the Python facts of an opened document's project, or of the workspace folder's (the
-    flags it leaves off, the calls of its functions) in a worker thread, if not read yet: the first
-    keystroke whose analysis needs them then finds them read rather than reading the whole project
-    itself (0.5-0.8 s over transformers), and the memory the read held is given back (the server's
-    RSS after typing into trainer.py: 71 MB, 185 MB without). The read, or None."""
+    flags it leaves off, the calls of its functions, the modules it imports under options), if not
+    read yet, in a process of its own (fact_reader.py): the reading (2-3 s over transformers) then
+    takes no time from the analyses, which do not wait for it (the server's projects are
+    provisional); the open documents are analysed again when it ends. Where no process answers, a
+    worker thread reads them. The read, or None."""
     project = server.projects.for_path(path, server.settings.for_path(path)) if path is not None else None
     if project is None or project.python_read:
         return None
+    loop = asyncio.get_running_loop()
 
-    def read() -> None:
-        project.python_digest()  # reads the flags and the calls
+    def in_a_thread() -> None:
+        project.read_python()
         release_memory()  # the read held every Python file's text at once
 
-    return asyncio.get_running_loop().run_in_executor(None, read)
+    async def read() -> None:
+        began = loop.time()
+        try:
+            project.adopt_python(await fact_reader.read_apart(project.root, project.exclude, server.fact_readers))
+        except fact_reader.ReadFailed as exc:
+            server.scheduler.log_once(f"The project's Python files are read in the server ({exc}).",
+                                      key="fact-reader")
+            await loop.run_in_executor(None, in_a_thread)
+        server.window_log_message(types.LogMessageParams(
+            types.MessageType.Log, f"{READ} {project.root} ({loop.time() - began:.1f} s)"))
+        if project.seen_unread:
+            analyse_again(server)
+            server.scheduler.refresh_all()
+            server.ask_to_pull()
+
+    return asyncio.ensure_future(read())
+
+
+def analyse_again(server: AscendLanguageServer) -> None:
+    """Have the next analysis of every open document read it whole: what the project's files say changed."""
+    for subject in server.documents.subjects.values():
+        subject.base = None  # a statement the edit did not touch may read what changed (an op's kernels, a flag)
 
 
 def _concerns(project: ProjectContext, path: str) -> bool:
@@ -100,8 +127,7 @@ def changed(server: AscendLanguageServer, paths: list[str]) -> None:
 
     def done(future: asyncio.Future) -> None:
         if future.exception() is None and future.result():
-            for subject in server.documents.subjects.values():
-                subject.base = None  # a statement the edit did not touch may call an op whose kernels changed
+            analyse_again(server)
             server.settings.invalidate()
             server.settings_changed()
 

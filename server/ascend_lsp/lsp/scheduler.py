@@ -66,6 +66,7 @@ class Scheduler:
         # second document is not queued behind a long full analysis.
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ascend-lsp-analysis")
         self._logged: set[str] = set()
+        self.stopped = False
 
     @property
     def debounce(self) -> float:
@@ -83,6 +84,8 @@ class Scheduler:
         self.schedule(subject, delay if delay is not None else 0 if quiet else self.debounce)
 
     def schedule(self, subject: Subject, delay: float) -> None:
+        if self.stopped:
+            return  # shut down: a reading that ends now (a project's facts) starts no analysis
         if subject.running:
             return  # `_finished` schedules the next analysis
         if subject.timer is not None:
@@ -220,6 +223,7 @@ class Scheduler:
             self.server.window_log_message(types.LogMessageParams(kind, message))
 
     def shutdown(self) -> None:
+        self.stopped = True
         for subject in self.server.documents.subjects.values():
             if subject.timer is not None:
                 subject.timer.cancel()

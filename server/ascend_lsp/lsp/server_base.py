@@ -5,6 +5,7 @@ register on its subclass (language_server.py), which adds the scheduler."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from lsprotocol import types
@@ -12,6 +13,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..project import Projects
+from . import fact_reader
 from .documents import Documents
 from .notebooks import NOTEBOOK_SYNC
 from .protocol import Protocol
@@ -24,10 +26,11 @@ class ServerBase(LanguageServer):
         super().__init__("ascend-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=Protocol)
         self.settings = SettingsStore(self.show_config_error)
-        self.projects = Projects()
+        self.projects = Projects(provisional=True)  # the first diagnostics do not wait for a project's reading
+        self.fact_readers: set[asyncio.subprocess.Process] = set()  # fact_reader.py's children, while they read
         self.documents = Documents()
         self.runs = Runs()
-        self.on_shutdown: list[Callable[[], None]] = []
+        self.on_shutdown: list[Callable[[], None]] = [lambda: fact_reader.stop(self.fact_readers)]
         self._shown: set[str] = set()
 
     @property

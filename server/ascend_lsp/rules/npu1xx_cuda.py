@@ -536,7 +536,6 @@ def compile_switch(checker: Checker, call: ast.Call) -> str | None:
     compiling (`if config.compile:`, `if "nnUNet_compile" in os.environ and ...:`, `if self._enable_torch_compile:`;
     not a function's answer, `if self._do_i_compile():`), none of whose names the project's Python files ever
     give True (flag_defaults.py)."""
-    on = checker.project.flags.on if checker.project is not None else set()
     for block, index in reversed(statement_path(checker, call)):
         stmt = block[index]
         if type(stmt) is not ast.If or not any(inside(call, child) for child in stmt.body):
@@ -547,7 +546,8 @@ def compile_switch(checker: Checker, call: ast.Call) -> str | None:
                  for n in nodes if isinstance(n, (ast.Name, ast.Attribute, ast.Constant))]
         if any("compile" in name_words(last_name(callee)) for callee in callees):
             continue  # what a function decides (`if self._do_i_compile():`) may be on by default
-        if any("compile" in name_words(name) for name in names) and on.isdisjoint(names):
+        if any("compile" in name_words(name) for name in names) \
+                and not (checker.project is not None and checker.project.flags.turns_on(names)):
             return " ".join(checker.source.segment(checker.range(stmt.test)).split())
     return None
 
