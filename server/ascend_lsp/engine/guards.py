@@ -450,16 +450,23 @@ def _elsewhere_path(body: list[ast.stmt]) -> bool:
     return True
 
 
+# what sets the precision a computation runs at: a CUDA arm that does it and an arm beside it that
+# does not differ in more than the kernel (`.half()` before a flash attention kernel)
+PRECISION_CALLS = frozenset({"half", "bfloat16", "autocast"})
+
+
 def _falls_back(branch: Any, arms: list) -> bool:
     """A later arm does the work without CUDA: the else, which does not raise, and whose calls are
     not a part of the CUDA arm's (`with torch.autocast(..., dtype=torch.float32): x = einsum(...)`
-    beside `x = einsum(...)` is more than a kernel chosen: the NPU would skip the float32)."""
+    beside `x = einsum(...)` is more than a kernel chosen: the NPU would skip the float32), nor
+    lack a call that sets the precision (`x.half()`)."""
     if not arms or arms[-1][0] is not None:
         return False  # no else: a tensor elsewhere does nothing here
     body = arms[-1][1]
     if isinstance(body, list) and type(body[-1]) is ast.Raise:
         return False
-    return not _callees(body) < _callees(branch)
+    mine, theirs = _callees(branch), _callees(body)
+    return not theirs < mine and (mine & PRECISION_CALLS) <= theirs
 
 
 def _returns_instead(exit: ast.stmt, rest: list[ast.stmt]) -> bool:
