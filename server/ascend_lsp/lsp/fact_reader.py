@@ -1,9 +1,10 @@
 """A project's Python files read in a process of their own (project.read_python_facts): the
 reading, 2-3 s of pure Python over a repository the size of transformers, then holds no lock the
-server's analyses need, on a second core, and yields the processor to them. The child is `python -I` with this package's folders on
-its path, told the project by its arguments, and answers with the pickled facts on its standard
-output; it ends when the reading does (a server killed meanwhile leaves no process behind for
-long). It runs no module of the project and nothing the project names."""
+server's analyses need, on a second core, and yields the processor to them. The child is
+`python -I` with the folder of this package alone on its path (the reading needs only the
+standard library), told the project by its arguments, and answers with the pickled facts on its
+standard output; it ends when the reading does (a server killed meanwhile leaves no process
+behind for long). It runs no module of the project and nothing the project names."""
 
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ CHILD = ("import json, os, pickle, sys; hasattr(os, 'nice') and os.nice(10); sys
 
 
 class ReadFailed(Exception):
-    pass
+    """The child could not be started or gave no facts."""
 
 
 async def read_apart(root: str, exclude: tuple[str, ...], running: set[asyncio.subprocess.Process]) -> PythonFacts:
     """The facts, read by a child process (kept in `running` while it runs); ReadFailed when none
     could be started or it did not answer."""
-    paths = [path for path in sys.path if os.path.isabs(path)]  # where this package and its imports are
+    # the folder that holds this package, alone: its reading needs nothing but the standard library
+    paths = [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]
     try:
         child = await asyncio.create_subprocess_exec(
             sys.executable, "-I", "-c", CHILD, json.dumps(paths), root, json.dumps(list(exclude)),
